@@ -1,0 +1,20 @@
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import limentest  # noqa: E402
+
+
+@pytest.fixture
+def bus():
+    b = limentest.Bus()
+    try:
+        yield b
+    finally:
+        statuses = b.close()
+        # Sanitizer exits (66/67) and crashes are failures even when the test passed.
+        bad = [(argv, st) for argv, st in statuses if st not in (0, None, -15, -9) and st is not None]
+        sanitizer = [(a, s) for a, s in bad if s in (66, 67) or s < 0 and s != -9]
+        assert not sanitizer, f"daemon(s) ended badly: {sanitizer}"

@@ -1,0 +1,1 @@
+# limen-portal and src/core tests (owned by the frontend).

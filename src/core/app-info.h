@@ -1,0 +1,97 @@
+/* Limen — who is calling: host app, Flatpak app or Snap, from the bus and /proc.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+#include <sys/types.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  LIMEN_APP_KIND_HOST,
+  LIMEN_APP_KIND_FLATPAK,
+  LIMEN_APP_KIND_SNAP,
+} LimenAppKind;
+
+typedef struct _LimenAppInfo LimenAppInfo;
+
+/* Called when a unique name leaves the bus (after its cache entry is dropped). */
+typedef void (*LimenPeerVanishedFunc) (const char *unique_name, gpointer user_data);
+
+/* Start tracking peers on @connection: must run before the daemon owns its name. */
+void limen_app_info_tracker_init (GDBusConnection *connection);
+
+/* Stop tracking and drop the cache (daemon shutdown). */
+void limen_app_info_tracker_shutdown (void);
+
+/* Register @func to run whenever a peer disconnects. */
+void limen_app_info_add_vanished_watch (LimenPeerVanishedFunc func, gpointer user_data);
+
+/* Identify the peer @sender (a unique name); cached until the peer leaves.
+ * An unidentifiable peer gives LIMEN_ERROR_NOT_ALLOWED. */
+LimenAppInfo *limen_app_info_get_for_sender (GDBusConnection *connection,
+                                             const char      *sender,
+                                             GError         **error);
+
+/* Identify the sender of @invocation; on failure returns NULL after answering @invocation. */
+LimenAppInfo *limen_app_info_get_for_invocation (GDBusMethodInvocation *invocation);
+
+/* Identify a process that is not a bus peer (FUSE requests): by pid, checked against
+ * its /proc start time; not cached here. */
+LimenAppInfo *limen_app_info_get_for_pid (pid_t pid, GError **error);
+
+/* Take a reference. */
+LimenAppInfo *limen_app_info_ref (LimenAppInfo *info);
+/* Drop a reference. */
+void limen_app_info_unref (LimenAppInfo *info);
+
+/* The kind of sandbox (or none) the caller runs in. */
+LimenAppKind limen_app_info_get_kind (LimenAppInfo *info);
+/* TRUE for an unsandboxed caller. */
+gboolean limen_app_info_is_host (LimenAppInfo *info);
+/* The app id: Flatpak name, "snap.NAME", a host unit's id, or "" when unknown. */
+const char *limen_app_info_get_id (LimenAppInfo *info);
+/* Flatpak instance id (or NULL). */
+const char *limen_app_info_get_instance (LimenAppInfo *info);
+/* The process id seen when the caller was identified. */
+pid_t limen_app_info_get_pid (LimenAppInfo *info);
+/* The start time of that process, in clock ticks since boot (/proc/PID/stat field 22). */
+guint64 limen_app_info_get_start_time (LimenAppInfo *info);
+/* Parsed /.flatpak-info or snap metadata (or NULL for host apps). */
+GKeyFile *limen_app_info_get_metadata (LimenAppInfo *info);
+/* Open the caller's root directory (O_PATH) as long as the identified process still lives; -1 + error else. */
+int limen_app_info_open_root (LimenAppInfo *info, GError **error);
+/* The caller's uid, gid (from /proc/PID/status at identification). */
+uid_t limen_app_info_get_uid (LimenAppInfo *info);
+gid_t limen_app_info_get_gid (LimenAppInfo *info);
+
+/* Set the id of a host app that registered itself (org.freedesktop.host.portal.Registry). */
+gboolean limen_app_info_register_host_id (GDBusConnection *connection,
+                                          const char      *sender,
+                                          const char      *app_id,
+                                          GError         **error);
+
+/* Validation of a reverse-DNS application id (Flatpak rules: at least two elements,
+ * [A-Za-z0-9_-], no element starting with a digit, at most 255 bytes). */
+gboolean limen_app_id_is_valid (const char *app_id);
+
+/* Parse a /.flatpak-info keyfile; used by the /proc path and the test hook alike. */
+LimenAppInfo *limen_app_info_new_flatpak_from_data (const char *data, gsize len,
+                                                    pid_t pid, GError **error);
+
+/* Parse a host systemd unit name ("app-[launcher-]ID-RANDOM.scope", "app-[launcher-]ID[@RANDOM].service")
+ * into the app id; NULL when it names no app. */
+char *limen_app_id_from_unit_name (const char *unit);
+
+/* The app id from a /proc/PID/cgroup's contents (host apps) or NULL. */
+char *limen_app_id_from_cgroup (const char *cgroup_contents);
+
+/* TRUE when the /proc/PID/cgroup contents show a Snap scope. */
+gboolean limen_cgroup_is_snap (const char *cgroup_contents);
+
+/* Whether this build honours XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND (LIMEN_TEST_HOOKS). */
+gboolean limen_app_info_test_hooks_compiled (void);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LimenAppInfo, limen_app_info_unref)
+
+G_END_DECLS

@@ -1,0 +1,31 @@
+/* Limen — the common life of a daemon: options, i18n, bus names, signals, exit.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+  const char   *program;        /* "limen-portal" */
+  const char   *summary;        /* --help text */
+  const char  **bus_names;      /* NULL-terminated; all are owned, the first decides exit on loss */
+  /* Export objects on @connection; runs before any name is requested. FALSE+error aborts (exit 1). */
+  gboolean    (*on_bus) (GDBusConnection *connection, gpointer user_data, GError **error);
+  /* Runs once when the daemon leaves (signal, name lost): close requests, unmount, close db. */
+  void        (*on_shutdown) (gpointer user_data);
+  gpointer      user_data;
+  GOptionEntry *extra_entries;  /* optional, NULL-terminated */
+} LimenDaemonSpec;
+
+/* Run the daemon: parses --replace/--verbose/--version, owns the names, runs the GLib
+ * main loop until SIGHUP/SIGINT/SIGTERM or the name is lost. Returns the exit status. */
+int limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv);
+
+/* Ask the main loop to end with status @status (after on_shutdown). */
+void limen_daemon_quit (int status);
+
+/* The session bus connection the daemon runs on (NULL before on_bus). */
+GDBusConnection *limen_daemon_get_connection (void);
+
+G_END_DECLS

@@ -1,0 +1,47 @@
+/* Limen — per-method option tables: (key, type, validator).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+typedef struct _LimenOption LimenOption;
+
+/* Return FALSE and set @error (InvalidArgument naming @key) to refuse @value. */
+typedef gboolean (*LimenOptionValidator) (const LimenOption *option,
+                                          GVariant          *value,
+                                          GError           **error);
+
+struct _LimenOption {
+  const char          *key;
+  const char          *type;       /* GVariant type string */
+  LimenOptionValidator validate;   /* NULL: the type check suffices */
+  gsize                max;        /* validator parameter: max length/count/value, 0 = default */
+};
+
+/* Copy the keys of @options that @table knows into @builder (a{sv}), after checking each
+ * one's type and validator; unknown keys are dropped. FALSE + InvalidArgument on the first
+ * bad key. Several tables may be given: NULL-key entry ends each, pass NULL after the last. */
+gboolean limen_options_filter (GVariant        *options,
+                               GVariantBuilder *builder,
+                               GError         **error,
+                               const LimenOption *table,
+                               ...) G_GNUC_NULL_TERMINATED;
+
+/* Validators. */
+gboolean limen_validate_token (const LimenOption *o, GVariant *v, GError **e);      /* handle tokens: [A-Za-z0-9_], 1..64 */
+gboolean limen_validate_string_length (const LimenOption *o, GVariant *v, GError **e); /* ≤ max bytes (default 4096), valid UTF-8 */
+gboolean limen_validate_bool (const LimenOption *o, GVariant *v, GError **e);
+gboolean limen_validate_uint_max (const LimenOption *o, GVariant *v, GError **e);   /* ≤ max */
+gboolean limen_validate_strv_length (const LimenOption *o, GVariant *v, GError **e); /* ≤ max entries, each ≤ 4096 */
+gboolean limen_validate_fd_index (const LimenOption *o, GVariant *v, GError **e);    /* ≥ 0 */
+gboolean limen_validate_byte_path (const LimenOption *o, GVariant *v, GError **e);   /* ay, NUL-terminated, ≤ PATH_MAX */
+
+/* A handle token check for places that read the token outside a table. */
+gboolean limen_token_is_valid (const char *token);
+
+/* Set InvalidArgument "Invalid value for option KEY: REASON". */
+void limen_option_set_error (GError **error, const char *key, const char *reason);
+
+G_END_DECLS
