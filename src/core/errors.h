@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include "compat.h"
 
 G_BEGIN_DECLS
 

@@ -68,6 +68,11 @@ void limen_request_unref (LimenRequest *request);
 /* Build the path for (@sender, @token) into a new string; NULL when @token is invalid. */
 char *limen_request_path_for (const char *kind, const char *sender, const char *token);
 
+/* The Request/Session path for the token under @key in @options (a fresh token when absent);
+ * InvalidArgument naming @key for a bad one. */
+char *limen_handle_path_from_options (GVariant *options, const char *key, const char *kind,
+                                      const char *sender, GError **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LimenRequest, limen_request_unref)
 
 G_END_DECLS

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "daemon.h"
+
+#include <glib-unix.h>
+#include <glib/gi18n.h>
+#include <locale.h>
+#include <stdio.h>
+
+#include "app-info.h"
+#include "log.h"
+#include "limen-config.h"
+
+static GMainLoop *main_loop;
+static GDBusConnection *daemon_connection;
+static int exit_status;
+static gboolean quitting;
+static guint names_owned;
+static guint names_pending;
+
+void
+limen_daemon_quit (int status)
+{
+  if (quitting)
+    return;
+  quitting = TRUE;
+  exit_status = status;
+  if (main_loop)
+    g_main_loop_quit (main_loop);
+}
+
+GDBusConnection *
+limen_daemon_get_connection (void)
+{
+  return daemon_connection;
+}
+
+static gboolean
+on_signal (gpointer user_data)
+{
+  g_debug ("Received %s, leaving", (const char *) user_data);
+  limen_daemon_quit (0);
+  return G_SOURCE_CONTINUE;
+}
+
+typedef struct {
+  const char *name;
+  gboolean    primary;
+  gboolean    acquired;
+} OwnedName;
+
+static void
+on_name_acquired (GDBusConnection *connection, const char *name, gpointer user_data)
+{
+  OwnedName *owned = user_data;
+
+  g_debug ("Owned %s", name);
+  if (!owned->acquired)
+    {
+      owned->acquired = TRUE;
+      names_owned++;
+      names_pending--;
+    }
+}
+
+static void
+on_name_lost (GDBusConnection *connection, const char *name, gpointer user_data)
+{
+  OwnedName *owned = user_data;
+
+  if (connection == NULL)
+    {
+      g_message ("Lost the session bus connection, leaving");
+      limen_daemon_quit (0);
+      return;
+    }
+  if (owned->acquired)
+    {
+      /* Replaced by another instance (--replace): a normal, successful end. */
+      g_message ("%s was taken over by another process, leaving", name);
+      limen_daemon_quit (0);
+      return;
+    }
+  if (owned->primary)
+    {
+      g_printerr ("%s: %s is owned by another process (use --replace to take it over)\n",
+                  g_get_prgname (), name);
+      limen_daemon_quit (1);
+      return;
+    }
+  g_warning ("Could not own %s; its interface is not offered", name);
+  names_pending--;
+}
+
+int
+limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
+{
+  gboolean opt_replace = FALSE, opt_verbose = FALSE, opt_version = FALSE;
+  const GOptionEntry entries[] = {
+    { "replace", 'r', 0, G_OPTION_ARG_NONE, &opt_replace, N_("Replace a running instance"), NULL },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose, N_("Print debug information"), NULL },
+    { "version", 0, 0, G_OPTION_ARG_NONE, &opt_version, N_("Print the version and exit"), NULL },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) owned_ids = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autofree OwnedName *owned = NULL;
+  guint n_names;
+
+  setlocale (LC_ALL, "");
+  bindtextdomain (LIMEN_GETTEXT_PACKAGE, LIMEN_LOCALEDIR);
+  bind_textdomain_codeset (LIMEN_GETTEXT_PACKAGE, "UTF-8");
+  textdomain (LIMEN_GETTEXT_PACKAGE);
+
+  context = g_option_context_new (NULL);
+  g_option_context_set_translation_domain (context, LIMEN_GETTEXT_PACKAGE);
+  g_option_context_set_summary (context, spec->summary);
+  g_option_context_add_main_entries (context, entries, LIMEN_GETTEXT_PACKAGE);
+  if (spec->extra_entries)
+    g_option_context_add_main_entries (context, spec->extra_entries, LIMEN_GETTEXT_PACKAGE);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      g_printerr ("%s: %s\n", spec->program, error->message);
+      return 1;
+    }
+
+  if (opt_version)
+    {
+      g_print ("%s %s (test hooks: %s)\n", spec->program, LIMEN_VERSION,
+               limen_app_info_test_hooks_compiled () ? "compiled in" : "not compiled in");
+      return 0;
+    }
+
+  limen_log_init (spec->program, opt_verbose);
+
+  /* A write to a vanished peer must not kill the daemon. */
+  signal (SIGPIPE, SIG_IGN);
+
+  daemon_connection = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
+  if (daemon_connection == NULL)
+    {
+      g_printerr ("%s: no session bus: %s\n", spec->program, error->message);
+      return 1;
+    }
+  /* We decide when to exit, not GDBus. */
+  g_dbus_connection_set_exit_on_close (daemon_connection, FALSE);
+
+  main_loop = g_main_loop_new (NULL, FALSE);
+  g_unix_signal_add (SIGHUP, on_signal, (gpointer) "SIGHUP");
+  g_unix_signal_add (SIGINT, on_signal, (gpointer) "SIGINT");
+  g_unix_signal_add (SIGTERM, on_signal, (gpointer) "SIGTERM");
+
+  limen_app_info_tracker_init (daemon_connection);
+
+  if (spec->on_bus && !spec->on_bus (daemon_connection, spec->user_data, &error))
+    {
+      g_printerr ("%s: %s\n", spec->program, error->message);
+      return 1;
+    }
+
+  for (n_names = 0; spec->bus_names[n_names]; n_names++)
+    ;
+  owned = g_new0 (OwnedName, n_names);
+  for (guint i = 0; i < n_names; i++)
+    {
+      GBusNameOwnerFlags flags = G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT;
+      guint id;
+
+      if (opt_replace)
+        flags |= G_BUS_NAME_OWNER_FLAGS_REPLACE;
+      owned[i].name = spec->bus_names[i];
+      owned[i].primary = (i == 0);
+      names_pending++;
+      id = g_bus_own_name_on_connection (daemon_connection, spec->bus_names[i], flags,
+                                         on_name_acquired, on_name_lost, &owned[i], NULL);
+      g_array_append_val (owned_ids, id);
+    }
+
+  if (!quitting)
+    g_main_loop_run (main_loop);
+
+  if (spec->on_shutdown)
+    spec->on_shutdown (spec->user_data);
+
+  for (guint i = 0; i < owned_ids->len; i++)
+    g_bus_unown_name (g_array_index (owned_ids, guint, i));
+
+  /* Let queued replies and signals (Response, Closed) reach their peers. */
+  g_dbus_connection_flush_sync (daemon_connection, NULL, NULL);
+  limen_app_info_tracker_shutdown ();
+  g_clear_object (&daemon_connection);
+  g_clear_pointer (&main_loop, g_main_loop_unref);
+  return exit_status;
+}

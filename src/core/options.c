@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "options.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "errors.h"
+
+#define DEFAULT_STRING_MAX 4096
+#define DEFAULT_STRV_MAX 1024
+
+void
+limen_option_set_error (GError **error, const char *key, const char *reason)
+{
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+               "Invalid value for option %s: %s", key, reason);
+}
+
+gboolean
+limen_token_is_valid (const char *token)
+{
+  gsize len = 0;
+
+  if (token == NULL || *token == '\0')
+    return FALSE;
+  for (const char *p = token; *p; p++, len++)
+    {
+      if (!(g_ascii_isalnum (*p) || *p == '_'))
+        return FALSE;
+      if (len >= 64)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_token (const LimenOption *o, GVariant *v, GError **e)
+{
+  if (!limen_token_is_valid (g_variant_get_string (v, NULL)))
+    {
+      limen_option_set_error (e, o->key, "must be 1 to 64 characters of [A-Za-z0-9_]");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_string (const char *key, const char *s, gsize len, gsize max, GError **e)
+{
+  if (len > max)
+    {
+      g_autofree char *reason = g_strdup_printf ("longer than %" G_GSIZE_FORMAT " bytes", max);
+      limen_option_set_error (e, key, reason);
+      return FALSE;
+    }
+  if (!g_utf8_validate (s, len, NULL))
+    {
+      limen_option_set_error (e, key, "not valid UTF-8");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_string_length (const LimenOption *o, GVariant *v, GError **e)
+{
+  gsize len;
+  const char *s = g_variant_get_string (v, &len);
+
+  return check_string (o->key, s, len, o->max ? o->max : DEFAULT_STRING_MAX, e);
+}
+
+gboolean
+limen_validate_bool (const LimenOption *o, GVariant *v, GError **e)
+{
+  /* The type check already did the work; kept so tables read uniformly. */
+  return TRUE;
+}
+
+gboolean
+limen_validate_uint_max (const LimenOption *o, GVariant *v, GError **e)
+{
+  if (g_variant_get_uint32 (v) > o->max)
+    {
+      g_autofree char *reason = g_strdup_printf ("larger than %" G_GSIZE_FORMAT, o->max);
+      limen_option_set_error (e, o->key, reason);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_strv_length (const LimenOption *o, GVariant *v, GError **e)
+{
+  gsize n = g_variant_n_children (v);
+  gsize max = o->max ? o->max : DEFAULT_STRV_MAX;
+
+  if (n > max)
+    {
+      g_autofree char *reason = g_strdup_printf ("more than %" G_GSIZE_FORMAT " entries", max);
+      limen_option_set_error (e, o->key, reason);
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      gsize len;
+      g_autoptr(GVariant) child = g_variant_get_child_value (v, i);
+      const char *s = g_variant_get_string (child, &len);
+
+      if (!check_string (o->key, s, len, DEFAULT_STRING_MAX, e))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_fd_index (const LimenOption *o, GVariant *v, GError **e)
+{
+  if (g_variant_get_handle (v) < 0)
+    {
+      limen_option_set_error (e, o->key, "negative file descriptor index");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_byte_path (const LimenOption *o, GVariant *v, GError **e)
+{
+  gsize len;
+  const char *s = g_variant_get_fixed_array (v, &len, 1);
+
+  if (len == 0 || s[len - 1] != '\0')
+    {
+      limen_option_set_error (e, o->key, "not a NUL-terminated byte string");
+      return FALSE;
+    }
+  if (memchr (s, '\0', len - 1) != NULL)
+    {
+      limen_option_set_error (e, o->key, "embedded NUL byte");
+      return FALSE;
+    }
+  if (len > PATH_MAX)
+    {
+      limen_option_set_error (e, o->key, "path too long");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static const LimenOption *
+find_option (GPtrArray *tables, const char *key)
+{
+  for (guint t = 0; t < tables->len; t++)
+    for (const LimenOption *o = g_ptr_array_index (tables, t); o->key; o++)
+      if (strcmp (o->key, key) == 0)
+        return o;
+  return NULL;
+}
+
+gboolean
+limen_options_filter (GVariant        *options,
+                      GVariantBuilder *builder,
+                      GError         **error,
+                      const LimenOption *table,
+                      ...)
+{
+  g_autoptr(GPtrArray) tables = g_ptr_array_new ();
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+  va_list args;
+
+  g_return_val_if_fail (g_variant_is_of_type (options, G_VARIANT_TYPE_VARDICT), FALSE);
+
+  va_start (args, table);
+  for (const LimenOption *t = table; t; t = va_arg (args, const LimenOption *))
+    g_ptr_array_add (tables, (gpointer) t);
+  va_end (args);
+
+  g_variant_iter_init (&iter, options);
+  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+    {
+      g_autoptr(GVariant) owned = value;
+      const LimenOption *o = find_option (tables, key);
+
+      if (o == NULL)
+        {
+          /* Unknown keys never travel further: a backend only sees what we checked. */
+          g_debug ("Dropping unknown option %s", key);
+          continue;
+        }
+      if (!g_variant_is_of_type (value, G_VARIANT_TYPE (o->type)))
+        {
+          g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                       "Invalid type for option %s: expected %s, got %s",
+                       key, o->type, g_variant_get_type_string (value));
+          return FALSE;
+        }
+      if (o->validate && !o->validate (o, value, error))
+        return FALSE;
+      if (builder)
+        g_variant_builder_add (builder, "{sv}", key, value);
+    }
+  return TRUE;
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "session.h"
+
+#include "errors.h"
+#include "request.h"
+#include "limen-dbus.h"
+
+struct _LimenSession {
+  gint                    ref_count;
+  char                   *path;
+  char                   *sender;
+  LimenAppInfo           *app_info;
+  GDBusConnection        *connection;
+  LimenDbusPortalSession *skeleton;
+  char                   *backend;
+  gpointer                data;
+  GDestroyNotify          data_destroy;
+  LimenSessionClosedFunc  closed_func;
+  gpointer                closed_data;
+  gboolean                open;
+};
+
+static GHashTable *sessions;   /* path → LimenSession (ref) */
+static gboolean watching_peers;
+
+LimenSession *
+limen_session_ref (LimenSession *session)
+{
+  g_atomic_int_inc (&session->ref_count);
+  return session;
+}
+
+void
+limen_session_unref (LimenSession *session)
+{
+  if (!g_atomic_int_dec_and_test (&session->ref_count))
+    return;
+  if (session->data_destroy)
+    session->data_destroy (session->data);
+  g_free (session->path);
+  g_free (session->sender);
+  g_clear_pointer (&session->app_info, limen_app_info_unref);
+  g_clear_object (&session->skeleton);
+  g_clear_object (&session->connection);
+  g_free (session->backend);
+  g_free (session);
+}
+
+void
+limen_session_close (LimenSession *session)
+{
+  g_autoptr(LimenSession) hold = NULL;
+
+  if (!session->open)
+    return;
+  hold = limen_session_ref (session);
+  session->open = FALSE;
+  g_debug ("Closing session %s", session->path);
+  if (session->backend)
+    g_dbus_connection_call (session->connection, session->backend, session->path,
+                            "org.freedesktop.impl.portal.Session", "Close", NULL, NULL,
+                            G_DBUS_CALL_FLAGS_NO_AUTO_START, 5000, NULL, NULL, NULL);
+  g_dbus_connection_emit_signal (session->connection, session->sender, session->path,
+                                 "org.freedesktop.portal.Session", "Closed",
+                                 g_variant_new ("(@a{sv})", g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
+                                 NULL);
+  g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (session->skeleton));
+  g_hash_table_remove (sessions, session->path);
+  if (session->closed_func)
+    session->closed_func (session, session->closed_data);
+}
+
+static gboolean
+handle_close (LimenDbusPortalSession *skeleton, GDBusMethodInvocation *invocation, LimenSession *session)
+{
+  if (g_strcmp0 (g_dbus_method_invocation_get_sender (invocation), session->sender) != 0)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                     "Only the caller can close its session");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  limen_session_close (session);
+  limen_dbus_portal_session_complete_close (skeleton, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void
+close_matching (const char *sender)
+{
+  g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
+  GHashTableIter iter;
+  LimenSession *session;
+
+  if (sessions == NULL)
+    return;
+  g_hash_table_iter_init (&iter, sessions);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &session))
+    if (sender == NULL || g_str_equal (session->sender, sender))
+      g_ptr_array_add (gone, limen_session_ref (session));
+  for (guint i = 0; i < gone->len; i++)
+    limen_session_close (g_ptr_array_index (gone, i));
+}
+
+static void
+on_peer_vanished (const char *name, gpointer user_data)
+{
+  close_matching (name);
+}
+
+LimenSession *
+limen_session_new (GDBusMethodInvocation *invocation, LimenAppInfo *app_info,
+                   GVariant *options, GError **error)
+{
+  g_autoptr(LimenSession) session = NULL;
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+
+  if (sessions == NULL)
+    sessions = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) limen_session_unref);
+  if (!watching_peers)
+    {
+      limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
+      watching_peers = TRUE;
+    }
+
+  session = g_new0 (LimenSession, 1);
+  session->ref_count = 1;
+  session->path = limen_handle_path_from_options (options, "session_handle_token", "session", sender, error);
+  if (session->path == NULL)
+    return NULL;
+  if (g_hash_table_contains (sessions, session->path))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid value for option session_handle_token: a session with this token is still open");
+      return NULL;
+    }
+  session->sender = g_strdup (sender);
+  session->app_info = limen_app_info_ref (app_info);
+  session->connection = g_object_ref (g_dbus_method_invocation_get_connection (invocation));
+  session->skeleton = limen_dbus_portal_session_skeleton_new ();
+  limen_dbus_portal_session_set_version (session->skeleton, 1);
+  g_signal_connect (session->skeleton, "handle-close", G_CALLBACK (handle_close), session);
+  if (!g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (session->skeleton),
+                                         session->connection, session->path, error))
+    return NULL;
+  session->open = TRUE;
+  g_hash_table_insert (sessions, session->path, limen_session_ref (session));
+  return g_steal_pointer (&session);
+}
+
+LimenSession *
+limen_session_lookup (const char *path, const char *sender)
+{
+  LimenSession *session = sessions ? g_hash_table_lookup (sessions, path) : NULL;
+
+  if (session == NULL || g_strcmp0 (session->sender, sender) != 0)
+    return NULL;
+  return limen_session_ref (session);
+}
+
+const char *limen_session_get_path (LimenSession *session) { return session->path; }
+const char *limen_session_get_sender (LimenSession *session) { return session->sender; }
+LimenAppInfo *limen_session_get_app_info (LimenSession *session) { return session->app_info; }
+gboolean limen_session_is_open (LimenSession *session) { return session->open; }
+gpointer limen_session_get_data (LimenSession *session) { return session->data; }
+
+void
+limen_session_set_backend (LimenSession *session, const char *backend_name)
+{
+  g_free (session->backend);
+  session->backend = g_strdup (backend_name);
+}
+
+void
+limen_session_set_data (LimenSession *session, gpointer data, GDestroyNotify destroy)
+{
+  if (session->data_destroy)
+    session->data_destroy (session->data);
+  session->data = data;
+  session->data_destroy = destroy;
+}
+
+void
+limen_session_set_closed_func (LimenSession *session, LimenSessionClosedFunc func, gpointer user_data)
+{
+  session->closed_func = func;
+  session->closed_data = user_data;
+}
+
+guint
+limen_session_count_open (void)
+{
+  return sessions ? g_hash_table_size (sessions) : 0;
+}
+
+void
+limen_session_close_all (void)
+{
+  close_matching (NULL);
+}
