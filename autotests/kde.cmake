@@ -1,0 +1,2 @@
+# limen-kde tests: QTest (offscreen) for the shim, pytest on a private bus for the backend.
+limen_add_pytest(kde-settings test_kde_settings.py TIMEOUT 300)

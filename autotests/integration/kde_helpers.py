@@ -1,0 +1,156 @@
+"""Helpers for limen-kde's integration tests: starting the backend, kdeglobals fixtures,
+Debian's reference frontend in front of it, Xvfb, and impl-interface calls."""
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import limentest
+from limentest import Gio, GLib
+
+KDE_NAME = "org.freedesktop.impl.portal.desktop.limen"
+PATH = "/org/freedesktop/portal/desktop"
+IMPL = "org.freedesktop.impl.portal."
+REF_FRONTEND = "/usr/libexec/xdg-desktop-portal"
+REF_KDE = "/usr/lib/x86_64-linux-gnu/libexec/xdg-desktop-portal-kde"
+
+_request_counter = [0]
+
+
+def artifacts_dir():
+    """Screenshots and logs that outlive the test: <build>/autotests/artifacts/kde."""
+    d = os.path.join(limentest.BUILD_DIR, "autotests", "artifacts", "kde")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def portal_file_path():
+    return os.path.join(limentest.BUILD_DIR, "kde-backend", "limen.portal")
+
+
+def read_portal_interfaces():
+    with open(portal_file_path()) as f:
+        for line in f:
+            if line.startswith("Interfaces="):
+                return {i for i in line.strip().split("=", 1)[1].split(";") if i}
+    return set()
+
+
+def start_kde(bus, *args, env=None):
+    """limen-kde on the private bus, owning its name."""
+    return bus.start("limen-kde", "--verbose", *args, env=env, wait_name=KDE_NAME)
+
+
+def write_kdeglobals(bus, text, name="kdeglobals"):
+    """Write (atomically, as KConfig does) a kdeglobals into the test's XDG_CONFIG_HOME."""
+    path = os.path.join(bus.config_home, name)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.rename(tmp, path)
+    return path
+
+
+def call_impl(bus, iface, method, args, signature, timeout=5000, conn=None, reply_type=None):
+    return bus.call(IMPL + iface, method, args, signature, dest=KDE_NAME, path=PATH, timeout=timeout,
+                    conn=conn, reply_type=reply_type)
+
+
+def new_handle(bus, conn=None):
+    """A request handle in the frontend's form, for the given connection."""
+    conn = conn or bus.conn
+    _request_counter[0] += 1
+    sender = conn.get_unique_name()[1:].replace(".", "_")
+    return f"/org/freedesktop/portal/desktop/request/{sender}/t{_request_counter[0]}"
+
+
+class AsyncCall:
+    """An impl method call left running (a dialog) while the test does something else."""
+
+    def __init__(self, bus, iface, method, args, signature, timeout=60000, conn=None):
+        self.result = None
+        self.error = None
+        self.done = False
+        conn = conn or bus.conn
+        conn.call(KDE_NAME, PATH, IMPL + iface, method, GLib.Variant(signature, tuple(args)), None,
+                  Gio.DBusCallFlags.NONE, timeout, None, self._done)
+        self.conn = conn
+
+    def _done(self, conn, res):
+        try:
+            self.result = conn.call_finish(res).unpack()
+        except GLib.Error as e:
+            self.error = e
+        self.done = True
+
+    def wait(self, timeout=30):
+        limentest.wait_until(lambda: self.done, timeout)
+        assert self.done, "no reply from limen-kde"
+        if self.error:
+            raise self.error
+        return self.result
+
+
+def close_request(bus, handle, conn=None):
+    bus.call(IMPL + "Request", "Close", None, None, dest=KDE_NAME, path=handle, conn=conn)
+
+
+class Xvfb:
+    """A private X server for one test; DISPLAY is set only in the env we hand out."""
+
+    def __init__(self, display=None, size="1280x800x24"):
+        self.display = display or f":{90 + (os.getpid() % 9)}"
+        n = self.display[1:]
+        if os.path.exists(f"/tmp/.X11-unix/X{n}") or os.path.exists(f"/tmp/.X{n}-lock"):
+            # Another test (or person) has it; pick a free one.
+            for cand in range(90, 200):
+                if not os.path.exists(f"/tmp/.X{cand}-lock"):
+                    self.display = f":{cand}"
+                    break
+        self.proc = subprocess.Popen(["Xvfb", self.display, "-screen", "0", size, "-nolisten", "tcp"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while not os.path.exists(f"/tmp/.X11-unix/X{self.display[1:]}"):
+            if time.time() > deadline or self.proc.poll() is not None:
+                raise RuntimeError("Xvfb did not start")
+            time.sleep(0.05)
+
+    def env(self):
+        return {"DISPLAY": self.display}
+
+    def run(self, *argv, timeout=30, check=True):
+        env = dict(os.environ, DISPLAY=self.display)
+        return subprocess.run(list(argv), env=env, capture_output=True, text=True, timeout=timeout,
+                              check=check)
+
+    def wait_window(self, name, timeout=20):
+        """The X window id of the visible window titled @name (xdotool search --sync)."""
+        r = self.run("xdotool", "search", "--sync", "--onlyvisible", "--name", name, timeout=timeout)
+        return int(r.stdout.split()[0])
+
+    def screenshot(self, name):
+        path = os.path.join(artifacts_dir(), name)
+        self.run("import", "-window", "root", path)
+        return path
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_reference_frontend(bus, env=None):
+    """Debian's xdg-desktop-portal 1.16 using only our backend (XDG_DESKTOP_PORTAL_DIR holds
+    a copy of our limen.portal; XDG_CURRENT_DESKTOP=KDE matches its UseIn=)."""
+    portals = bus.env["XDG_DESKTOP_PORTAL_DIR"]
+    shutil.copy(portal_file_path(), os.path.join(portals, "limen.portal"))
+    e = {"XDG_CURRENT_DESKTOP": "KDE"}
+    if env:
+        e.update(env)
+    return bus.start([REF_FRONTEND, "--verbose"], env=e, wait_name="org.freedesktop.portal.Desktop")

@@ -1,0 +1,119 @@
+/* Limen — limen-kde internals shared by the impl interfaces.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "limen-dbus.h"
+#include "options.h"
+#include "limen-qt.h"
+
+G_BEGIN_DECLS
+
+#define LIMEN_KDE_BUS_NAME "org.freedesktop.impl.portal.desktop.limen"
+#define LIMEN_KDE_OBJECT_PATH "/org/freedesktop/portal/desktop"
+
+/* ---- interfaces (one file each) ---- */
+
+/* Export org.freedesktop.impl.portal.Settings on @object and start watching kdeglobals. */
+GDBusInterfaceSkeleton *limen_kde_settings_new (void);
+GDBusInterfaceSkeleton *limen_kde_access_new (void);
+GDBusInterfaceSkeleton *limen_kde_file_chooser_new (void);
+GDBusInterfaceSkeleton *limen_kde_notification_new (void);
+GDBusInterfaceSkeleton *limen_kde_inhibit_new (void);
+GDBusInterfaceSkeleton *limen_kde_app_chooser_new (void);
+GDBusInterfaceSkeleton *limen_kde_email_new (void);
+GDBusInterfaceSkeleton *limen_kde_account_new (void);
+
+/* ---- impl Request objects (request.c) ---- */
+
+typedef struct _LimenKdeRequest LimenKdeRequest;
+
+/* Runs when the frontend calls Close or leaves the bus; the request is unexported
+ * and freed right after. */
+typedef void (*LimenKdeRequestCloseFunc) (LimenKdeRequest *request, gpointer user_data);
+
+/* Export an impl Request at @handle for the sender of @invocation. InvalidArgument
+ * when @handle is not a request path, Exists when it is in use. */
+LimenKdeRequest *limen_kde_request_new (GDBusMethodInvocation *invocation,
+                                        const char            *handle,
+                                        LimenKdeRequestCloseFunc close_func,
+                                        gpointer               user_data,
+                                        GError               **error);
+
+/* Unexport and free @request without running its close function (the call ended). */
+void limen_kde_request_finish (LimenKdeRequest *request);
+
+/* The live request at @handle exported for @sender, or NULL. */
+LimenKdeRequest *limen_kde_request_lookup (const char *sender, const char *handle);
+
+/* The data given to limen_kde_request_new(). */
+gpointer limen_kde_request_get_data (LimenKdeRequest *request);
+
+/* Unexport every request (shutdown), running their close functions. */
+void limen_kde_request_close_all (void);
+
+/* ---- impl Session objects (for Inhibit.CreateMonitor) ---- */
+
+typedef struct _LimenKdeSession LimenKdeSession;
+
+/* Runs when the session ends (Close, frontend gone, shutdown), before it is freed. */
+typedef void (*LimenKdeSessionCloseFunc) (LimenKdeSession *session, gpointer user_data);
+
+/* Export an impl Session at @handle for the sender of @invocation; @close_func runs on
+ * Close or when the frontend leaves. */
+LimenKdeSession *limen_kde_session_new (GDBusMethodInvocation *invocation,
+                                        const char            *handle,
+                                        LimenKdeSessionCloseFunc close_func,
+                                        gpointer               user_data,
+                                        GError               **error);
+/* The session exported at @handle for @sender, or NULL. */
+LimenKdeSession *limen_kde_session_lookup (const char *sender, const char *handle);
+/* Emit Closed, unexport and free. */
+void limen_kde_session_close (LimenKdeSession *session);
+gpointer limen_kde_session_get_data (LimenKdeSession *session);
+const char *limen_kde_session_get_sender (LimenKdeSession *session);
+
+/* ---- the shim (shim.c) ---- */
+
+typedef struct {
+#define LIMEN_KDE_SHIM_FIELD(name) __typeof__ (name) *name;
+  LIMEN_QT_DLOPEN_FUNCTIONS (LIMEN_KDE_SHIM_FIELD)
+#undef LIMEN_KDE_SHIM_FIELD
+} LimenKdeShim;
+
+/* liblimen-qt, loaded on first use; NULL + Error.Failed when it cannot be loaded. */
+const LimenKdeShim *limen_kde_shim_get (GError **error);
+
+/* The shim, only if it can show windows now; else NULL + Error.Failed saying why. */
+const LimenKdeShim *limen_kde_shim_get_for_dialog (GError **error);
+
+/* ---- helpers shared by the dialogs (util.c) ---- */
+
+/* A parsed a(ssa(ss)s) choices list, as the shim takes it. */
+typedef struct {
+  GPtrArray     *strings;    /* owns every string below */
+  GArray        *choices;    /* LimenQtChoice */
+  GPtrArray     *arrays;     /* owns option id/label arrays */
+} LimenKdeChoices;
+
+/* Validator for choices a(ssa(ss)s): bounded counts, non-empty ids, initial in options. */
+gboolean limen_kde_validate_choices (const LimenOption *o, GVariant *v, GError **e);
+
+/* Fill @out from a validated choices variant (or NULL). */
+void limen_kde_choices_init (LimenKdeChoices *out, GVariant *choices);
+void limen_kde_choices_clear (LimenKdeChoices *choices);
+
+/* The a(ss) results variant for chosen choices. */
+GVariant *limen_kde_choices_result (size_t n, const LimenQtChoiceResult *results);
+
+/* Check a top-level string argument (title, body, ...): bounded UTF-8. */
+gboolean limen_kde_check_string_arg (const char *name, const char *value, gsize max, GError **error);
+
+/* Check parent_window syntax ("", "x11:HEX", "wayland:HANDLE"). */
+gboolean limen_kde_check_parent_window (const char *parent_window, GError **error);
+
+/* Reply (u a{sv}) to an impl request method. */
+void limen_kde_reply_response (GDBusMethodInvocation *invocation, guint response, GVariant *results);
+
+G_END_DECLS

@@ -1,0 +1,281 @@
+/* Limen — liblimen-qt, the Qt/KDE Frameworks shim of limen-kde, seen from C.
+ *
+ * Plain C: no GLib, no Qt types. Every dialog is opened without blocking; it returns
+ * a handle and reports exactly once through its callback (on the GLib main loop, which
+ * Qt dispatches through), unless limen_qt_close() ends it first — then the callback
+ * never runs and the handle is gone. Strings passed in are copied; strings passed to a
+ * callback live only for the duration of the call.
+ *
+ * Two parts live behind this one header:
+ *  - the kdeglobals reader (limen_qt_kdeglobals_*), built without Qt into limen-kde
+ *    itself, so Settings never pays for Qt;
+ *  - everything else, in liblimen-qt.so, loaded on first use (LIMEN_QT_DLOPEN_FUNCTIONS
+ *    lists its entry points for the loader).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define LIMEN_QT_EXPORT __attribute__ ((visibility ("default")))
+#else
+#define LIMEN_QT_EXPORT
+#endif
+
+/* ---- kdeglobals (no Qt) --------------------------------------------------------- */
+
+/* Called once per entry of the merged kdeglobals cascade. Nested groups ("[A][B]")
+ * are joined with '.', so @group is "A.B". */
+typedef void (*LimenQtConfigEntryFunc) (const char *group, const char *key,
+                                        const char *value, void *user_data);
+
+/* Walk every entry of kdeglobals ($XDG_CONFIG_DIRS, then $XDG_CONFIG_HOME; later files
+ * win, "[$i]" immutable groups stop the cascade). Returns the number of entries. */
+size_t limen_qt_kdeglobals_foreach (LimenQtConfigEntryFunc func, void *user_data);
+
+typedef enum {
+  LIMEN_QT_COLOR_SCHEME_DEFAULT = 0, /* no preference known */
+  LIMEN_QT_COLOR_SCHEME_DARK = 1,
+  LIMEN_QT_COLOR_SCHEME_LIGHT = 2,
+} LimenQtColorScheme;
+
+typedef struct {
+  LimenQtColorScheme color_scheme;
+  int    has_accent;          /* accent_* valid */
+  double accent_r, accent_g, accent_b;   /* 0..1 */
+  int    high_contrast;       /* 1 when the scheme's text/background contrast is high */
+  int    reduced_motion;      /* 1 when animations are off ([KDE] AnimationDurationFactor=0) */
+} LimenQtAppearance;
+
+/* Derive org.freedesktop.appearance from kdeglobals: the window background luminance of
+ * [Colors:Window] first, then the colour scheme file named by [General] ColorScheme,
+ * then the scheme's name. */
+void limen_qt_appearance_read (LimenQtAppearance *out);
+
+/* The kdeglobals files of the cascade, most important last; NULL-terminated, free with
+ * limen_qt_strv_free(). Used to watch them for changes. */
+char **limen_qt_kdeglobals_paths (void);
+
+/* Free a NULL-terminated array returned by this header's functions. */
+void limen_qt_strv_free (char **strv);
+
+/* ---- liblimen-qt.so ------------------------------------------------------------- */
+
+typedef struct _LimenQtDialog LimenQtDialog;
+
+/* Portal response codes. */
+enum {
+  LIMEN_QT_RESPONSE_OK = 0,
+  LIMEN_QT_RESPONSE_CANCELLED = 1,
+  LIMEN_QT_RESPONSE_OTHER = 2,
+};
+
+/* Where a dialog belongs. */
+typedef struct {
+  const char *parent_window;   /* "x11:HEX", "wayland:HANDLE" or "" */
+  const char *app_id;          /* may be "" */
+  int         modal;
+} LimenQtWindow;
+
+/* A portal choice: a combo box (n_options > 0) or a check box (n_options == 0, initial
+ * "true"/"false"). */
+typedef struct {
+  const char  *id;
+  const char  *label;
+  size_t       n_options;
+  const char **option_ids;
+  const char **option_labels;
+  const char  *initial;
+} LimenQtChoice;
+
+/* The chosen value of choice @id. */
+typedef struct {
+  const char *id;
+  const char *value;
+} LimenQtChoiceResult;
+
+/* One pattern of a file filter: a glob (is_mime 0) or a MIME type (is_mime 1). */
+typedef struct {
+  int         is_mime;
+  const char *pattern;
+} LimenQtFilterPattern;
+
+typedef struct {
+  const char                 *name;
+  size_t                      n_patterns;
+  const LimenQtFilterPattern *patterns;
+} LimenQtFilter;
+
+typedef enum {
+  LIMEN_QT_FILE_OPEN,
+  LIMEN_QT_FILE_SAVE,
+  LIMEN_QT_FILE_SAVE_FILES,
+} LimenQtFileMode;
+
+typedef struct {
+  LimenQtWindow         window;
+  LimenQtFileMode       mode;
+  const char           *title;
+  const char           *accept_label;    /* NULL: the dialog's own */
+  int                   multiple;        /* OPEN */
+  int                   directory;       /* OPEN: pick folders */
+  size_t                n_filters;
+  const LimenQtFilter  *filters;
+  int                   current_filter;  /* index into filters, -1: first */
+  size_t                n_choices;
+  const LimenQtChoice  *choices;
+  const char           *current_folder;  /* local path or NULL */
+  const char           *current_name;    /* SAVE */
+  const char           *current_file;    /* SAVE: local path or NULL */
+  size_t                n_files;         /* SAVE_FILES: the names to save */
+  const char          **files;
+  const char           *state_file;      /* our own config file for size and last folder */
+} LimenQtFileChooserSpec;
+
+typedef struct {
+  size_t                     n_uris;
+  const char               **uris;       /* file:// URIs (local paths where possible) */
+  int                        filter;     /* index of the chosen filter or -1 */
+  size_t                     n_choices;
+  const LimenQtChoiceResult *choices;
+} LimenQtFileChooserResult;
+
+typedef void (*LimenQtFileChooserDone) (LimenQtDialog *dialog, int response,
+                                        const LimenQtFileChooserResult *result,
+                                        void *user_data);
+
+typedef struct {
+  LimenQtWindow        window;
+  const char          *app_title;        /* window title */
+  const char          *title;
+  const char          *subtitle;
+  const char          *body;
+  const char          *deny_label;       /* NULL: "Deny" */
+  const char          *grant_label;      /* NULL: "Allow" */
+  const char          *icon;             /* themed icon name or NULL */
+  size_t               n_choices;
+  const LimenQtChoice *choices;
+} LimenQtAccessSpec;
+
+typedef void (*LimenQtAccessDone) (LimenQtDialog *dialog, int response,
+                                   size_t n_choices, const LimenQtChoiceResult *choices,
+                                   void *user_data);
+
+typedef struct {
+  LimenQtWindow window;
+  const char   *content_type;   /* MIME type or "" */
+  const char   *uri;            /* what is being opened, for the label; may be "" */
+  const char   *last_choice;    /* desktop id (no ".desktop") or "" */
+  size_t        n_choices;
+  const char  **choices;        /* desktop ids offered by the frontend */
+} LimenQtAppChooserSpec;
+
+/* @choice: the chosen desktop id (without ".desktop"). */
+typedef void (*LimenQtAppChooserDone) (LimenQtDialog *dialog, int response,
+                                       const char *choice, void *user_data);
+
+typedef struct {
+  LimenQtWindow window;
+  const char   *reason;         /* the app's reason, may be "" */
+  const char   *user_name;      /* login name */
+  const char   *real_name;
+  const char   *image_path;     /* local image or "" */
+} LimenQtAccountSpec;
+
+typedef void (*LimenQtAccountDone) (LimenQtDialog *dialog, int response,
+                                    const char *real_name, const char *image_path,
+                                    void *user_data);
+
+typedef struct {
+  const char  *app_id;
+  const char  *title;
+  const char  *body;
+  const char  *icon_name;       /* themed name, or NULL */
+  const char  *icon_file;       /* local image, or NULL */
+  int          urgency;         /* 0 low, 1 normal, 2 high, 3 urgent */
+  int          has_default_action;
+  size_t       n_buttons;
+  const char **button_labels;   /* button i invokes action index i */
+} LimenQtNotificationSpec;
+
+typedef struct _LimenQtNotification LimenQtNotification;
+
+/* @button is the index of the pressed button, -1 for the default action. */
+typedef void (*LimenQtNotificationAction) (LimenQtNotification *notification, int button,
+                                           void *user_data);
+/* The notification went away (dismissed, expired, or closed by us); the handle is gone
+ * once this returns. */
+typedef void (*LimenQtNotificationClosed) (LimenQtNotification *notification, void *user_data);
+
+typedef struct {
+  LimenQtWindow window;
+  const char   *to;             /* comma-separated addresses, may be "" */
+  const char   *cc;
+  const char   *bcc;
+  const char   *subject;
+  const char   *body;
+  size_t        n_attachments;
+  const char  **attachments;    /* local paths */
+} LimenQtEmailSpec;
+
+typedef void (*LimenQtEmailDone) (int response, const char *error_message, void *user_data);
+
+/* Why the shim cannot show widgets (no display), or NULL when it can. Creates nothing. */
+LIMEN_QT_EXPORT const char *limen_qt_unavailable_reason (void);
+
+/* Open a file dialog (KFileWidget). NULL when no dialog can be shown. */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_file_chooser_open (const LimenQtFileChooserSpec *spec,
+                                                           LimenQtFileChooserDone done,
+                                                           void *user_data);
+/* Open an access dialog. */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_access_open (const LimenQtAccessSpec *spec,
+                                                     LimenQtAccessDone done, void *user_data);
+/* Open an application chooser. */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_app_chooser_open (const LimenQtAppChooserSpec *spec,
+                                                          LimenQtAppChooserDone done,
+                                                          void *user_data);
+/* Replace the list of an open application chooser. */
+LIMEN_QT_EXPORT void limen_qt_app_chooser_update (LimenQtDialog *dialog, size_t n_choices,
+                                                  const char **choices);
+/* Open the account information dialog. */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_account_open (const LimenQtAccountSpec *spec,
+                                                      LimenQtAccountDone done, void *user_data);
+/* Close a dialog (Request.Close): its callback will not run. */
+LIMEN_QT_EXPORT void limen_qt_close (LimenQtDialog *dialog);
+/* The X11 window id of an open dialog (0 when not on X11 or not yet shown); for tests. */
+LIMEN_QT_EXPORT unsigned long limen_qt_dialog_window_id (LimenQtDialog *dialog);
+
+/* Show a notification (KNotification). NULL when none can be sent. */
+LIMEN_QT_EXPORT LimenQtNotification *limen_qt_notification_show (const LimenQtNotificationSpec *spec,
+                                                                 LimenQtNotificationAction action,
+                                                                 LimenQtNotificationClosed closed,
+                                                                 void *user_data);
+/* Withdraw a notification; its closed callback runs. */
+LIMEN_QT_EXPORT void limen_qt_notification_close (LimenQtNotification *notification);
+
+/* Start the user's mail client (KEMailClientLauncherJob); reports once. 0 when started. */
+LIMEN_QT_EXPORT int limen_qt_email_compose (const LimenQtEmailSpec *spec, LimenQtEmailDone done,
+                                            void *user_data);
+
+/* Entry points of liblimen-qt.so, for the loader (X-macro). */
+#define LIMEN_QT_DLOPEN_FUNCTIONS(X)   \
+  X (limen_qt_unavailable_reason)      \
+  X (limen_qt_file_chooser_open)       \
+  X (limen_qt_access_open)             \
+  X (limen_qt_app_chooser_open)        \
+  X (limen_qt_app_chooser_update)      \
+  X (limen_qt_account_open)            \
+  X (limen_qt_close)                   \
+  X (limen_qt_dialog_window_id)        \
+  X (limen_qt_notification_show)       \
+  X (limen_qt_notification_close)      \
+  X (limen_qt_email_compose)
+
+#ifdef __cplusplus
+}
+#endif

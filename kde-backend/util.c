@@ -1,0 +1,199 @@
+/* Limen — small helpers the limen-kde dialogs share: choices, argument checks, replies.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "limen-kde.h"
+
+#include <string.h>
+
+#include "errors.h"
+
+#define MAX_CHOICES 32
+#define MAX_CHOICE_OPTIONS 64
+#define MAX_CHOICE_STRING 512
+
+static gboolean
+check_choice_string (const char *key, const char *s, gboolean allow_empty, GError **e)
+{
+  if (strlen (s) > MAX_CHOICE_STRING || !g_utf8_validate (s, -1, NULL))
+    {
+      limen_option_set_error (e, key, "a string is too long or not UTF-8");
+      return FALSE;
+    }
+  if (!allow_empty && *s == '\0')
+    {
+      limen_option_set_error (e, key, "an id is empty");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_kde_validate_choices (const LimenOption *o, GVariant *v, GError **e)
+{
+  gsize n = g_variant_n_children (v);
+
+  if (n > MAX_CHOICES)
+    {
+      limen_option_set_error (e, o->key, "too many choices");
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      const char *id, *label, *initial;
+      g_autoptr(GVariant) options = NULL;
+      gsize n_options;
+      gboolean initial_found;
+
+      g_variant_get_child (v, i, "(&s&s@a(ss)&s)", &id, &label, &options, &initial);
+      if (!check_choice_string (o->key, id, FALSE, e) || !check_choice_string (o->key, label, TRUE, e) ||
+          !check_choice_string (o->key, initial, TRUE, e))
+        return FALSE;
+      for (gsize j = 0; j < i; j++)
+        {
+          const char *other;
+
+          g_variant_get_child (v, j, "(&s&s@a(ss)&s)", &other, NULL, NULL, NULL);
+          if (g_str_equal (other, id))
+            {
+              limen_option_set_error (e, o->key, "duplicate choice id");
+              return FALSE;
+            }
+        }
+      n_options = g_variant_n_children (options);
+      if (n_options > MAX_CHOICE_OPTIONS)
+        {
+          limen_option_set_error (e, o->key, "too many options in a choice");
+          return FALSE;
+        }
+      initial_found = n_options == 0 || *initial == '\0';
+      for (gsize j = 0; j < n_options; j++)
+        {
+          const char *oid, *olabel;
+
+          g_variant_get_child (options, j, "(&s&s)", &oid, &olabel);
+          if (!check_choice_string (o->key, oid, FALSE, e) || !check_choice_string (o->key, olabel, TRUE, e))
+            return FALSE;
+          if (g_str_equal (oid, initial))
+            initial_found = TRUE;
+        }
+      if (!initial_found)
+        {
+          limen_option_set_error (e, o->key, "the initial selection is not one of the options");
+          return FALSE;
+        }
+      if (n_options == 0 && *initial && !g_str_equal (initial, "true") && !g_str_equal (initial, "false"))
+        {
+          limen_option_set_error (e, o->key, "a boolean choice must start as \"true\" or \"false\"");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static const char *
+keep (LimenKdeChoices *c, const char *s)
+{
+  char *copy = g_strdup (s);
+
+  g_ptr_array_add (c->strings, copy);
+  return copy;
+}
+
+void
+limen_kde_choices_init (LimenKdeChoices *out, GVariant *choices)
+{
+  out->strings = g_ptr_array_new_with_free_func (g_free);
+  out->arrays = g_ptr_array_new_with_free_func (g_free);
+  out->choices = g_array_new (FALSE, TRUE, sizeof (LimenQtChoice));
+  if (!choices)
+    return;
+  for (gsize i = 0; i < g_variant_n_children (choices); i++)
+    {
+      const char *id, *label, *initial;
+      g_autoptr(GVariant) options = NULL;
+      LimenQtChoice c = { 0 };
+      const char **ids, **labels;
+
+      g_variant_get_child (choices, i, "(&s&s@a(ss)&s)", &id, &label, &options, &initial);
+      c.id = keep (out, id);
+      c.label = keep (out, label);
+      c.initial = keep (out, initial);
+      c.n_options = g_variant_n_children (options);
+      ids = g_new0 (const char *, c.n_options + 1);
+      labels = g_new0 (const char *, c.n_options + 1);
+      g_ptr_array_add (out->arrays, ids);
+      g_ptr_array_add (out->arrays, labels);
+      for (gsize j = 0; j < c.n_options; j++)
+        {
+          const char *oid, *olabel;
+
+          g_variant_get_child (options, j, "(&s&s)", &oid, &olabel);
+          ids[j] = keep (out, oid);
+          labels[j] = keep (out, olabel);
+        }
+      c.option_ids = ids;
+      c.option_labels = labels;
+      g_array_append_val (out->choices, c);
+    }
+}
+
+void
+limen_kde_choices_clear (LimenKdeChoices *choices)
+{
+  g_clear_pointer (&choices->strings, g_ptr_array_unref);
+  g_clear_pointer (&choices->arrays, g_ptr_array_unref);
+  g_clear_pointer (&choices->choices, g_array_unref);
+}
+
+GVariant *
+limen_kde_choices_result (size_t n, const LimenQtChoiceResult *results)
+{
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a(ss)"));
+  for (size_t i = 0; i < n; i++)
+    g_variant_builder_add (&b, "(ss)", results[i].id, results[i].value);
+  return g_variant_builder_end (&b);
+}
+
+gboolean
+limen_kde_check_string_arg (const char *name, const char *value, gsize max, GError **error)
+{
+  if (strlen (value) > max || !g_utf8_validate (value, -1, NULL))
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                   "Invalid %s: longer than %" G_GSIZE_FORMAT " bytes or not UTF-8", name, max);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_kde_check_parent_window (const char *parent_window, GError **error)
+{
+  if (*parent_window == '\0')
+    return TRUE;
+  if (g_str_has_prefix (parent_window, "x11:"))
+    {
+      const char *hex = parent_window + 4;
+      char *end = NULL;
+      guint64 xid;
+
+      xid = g_ascii_strtoull (hex, &end, 16);
+      if (*hex != '\0' && end && *end == '\0' && xid <= G_MAXUINT32)
+        return TRUE;
+    }
+  else if (g_str_has_prefix (parent_window, "wayland:") && strlen (parent_window) < 256 &&
+           g_utf8_validate (parent_window, -1, NULL))
+    return TRUE;
+  g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                       "Invalid parent_window: expected \"x11:HEX\" or \"wayland:HANDLE\"");
+  return FALSE;
+}
+
+void
+limen_kde_reply_response (GDBusMethodInvocation *invocation, guint response, GVariant *results)
+{
+  if (!results)
+    results = g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0);
+  g_dbus_method_invocation_return_value (invocation, g_variant_new ("(u@a{sv})", response, results));
+}
