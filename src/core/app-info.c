@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "pid-map.h"
 
 #define FLATPAK_INFO_MAX (256 * 1024)
 #define PROC_FILE_MAX (64 * 1024)
@@ -776,23 +777,6 @@ limen_app_info_get_for_pid (pid_t pid, GError **error)
   return info;
 }
 
-/* The pid behind a pidfd, from /proc/self/fdinfo. */
-static pid_t
-pid_from_pidfd (int pidfd)
-{
-  char path[64];
-  g_autofree char *contents = NULL;
-  const char *p;
-
-  g_snprintf (path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
-  if (!g_file_get_contents (path, &contents, NULL, NULL))
-    return -1;
-  p = strstr (contents, "\nPid:");
-  if (p == NULL)
-    return -1;
-  return (pid_t) g_ascii_strtoll (p + 5, NULL, 10);
-}
-
 static gboolean
 pidfd_alive (int pidfd)
 {
@@ -842,7 +826,7 @@ limen_app_info_get_for_sender (GDBusConnection *connection, const char *sender, 
 
   if (pidfd >= 0)
     {
-      pid = pid_from_pidfd (pidfd);
+      pid = limen_pidfd_get_pid (pidfd);
       if (pid <= 0)
         {
           g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Caller %s has exited", sender);

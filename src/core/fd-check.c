@@ -155,8 +155,9 @@ limen_fd_check (LimenAppInfo *info, int fd, LimenFdFlags flags, LimenFdInfo *out
       seen.st_dev != st.st_dev || seen.st_ino != st.st_ino)
     return not_allowed (error, "the file is not visible to the caller");
 
-  if (is_opath)
+  if (is_opath || S_ISDIR (st.st_mode))
     {
+      /* A directory fd can never be opened for writing, so what counts for it is the same. */
       /* An O_PATH fd carries no rights: only what the caller could open itself. */
       readable = caller_may (info, &seen, R_OK);
       writable = caller_may (info, &seen, W_OK) && !mount_is_readonly (seen_fd);

@@ -1,1 +1,87 @@
-int main(void){return 0;}
+/* limen-portal: the frontend, org.freedesktop.portal.Desktop.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <glib/gi18n.h>
+
+#include "daemon.h"
+#include "permission-store.h"
+#include "portal.h"
+#include "request.h"
+#include "session.h"
+
+#include "game-mode.h"
+#include "memory-monitor.h"
+#include "network-monitor.h"
+#include "power-profile-monitor.h"
+#include "proxy-resolver.h"
+#include "realtime.h"
+#include "registry.h"
+#include "settings.h"
+#include "trash.h"
+
+static const struct {
+  const char        *name;
+  LimenPortalNewFunc new_func;
+} portals[] = {
+  { "GameMode", limen_game_mode_new },
+  { "MemoryMonitor", limen_memory_monitor_new },
+  { "NetworkMonitor", limen_network_monitor_new },
+  { "PowerProfileMonitor", limen_power_profile_monitor_new },
+  { "ProxyResolver", limen_proxy_resolver_new },
+  { "Realtime", limen_realtime_new },
+  { "Registry", limen_registry_new },
+  { "Settings", limen_settings_new },
+  { "Trash", limen_trash_new },
+};
+
+static LimenPortalContext context;
+static GPtrArray *skeletons;
+
+static gboolean
+on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
+{
+  context.connection = connection;
+  context.config = limen_portal_config_load ();
+  limen_permission_store_init (connection);
+  skeletons = g_ptr_array_new_with_free_func (g_object_unref);
+
+  for (guint i = 0; i < G_N_ELEMENTS (portals); i++)
+    {
+      GDBusInterfaceSkeleton *skeleton = portals[i].new_func (&context);
+
+      if (skeleton == NULL)
+        {
+          g_debug ("%s is not offered", portals[i].name);
+          continue;
+        }
+      if (!g_dbus_interface_skeleton_export (skeleton, connection, LIMEN_PORTAL_PATH, error))
+        return FALSE;
+      g_ptr_array_add (skeletons, skeleton);
+      g_debug ("Offering %s", portals[i].name);
+    }
+  return TRUE;
+}
+
+static void
+on_shutdown (gpointer user_data)
+{
+  /* Backends are told; callers see their requests end. */
+  limen_request_close_all ();
+  limen_session_close_all ();
+  for (guint i = 0; skeletons && i < skeletons->len; i++)
+    g_dbus_interface_skeleton_unexport (g_ptr_array_index (skeletons, i));
+}
+
+int
+main (int argc, char **argv)
+{
+  const char *names[] = { "org.freedesktop.portal.Desktop", NULL };
+  LimenDaemonSpec spec = {
+    .program = "limen-portal",
+    .summary = N_("Desktop portal frontend: answers org.freedesktop.portal.* for sandboxed and host apps."),
+    .bus_names = names,
+    .on_bus = on_bus,
+    .on_shutdown = on_shutdown,
+  };
+
+  return limen_daemon_main (&spec, argc, argv);
+}

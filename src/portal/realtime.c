@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "realtime.h"
+
+#include "pid-map.h"
+
+#define RTKIT_NAME "org.freedesktop.RealtimeKit1"
+#define RTKIT_PATH "/org/freedesktop/RealtimeKit1"
+#define RTKIT_TIMEOUT_MS 5000
+
+static GDBusConnection *system_bus;
+static gboolean rtkit_present;
+static LimenDbusPortalRealtime *skeleton;
+
+typedef struct {
+  LimenDbusPortalRealtime *object;
+  GDBusMethodInvocation   *invocation;
+} Call;
+
+static void
+on_rtkit_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Call *call = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+
+  if (reply)
+    g_dbus_method_invocation_return_value (call->invocation, NULL);
+  else
+    g_dbus_method_invocation_return_error (call->invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                           "RealtimeKit refused: %s", error->message);
+  g_object_unref (call->object);
+  g_free (call);
+}
+
+static gboolean
+forward (LimenDbusPortalRealtime *object, GDBusMethodInvocation *invocation, const char *method,
+         guint64 process, guint64 thread, GVariant *priority)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) prio = g_variant_ref_sink (priority);
+  pid_t pid = (pid_t) process, tid = (pid_t) thread;
+  Call *call;
+
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+  if (!rtkit_present)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
+                                                     "RealtimeKit is not available");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (process == 0 || thread == 0 || process > G_MAXINT32 || thread > G_MAXINT32)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                     "Invalid process or thread id");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (!limen_pid_map_to_host (info, &pid, 1, &error) ||
+      !limen_pid_map_thread_to_host (info, pid, &tid, &error))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  call = g_new0 (Call, 1);
+  call->object = g_object_ref (object);
+  call->invocation = invocation;
+  g_dbus_connection_call (system_bus, RTKIT_NAME, RTKIT_PATH, "org.freedesktop.RealtimeKit1", method,
+                          g_variant_new ("(tt@*)", (guint64) pid, (guint64) tid, prio), NULL,
+                          G_DBUS_CALL_FLAGS_NONE, RTKIT_TIMEOUT_MS, NULL, on_rtkit_reply, call);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_make_realtime (LimenDbusPortalRealtime *object, GDBusMethodInvocation *invocation,
+                      guint64 process, guint64 thread, guint priority)
+{
+  return forward (object, invocation, "MakeThreadRealtimeWithPID", process, thread,
+                  g_variant_new_uint32 (priority));
+}
+
+static gboolean
+handle_make_high_priority (LimenDbusPortalRealtime *object, GDBusMethodInvocation *invocation,
+                           guint64 process, guint64 thread, gint priority)
+{
+  return forward (object, invocation, "MakeThreadHighPriorityWithPID", process, thread,
+                  g_variant_new_int32 (priority));
+}
+
+static void
+on_properties (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  g_autoptr(GVariant) props = NULL;
+  gint32 i;
+  gint64 x;
+
+  if (reply == NULL)
+    return;
+  props = g_variant_get_child_value (reply, 0);
+  if (g_variant_lookup (props, "MaxRealtimePriority", "i", &i))
+    limen_dbus_portal_realtime_set_max_realtime_priority (skeleton, i);
+  if (g_variant_lookup (props, "MinNiceLevel", "i", &i))
+    limen_dbus_portal_realtime_set_min_nice_level (skeleton, i);
+  if (g_variant_lookup (props, "RTTimeUSecMax", "x", &x))
+    limen_dbus_portal_realtime_set_rttime_usec_max (skeleton, x);
+}
+
+static void
+on_rtkit_appeared (GDBusConnection *c, const char *name, const char *owner, gpointer user_data)
+{
+  rtkit_present = TRUE;
+  g_dbus_connection_call (c, RTKIT_NAME, RTKIT_PATH, "org.freedesktop.DBus.Properties", "GetAll",
+                          g_variant_new ("(s)", "org.freedesktop.RealtimeKit1"), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NO_AUTO_START, RTKIT_TIMEOUT_MS, NULL, on_properties, NULL);
+}
+
+static void
+on_rtkit_vanished (GDBusConnection *c, const char *name, gpointer user_data)
+{
+  rtkit_present = FALSE;
+}
+
+static void
+on_system_bus (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  system_bus = g_bus_get_finish (result, &error);
+  if (system_bus == NULL)
+    {
+      g_debug ("No system bus, so no RealtimeKit: %s", error->message);
+      return;
+    }
+  /* RealtimeKit is activatable on real systems; watch with auto-start so it comes up. */
+  g_bus_watch_name_on_connection (system_bus, RTKIT_NAME, G_BUS_NAME_WATCHER_FLAGS_AUTO_START,
+                                  on_rtkit_appeared, on_rtkit_vanished, NULL, NULL);
+}
+
+GDBusInterfaceSkeleton *
+limen_realtime_new (LimenPortalContext *context)
+{
+  skeleton = limen_dbus_portal_realtime_skeleton_new ();
+  limen_dbus_portal_realtime_set_version (skeleton, 1);
+  g_signal_connect (skeleton, "handle-make-thread-realtime-with-pid", G_CALLBACK (handle_make_realtime), NULL);
+  g_signal_connect (skeleton, "handle-make-thread-high-priority-with-pid",
+                    G_CALLBACK (handle_make_high_priority), NULL);
+  g_bus_get (G_BUS_TYPE_SYSTEM, NULL, on_system_bus, NULL);
+  return G_DBUS_INTERFACE_SKELETON (skeleton);
+}

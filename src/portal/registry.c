@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "registry.h"
+
+static gboolean
+handle_register (LimenDbusHostPortalRegistry *object, GDBusMethodInvocation *invocation,
+                 const char *app_id, GVariant *options)
+{
+  g_autoptr(GError) error = NULL;
+
+  /* No options are defined yet; whatever comes is dropped. */
+  if (!limen_app_info_register_host_id (g_dbus_method_invocation_get_connection (invocation),
+                                        g_dbus_method_invocation_get_sender (invocation), app_id, &error))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  limen_dbus_host_portal_registry_complete_register (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+GDBusInterfaceSkeleton *
+limen_registry_new (LimenPortalContext *context)
+{
+  LimenDbusHostPortalRegistry *object = limen_dbus_host_portal_registry_skeleton_new ();
+
+  limen_dbus_host_portal_registry_set_version (object, 1);
+  g_signal_connect (object, "handle-register", G_CALLBACK (handle_register), NULL);
+  return G_DBUS_INTERFACE_SKELETON (object);
+}
