@@ -1,1 +1,15 @@
 # limen-portal and src/core tests (owned by the frontend).
+limen_add_unit_test(test-options SOURCES unit/test-options.c)
+limen_add_unit_test(test-app-info SOURCES unit/test-app-info.c)
+limen_add_unit_test(test-portal-config SOURCES unit/test-portal-config.c)
+limen_add_unit_test(test-fd-check SOURCES unit/test-fd-check.c)
+
+limen_add_pytest(integration-portal-core test_portal_core.py)
+limen_add_pytest(integration-portal-monitors test_portal_monitors.py)
+limen_add_pytest(integration-portal-settings test_portal_settings.py)
+limen_add_pytest(integration-portal-trash test_portal_trash.py)
+limen_add_pytest(integration-portal-identity test_portal_identity.py)
+
+if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/requests.cmake)
+  include(${CMAKE_CURRENT_SOURCE_DIR}/requests.cmake)
+endif()

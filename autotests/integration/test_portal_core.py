@@ -1,0 +1,144 @@
+"""limen-portal as a daemon: lifecycle, bus name handling, exported interfaces, bad input."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from gi.repository import GLib
+
+import limentest
+from limentest import dbus_error_name, PORTAL_BUS_NAME
+
+FOUNDATION_INTERFACES = {
+    "org.freedesktop.portal.NetworkMonitor": 3,
+    "org.freedesktop.portal.ProxyResolver": 1,
+    "org.freedesktop.portal.MemoryMonitor": 1,
+    "org.freedesktop.portal.PowerProfileMonitor": 1,
+    "org.freedesktop.portal.Settings": 2,
+    "org.freedesktop.portal.Trash": 1,
+    "org.freedesktop.portal.GameMode": 4,
+    "org.freedesktop.portal.Realtime": 1,
+    "org.freedesktop.host.portal.Registry": 1,
+}
+
+
+def test_version_says_whether_hooks_are_compiled():
+    out = subprocess.run([limentest.binary("limen-portal"), "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("limen-portal ")
+    assert "test hooks: compiled in" in out.stdout or "test hooks: not compiled in" in out.stdout
+
+
+def test_interfaces_and_versions(bus):
+    bus.start_portal()
+    ifaces = bus.interfaces()
+    for iface, version in FOUNDATION_INTERFACES.items():
+        assert iface in ifaces
+        assert bus.get_property(iface, "version") == version, iface
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_signals_exit_cleanly(bus, sig):
+    d = bus.start_portal()
+    # A call in flight and a peer connected while the signal lands.
+    bus.call("org.freedesktop.portal.Settings", "ReadAll", ([],), "(as)")
+    t0 = time.monotonic()
+    d.send_signal(sig)
+    assert d.wait(timeout=5) == 0
+    assert time.monotonic() - t0 < 1.0
+    bus.wait_for_name_gone(PORTAL_BUS_NAME)
+
+
+def test_replace(bus):
+    first = bus.start_portal()
+    second = bus.start("limen-portal", "--replace")
+    assert first.wait(timeout=5) == 0, first.output()
+    bus.wait_for_name(PORTAL_BUS_NAME)
+    assert second.alive()
+    assert bus.get_property("org.freedesktop.portal.Trash", "version") == 1
+
+
+def test_second_instance_without_replace_fails(bus):
+    bus.start_portal()
+    second = bus.start("limen-portal")
+    assert second.wait(timeout=5) == 1
+    assert "--replace" in second.output()
+
+
+def test_no_session_bus():
+    env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/bus")
+    out = subprocess.run([limentest.binary("limen-portal")], env=env, capture_output=True, text=True, timeout=10)
+    assert out.returncode == 1
+    assert "session bus" in out.stderr
+
+
+def test_wrong_signature_is_invalid_args_and_daemon_serves(bus):
+    d = bus.start_portal()
+    with pytest.raises(GLib.Error) as e:
+        bus.call("org.freedesktop.portal.Settings", "ReadOne", (1, 2), "(uu)")
+    assert "InvalidArgs" in str(e.value) or dbus_error_name(e.value) == "org.freedesktop.DBus.Error.InvalidArgs"
+    with pytest.raises(GLib.Error):
+        bus.call("org.freedesktop.portal.NetworkMonitor", "NoSuchMethod")
+    assert bus.call("org.freedesktop.portal.NetworkMonitor", "GetAvailable")[0] in (True, False)
+    assert d.alive()
+
+
+def test_oversized_strings_refused(bus):
+    bus.start_portal()
+    with pytest.raises(GLib.Error) as e:
+        bus.call("org.freedesktop.portal.Settings", "ReadOne", ("x" * 100000, "k"), "(ss)")
+    assert dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+    with pytest.raises(GLib.Error) as e:
+        bus.call("org.freedesktop.portal.Settings", "ReadAll", (["a"] * 1000,), "(as)")
+    assert dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+    with pytest.raises(GLib.Error) as e:
+        bus.call("org.freedesktop.portal.ProxyResolver", "Lookup", ("http://" + "a" * 20000,), "(s)")
+    assert dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+
+
+def test_registry(bus):
+    bus.start_portal()
+    conn = bus.new_connection()
+    bus.call("org.freedesktop.host.portal.Registry", "Register", ("org.example.Host", {}), "(sa{sv})", conn=conn)
+    # The same id again is fine; another id on the same connection is not.
+    bus.call("org.freedesktop.host.portal.Registry", "Register", ("org.example.Host", {}), "(sa{sv})", conn=conn)
+    with pytest.raises(GLib.Error) as e:
+        bus.call("org.freedesktop.host.portal.Registry", "Register", ("org.example.Other", {}), "(sa{sv})", conn=conn)
+    assert dbus_error_name(e.value) == "org.freedesktop.portal.Error.Exists"
+    for bad in ("", "nodots", "org..x", "../../etc", "org/example"):
+        with pytest.raises(GLib.Error) as e:
+            bus.call("org.freedesktop.host.portal.Registry", "Register", (bad, {}), "(sa{sv})")
+        assert dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument", bad
+
+
+def test_registry_refused_to_sandboxed_apps(bus):
+    bus.start_portal()
+    r = limentest.run_sandboxed(bus, "org.example.App", SANDBOX_REGISTER)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "org.freedesktop.portal.Error.NotAllowed"
+
+
+SANDBOX_REGISTER = """
+import gi
+from gi.repository import Gio, GLib
+c = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+try:
+    c.call_sync('org.freedesktop.portal.Desktop', '/org/freedesktop/portal/desktop',
+                'org.freedesktop.host.portal.Registry', 'Register',
+                GLib.Variant('(sa{sv})', ('org.example.Host', {})), None, 0, 5000, None)
+    print('accepted')
+except GLib.Error as e:
+    print(Gio.DBusError.get_remote_error(e))
+"""
+
+
+def test_caller_vanishing_mid_call_does_not_hurt(bus):
+    """Many clients that call and disconnect at once: the daemon keeps serving."""
+    d = bus.start_portal()
+    for _ in range(20):
+        c = bus.new_connection()
+        c.call("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
+               "org.freedesktop.portal.Settings", "ReadAll", GLib.Variant("(as)", ([],)), None, 0, 5000, None, None)
+        c.close_sync(None)
+    assert bus.call("org.freedesktop.portal.Settings", "ReadAll", ([],), "(as)")[0]
+    assert d.alive()

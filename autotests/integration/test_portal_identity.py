@@ -1,0 +1,143 @@
+"""Caller identity: real bwrap sandboxes with synthesized /.flatpak-info, hostile claims, and
+the XDG_DESKTOP_PORTAL_TEST_* hooks in the daemon's own environment."""
+import os
+import subprocess
+
+import pytest
+
+import limentest
+
+CALL_NETWORK = """
+import sys
+from gi.repository import Gio, GLib
+c = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+try:
+    r = c.call_sync('org.freedesktop.portal.Desktop', '/org/freedesktop/portal/desktop',
+                    'org.freedesktop.portal.NetworkMonitor', 'GetStatus', None, None, 0, 5000, None)
+    print('ok')
+except GLib.Error as e:
+    print(Gio.DBusError.get_remote_error(e))
+"""
+
+WITH_NETWORK = "[Application]\nname={app}\n\n[Context]\nshared=network;ipc;\n"
+
+
+def run(bus, info, extra_args=(), app="org.example.App"):
+    r = limentest.run_sandboxed(bus, app, CALL_NETWORK, flatpak_info=info, extra_args=extra_args)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_flatpak_with_network(bus):
+    d = bus.start_portal()
+    assert run(bus, WITH_NETWORK.format(app="org.example.App")) == "ok"
+    assert "Caller" in d.output() and "a Flatpak app 'org.example.App'" in d.output()
+
+
+def test_flatpak_without_network_is_refused(bus):
+    bus.start_portal()
+    assert run(bus, "[Application]\nname=org.example.App\n") == "org.freedesktop.portal.Error.NotAllowed"
+
+
+@pytest.mark.parametrize("info", [
+    "",                                                   # empty: no [Application]
+    "[Runtime]\nname=org.example.Platform\n",
+    "[Application]\nname=\n",
+    "[Application]\nname=../../etc\n",
+    "[Application]\nname=org/example/App\n[Context]\nshared=network;\n",
+    "[Application]\nname=org.example..App\n[Context]\nshared=network;\n",
+    "\x00\x01garbage",
+])
+def test_bad_flatpak_info_is_refused_not_host(bus, info):
+    d = bus.start_portal()
+    assert run(bus, info) == "org.freedesktop.portal.Error.NotAllowed"
+    assert "Refusing caller" in d.output()
+    # The daemon keeps serving everyone else.
+    assert bus.call("org.freedesktop.portal.NetworkMonitor", "GetAvailable")[0] in (True, False)
+
+
+def test_flatpak_info_symlink_is_refused(bus, tmp_path):
+    # A symlink to another app's (valid) metadata must not lend that identity.
+    target = tmp_path / "other-info"
+    target.write_text(WITH_NETWORK.format(app="org.example.Other"))
+    bus.start_portal()
+    out = run(bus, False, extra_args=("--ro-bind", str(tmp_path), str(tmp_path),
+                                      "--symlink", str(target), "/.flatpak-info"))
+    assert out == "org.freedesktop.portal.Error.NotAllowed"
+    out = run(bus, False, extra_args=("--symlink", "/nonexistent", "/.flatpak-info"))
+    assert out == "org.freedesktop.portal.Error.NotAllowed"
+
+
+def test_flatpak_info_directory_is_refused(bus):
+    bus.start_portal()
+    out = run(bus, False, extra_args=("--dir", "/.flatpak-info"))
+    assert out == "org.freedesktop.portal.Error.NotAllowed"
+
+
+def test_caller_environment_changes_nothing(bus):
+    bus.start_portal()
+    r = limentest.run_sandboxed(
+        bus, "org.example.App", CALL_NETWORK, flatpak_info="[Application]\nname=org.example.App\n",
+        extra_args=("--setenv", "XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND", "host",
+                    "--setenv", "FLATPAK_ID", "org.example.Host"))
+    assert r.stdout.strip() == "org.freedesktop.portal.Error.NotAllowed"
+
+
+def test_host_caller_unit_name(bus):
+    """A host process in an app-ID scope would be identified by it; here we check the
+    plain host case: no sandbox, no id, full access."""
+    d = bus.start_portal()
+    assert bus.call("org.freedesktop.portal.NetworkMonitor", "GetStatus")[0]
+    assert "is a host app" in d.output()
+
+
+hooks = pytest.mark.skipif(
+    "test hooks: compiled in" not in subprocess.run([limentest.binary("limen-portal"), "--version"],
+                                                    capture_output=True, text=True).stdout,
+    reason="built without LIMEN_TEST_HOOKS")
+
+
+@hooks
+def test_hook_flatpak(bus, tmp_path):
+    md = tmp_path / "metadata"
+    md.write_text("[Application]\nname=org.example.Hooked\n")
+    d = bus.start_portal(env={"XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND": "flatpak",
+                              "XDG_DESKTOP_PORTAL_TEST_FLATPAK_METADATA": str(md)})
+    assert "Test hook active" in d.output()
+    # No shared=network in that metadata: the sandbox rule applies to an unsandboxed caller.
+    with pytest.raises(Exception) as e:
+        bus.call("org.freedesktop.portal.NetworkMonitor", "GetStatus")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.NotAllowed"
+    assert "a Flatpak app 'org.example.Hooked'" in d.output()
+
+
+@hooks
+def test_hook_malformed_metadata(bus, tmp_path):
+    md = tmp_path / "metadata"
+    md.write_text("this is [not a keyfile\n")
+    d = bus.start_portal(env={"XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND": "flatpak",
+                              "XDG_DESKTOP_PORTAL_TEST_FLATPAK_METADATA": str(md)})
+    with pytest.raises(Exception) as e:
+        bus.call("org.freedesktop.portal.NetworkMonitor", "GetStatus")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.NotAllowed"
+    assert "Unparsable Flatpak metadata" in d.output()
+    assert d.alive()
+
+
+@hooks
+def test_hook_snap_and_host(bus, tmp_path):
+    md = tmp_path / "snap"
+    md.write_text("[Snap Info]\nInstanceName=hello\nAppName=hello\nCommonID=org.example.Hello\n"
+                  "DesktopFile=hello.desktop\nHasNetworkStatus=true\n")
+    d = bus.start_portal(env={"XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND": "snap",
+                              "XDG_DESKTOP_PORTAL_TEST_SNAP_METADATA": str(md)})
+    assert bus.call("org.freedesktop.portal.NetworkMonitor", "GetStatus")[0]
+    assert "a Snap app 'snap.hello'" in d.output()
+
+
+@hooks
+def test_hook_host_id(bus):
+    d = bus.start_portal(env={"XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND": "host",
+                              "XDG_DESKTOP_PORTAL_TEST_HOST_APPID": "org.example.HostApp"})
+    bus.call("org.freedesktop.portal.NetworkMonitor", "GetStatus")
+    assert "a host app 'org.example.HostApp'" in d.output()

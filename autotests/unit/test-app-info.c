@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <string.h>
+#include <glib/gstdio.h>
+
+#include "app-info.h"
+#include "errors.h"
+
+static void
+test_app_id_validity (void)
+{
+  const char *good[] = { "org.example.App", "org.kde.konsole", "a.b", "org.example.my-app", "org._1x.App_2", NULL };
+  const char *bad[] = { "", "org", ".org.example", "org..example", "org.example.", "org/example.App",
+                        "../../etc", "org.1example.App", "org.exa mple.App", "org.example.Äpp", NULL };
+  g_autofree char *long_id = g_strnfill (300, 'a');
+
+  for (guint i = 0; good[i]; i++)
+    g_assert_true (limen_app_id_is_valid (good[i]));
+  for (guint i = 0; bad[i]; i++)
+    g_assert_false (limen_app_id_is_valid (bad[i]));
+  long_id[10] = '.';
+  g_assert_false (limen_app_id_is_valid (long_id));
+  g_assert_false (limen_app_id_is_valid (NULL));
+}
+
+static void
+test_flatpak_info (void)
+{
+  const char *ok = "[Application]\nname=org.example.App\nruntime=runtime/x/y/z\n\n"
+                   "[Instance]\ninstance-id=42\n\n[Context]\nshared=network;ipc;\n";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenAppInfo) info = limen_app_info_new_flatpak_from_data (ok, strlen (ok), 1, &error);
+  g_auto(GStrv) shared = NULL;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (info);
+  g_assert_cmpint (limen_app_info_get_kind (info), ==, LIMEN_APP_KIND_FLATPAK);
+  g_assert_false (limen_app_info_is_host (info));
+  g_assert_cmpstr (limen_app_info_get_id (info), ==, "org.example.App");
+  g_assert_cmpstr (limen_app_info_get_instance (info), ==, "42");
+  shared = g_key_file_get_string_list (limen_app_info_get_metadata (info), "Context", "shared", NULL, NULL);
+  g_assert_true (g_strv_contains ((const char * const *) shared, "network"));
+}
+
+static void
+test_flatpak_info_bad (void)
+{
+  const char *bad[] = {
+    "",                                          /* no [Application] */
+    "[Runtime]\nname=org.example.Platform\n",    /* a runtime, no app */
+    "[Application]\n",                           /* no name */
+    "[Application]\nname=\n",                    /* empty */
+    "[Application]\nname=../../x\n",             /* path-like */
+    "[Application]\nname=org/example\n",
+    "not a keyfile at all\n\x01\x02",
+    NULL
+  };
+
+  for (guint i = 0; bad[i]; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(LimenAppInfo) info = limen_app_info_new_flatpak_from_data (bad[i], strlen (bad[i]), 1, &error);
+
+      g_assert_null (info);
+      g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED);
+    }
+}
+
+static void
+test_unit_names (void)
+{
+  struct { const char *unit; const char *id; } cases[] = {
+    { "app-org.kde.konsole-1234.scope", "org.kde.konsole" },
+    { "app-gnome-org.gnome.Terminal-5678.scope", "org.gnome.Terminal" },
+    { "app-KDE-org.kde.dolphin-abc.scope", "org.kde.dolphin" },
+    { "app-org.example.App@12345.service", "org.example.App" },
+    { "app-dbus\\x2d:1.2-org.example.App@0.service", "org.example.App" },
+    { "app-flatpak-org.example.App-999.scope", "org.example.App" },
+    { "app-org.example.my\\x2dapp-77.scope", "org.example.my-app" },
+    { "app-org.example.App.service", "org.example.App" },
+    { "app-konsole-1234.scope", NULL },            /* not reverse-DNS */
+    { "session-2.scope", NULL },
+    { "app-.scope", NULL },
+    { "user@0.service", NULL },
+    { "app-org.example.App", NULL },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *id = limen_app_id_from_unit_name (cases[i].unit);
+      g_assert_cmpstr (id, ==, cases[i].id);
+    }
+}
+
+static void
+test_cgroups (void)
+{
+  g_autofree char *id = limen_app_id_from_cgroup ("0::/user.slice/user-1000.slice/user@1000.service/app.slice/app-org.kde.kate-4242.scope\n");
+  g_autofree char *none = limen_app_id_from_cgroup ("0::/user.slice/user-1000.slice/session-2.scope\n");
+  g_autofree char *v1 = limen_app_id_from_cgroup ("1:name=systemd:/user.slice/app-org.kde.kate-1.scope\n");
+
+  g_assert_cmpstr (id, ==, "org.kde.kate");
+  g_assert_null (none);
+  g_assert_null (v1);
+  g_assert_true (limen_cgroup_is_snap ("0::/user.slice/user-1000.slice/user@1000.service/app.slice/snap.firefox.firefox-2f1b.scope\n"));
+  g_assert_true (limen_cgroup_is_snap ("12:pids:/user.slice/snap.hello.hook.configure-1.scope\n0::/x\n"));
+  g_assert_false (limen_cgroup_is_snap ("0::/user.slice/user-1000.slice/session-2.scope\n"));
+  g_assert_false (limen_cgroup_is_snap ("0::/snapshots/app-x.scope\n"));
+}
+
+static void
+test_self_is_host (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenAppInfo) info = NULL;
+
+  if (g_getenv ("XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND"))
+    {
+      g_test_skip ("test hook set in the environment");
+      return;
+    }
+  info = limen_app_info_get_for_pid (getpid (), &error);
+  g_assert_no_error (error);
+  g_assert_true (limen_app_info_is_host (info));
+  g_assert_cmpint (limen_app_info_get_pid (info), ==, getpid ());
+  g_assert_cmpuint (limen_app_info_get_start_time (info), >, 0);
+  g_assert_cmpuint (limen_app_info_get_uid (info), ==, getuid ());
+}
+
+static void
+test_dead_pid (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_pid (G_MAXINT32 - 1, &error);
+
+  g_assert_null (info);
+  g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED);
+}
+
+#ifdef LIMEN_TEST_HOOKS
+static void
+run_hook_case (const char *kind, const char *var, const char *contents, const char *want_id, LimenAppKind want_kind)
+{
+  g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenAppInfo) info = NULL;
+  int fd = -1;
+
+  if (contents)
+    {
+      fd = g_file_open_tmp ("limen-hook-XXXXXX", &path, &error);
+      g_assert_no_error (error);
+      close (fd);
+      g_assert_true (g_file_set_contents (path, contents, -1, NULL));
+      g_setenv (var, path, TRUE);
+    }
+  g_setenv ("XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND", kind, TRUE);
+  info = limen_app_info_get_for_pid (getpid (), &error);
+  g_unsetenv ("XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND");
+  if (var)
+    g_unsetenv (var);
+  if (path)
+    g_unlink (path);
+  if (want_id == NULL)
+    {
+      g_assert_null (info);
+      g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED);
+      return;
+    }
+  g_assert_no_error (error);
+  g_assert_cmpint (limen_app_info_get_kind (info), ==, want_kind);
+  g_assert_cmpstr (limen_app_info_get_id (info), ==, want_id);
+}
+
+static void
+test_hooks (void)
+{
+  g_setenv ("XDG_DESKTOP_PORTAL_TEST_HOST_APPID", "org.example.Host", TRUE);
+  run_hook_case ("host", NULL, NULL, "org.example.Host", LIMEN_APP_KIND_HOST);
+  g_unsetenv ("XDG_DESKTOP_PORTAL_TEST_HOST_APPID");
+  run_hook_case ("host", NULL, NULL, "", LIMEN_APP_KIND_HOST);
+  run_hook_case ("flatpak", "XDG_DESKTOP_PORTAL_TEST_FLATPAK_METADATA",
+                 "[Application]\nname=org.example.Hooked\n[Context]\nshared=network;\n",
+                 "org.example.Hooked", LIMEN_APP_KIND_FLATPAK);
+  run_hook_case ("flatpak", "XDG_DESKTOP_PORTAL_TEST_FLATPAK_METADATA", "[Application]\nname=../x\n",
+                 NULL, LIMEN_APP_KIND_FLATPAK);
+  run_hook_case ("flatpak", "XDG_DESKTOP_PORTAL_TEST_FLATPAK_METADATA", NULL, NULL, LIMEN_APP_KIND_FLATPAK);
+  run_hook_case ("snap", "XDG_DESKTOP_PORTAL_TEST_SNAP_METADATA",
+                 "[Snap Info]\nInstanceName=hello\nAppName=hello\nCommonID=org.example.Hello\nDesktopFile=hello.desktop\n",
+                 "snap.hello", LIMEN_APP_KIND_SNAP);
+  run_hook_case ("snap", "XDG_DESKTOP_PORTAL_TEST_SNAP_METADATA", "[Snap Info]\nAppName=x\n", NULL, LIMEN_APP_KIND_SNAP);
+  run_hook_case ("bogus", NULL, NULL, NULL, LIMEN_APP_KIND_HOST);
+}
+#endif
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/app-info/app-id-validity", test_app_id_validity);
+  g_test_add_func ("/app-info/flatpak-info", test_flatpak_info);
+  g_test_add_func ("/app-info/flatpak-info-bad", test_flatpak_info_bad);
+  g_test_add_func ("/app-info/unit-names", test_unit_names);
+  g_test_add_func ("/app-info/cgroups", test_cgroups);
+  g_test_add_func ("/app-info/self-is-host", test_self_is_host);
+  g_test_add_func ("/app-info/dead-pid", test_dead_pid);
+#ifdef LIMEN_TEST_HOOKS
+  g_test_add_func ("/app-info/test-hooks", test_hooks);
+#endif
+  return g_test_run ();
+}

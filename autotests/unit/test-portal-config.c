@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <glib/gstdio.h>
+
+#include "portal-config.h"
+
+typedef struct {
+  char *root;
+  char *portals;
+  char *conf1;
+  char *conf2;
+} Fixture;
+
+static void
+write_file (const char *dir, const char *name, const char *contents)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+
+  g_assert_true (g_file_set_contents (path, contents, -1, NULL));
+}
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  f->root = g_dir_make_tmp ("limen-config-XXXXXX", NULL);
+  f->portals = g_build_filename (f->root, "portals", NULL);
+  f->conf1 = g_build_filename (f->root, "conf1", NULL);
+  f->conf2 = g_build_filename (f->root, "conf2", NULL);
+  g_mkdir (f->portals, 0755);
+  g_mkdir (f->conf1, 0755);
+  g_mkdir (f->conf2, 0755);
+  write_file (f->portals, "kde.portal",
+              "[portal]\nDBusName=org.freedesktop.impl.portal.desktop.kde\n"
+              "Interfaces=org.freedesktop.impl.portal.FileChooser;org.freedesktop.impl.portal.Settings;\nUseIn=KDE\n");
+  write_file (f->portals, "gtk.portal",
+              "[portal]\nDBusName=org.freedesktop.impl.portal.desktop.gtk\n"
+              "Interfaces=org.freedesktop.impl.portal.FileChooser;org.freedesktop.impl.portal.Settings;"
+              "org.freedesktop.impl.portal.Print;\nUseIn=gnome\n");
+  write_file (f->portals, "limen.portal",
+              "[portal]\nDBusName=org.freedesktop.impl.portal.desktop.limen\n"
+              "Interfaces=org.freedesktop.impl.portal.Settings;org.freedesktop.impl.portal.Access;\nUseIn=KDE\n");
+  write_file (f->portals, "broken.portal", "[portal]\nInterfaces=org.freedesktop.impl.portal.Access;\n");
+  write_file (f->portals, "notaportal.txt", "[portal]\nDBusName=x.y\nInterfaces=org.freedesktop.impl.portal.Access;\n");
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", f->root);
+
+  g_assert_cmpint (system (cmd), ==, 0);
+  g_free (f->root);
+  g_free (f->portals);
+  g_free (f->conf1);
+  g_free (f->conf2);
+}
+
+static LimenPortalConfig *
+load (Fixture *f, const char *desktops_colon)
+{
+  const char *portal_dirs[] = { f->portals, NULL };
+  const char *conf_dirs[] = { f->conf1, f->conf2, NULL };
+  g_auto(GStrv) desktops = g_strsplit (desktops_colon, ":", -1);
+
+  g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "Ignoring *broken.portal*");
+  return limen_portal_config_load_from (portal_dirs, conf_dirs, (const char * const *) desktops);
+}
+
+static const char *
+find (LimenPortalConfig *c, const char *iface)
+{
+  const LimenPortalImpl *impl = limen_portal_config_find (c, iface);
+
+  return impl ? impl->source : NULL;
+}
+
+static void
+test_use_in (Fixture *f, gconstpointer data)
+{
+  g_autoptr(LimenPortalConfig) c = load (f, "KDE");
+  g_autoptr(GPtrArray) settings = NULL;
+
+  g_assert_cmpuint (limen_portal_config_get_impls (c)->len, ==, 3);   /* broken one skipped */
+  g_assert_cmpstr (find (c, "org.freedesktop.impl.portal.FileChooser"), ==, "kde");
+  g_assert_cmpstr (find (c, "org.freedesktop.impl.portal.Access"), ==, "limen");
+  /* Nothing KDE offers Print: fall back to any backend that does. */
+  g_assert_cmpstr (find (c, "org.freedesktop.impl.portal.Print"), ==, "gtk");
+  g_assert_null (find (c, "org.freedesktop.impl.portal.Wallpaper"));
+  settings = limen_portal_config_find_all (c, "org.freedesktop.impl.portal.Settings");
+  g_assert_cmpuint (settings->len, ==, 2);
+  g_assert_null (limen_portal_config_get_conf_path (c));
+}
+
+static void
+test_portals_conf (Fixture *f, gconstpointer data)
+{
+  g_autoptr(LimenPortalConfig) c = NULL;
+  g_autoptr(GPtrArray) settings = NULL;
+
+  write_file (f->conf2, "portals.conf",
+              "[preferred]\ndefault=gtk;kde\norg.freedesktop.impl.portal.FileChooser=kde\n"
+              "org.freedesktop.impl.portal.Print=none\norg.freedesktop.impl.portal.Settings=*\n");
+  c = load (f, "KDE");
+  g_assert_nonnull (limen_portal_config_get_conf_path (c));
+  g_assert_cmpstr (find (c, "org.freedesktop.impl.portal.FileChooser"), ==, "kde");
+  g_assert_null (find (c, "org.freedesktop.impl.portal.Print"));
+  /* default= lists only gtk and kde: limen's Access is not chosen. */
+  g_assert_null (find (c, "org.freedesktop.impl.portal.Access"));
+  settings = limen_portal_config_find_all (c, "org.freedesktop.impl.portal.Settings");
+  g_assert_cmpuint (settings->len, ==, 3);
+}
+
+static void
+test_desktop_conf_wins (Fixture *f, gconstpointer data)
+{
+  g_autoptr(LimenPortalConfig) c = NULL;
+
+  write_file (f->conf1, "portals.conf", "[preferred]\ndefault=gtk\n");
+  write_file (f->conf2, "kde-portals.conf", "[preferred]\ndefault=limen;kde\n");
+  c = load (f, "foo:KDE");
+  g_assert_true (g_str_has_suffix (limen_portal_config_get_conf_path (c), "conf2/kde-portals.conf"));
+  g_assert_cmpstr (find (c, "org.freedesktop.impl.portal.Settings"), ==, "limen");
+  g_assert_cmpstr (find (c, "org.freedesktop.impl.portal.FileChooser"), ==, "kde");
+}
+
+static void
+test_first_dir_wins (Fixture *f, gconstpointer data)
+{
+  g_autoptr(LimenPortalConfig) c = NULL;
+
+  write_file (f->conf1, "test-portals.conf", "[preferred]\ndefault=kde\n");
+  write_file (f->conf2, "test-portals.conf", "[preferred]\ndefault=gtk\n");
+  c = load (f, "test");
+  g_assert_cmpstr (find (c, "org.freedesktop.impl.portal.FileChooser"), ==, "kde");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add ("/portal-config/use-in", Fixture, NULL, fixture_setup, test_use_in, fixture_teardown);
+  g_test_add ("/portal-config/portals-conf", Fixture, NULL, fixture_setup, test_portals_conf, fixture_teardown);
+  g_test_add ("/portal-config/desktop-conf-wins", Fixture, NULL, fixture_setup, test_desktop_conf_wins, fixture_teardown);
+  g_test_add ("/portal-config/first-dir-wins", Fixture, NULL, fixture_setup, test_first_dir_wins, fixture_teardown);
+  return g_test_run ();
+}
