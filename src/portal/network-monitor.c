@@ -139,10 +139,35 @@ handle_can_reach (LimenDbusPortalNetworkMonitor *object, GDBusMethodInvocation *
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+static guint changed_idle;
+
+static gboolean
+emit_changed (gpointer user_data)
+{
+  changed_idle = 0;
+  limen_dbus_portal_network_monitor_emit_changed (user_data);
+  return G_SOURCE_REMOVE;
+}
+
+/* GIO reports availability through network-changed but metered and connectivity only as
+ * property notifications; apps want one "changed" for any of them, once per burst. */
+static void
+queue_changed (LimenDbusPortalNetworkMonitor *object)
+{
+  if (changed_idle == 0)
+    changed_idle = g_idle_add (emit_changed, object);
+}
+
 static void
 on_network_changed (GNetworkMonitor *m, gboolean available, LimenDbusPortalNetworkMonitor *object)
 {
-  limen_dbus_portal_network_monitor_emit_changed (object);
+  queue_changed (object);
+}
+
+static void
+on_network_notify (GNetworkMonitor *m, GParamSpec *pspec, LimenDbusPortalNetworkMonitor *object)
+{
+  queue_changed (object);
 }
 
 GDBusInterfaceSkeleton *
@@ -158,5 +183,7 @@ limen_network_monitor_new (LimenPortalContext *context)
   g_signal_connect (object, "handle-get-status", G_CALLBACK (handle_get_status), NULL);
   g_signal_connect (object, "handle-can-reach", G_CALLBACK (handle_can_reach), NULL);
   g_signal_connect_object (monitor, "network-changed", G_CALLBACK (on_network_changed), object, 0);
+  g_signal_connect_object (monitor, "notify::network-metered", G_CALLBACK (on_network_notify), object, 0);
+  g_signal_connect_object (monitor, "notify::connectivity", G_CALLBACK (on_network_notify), object, 0);
   return G_DBUS_INTERFACE_SKELETON (object);
 }
