@@ -358,7 +358,8 @@ def bwrap_argv(bus, binds=(), ro_binds=(), fd_num=9):
     return argv
 
 
-def run_sandboxed(bus, app_id, script, binds=(), ro_binds=(), flatpak_info=None, timeout=60, extra_args=()):
+def run_sandboxed(bus, app_id, script, binds=(), ro_binds=(), flatpak_info=None, timeout=60, extra_args=(),
+                  pass_fds=()):
     """Run python @script inside bwrap as Flatpak app @app_id; returns CompletedProcess.
     The script gets the limentest-free environment: only Gio/GLib from Debian's python."""
     info = flatpak_info if flatpak_info is not None else FLATPAK_INFO.format(app_id=app_id)
@@ -374,7 +375,7 @@ def run_sandboxed(bus, app_id, script, binds=(), ro_binds=(), flatpak_info=None,
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPATH": here, "PYTHONDONTWRITEBYTECODE": "1"}
     try:
         return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout,
-                              pass_fds=(r,))
+                              pass_fds=(r,) + tuple(pass_fds))
     finally:
         os.close(r)
 
