@@ -13,3 +13,8 @@ limen_add_pytest(integration-portal-identity test_portal_identity.py)
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/requests.cmake)
   include(${CMAKE_CURRENT_SOURCE_DIR}/requests.cmake)
 endif()
+
+add_test(NAME translations-de
+         COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/unit/check-translations.py
+                 ${PROJECT_BINARY_DIR}/po/limen.pot ${PROJECT_SOURCE_DIR}/po/de.po)
+set_tests_properties(translations-de PROPERTIES LABELS unit)

@@ -108,7 +108,8 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   guint n_names;
 
   setlocale (LC_ALL, "");
-  bindtextdomain (LIMEN_GETTEXT_PACKAGE, LIMEN_LOCALEDIR);
+  /* LIMEN_LOCALEDIR lets an uninstalled build (tests, the quick start) find its catalogs. */
+  bindtextdomain (LIMEN_GETTEXT_PACKAGE, g_getenv ("LIMEN_LOCALEDIR") ? g_getenv ("LIMEN_LOCALEDIR") : LIMEN_LOCALEDIR);
   bind_textdomain_codeset (LIMEN_GETTEXT_PACKAGE, "UTF-8");
   textdomain (LIMEN_GETTEXT_PACKAGE);
 
