@@ -18,3 +18,4 @@ add_test(NAME translations-de
          COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/unit/check-translations.py
                  ${PROJECT_BINARY_DIR}/po/limen.pot ${PROJECT_SOURCE_DIR}/po/de.po)
 set_tests_properties(translations-de PROPERTIES LABELS unit)
+limen_add_pytest(integration-portal-settings-kde test_portal_settings_kde.py)

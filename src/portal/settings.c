@@ -109,9 +109,10 @@ ensure_loaded (void)
       ld = g_new0 (LoadData, 1);
       ld->backend = b;
       ld->generation = b->generation;
-      /* Auto-start: a backend with a .service file is activated on first use. */
+      /* Auto-start: a backend with a .service file is activated on first use. [""] rather
+       * than []: both mean "everything", but xdg-desktop-portal-kde 5.27 answers [] with {}. */
       g_dbus_connection_call (connection, b->name, LIMEN_PORTAL_PATH, IMPL_IFACE, "ReadAll",
-                              g_variant_new ("(^as)", (const char *[]) { NULL }),
+                              g_variant_new ("(^as)", (const char *[]) { "", NULL }),
                               G_VARIANT_TYPE ("(a{sa{sv}})"), G_DBUS_CALL_FLAGS_NONE,
                               BACKEND_TIMEOUT_MS, NULL, on_read_all, ld);
     }
