@@ -19,3 +19,10 @@ add_test(NAME translations-de
                  ${PROJECT_BINARY_DIR}/po/limen.pot ${PROJECT_SOURCE_DIR}/po/de.po)
 set_tests_properties(translations-de PROPERTIES LABELS unit)
 limen_add_pytest(integration-portal-settings-kde test_portal_settings_kde.py)
+
+# Benchmarks (label bench, not in the default run): ours against the reference frontend.
+add_executable(portal-load bench/portal-load.c)
+target_link_libraries(portal-load PRIVATE PkgConfig::GLIB)
+add_test(NAME bench-portal COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-portal.py)
+set_tests_properties(bench-portal PROPERTIES LABELS bench TIMEOUT 1800
+  ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR}")

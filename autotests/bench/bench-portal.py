@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""Frontend benchmark: limen-portal against Debian's /usr/libexec/xdg-desktop-portal in the
+same run, same private bus setup, same mock Settings backend, same C load client.
+Prints each figure and its ratio (ours / reference) against the issue's targets."""
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import limentest  # noqa: E402
+from gi.repository import Gio, GLib  # noqa: E402
+
+REFERENCE = "/usr/libexec/xdg-desktop-portal"
+LOAD = os.path.join(limentest.BUILD_DIR, "autotests", "portal-load")
+BACKEND = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration", "settings_backend.py")
+QUICK = os.environ.get("LIMEN_BENCH_QUICK") == "1"
+N_LAT = 1000 if QUICK else 5000
+N_GROWTH = 10000 if QUICK else 100000
+
+
+def pss_kib(pid):
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    return 0
+
+
+def setup(bus):
+    bus.write_portal_file("test", "org.freedesktop.impl.portal.desktop.test",
+                          ["org.freedesktop.impl.portal.Settings"], use_in="test")
+    bus.start([limentest.python_exe(), BACKEND, "org.freedesktop.impl.portal.desktop.test",
+               "{'org.freedesktop.appearance': {'color-scheme': <uint32 1>}}"],
+              wait_name="org.freedesktop.impl.portal.desktop.test")
+
+
+def argv_for(which):
+    return [limentest.binary("limen-portal")] if which == "limen" else [REFERENCE]
+
+
+def cold_start(bus, which, runs=10):
+    times = []
+    for _ in range(runs):
+        t0 = time.monotonic()
+        d = limentest.Daemon(argv_for(which), bus.env)
+        while True:
+            try:
+                bus.conn.call_sync(limentest.PORTAL_BUS_NAME, limentest.PORTAL_PATH,
+                                   "org.freedesktop.portal.NetworkMonitor", "GetStatus", None, None,
+                                   Gio.DBusCallFlags.NO_AUTO_START, 1000, None)
+                break
+            except GLib.Error:
+                if time.monotonic() - t0 > 20:
+                    raise
+                time.sleep(0.001)
+        times.append(time.monotonic() - t0)
+        d.stop()
+        bus.wait_for_name_gone(limentest.PORTAL_BUS_NAME)
+    return statistics.median(times) * 1000
+
+
+def load(bus, iface, method, args=None, clients=1, calls=N_LAT):
+    argv = [LOAD, "--clients", str(clients), "--calls", str(calls), "--dest", limentest.PORTAL_BUS_NAME,
+            "--path", limentest.PORTAL_PATH, "--iface", iface, "--method", method]
+    if args:
+        argv += ["--args", args]
+    out = subprocess.run(argv, env=bus.env, capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"load failed: {out.stdout} {out.stderr}")
+    return dict(kv.split("=") for kv in out.stdout.split())
+
+
+def measure(which):
+    bus = limentest.Bus()
+    try:
+        setup(bus)
+        r = {"cold_ms": cold_start(bus, which)}
+        d = limentest.Daemon(argv_for(which), bus.env)
+        bus.wait_for_name(limentest.PORTAL_BUS_NAME, daemon=d)
+        load(bus, "org.freedesktop.portal.Settings", "Read", "('org.freedesktop.appearance', 'color-scheme')",
+             calls=200)
+        time.sleep(1)
+        r["idle_pss_kib"] = pss_kib(d.pid)
+        s = load(bus, "org.freedesktop.portal.Settings", "Read", "('org.freedesktop.appearance', 'color-scheme')")
+        n = load(bus, "org.freedesktop.portal.NetworkMonitor", "GetStatus")
+        r.update(read_p50=int(s["p50_us"]), read_p99=int(s["p99_us"]),
+                 status_p50=int(n["p50_us"]), status_p99=int(n["p99_us"]))
+        t = load(bus, "org.freedesktop.portal.NetworkMonitor", "GetStatus", clients=8, calls=N_LAT // 4)
+        ts = load(bus, "org.freedesktop.portal.Settings", "Read", "('org.freedesktop.appearance', 'color-scheme')",
+                  clients=8, calls=N_LAT // 4)
+        r["throughput_status"] = float(t["throughput"])
+        r["throughput_read"] = float(ts["throughput"])
+        before = pss_kib(d.pid)
+        load(bus, "org.freedesktop.portal.NetworkMonitor", "GetStatus", clients=4, calls=N_GROWTH // 8)
+        load(bus, "org.freedesktop.portal.Settings", "Read", "('org.freedesktop.appearance', 'color-scheme')",
+             clients=4, calls=N_GROWTH // 8)
+        time.sleep(0.5)
+        r["growth_kib"] = pss_kib(d.pid) - before
+        d.stop()
+        return r
+    finally:
+        bus.close()
+
+
+def main():
+    if not os.path.exists(REFERENCE):
+        print(f"bench-portal: {REFERENCE} is not installed")
+        return 1
+    ours, ref = measure("limen"), measure("reference")
+    rows = [
+        ("cold start to first reply (ms)", "cold_ms", "≤ 0.5×", lambda x: x <= 0.5),
+        ("idle PSS (KiB)", "idle_pss_kib", "≤ 0.6×", lambda x: x <= 0.6),
+        ("Settings.Read p50 (µs)", "read_p50", "≤ 1.0×", lambda x: x <= 1.0),
+        ("Settings.Read p99 (µs)", "read_p99", "≤ 1.0×", lambda x: x <= 1.0),
+        ("NetworkMonitor.GetStatus p50 (µs)", "status_p50", "≤ 1.0×", lambda x: x <= 1.0),
+        ("NetworkMonitor.GetStatus p99 (µs)", "status_p99", "≤ 1.0×", lambda x: x <= 1.0),
+        ("GetStatus throughput, 8 clients (calls/s)", "throughput_status", "≥ 1.5×", lambda x: x >= 1.5),
+        ("Settings.Read throughput, 8 clients (calls/s)", "throughput_read", "≥ 1.5×", lambda x: x >= 1.5),
+    ]
+    print(f"{'figure':48} {'limen':>12} {'reference':>12} {'ratio':>8}  target")
+    missed = 0
+    for label, key, target, ok in rows:
+        ratio = ours[key] / ref[key] if ref[key] else float("inf")
+        met = ok(ratio)
+        missed += 0 if met else 1
+        print(f"{label:48} {ours[key]:>12.1f} {ref[key]:>12.1f} {ratio:>7.2f}×  {target} {'met' if met else 'MISSED'}")
+    g_ok = ours["growth_kib"] < 1024
+    missed += 0 if g_ok else 1
+    print(f"{'PSS growth after %d calls (KiB)' % N_GROWTH:48} {ours['growth_kib']:>12.1f} {ref['growth_kib']:>12.1f}"
+          f" {'':>8}  < 1024 KiB {'met' if g_ok else 'MISSED'}")
+    print(f"{len(rows) + 1 - missed} passed, {missed} failed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
