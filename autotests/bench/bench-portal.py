@@ -88,9 +88,9 @@ def measure(which):
         n = load(bus, "org.freedesktop.portal.NetworkMonitor", "GetStatus")
         r.update(read_p50=int(s["p50_us"]), read_p99=int(s["p99_us"]),
                  status_p50=int(n["p50_us"]), status_p99=int(n["p99_us"]))
-        t = load(bus, "org.freedesktop.portal.NetworkMonitor", "GetStatus", clients=8, calls=N_LAT // 4)
+        t = load(bus, "org.freedesktop.portal.NetworkMonitor", "GetStatus", clients=8, calls=2000)
         ts = load(bus, "org.freedesktop.portal.Settings", "Read", "('org.freedesktop.appearance', 'color-scheme')",
-                  clients=8, calls=N_LAT // 4)
+                  clients=8, calls=2000)
         r["throughput_status"] = float(t["throughput"])
         r["throughput_read"] = float(ts["throughput"])
         before = pss_kib(d.pid)

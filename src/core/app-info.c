@@ -43,7 +43,8 @@ typedef struct {
   gpointer              user_data;
 } VanishedWatch;
 
-static GHashTable *cache;          /* unique name → LimenAppInfo */
+static GHashTable *cache;          /* unique name → LimenAppInfo; written on the main thread only */
+static GMutex cache_lock;          /* for readers on other threads (limen_app_info_lookup_cached) */
 static GHashTable *appeared;       /* unique name → guint64 ticks when it joined the bus */
 static GArray *vanished_watches;
 static guint name_owner_changed_id;
@@ -82,7 +83,9 @@ on_name_owner_changed (GDBusConnection *connection,
     }
   if (*new_owner == '\0')
     {
+      g_mutex_lock (&cache_lock);
       g_hash_table_remove (cache, name);
+      g_mutex_unlock (&cache_lock);
       g_hash_table_remove (appeared, name);
       for (guint i = 0; i < vanished_watches->len; i++)
         {
@@ -139,7 +142,9 @@ limen_app_info_tracker_shutdown (void)
   if (cache == NULL)
     return;
   g_dbus_connection_signal_unsubscribe (tracker_connection, name_owner_changed_id);
+  g_mutex_lock (&cache_lock);
   g_clear_pointer (&cache, g_hash_table_unref);
+  g_mutex_unlock (&cache_lock);
   g_clear_pointer (&appeared, g_hash_table_unref);
   g_clear_pointer (&vanished_watches, g_array_unref);
   g_clear_object (&tracker_connection);
@@ -870,7 +875,23 @@ limen_app_info_get_for_sender (GDBusConnection *connection, const char *sender, 
            limen_app_info_get_id (info), pid);
   /* Only cache while the peer is known to be on the bus; its departure drops the entry. */
   if (cache)
-    g_hash_table_insert (cache, g_strdup (sender), limen_app_info_ref (info));
+    {
+      g_mutex_lock (&cache_lock);
+      g_hash_table_insert (cache, g_strdup (sender), limen_app_info_ref (info));
+      g_mutex_unlock (&cache_lock);
+    }
+  return info;
+}
+
+LimenAppInfo *
+limen_app_info_lookup_cached (const char *sender)
+{
+  LimenAppInfo *info = NULL;
+
+  g_mutex_lock (&cache_lock);
+  if (cache && (info = g_hash_table_lookup (cache, sender)))
+    limen_app_info_ref (info);
+  g_mutex_unlock (&cache_lock);
   return info;
 }
 

@@ -33,6 +33,9 @@ LimenAppInfo *limen_app_info_get_for_sender (GDBusConnection *connection,
                                              const char      *sender,
                                              GError         **error);
 
+/* The cached identity of @sender, or NULL when it was not identified yet; any thread. */
+LimenAppInfo *limen_app_info_lookup_cached (const char *sender);
+
 /* Identify the sender of @invocation; on failure returns NULL after answering @invocation. */
 LimenAppInfo *limen_app_info_get_for_invocation (GDBusMethodInvocation *invocation);
 

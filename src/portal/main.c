@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "daemon.h"
+#include "fast-path.h"
 #include "permission-store.h"
 #include "portal.h"
 #include "request.h"
@@ -58,6 +59,7 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
       g_ptr_array_add (skeletons, skeleton);
       g_debug ("Offering %s", portals[i].name);
     }
+  limen_fast_path_install (connection);
   return TRUE;
 }
 

@@ -1,36 +1,65 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "network-monitor.h"
 
+#include "fast-path.h"
+
 #include <string.h>
 
 #define CAN_REACH_TIMEOUT_S 10
 
 static GNetworkMonitor *monitor;
 
-gboolean
-limen_network_check_access (GDBusMethodInvocation *invocation, LimenAppInfo *info)
+/* GIO's monitor lives on the main thread; these copies are what other threads read. */
+static gint state_available, state_metered, state_connectivity;
+
+static void
+sync_state (void)
+{
+  g_atomic_int_set (&state_available, g_network_monitor_get_network_available (monitor));
+  g_atomic_int_set (&state_metered, g_network_monitor_get_network_metered (monitor));
+  g_atomic_int_set (&state_connectivity, g_network_monitor_get_connectivity (monitor));
+}
+
+static GVariant *
+status_dict (void)
+{
+  GVariantDict dict;
+
+  g_variant_dict_init (&dict, NULL);
+  g_variant_dict_insert (&dict, "available", "b", (gboolean) g_atomic_int_get (&state_available));
+  g_variant_dict_insert (&dict, "metered", "b", (gboolean) g_atomic_int_get (&state_metered));
+  g_variant_dict_insert (&dict, "connectivity", "u", (guint32) g_atomic_int_get (&state_connectivity));
+  return g_variant_dict_end (&dict);
+}
+
+static gboolean
+network_access_allowed (LimenAppInfo *info)
 {
   GKeyFile *md = limen_app_info_get_metadata (info);
-  gboolean ok = TRUE;
 
   switch (limen_app_info_get_kind (info))
     {
     case LIMEN_APP_KIND_HOST:
-      break;
+      return TRUE;
     case LIMEN_APP_KIND_FLATPAK:
       {
         g_auto(GStrv) shared = md ? g_key_file_get_string_list (md, "Context", "shared", NULL, NULL) : NULL;
-        ok = shared && g_strv_contains ((const char * const *) shared, "network");
-        break;
+        return shared && g_strv_contains ((const char * const *) shared, "network");
       }
     case LIMEN_APP_KIND_SNAP:
-      ok = md && g_key_file_get_boolean (md, "Snap Info", "HasNetworkStatus", NULL);
-      break;
+      return md && g_key_file_get_boolean (md, "Snap Info", "HasNetworkStatus", NULL);
     }
-  if (!ok)
-    g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                   "This call is not available to applications without network access");
-  return ok;
+  return FALSE;
+}
+
+gboolean
+limen_network_check_access (GDBusMethodInvocation *invocation, LimenAppInfo *info)
+{
+  if (network_access_allowed (info))
+    return TRUE;
+  g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                 "This call is not available to applications without network access");
+  return FALSE;
 }
 
 #define CHECK_ACCESS(invocation)                             \
@@ -43,7 +72,7 @@ handle_get_available (LimenDbusPortalNetworkMonitor *object, GDBusMethodInvocati
 {
   CHECK_ACCESS (invocation);
   limen_dbus_portal_network_monitor_complete_get_available (object, invocation,
-                                                            g_network_monitor_get_network_available (monitor));
+                                                            g_atomic_int_get (&state_available));
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -52,7 +81,7 @@ handle_get_metered (LimenDbusPortalNetworkMonitor *object, GDBusMethodInvocation
 {
   CHECK_ACCESS (invocation);
   limen_dbus_portal_network_monitor_complete_get_metered (object, invocation,
-                                                          g_network_monitor_get_network_metered (monitor));
+                                                          g_atomic_int_get (&state_metered));
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -61,22 +90,56 @@ handle_get_connectivity (LimenDbusPortalNetworkMonitor *object, GDBusMethodInvoc
 {
   CHECK_ACCESS (invocation);
   limen_dbus_portal_network_monitor_complete_get_connectivity (object, invocation,
-                                                               g_network_monitor_get_connectivity (monitor));
+                                                               g_atomic_int_get (&state_connectivity));
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 static gboolean
 handle_get_status (LimenDbusPortalNetworkMonitor *object, GDBusMethodInvocation *invocation)
 {
-  GVariantDict dict;
-
   CHECK_ACCESS (invocation);
-  g_variant_dict_init (&dict, NULL);
-  g_variant_dict_insert (&dict, "available", "b", g_network_monitor_get_network_available (monitor));
-  g_variant_dict_insert (&dict, "metered", "b", g_network_monitor_get_network_metered (monitor));
-  g_variant_dict_insert (&dict, "connectivity", "u", (guint32) g_network_monitor_get_connectivity (monitor));
-  limen_dbus_portal_network_monitor_complete_get_status (object, invocation, g_variant_dict_end (&dict));
+  limen_dbus_portal_network_monitor_complete_get_status (object, invocation, status_dict ());
   return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* Worker-thread answers (fast-path.h); refusals are left to the main loop. */
+static GDBusMessage *
+fast_reply (GDBusMessage *call, LimenAppInfo *info, GVariant *body)
+{
+  GDBusMessage *reply;
+
+  if (!network_access_allowed (info))
+    {
+      g_variant_unref (g_variant_ref_sink (body));
+      return NULL;
+    }
+  reply = g_dbus_message_new_method_reply (call);
+  g_dbus_message_set_body (reply, g_variant_new_tuple (&body, 1));
+  return reply;
+}
+
+static GDBusMessage *
+fast_get_status (GDBusMessage *call, LimenAppInfo *info)
+{
+  return fast_reply (call, info, status_dict ());
+}
+
+static GDBusMessage *
+fast_get_available (GDBusMessage *call, LimenAppInfo *info)
+{
+  return fast_reply (call, info, g_variant_new_boolean (g_atomic_int_get (&state_available)));
+}
+
+static GDBusMessage *
+fast_get_metered (GDBusMessage *call, LimenAppInfo *info)
+{
+  return fast_reply (call, info, g_variant_new_boolean (g_atomic_int_get (&state_metered)));
+}
+
+static GDBusMessage *
+fast_get_connectivity (GDBusMessage *call, LimenAppInfo *info)
+{
+  return fast_reply (call, info, g_variant_new_uint32 (g_atomic_int_get (&state_connectivity)));
 }
 
 typedef struct {
@@ -154,6 +217,7 @@ emit_changed (gpointer user_data)
 static void
 queue_changed (LimenDbusPortalNetworkMonitor *object)
 {
+  sync_state ();
   if (changed_idle == 0)
     changed_idle = g_idle_add (emit_changed, object);
 }
@@ -176,6 +240,7 @@ limen_network_monitor_new (LimenPortalContext *context)
   LimenDbusPortalNetworkMonitor *object = limen_dbus_portal_network_monitor_skeleton_new ();
 
   monitor = g_network_monitor_get_default ();
+  sync_state ();
   limen_dbus_portal_network_monitor_set_version (object, 3);
   g_signal_connect (object, "handle-get-available", G_CALLBACK (handle_get_available), NULL);
   g_signal_connect (object, "handle-get-metered", G_CALLBACK (handle_get_metered), NULL);
@@ -185,5 +250,9 @@ limen_network_monitor_new (LimenPortalContext *context)
   g_signal_connect_object (monitor, "network-changed", G_CALLBACK (on_network_changed), object, 0);
   g_signal_connect_object (monitor, "notify::network-metered", G_CALLBACK (on_network_notify), object, 0);
   g_signal_connect_object (monitor, "notify::connectivity", G_CALLBACK (on_network_notify), object, 0);
+  limen_fast_path_add ("org.freedesktop.portal.NetworkMonitor", "GetStatus", "", fast_get_status);
+  limen_fast_path_add ("org.freedesktop.portal.NetworkMonitor", "GetAvailable", "", fast_get_available);
+  limen_fast_path_add ("org.freedesktop.portal.NetworkMonitor", "GetMetered", "", fast_get_metered);
+  limen_fast_path_add ("org.freedesktop.portal.NetworkMonitor", "GetConnectivity", "", fast_get_connectivity);
   return G_DBUS_INTERFACE_SKELETON (object);
 }

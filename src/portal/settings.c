@@ -7,9 +7,12 @@
  */
 #include "settings.h"
 
+#include "fast-path.h"
+
 #include <string.h>
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Settings"
+#define S_IFACE "org.freedesktop.portal.Settings"
 #define BACKEND_TIMEOUT_MS 5000
 #define NAME_MAX_LEN 1024
 #define NAMESPACES_MAX 256
@@ -40,6 +43,22 @@ static GDBusConnection *connection;
 static GPtrArray *backends;       /* Backend, in preference order */
 static GQueue pending = G_QUEUE_INIT;
 static LimenDbusPortalSettings *skeleton;
+/* Guards every change of a Backend's `all` (main thread) against readers on GDBus's
+ * worker thread (fast path); main-thread readers need no lock. */
+static GMutex cache_lock;
+
+static void
+backend_set_all (Backend *b, GVariant *all)
+{
+  GVariant *old;
+
+  g_mutex_lock (&cache_lock);
+  old = b->all;
+  b->all = all;
+  g_mutex_unlock (&cache_lock);
+  if (old)
+    g_variant_unref (old);
+}
 
 static gboolean
 all_loaded_or_failed (void)
@@ -83,7 +102,7 @@ on_read_all (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       b->loading = FALSE;
       if (reply)
-        b->all = g_variant_get_child_value (reply, 0);
+        backend_set_all (b, g_variant_get_child_value (reply, 0));
       else
         {
           /* Not again for a while (unless it appears on the bus): each query would pay for it. */
@@ -182,11 +201,7 @@ on_backend_setting_changed (GDBusConnection *c, const char *sender, const char *
     return;
   g_variant_get (params, "(&s&sv)", &ns, &key, &value);
   if (b->all)
-    {
-      GVariant *updated = variant_with_setting (b->all, ns, key, value);
-      g_variant_unref (b->all);
-      b->all = updated;
-    }
+    backend_set_all (b, variant_with_setting (b->all, ns, key, value));
   limen_dbus_portal_settings_emit_setting_changed (skeleton, ns, key, g_variant_new_variant (value));
 }
 
@@ -204,7 +219,7 @@ on_backend_vanished (GDBusConnection *c, const char *name, gpointer user_data)
   Backend *b = user_data;
 
   /* A restarted backend may have other values: read it again next time. */
-  g_clear_pointer (&b->all, g_variant_unref);
+  backend_set_all (b, NULL);
   if (b->loading)
     {
       b->loading = FALSE;
@@ -487,6 +502,49 @@ handle_read_one (LimenDbusPortalSettings *object, GDBusMethodInvocation *invocat
   return start_read (invocation, ns, key, FALSE);
 }
 
+/* Worker thread: answer Read/ReadOne from the caches when every backend is loaded and one
+ * of them has the key; anything else (loading, defaults, NotFound) goes the normal way. */
+static GDBusMessage *
+fast_read (GDBusMessage *call, gboolean wrap)
+{
+  const char *ns, *key;
+  GVariant *value = NULL;
+  GVariant *v;
+  GDBusMessage *reply;
+
+  g_variant_get (g_dbus_message_get_body (call), "(&s&s)", &ns, &key);
+  if (strlen (ns) > NAME_MAX_LEN || strlen (key) > NAME_MAX_LEN)
+    return NULL;
+  g_mutex_lock (&cache_lock);
+  for (guint i = 0; i < backends->len; i++)
+    if (((Backend *) g_ptr_array_index (backends, i))->all == NULL)
+      {
+        g_mutex_unlock (&cache_lock);
+        return NULL;
+      }
+  value = lookup_cached (ns, key);
+  g_mutex_unlock (&cache_lock);
+  if (value == NULL)
+    return NULL;
+  v = wrap ? g_variant_new_variant (g_variant_new_variant (value)) : g_variant_new_variant (value);
+  g_variant_unref (value);
+  reply = g_dbus_message_new_method_reply (call);
+  g_dbus_message_set_body (reply, g_variant_new_tuple (&v, 1));
+  return reply;
+}
+
+static GDBusMessage *
+fast_read_v1 (GDBusMessage *call, LimenAppInfo *info)
+{
+  return fast_read (call, TRUE);
+}
+
+static GDBusMessage *
+fast_read_one (GDBusMessage *call, LimenAppInfo *info)
+{
+  return fast_read (call, FALSE);
+}
+
 GDBusInterfaceSkeleton *
 limen_settings_new (LimenPortalContext *context)
 {
@@ -514,5 +572,10 @@ limen_settings_new (LimenPortalContext *context)
   g_signal_connect (skeleton, "handle-read-all", G_CALLBACK (handle_read_all), NULL);
   g_signal_connect (skeleton, "handle-read", G_CALLBACK (handle_read), NULL);
   g_signal_connect (skeleton, "handle-read-one", G_CALLBACK (handle_read_one), NULL);
+  if (backends->len > 0)
+    {
+      limen_fast_path_add (S_IFACE, "Read", "ss", fast_read_v1);
+      limen_fast_path_add (S_IFACE, "ReadOne", "ss", fast_read_one);
+    }
   return G_DBUS_INTERFACE_SKELETON (skeleton);
 }
