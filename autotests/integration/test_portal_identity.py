@@ -146,3 +146,78 @@ def test_hook_host_id(bus):
                               "XDG_DESKTOP_PORTAL_TEST_HOST_APPID": "org.example.HostApp"})
     bus.call("org.freedesktop.portal.NetworkMonitor", "GetStatus")
     assert "a host app 'org.example.HostApp'" in d.output()
+
+
+# A sandboxed process connects, hands the socket to its child and exits; a host process
+# then gets its pid. The child's calls must never be taken for that host process's.
+PID_REUSE_SANDBOX = r"""
+import os, sys, time
+sys.path.insert(0, {here!r})
+import rawbus
+work = {work!r}
+s = rawbus.connect('/run/user/0/bus')
+name = rawbus.hello(s)
+if os.fork() == 0:
+    # The child: wait until the host has reused our parent's pid, then call.
+    with open(work + '/name', 'w') as f:
+        f.write(name)
+    while not os.path.exists(work + '/go'):
+        time.sleep(0.02)
+    err, body = rawbus.call(s, 2, 'org.freedesktop.portal.Desktop', '/org/freedesktop/portal/desktop',
+                            'org.freedesktop.portal.NetworkMonitor', 'GetStatus')
+    with open(work + '/result', 'w') as f:
+        f.write(err or 'ok')
+    os._exit(0)
+os._exit(0)
+"""
+
+
+def test_pid_reuse_is_refused(bus, tmp_path):
+    if os.geteuid() != 0 or not os.path.exists("/proc/sys/kernel/ns_last_pid"):
+        pytest.skip("needs root to steer pid allocation")
+    d = bus.start_portal()
+    work = str(tmp_path)
+    here = os.path.dirname(os.path.abspath(__file__))
+    script = PID_REUSE_SANDBOX.format(here=here, work=work)
+    # The app has no network permission: only a host process would get an answer.
+    info = "[Application]\nname=org.example.App\n"
+    r, w = os.pipe()
+    os.write(w, info.encode())
+    os.close(w)
+    argv = limentest.bwrap_argv(bus, binds=(work,), ro_binds=(here,)) + [
+        "--ro-bind-data", str(r), "/.flatpak-info", "/bin/sh", "-c",
+        f"/usr/bin/python3 -c \"$0\"; while [ ! -e {work}/done ]; do sleep 0.05; done", script]
+    sandbox = subprocess.Popen(argv, pass_fds=(r,), env={"PATH": "/usr/bin:/bin"})
+    os.close(r)
+    try:
+        assert limentest.wait_until(lambda: os.path.exists(f"{work}/name"), 10)
+        name = open(f"{work}/name").read()
+        pid = bus.call("org.freedesktop.DBus", "GetConnectionUnixProcessID", (name,), "(s)",
+                       dest="org.freedesktop.DBus", path="/org/freedesktop/DBus")[0]
+        assert limentest.wait_until(lambda: not os.path.exists(f"/proc/{pid}") or
+                                    open(f"/proc/{pid}/stat").read().split()[2] == "Z", 10)
+        limentest.wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 5)
+        # Hand the pid to a fresh host process.
+        impostor = None
+        for _ in range(50):
+            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                f.write(str(pid - 1))
+            p = subprocess.Popen(["sleep", "60"])
+            if p.pid == pid:
+                impostor = p
+                break
+            p.kill()
+            p.wait()
+        if impostor is None:
+            pytest.skip("could not steer the pid")
+        try:
+            open(f"{work}/go", "w").close()
+            assert limentest.wait_until(lambda: os.path.exists(f"{work}/result"), 10)
+            assert open(f"{work}/result").read() == "org.freedesktop.portal.Error.NotAllowed"
+            assert "pid reused" in d.output()
+        finally:
+            impostor.kill()
+            impostor.wait()
+    finally:
+        open(f"{work}/done", "w").close()
+        sandbox.wait(timeout=10)
