@@ -15,6 +15,8 @@ typedef GDBusInterfaceSkeleton *(*InterfaceNew) (void);
 /* Keep in step with limen.portal's Interfaces= (a test compares them). */
 static const InterfaceNew interfaces[] = {
   limen_kde_settings_new,
+  limen_kde_access_new,
+  limen_kde_file_chooser_new,
 };
 
 static GPtrArray *skeletons;

@@ -1,0 +1,219 @@
+"""limen-kde dialogs under Xvfb, answered with xdotool: FileChooser (pick, save, cancel,
+Close mid-dialog), Access, AppChooser, Account; directly over D-Bus and behind Debian's
+xdg-desktop-portal. Screenshots land in <build>/autotests/artifacts/kde/."""
+
+import os
+import time
+
+import pytest
+
+import kde_helpers as kh
+import limentest
+from limentest import GLib
+
+
+@pytest.fixture
+def x():
+    xv = kh.Xvfb()
+    try:
+        yield xv
+    finally:
+        xv.close()
+
+
+@pytest.fixture
+def kde(bus, x):
+    env = dict(x.env())
+    env["QT_QPA_PLATFORM"] = "xcb"
+    return kh.start_kde(bus, env=env)
+
+
+def type_and_enter(x, wid, text):
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.3)
+    x.run("xdotool", "type", "--delay", "15", text)
+    time.sleep(0.2)
+    x.run("xdotool", "key", "Return")
+
+
+def open_file(bus, title, options, signature_opts="a{sv}", method="OpenFile", conn=None):
+    handle = kh.new_handle(bus, conn)
+    call = kh.AsyncCall(bus, "FileChooser", method, (handle, "org.example.App", "", title, options),
+                        f"(osss{signature_opts})", conn=conn)
+    return handle, call
+
+
+def test_open_file_pick(bus, x, kde):
+    docs = os.path.join(bus.home, "Documents")
+    os.makedirs(docs)
+    for name in ("a.txt", "b.png"):
+        with open(os.path.join(docs, name), "w") as f:
+            f.write(name)
+    opts = {
+        "filters": GLib.Variant("a(sa(us))", [("Text", [(0, "*.txt")]), ("Images", [(1, "image/png")])]),
+        "current_filter": GLib.Variant("(sa(us))", ("Images", [(1, "image/png")])),
+        "choices": GLib.Variant("a(ssa(ss)s)", [("enc", "Encoding", [("utf8", "UTF-8"), ("latin1", "Latin-1")],
+                                                 "latin1"), ("ro", "Open _read-only", [], "true")]),
+        "current_folder": GLib.Variant("ay", docs.encode() + b"\0"),
+        "accept_label": GLib.Variant("s", "_Open it"),
+    }
+    _, call = open_file(bus, "Pick a file", opts)
+    wid = x.wait_window("Pick a file")
+    time.sleep(0.5)
+    x.screenshot("file-chooser-open.png")
+    type_and_enter(x, wid, "b.png")
+    response, results = call.wait()
+    assert response == 0
+    assert results["uris"] == ["file://" + os.path.join(docs, "b.png")]
+    assert results["current_filter"] == ("Images", [(1, "image/png")])
+    assert sorted(results["choices"]) == [("enc", "latin1"), ("ro", "true")]
+    # Size and last folder are remembered in our own file, not kdeglobals.
+    with open(os.path.join(bus.config_home, "limen-kderc")) as f:
+        state = f.read()
+    assert "LastFolder[$e]=$HOME/Documents" in state and "Width=" in state
+    assert not os.path.exists(os.path.join(bus.config_home, "kdeglobals"))
+
+
+def test_open_file_cancel(bus, x, kde):
+    _, call = open_file(bus, "Cancel me", {})
+    wid = x.wait_window("Cancel me")
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.3)
+    x.run("xdotool", "key", "Escape")
+    response, results = call.wait()
+    assert response == 1 and "uris" not in results
+
+
+def test_close_mid_dialog(bus, x, kde):
+    handle, call = open_file(bus, "Closed by the app", {})
+    x.wait_window("Closed by the app")
+    kh.close_request(bus, handle)
+    response, _ = call.wait()
+    assert response == 2
+    # The window is gone and the request object too.
+    r = x.run("xdotool", "search", "--onlyvisible", "--name", "Closed by the app", check=False)
+    assert r.stdout.strip() == ""
+    with pytest.raises(GLib.Error):
+        kh.close_request(bus, handle)
+    assert kde.alive()
+
+
+def test_save_file(bus, x, kde):
+    folder = os.path.join(bus.home, "out")
+    os.makedirs(folder)
+    opts = {"current_name": GLib.Variant("s", "report.odt"),
+            "current_folder": GLib.Variant("ay", folder.encode() + b"\0")}
+    _, call = open_file(bus, "Save the report", opts, method="SaveFile")
+    wid = x.wait_window("Save the report")
+    time.sleep(0.5)
+    x.screenshot("file-chooser-save.png")
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.3)
+    x.run("xdotool", "key", "Return")
+    response, results = call.wait()
+    assert response == 0
+    assert results["uris"] == ["file://" + os.path.join(folder, "report.odt")]
+
+
+def test_save_files(bus, x, kde):
+    folder = os.path.join(bus.home, "many")
+    os.makedirs(folder)
+    opts = {"files": GLib.Variant("aay", [b"one.txt\0", b"two.txt\0"]),
+            "current_folder": GLib.Variant("ay", folder.encode() + b"\0")}
+    _, call = open_file(bus, "Save these", opts, method="SaveFiles")
+    wid = x.wait_window("Save these")
+    time.sleep(0.5)
+    x.screenshot("file-chooser-save-files.png")
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.3)
+    x.run("xdotool", "key", "Return")
+    response, results = call.wait()
+    assert response == 0
+    assert results["uris"] == ["file://" + os.path.join(folder, n) for n in ("one.txt", "two.txt")]
+
+
+@pytest.mark.parametrize("key,value,sig", [
+    ("filters", [("x", [(7, "*")])], "a(sa(us))"),
+    ("filters", "nope", "s"),
+    ("current_folder", b"no-nul", "ay"),
+    ("choices", [("c", "C", [("a", "A")], "zzz")], "a(ssa(ss)s)"),
+    ("files", [b"../escape\0"], "aay"),
+])
+def test_bad_options(bus, kde, key, value, sig):
+    method = "SaveFiles" if key == "files" else "OpenFile"
+    with pytest.raises(GLib.Error) as e:
+        kh.call_impl(bus, "FileChooser", method,
+                     (kh.new_handle(bus), "org.example.App", "", "t", {key: GLib.Variant(sig, value)}),
+                     "(osssa{sv})")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+    assert key in e.value.message
+    assert kde.alive()
+
+
+def test_bad_handle_and_parent(bus, kde):
+    for handle, parent in (("/org/freedesktop/portal/desktop", ""), ("/x/y", ""),
+                           (None, "x11:zz"), (None, "mir:1")):
+        with pytest.raises(GLib.Error) as e:
+            kh.call_impl(bus, "FileChooser", "OpenFile",
+                         (handle or kh.new_handle(bus), "a", parent, "t", {}), "(osssa{sv})")
+        assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+
+
+def test_no_display_fails_cleanly(bus):
+    kh.start_kde(bus)   # no DISPLAY in the bus env
+    with pytest.raises(GLib.Error) as e:
+        kh.call_impl(bus, "FileChooser", "OpenFile", (kh.new_handle(bus), "a", "", "t", {}), "(osssa{sv})")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.Failed"
+    assert kh.call_impl(bus, "Settings", "Read", ("org.freedesktop.appearance", "color-scheme"), "(ss)")
+
+
+def test_access_dialog(bus, x, kde):
+    opts = {"grant_label": GLib.Variant("s", "_Record"), "deny_label": GLib.Variant("s", "_Not now"),
+            "icon": GLib.Variant("s", "audio-input-microphone"),
+            "choices": GLib.Variant("a(ssa(ss)s)", [("remember", "Remember this choice", [], "false")])}
+    call = kh.AsyncCall(bus, "Access", "AccessDialog",
+                        (kh.new_handle(bus), "org.example.App", "", "Allow microphone access?",
+                         "Example wants to record audio", "You can change this later in System Settings.", opts),
+                        "(osssssa{sv})")
+    wid = x.wait_window("Allow microphone access?")
+    time.sleep(0.4)
+    x.screenshot("access.png")
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.3)
+    x.run("xdotool", "key", "alt+r")
+    response, results = call.wait()
+    assert response == 0
+    assert results["choices"] == [("remember", "false")]
+
+
+def test_access_default_is_deny(bus, x, kde):
+    call = kh.AsyncCall(bus, "Access", "AccessDialog",
+                        (kh.new_handle(bus), "org.example.App", "", "Grant it?", "", "", {}), "(osssssa{sv})")
+    wid = x.wait_window("Grant it?")
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.3)
+    x.run("xdotool", "key", "Return")
+    response, _ = call.wait()
+    assert response == 1
+
+
+def test_behind_reference_frontend(bus, x, kde):
+    """Debian's xdg-desktop-portal 1.16 → limen-kde → KFileWidget, end to end."""
+    kh.start_reference_frontend(bus, env=x.env())
+    path = os.path.join(bus.home, "picked.txt")
+    with open(path, "w") as f:
+        f.write("x")
+    token = "kdetest1"
+    sender = bus.conn.get_unique_name()[1:].replace(".", "_")
+    req_path = f"/org/freedesktop/portal/desktop/request/{sender}/{token}"
+    got = []
+    bus.conn.signal_subscribe("org.freedesktop.portal.Desktop", "org.freedesktop.portal.Request", "Response",
+                              req_path, None, 0, lambda *a: got.append(a[5].unpack()))
+    bus.call("org.freedesktop.portal.FileChooser", "OpenFile",
+             ("", "Through the reference", {"handle_token": GLib.Variant("s", token)}), "(ssa{sv})")
+    wid = x.wait_window("Through the reference")
+    type_and_enter(x, wid, path)
+    assert limentest.wait_until(lambda: got, 20)
+    response, results = got[0]
+    assert response == 0
+    assert results["uris"] == ["file://" + path]

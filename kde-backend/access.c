@@ -1,0 +1,143 @@
+/* Limen — org.freedesktop.impl.portal.Access: AccessDialog.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "limen-kde.h"
+
+#include "errors.h"
+
+static const LimenOption access_options[] = {
+  { "modal", "b", NULL, 0 },
+  { "deny_label", "s", limen_validate_string_length, 256 },
+  { "grant_label", "s", limen_validate_string_length, 256 },
+  { "icon", "s", limen_validate_string_length, 256 },
+  { "choices", "a(ssa(ss)s)", limen_kde_validate_choices, 0 },
+  { NULL }
+};
+
+typedef struct {
+  GDBusMethodInvocation *invocation;
+  LimenKdeRequest       *request;
+  LimenQtDialog         *dialog;
+} AccessCall;
+
+static void
+access_call_free (AccessCall *call)
+{
+  g_clear_object (&call->invocation);
+  g_free (call);
+}
+
+static void
+on_request_closed (LimenKdeRequest *request, gpointer user_data)
+{
+  AccessCall *call = user_data;
+
+  limen_kde_shim_get (NULL)->limen_qt_close (call->dialog);
+  limen_kde_reply_response (call->invocation, 2, NULL);
+  access_call_free (call);
+}
+
+static void
+on_done (LimenQtDialog *dialog, int response, size_t n_choices, const LimenQtChoiceResult *choices,
+         void *user_data)
+{
+  AccessCall *call = user_data;
+  GVariantBuilder results;
+
+  g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
+  if (response == LIMEN_QT_RESPONSE_OK && n_choices > 0)
+    g_variant_builder_add (&results, "{sv}", "choices", limen_kde_choices_result (n_choices, choices));
+  g_debug ("Access dialog answered %d", response);
+  limen_kde_reply_response (call->invocation, response, g_variant_builder_end (&results));
+  limen_kde_request_finish (call->request);
+  access_call_free (call);
+}
+
+static gboolean
+on_access_dialog (LimenDbusImplPortalAccess *skeleton,
+                  GDBusMethodInvocation     *invocation,
+                  const char                *handle,
+                  const char                *app_id,
+                  const char                *parent_window,
+                  const char                *title,
+                  const char                *subtitle,
+                  const char                *body,
+                  GVariant                  *options,
+                  gpointer                   user_data)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GVariant) opts = NULL;
+  g_autoptr(GVariant) choices_v = NULL;
+  const LimenKdeShim *shim;
+  LimenKdeChoices choices;
+  const char *deny = NULL, *grant = NULL, *icon = NULL;
+  gboolean modal = TRUE;
+  AccessCall *call;
+  LimenQtAccessSpec spec = { 0 };
+
+  if (!limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
+      !limen_kde_check_parent_window (parent_window, &error) ||
+      !limen_kde_check_string_arg ("title", title, 1024, &error) ||
+      !limen_kde_check_string_arg ("subtitle", subtitle, 4096, &error) ||
+      !limen_kde_check_string_arg ("body", body, 16384, &error) ||
+      !limen_options_filter (options, &filtered, &error, access_options, NULL))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  opts = g_variant_ref_sink (g_variant_builder_end (&filtered));
+  g_variant_lookup (opts, "modal", "b", &modal);
+  g_variant_lookup (opts, "deny_label", "&s", &deny);
+  g_variant_lookup (opts, "grant_label", "&s", &grant);
+  g_variant_lookup (opts, "icon", "&s", &icon);
+  choices_v = g_variant_lookup_value (opts, "choices", G_VARIANT_TYPE ("a(ssa(ss)s)"));
+
+  shim = limen_kde_shim_get_for_dialog (&error);
+  if (!shim)
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  call = g_new0 (AccessCall, 1);
+  call->invocation = g_object_ref (invocation);
+  call->request = limen_kde_request_new (invocation, handle, on_request_closed, call, &error);
+  if (!call->request)
+    {
+      limen_invocation_return_gerror (invocation, error);
+      access_call_free (call);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+
+  limen_kde_choices_init (&choices, choices_v);
+  spec.window.parent_window = parent_window;
+  spec.window.app_id = app_id;
+  spec.window.modal = modal;
+  spec.title = title;
+  spec.subtitle = subtitle;
+  spec.body = body;
+  spec.deny_label = deny;
+  spec.grant_label = grant;
+  spec.icon = icon;
+  spec.n_choices = choices.choices->len;
+  spec.choices = (const LimenQtChoice *) choices.choices->data;
+  call->dialog = shim->limen_qt_access_open (&spec, on_done, call);
+  limen_kde_choices_clear (&choices);
+  if (!call->dialog)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                                     "The access dialog could not be shown");
+      limen_kde_request_finish (call->request);
+      access_call_free (call);
+    }
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+GDBusInterfaceSkeleton *
+limen_kde_access_new (void)
+{
+  LimenDbusImplPortalAccess *skeleton = limen_dbus_impl_portal_access_skeleton_new ();
+
+  g_signal_connect (skeleton, "handle-access-dialog", G_CALLBACK (on_access_dialog), NULL);
+  return G_DBUS_INTERFACE_SKELETON (skeleton);
+}

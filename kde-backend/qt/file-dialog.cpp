@@ -1,0 +1,259 @@
+/* Limen — the FileChooser dialog: KFileWidget (places, previews, filters) in a dialog,
+ * with the portal's choices below it.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "file-dialog.h"
+
+#include <KConfig>
+#include <KConfigGroup>
+#include <KFileFilterCombo>
+#include <KFileWidget>
+#include <KIO/StatJob>
+#include <KLocalizedString>
+#include <KUrlComboBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMimeDatabase>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <memory>
+
+using LimenQt::str;
+
+QString LimenFileDialog::filterLine (const LimenQtFilter &filter)
+{
+  QStringList patterns;
+  QMimeDatabase db;
+  for (size_t i = 0; i < filter.n_patterns; i++)
+    {
+      const LimenQtFilterPattern &p = filter.patterns[i];
+      if (p.is_mime)
+        {
+          QMimeType mt = db.mimeTypeForName (str (p.pattern));
+          if (mt.isValid ())
+            patterns += mt.globPatterns ();
+        }
+      else
+        patterns += str (p.pattern);
+    }
+  if (patterns.isEmpty ())
+    patterns += QStringLiteral ("*");
+  QString name = str (filter.name);
+  name.replace (QLatin1Char ('|'), QLatin1Char (' ')).replace (QLatin1Char ('\n'), QLatin1Char (' '));
+  /* KFileWidget splits filters at '/' unless escaped. */
+  name.replace (QLatin1Char ('/'), QStringLiteral ("\\/"));
+  for (QString &p : patterns)
+    p.replace (QLatin1Char (' '), QString ()).replace (QLatin1Char ('|'), QString ());
+  return patterns.join (QLatin1Char (' ')) + QLatin1Char ('|') + name;
+}
+
+LimenFileDialog::LimenFileDialog (const LimenQtFileChooserSpec *spec, LimenQtFileChooserDone done,
+                                  void *user_data)
+  : _LimenQtDialog (&spec->window), m_mode (spec->mode), m_done (done), m_user_data (user_data)
+{
+  m_state_file = str (spec->state_file);
+  for (size_t i = 0; i < spec->n_files; i++)
+    m_files += str (spec->files[i]);
+
+  m_state = m_state_file.isEmpty () ? KSharedConfig::openConfig (QString (), KConfig::SimpleConfig)
+                                    : KSharedConfig::openConfig (m_state_file, KConfig::SimpleConfig);
+  KConfigGroup group (m_state, "FileDialog");
+
+  QString folder = str (spec->current_folder);
+  if (folder.isEmpty () && spec->current_file && *spec->current_file)
+    folder = QFileInfo (str (spec->current_file)).absolutePath ();
+  if (folder.isEmpty () || !QFileInfo (folder).isDir ())
+    folder = group.readEntry ("LastFolder", QString ());
+  if (folder.isEmpty () || !QFileInfo (folder).isDir ())
+    folder = QDir::homePath ();
+
+  setWindowTitle (str (spec->title));
+  auto *layout = new QVBoxLayout (this);
+  m_widget = new KFileWidget (QUrl::fromLocalFile (folder), this);
+  layout->addWidget (m_widget);
+  /* View settings (detail/icon mode, hidden files) from our own file, not kdeglobals. */
+  KConfigGroup viewGroup (m_state, "KFileWidget");
+  m_widget->readConfig (viewGroup);
+
+  switch (m_mode)
+    {
+    case LIMEN_QT_FILE_OPEN:
+      m_widget->setOperationMode (KFileWidget::Opening);
+      if (spec->directory)
+        m_widget->setMode (KFile::Directory | KFile::ExistingOnly);
+      else
+        m_widget->setMode ((spec->multiple ? KFile::Files : KFile::File) | KFile::ExistingOnly);
+      break;
+    case LIMEN_QT_FILE_SAVE:
+      m_widget->setOperationMode (KFileWidget::Saving);
+      m_widget->setMode (KFile::File);
+      m_widget->setConfirmOverwrite (true);
+      break;
+    case LIMEN_QT_FILE_SAVE_FILES:
+      m_widget->setOperationMode (KFileWidget::Opening);
+      m_widget->setMode (KFile::Directory | KFile::ExistingOnly);
+      break;
+    }
+
+  if (spec->n_filters > 0)
+    {
+      QStringList lines;
+      for (size_t i = 0; i < spec->n_filters; i++)
+        lines += filterLine (spec->filters[i]);
+      m_n_filters = int (spec->n_filters);
+      m_widget->setFilter (lines.join (QLatin1Char ('\n')));
+      int current = spec->current_filter >= 0 && size_t (spec->current_filter) < spec->n_filters
+                      ? spec->current_filter : 0;
+      KFileFilterCombo *combo = m_widget->filterWidget ();
+      combo->setCurrentIndex (current);
+      Q_EMIT combo->filterChanged ();
+    }
+
+  if (m_mode == LIMEN_QT_FILE_SAVE)
+    {
+      if (spec->current_file && *spec->current_file)
+        m_widget->setSelectedUrl (QUrl::fromLocalFile (str (spec->current_file)));
+      else if (spec->current_name && *spec->current_name)
+        m_widget->locationEdit ()->setEditText (str (spec->current_name));
+    }
+
+  if (spec->n_choices > 0)
+    {
+      m_choices = new LimenQt::ChoicesWidget (spec->n_choices, spec->choices, this);
+      m_widget->setCustomWidget (m_choices);
+    }
+
+  QPushButton *ok = m_widget->okButton ();
+  if (spec->accept_label && *spec->accept_label)
+    ok->setText (LimenQt::mnemonicLabel (spec->accept_label));
+  else if (m_mode == LIMEN_QT_FILE_SAVE_FILES)
+    ok->setText (i18nc ("@action:button", "&Save Here"));
+  ok->show ();
+  m_widget->cancelButton ()->show ();
+  connect (ok, &QPushButton::clicked, m_widget, &KFileWidget::slotOk);
+  connect (m_widget, &KFileWidget::accepted, this, [this] {
+    m_widget->accept ();
+    accept ();
+  });
+  connect (m_widget->cancelButton (), &QPushButton::clicked, this, &QDialog::reject);
+  if (m_mode == LIMEN_QT_FILE_SAVE_FILES)
+    {
+      /* Saving into the folder shown needs no name: OK (or Return) with an empty name
+       * field means "here". */
+      auto saveHere = [this] {
+        if (m_widget->locationEdit ()->currentText ().trimmed ().isEmpty ())
+          accept ();
+      };
+      connect (ok, &QPushButton::clicked, this, saveHere);
+      connect (m_widget->locationEdit (), QOverload<const QString &>::of (&KComboBox::returnPressed), this, saveHere);
+    }
+  if (spec->n_filters == 0)
+    {
+      /* An empty filter row only takes space. */
+      KFileFilterCombo *combo = m_widget->filterWidget ();
+      const auto labels = m_widget->findChildren<QLabel *> ();
+      for (QLabel *label : labels)
+        if (label->buddy () == combo)
+          label->hide ();
+      combo->hide ();
+    }
+
+  int w = group.readEntry ("Width", 0), h = group.readEntry ("Height", 0);
+  if (w > 200 && h > 150)
+    resize (w, h);
+  else
+    resize (m_widget->dialogSizeHint ().expandedTo (QSize (800, 520)));
+}
+
+LimenFileDialog::~LimenFileDialog () = default;
+
+void LimenFileDialog::saveState ()
+{
+  if (m_state_file.isEmpty ())
+    return;
+  KConfigGroup group (m_state, "FileDialog");
+  group.writeEntry ("Width", width ());
+  group.writeEntry ("Height", height ());
+  QUrl base = m_widget->baseUrl ();
+  if (base.isLocalFile ())
+    group.writePathEntry ("LastFolder", base.toLocalFile ());
+  m_state->sync ();
+}
+
+void LimenFileDialog::onFinished (bool accepted)
+{
+  if (!accepted)
+    {
+      complete ([this] { m_done (this, LIMEN_QT_RESPONSE_CANCELLED, nullptr, m_user_data); });
+      return;
+    }
+  saveState ();
+  QList<QUrl> urls = m_mode == LIMEN_QT_FILE_OPEN ? m_widget->selectedUrls () : QList<QUrl> { m_widget->selectedUrl () };
+  urls.removeAll (QUrl ());
+  if (m_mode == LIMEN_QT_FILE_SAVE_FILES && urls.isEmpty ())
+    urls.append (m_widget->baseUrl ());
+
+  /* KIO URLs (e.g. a Places entry like desktop:/ or a mounted device) resolve to local
+   * paths where one exists; the stats run in the event loop, never blocking. */
+  auto pending = std::make_shared<int> (0);
+  auto resolved = std::make_shared<QList<QUrl>> (urls);
+  for (int i = 0; i < urls.size (); i++)
+    {
+      if (urls[i].isLocalFile ())
+        continue;
+      (*pending)++;
+      KIO::StatJob *job = KIO::mostLocalUrl (urls[i], KIO::HideProgressInfo);
+      connect (job, &KJob::result, this, [this, job, i, pending, resolved] {
+        if (!job->error ())
+          (*resolved)[i] = job->mostLocalUrl ();
+        if (--(*pending) == 0)
+          report (*resolved);
+      });
+    }
+  if (*pending == 0)
+    report (urls);
+}
+
+void LimenFileDialog::report (const QList<QUrl> &picked)
+{
+  QList<QUrl> urls = picked;
+  if (m_mode == LIMEN_QT_FILE_SAVE_FILES && !urls.isEmpty ())
+    {
+      QUrl dir = urls.first ();
+      urls.clear ();
+      for (const QString &name : m_files)
+        {
+          QUrl u = dir;
+          u.setPath (dir.path () + (dir.path ().endsWith (QLatin1Char ('/')) ? QString () : QStringLiteral ("/")) + name);
+          urls.append (u);
+        }
+    }
+  QVector<QByteArray> encoded;
+  for (const QUrl &u : urls)
+    encoded.append (u.toEncoded ());
+  QVector<const char *> ptrs;
+  for (const QByteArray &e : encoded)
+    ptrs.append (e.constData ());
+  QVector<QPair<QByteArray, QByteArray>> values;
+  if (m_choices)
+    values = m_choices->values ();
+  QVector<LimenQtChoiceResult> choices = LimenQt::choiceResults (values);
+  LimenQtFileChooserResult result {};
+  result.n_uris = size_t (ptrs.size ());
+  result.uris = ptrs.data ();
+  result.filter = m_n_filters > 0 ? m_widget->filterWidget ()->currentIndex () : -1;
+  result.n_choices = size_t (choices.size ());
+  result.choices = choices.data ();
+  complete ([&] { m_done (this, urls.isEmpty () ? LIMEN_QT_RESPONSE_CANCELLED : LIMEN_QT_RESPONSE_OK,
+                          &result, m_user_data); });
+}
+
+extern "C" LIMEN_QT_EXPORT LimenQtDialog *
+limen_qt_file_chooser_open (const LimenQtFileChooserSpec *spec, LimenQtFileChooserDone done, void *user_data)
+{
+  if (!LimenQt::ensureApplication ())
+    return nullptr;
+  auto *dialog = new LimenFileDialog (spec, done, user_data);
+  dialog->present ();
+  return dialog;
+}

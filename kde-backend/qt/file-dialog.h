@@ -1,0 +1,40 @@
+/* Limen — the FileChooser dialog (KFileWidget) of liblimen-qt.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "shim-private.h"
+
+#include <KSharedConfig>
+#include <QList>
+#include <QUrl>
+
+class KFileWidget;
+
+class LimenFileDialog : public _LimenQtDialog
+{
+public:
+  LimenFileDialog (const LimenQtFileChooserSpec *spec, LimenQtFileChooserDone done, void *user_data);
+  ~LimenFileDialog () override;
+
+  KFileWidget *fileWidget () const { return m_widget; }
+  LimenQt::ChoicesWidget *choicesWidget () const { return m_choices; }
+  /* The KFileWidget filter line for a portal filter ("*.txt *.md|Text"). */
+  static QString filterLine (const LimenQtFilter &filter);
+
+protected:
+  void onFinished (bool accepted) override;
+
+private:
+  void report (const QList<QUrl> &urls);
+  void saveState ();
+
+  KFileWidget *m_widget = nullptr;
+  LimenQt::ChoicesWidget *m_choices = nullptr;
+  LimenQtFileMode m_mode;
+  int m_n_filters = 0;
+  QStringList m_files;
+  QString m_state_file;
+  KSharedConfig::Ptr m_state;   /* KFileWidget keeps reading its group from it */
+  LimenQtFileChooserDone m_done;
+  void *m_user_data;
+};

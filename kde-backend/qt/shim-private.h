@@ -1,0 +1,78 @@
+/* Limen — liblimen-qt internals: the dialog base every portal dialog derives from.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "limen-qt.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialog>
+#include <QPointer>
+#include <QString>
+#include <QVector>
+#include <QWidget>
+#include <functional>
+
+namespace LimenQt {
+
+/* Create the QApplication on first need (never before: Qt costs memory). FALSE and
+ * @reason when no window system is reachable. */
+bool ensureApplication (const char **reason = nullptr);
+
+/* A QCoreApplication at least (notifications work without a display). */
+void ensureCoreApplication ();
+
+inline QString str (const char *s)
+{
+  return s ? QString::fromUtf8 (s) : QString ();
+}
+
+/* Portal labels use '_' for mnemonics (GTK style); Qt uses '&'. */
+QString mnemonicLabel (const char *label);
+
+/* Make @w a transient of the portal's parent window and apply modality. */
+void applyWindow (QWidget *w, const LimenQtWindow *window);
+
+/* Combo boxes and check boxes for portal choices; reads them back. */
+class ChoicesWidget : public QWidget
+{
+public:
+  ChoicesWidget (size_t n, const LimenQtChoice *choices, QWidget *parent = nullptr);
+  /* (id, value) pairs, in the order given. */
+  QVector<QPair<QByteArray, QByteArray>> values () const;
+  bool isEmpty () const { return m_ids.isEmpty (); }
+  QWidget *widgetFor (const QByteArray &id) const;
+
+private:
+  QVector<QByteArray> m_ids;
+  QVector<QWidget *> m_widgets;
+};
+
+/* Turn ChoicesWidget values into the C result array; the QByteArrays must outlive it. */
+QVector<LimenQtChoiceResult> choiceResults (const QVector<QPair<QByteArray, QByteArray>> &values);
+
+} // namespace LimenQt
+
+/* The C handle is the dialog itself. It reports once: finished() → onFinished(), which
+ * calls complete(); a portal Close (closeFromPortal) suppresses the report. */
+struct _LimenQtDialog : public QDialog
+{
+  explicit _LimenQtDialog (const LimenQtWindow *window);
+  ~_LimenQtDialog () override;
+
+  void closeFromPortal ();
+  bool isClosedByPortal () const { return m_closed; }
+  /* Start showing; called by the open functions after setup. */
+  void present ();
+
+protected:
+  virtual void onFinished (bool accepted) = 0;
+  /* Run @report unless closed by the portal, then dispose of the dialog. */
+  void complete (const std::function<void ()> &report);
+
+private:
+  bool m_closed = false;
+  bool m_completed = false;
+  LimenQtWindow m_window;
+  QByteArray m_parent;
+};

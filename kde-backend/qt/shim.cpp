@@ -1,0 +1,316 @@
+/* Limen — liblimen-qt: the application object, parent windows, the dialog base.
+ *
+ * The QApplication is created lazily in the first call that needs a widget and never
+ * runs exec(): Qt 5 on Linux dispatches through GLib's default main context, which the
+ * backend's g_main_loop already iterates.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "shim-private.h"
+
+#include <KLocalizedString>
+#include <KWindowSystem>
+#include <QApplication>
+#include <QFormLayout>
+#include <QLabel>
+#include <QTimer>
+#include <QWindow>
+#include <cstdlib>
+#include <cstring>
+#include <libintl.h>
+#include <xcb/xcb.h>
+
+namespace {
+
+int app_argc = 1;
+char app_name[] = "limen-kde";
+char *app_argv[] = { app_name, nullptr };
+const char *unavailable = nullptr;
+bool probed = false;
+
+/* Creating a QApplication with no reachable display aborts the process, so look first. */
+const char *probeDisplay ()
+{
+  if (probed)
+    return unavailable;
+  probed = true;
+  const char *platform = getenv ("QT_QPA_PLATFORM");
+  if (platform && *platform && strncmp (platform, "xcb", 3) != 0)
+    return unavailable = nullptr;
+  const char *wayland = getenv ("WAYLAND_DISPLAY");
+  if (wayland && *wayland && !(platform && *platform))
+    return unavailable = nullptr;
+  const char *display = getenv ("DISPLAY");
+  if (!display || !*display)
+    return unavailable = "no DISPLAY or WAYLAND_DISPLAY";
+  xcb_connection_t *c = xcb_connect (nullptr, nullptr);
+  bool bad = xcb_connection_has_error (c);
+  xcb_disconnect (c);
+  return unavailable = bad ? "the X display cannot be reached" : nullptr;
+}
+
+void setupTranslations ()
+{
+  KLocalizedString::setApplicationDomain ("limen");
+  /* Use the catalogue directory the C side bound, so the build tree and an installed
+   * limen-kde find the same translations for C and Qt strings. */
+  const char *dir = bindtextdomain ("limen", nullptr);
+  if (dir && *dir)
+    KLocalizedString::addDomainLocaleDir ("limen", QString::fromUtf8 (dir));
+}
+
+int open_dialogs = 0;
+QTimer *input_pump = nullptr;
+
+/* The glib event dispatcher of the xcb platform processes X events with the flags of
+ * the last processEvents() call. Under our g_main_loop_run() nothing calls it except
+ * nested loops such as KJob::exec(), which KFileWidget runs with
+ * ExcludeUserInputEvents — after which keyboard and mouse input would stay queued for
+ * good. While a dialog is open, a plain processEvents() now and then (from the top-level
+ * loop, never from inside a D-Bus handler) restores AllEvents. */
+void pumpInput ()
+{
+  if (!input_pump)
+    {
+      input_pump = new QTimer (QCoreApplication::instance ());
+      input_pump->setInterval (50);
+      QObject::connect (input_pump, &QTimer::timeout, [] {
+        if (open_dialogs == 0)
+          input_pump->stop ();
+        else
+          QCoreApplication::processEvents (QEventLoop::AllEvents);
+      });
+    }
+  if (!input_pump->isActive ())
+    input_pump->start ();
+  QTimer::singleShot (0, QCoreApplication::instance (), [] { QCoreApplication::processEvents (QEventLoop::AllEvents); });
+}
+
+} // namespace
+
+namespace LimenQt {
+
+bool ensureApplication (const char **reason)
+{
+  if (qobject_cast<QApplication *> (QCoreApplication::instance ()))
+    return true;
+  if (QCoreApplication::instance ())
+    {
+      if (reason)
+        *reason = "started without a display";
+      return false;
+    }
+  const char *why = probeDisplay ();
+  if (why)
+    {
+      if (reason)
+        *reason = why;
+      return false;
+    }
+  /* Session management would make us part of the user's session restore. */
+  QGuiApplication::setFallbackSessionManagementEnabled (false);
+  QApplication::setAttribute (Qt::AA_UseHighDpiPixmaps);
+  auto *app = new QApplication (app_argc, app_argv);
+  app->setQuitOnLastWindowClosed (false);
+  app->setApplicationName (QStringLiteral ("limen-kde"));
+  app->setDesktopFileName (QStringLiteral ("limen-kde"));
+  setupTranslations ();
+  return true;
+}
+
+void ensureCoreApplication ()
+{
+  if (QCoreApplication::instance ())
+    return;
+  if (ensureApplication ())
+    return;
+  auto *app = new QCoreApplication (app_argc, app_argv);
+  app->setApplicationName (QStringLiteral ("limen-kde"));
+  setupTranslations ();
+}
+
+QString mnemonicLabel (const char *label)
+{
+  QString in = str (label), out;
+  for (int i = 0; i < in.size (); i++)
+    {
+      QChar c = in[i];
+      if (c == QLatin1Char ('&'))
+        out += QLatin1String ("&&");
+      else if (c == QLatin1Char ('_'))
+        {
+          if (i + 1 < in.size () && in[i + 1] == QLatin1Char ('_'))
+            {
+              out += c;
+              i++;
+            }
+          else
+            out += QLatin1Char ('&');
+        }
+      else
+        out += c;
+    }
+  return out;
+}
+
+void applyWindow (QWidget *w, const LimenQtWindow *window)
+{
+  QString parent = str (window->parent_window);
+  if (parent.startsWith (QLatin1String ("x11:")) && KWindowSystem::isPlatformX11 ())
+    {
+      bool ok = false;
+      WId xid = parent.mid (4).toULongLong (&ok, 16);
+      if (ok && xid)
+        {
+          w->setAttribute (Qt::WA_NativeWindow, true);
+          w->winId ();
+          KWindowSystem::setMainWindow (w->windowHandle (), xid);
+        }
+    }
+  /* wayland: handles need xdg-foreign, which KWindowSystem 5.103 does not offer: the
+   * dialog then opens as a top-level of its own. */
+  /* Never application-modal: one app's dialog must not block another app's. Window
+   * modality towards the (foreign) transient parent makes the window manager treat it
+   * as modal for that window only. */
+  w->setWindowModality (window->modal && w->windowHandle () && w->windowHandle ()->transientParent ()
+                          ? Qt::WindowModal : Qt::NonModal);
+}
+
+ChoicesWidget::ChoicesWidget (size_t n, const LimenQtChoice *choices, QWidget *parent)
+  : QWidget (parent)
+{
+  auto *layout = new QFormLayout (this);
+  layout->setContentsMargins (0, 0, 0, 0);
+  for (size_t i = 0; i < n; i++)
+    {
+      const LimenQtChoice &c = choices[i];
+      QWidget *w;
+      if (c.n_options == 0)
+        {
+          auto *box = new QCheckBox (mnemonicLabel (c.label), this);
+          box->setChecked (qstrcmp (c.initial, "true") == 0);
+          layout->addRow (box);
+          w = box;
+        }
+      else
+        {
+          auto *combo = new QComboBox (this);
+          for (size_t j = 0; j < c.n_options; j++)
+            {
+              combo->addItem (str (c.option_labels[j]), QByteArray (c.option_ids[j]));
+              if (qstrcmp (c.option_ids[j], c.initial) == 0)
+                combo->setCurrentIndex (int (j));
+            }
+          auto *label = new QLabel (mnemonicLabel (c.label), this);
+          label->setBuddy (combo);
+          layout->addRow (label, combo);
+          w = combo;
+        }
+      w->setObjectName (QString::fromUtf8 ("choice-") + str (c.id));
+      m_ids.append (QByteArray (c.id));
+      m_widgets.append (w);
+    }
+}
+
+QVector<QPair<QByteArray, QByteArray>> ChoicesWidget::values () const
+{
+  QVector<QPair<QByteArray, QByteArray>> out;
+  for (int i = 0; i < m_ids.size (); i++)
+    {
+      if (auto *box = qobject_cast<QCheckBox *> (m_widgets[i]))
+        out.append ({ m_ids[i], box->isChecked () ? QByteArray ("true") : QByteArray ("false") });
+      else if (auto *combo = qobject_cast<QComboBox *> (m_widgets[i]))
+        out.append ({ m_ids[i], combo->currentData ().toByteArray () });
+    }
+  return out;
+}
+
+QWidget *ChoicesWidget::widgetFor (const QByteArray &id) const
+{
+  int i = m_ids.indexOf (id);
+  return i < 0 ? nullptr : m_widgets[i];
+}
+
+QVector<LimenQtChoiceResult> choiceResults (const QVector<QPair<QByteArray, QByteArray>> &values)
+{
+  QVector<LimenQtChoiceResult> out;
+  for (const auto &v : values)
+    out.append (LimenQtChoiceResult { v.first.constData (), v.second.constData () });
+  return out;
+}
+
+} // namespace LimenQt
+
+_LimenQtDialog::_LimenQtDialog (const LimenQtWindow *window)
+  : QDialog (nullptr)
+{
+  m_parent = QByteArray (window->parent_window ? window->parent_window : "");
+  m_window = *window;
+  m_window.parent_window = m_parent.constData ();
+  m_window.app_id = nullptr;
+  open_dialogs++;
+  connect (this, &QDialog::finished, this, [this] (int result) {
+    if (!m_closed && !m_completed)
+      onFinished (result == QDialog::Accepted);
+  });
+}
+
+_LimenQtDialog::~_LimenQtDialog ()
+{
+  open_dialogs--;
+}
+
+void _LimenQtDialog::present ()
+{
+  LimenQt::applyWindow (this, &m_window);
+  show ();
+  raise ();
+  activateWindow ();
+  pumpInput ();
+}
+
+void _LimenQtDialog::closeFromPortal ()
+{
+  m_closed = true;
+  hide ();
+  deleteLater ();
+}
+
+void _LimenQtDialog::complete (const std::function<void ()> &report)
+{
+  if (m_completed)
+    return;
+  m_completed = true;
+  if (!m_closed)
+    report ();
+  hide ();
+  deleteLater ();
+}
+
+extern "C" {
+
+LIMEN_QT_EXPORT const char *
+limen_qt_unavailable_reason (void)
+{
+  if (qobject_cast<QApplication *> (QCoreApplication::instance ()))
+    return nullptr;
+  if (QCoreApplication::instance ())
+    return "started without a display";
+  return probeDisplay ();
+}
+
+LIMEN_QT_EXPORT void
+limen_qt_close (LimenQtDialog *dialog)
+{
+  if (dialog)
+    dialog->closeFromPortal ();
+}
+
+LIMEN_QT_EXPORT unsigned long
+limen_qt_dialog_window_id (LimenQtDialog *dialog)
+{
+  if (!dialog || !KWindowSystem::isPlatformX11 () || !dialog->isVisible ())
+    return 0;
+  return static_cast<unsigned long> (dialog->winId ());
+}
+
+} // extern "C"
