@@ -26,3 +26,4 @@ target_link_libraries(portal-load PRIVATE PkgConfig::GLIB)
 add_test(NAME bench-portal COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-portal.py)
 set_tests_properties(bench-portal PROPERTIES LABELS bench TIMEOUT 1800
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR}")
+limen_add_pytest(hostile-portal test_hostile_portal.py)

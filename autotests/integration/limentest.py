@@ -364,13 +364,18 @@ def run_sandboxed(bus, app_id, script, binds=(), ro_binds=(), flatpak_info=None,
     The script gets the limentest-free environment: only Gio/GLib from Debian's python."""
     info = flatpak_info if flatpak_info is not None else FLATPAK_INFO.format(app_id=app_id)
     r, w = os.pipe()
-    if info is not False:
-        os.write(w, info.encode())
-    os.close(w)
     here = os.path.dirname(os.path.abspath(__file__))
     argv = bwrap_argv(bus, binds=binds, ro_binds=tuple(ro_binds) + (here,)) + list(extra_args)
-    if info is not False:
+    if info is not False and len(info.encode()) < 32768:
+        os.write(w, info.encode())
         argv += ["--ro-bind-data", str(r), "/.flatpak-info"]
+    elif info is not False:
+        # Larger than a pipe holds before bwrap reads it: bind a file instead.
+        fd, path = tempfile.mkstemp(dir=bus.root, prefix="flatpak-info-")
+        os.write(fd, info.encode())
+        os.close(fd)
+        argv += ["--ro-bind", path, "/.flatpak-info"]
+    os.close(w)
     argv += ["/usr/bin/python3", "-c", script]
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPATH": here, "PYTHONDONTWRITEBYTECODE": "1"}
     try:

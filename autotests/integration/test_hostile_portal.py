@@ -1,0 +1,323 @@
+"""Hostile battery, frontend part (issue: fail closed). Each case records refused /
+accepted / crashed / hung, asserts the expected outcome, and checks limen-portal still
+serves afterwards. Sandboxed attackers run in real bwrap sandboxes."""
+import os
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+from gi.repository import Gio, GLib
+
+import limentest
+from hostile import Case, call_on, check, run_case
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NM = "org.freedesktop.portal.NetworkMonitor"
+S = "org.freedesktop.portal.Settings"
+T = "org.freedesktop.portal.Trash"
+GM = "org.freedesktop.portal.GameMode"
+RT = "org.freedesktop.portal.Realtime"
+REG = "org.freedesktop.host.portal.Registry"
+INVALID = "org.freedesktop.portal.Error.InvalidArgument"
+NOT_ALLOWED = "org.freedesktop.portal.Error.NotAllowed"
+NOT_FOUND = "org.freedesktop.portal.Error.NotFound"
+DBUS_INVALID_ARGS = "org.freedesktop.DBus.Error.InvalidArgs"
+UNKNOWN_METHOD = "org.freedesktop.DBus.Error.UnknownMethod"
+
+
+@pytest.fixture(scope="module")
+def env():
+    bus = limentest.Bus()
+    bus.write_portal_file("test", "org.freedesktop.impl.portal.desktop.test",
+                          ["org.freedesktop.impl.portal.Settings"])
+    bus.start([limentest.python_exe(), os.path.join(HERE, "settings_backend.py"),
+               "org.freedesktop.impl.portal.desktop.test", "{'org.example': {'k': <'v'>}}"],
+              wait_name="org.freedesktop.impl.portal.desktop.test")
+    daemon = bus.start_portal()
+    yield bus, daemon
+    statuses = bus.close()
+    assert all(st in (0, None) or st == -15 for _, st in statuses), statuses
+
+
+def health_of(bus):
+    return lambda: bus.call(NM, "GetAvailable", timeout=1000)
+
+
+def c(bus, *a, **kw):
+    return lambda: call_on(bus.conn, *a, **kw)
+
+
+def scratch(bus, name, content="x", mode=None):
+    path = os.path.join(bus.home, name)
+    with open(path, "w") as f:
+        f.write(content)
+    if mode is not None:
+        os.chmod(path, mode)
+    return path
+
+
+def with_fd(path, flags):
+    def opener():
+        return os.open(path, flags)
+    return opener
+
+
+def fd_call(bus, iface, method, handle, sig, fdmaker, extra=()):
+    def fn():
+        fd = fdmaker() if fdmaker else None
+        try:
+            return call_on(bus.conn, iface, method, (handle,) + tuple(extra), sig,
+                           fds=[fd] if fd is not None else None)
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return fn
+
+
+SANDBOX_CALL = """
+import os, sys
+from gi.repository import Gio, GLib
+iface, method, sig, args, fdspec = {iface!r}, {method!r}, {sig!r}, {args!r}, {fdspec!r}
+c = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+fl = None
+if fdspec is not None:
+    kind, val = fdspec
+    fd = int(val) if kind == 'inherited' else os.open(val, {{'rw': os.O_RDWR, 'ro': os.O_RDONLY, 'path': os.O_PATH}}[kind])
+    fl = Gio.UnixFDList.new(); fl.append(fd)
+try:
+    c.call_with_unix_fd_list_sync('org.freedesktop.portal.Desktop', '/org/freedesktop/portal/desktop', iface, method,
+                                  GLib.Variant(sig, tuple(args)) if sig else None, None, 0, 4000, fl, None)
+    print('accepted')
+except GLib.Error as e:
+    print('refused', Gio.DBusError.get_remote_error(e))
+"""
+
+
+def sandboxed(bus, info, iface, method, sig=None, args=(), fdspec=None, extra_args=(), binds=(), ro_binds=(),
+              pass_fds=()):
+    def fn():
+        script = SANDBOX_CALL.format(iface=iface, method=method, sig=sig, args=tuple(args), fdspec=fdspec)
+        r = limentest.run_sandboxed(bus, "org.example.App", script, flatpak_info=info, extra_args=extra_args,
+                                    binds=binds, ro_binds=ro_binds, pass_fds=pass_fds, timeout=10)
+        out = r.stdout.split()
+        if not out:
+            raise RuntimeError(f"sandbox gave nothing: {r.stderr[-300:]}")
+        if out[0] == "refused":
+            return ("refused", out[1] if len(out) > 1 else "")
+        return "accepted"
+    return fn
+
+
+def build_cases(bus):
+    cases = []
+    add = cases.append
+    net_info = "[Application]\nname=org.example.App\n[Context]\nshared=network;\n"
+
+    # --- caller identity: claims that must not parse as anyone -------------------------
+    bad_infos = {
+        "empty": "", "runtime-only": "[Runtime]\nname=org.example.Platform\n[Context]\nshared=network;\n",
+        "no-name": "[Application]\nruntime=x\n[Context]\nshared=network;\n",
+        "empty-name": "[Application]\nname=\n[Context]\nshared=network;\n",
+        "dotdot": "[Application]\nname=..\n[Context]\nshared=network;\n",
+        "slash": "[Application]\nname=org/example/App\n[Context]\nshared=network;\n",
+        "traversal": "[Application]\nname=../../../etc\n[Context]\nshared=network;\n",
+        "one-element": "[Application]\nname=example\n[Context]\nshared=network;\n",
+        "leading-digit": "[Application]\nname=org.1example.App\n[Context]\nshared=network;\n",
+        "space": "[Application]\nname=org.example.My App\n[Context]\nshared=network;\n",
+        "non-ascii": "[Application]\nname=org.exämple.App\n[Context]\nshared=network;\n",
+        "too-long": "[Application]\nname=org." + "a" * 300 + "\n[Context]\nshared=network;\n",
+        "garbage": "\x00\x01\x02not a key file",
+        "trailing-dot": "[Application]\nname=org.example.\n[Context]\nshared=network;\n",
+    }
+    for label, info in bad_infos.items():
+        add(Case(f"identity/flatpak-info-{label}", sandboxed(bus, info, NM, "GetStatus"), error=NOT_ALLOWED,
+                 timeout=15))
+    add(Case("identity/flatpak-info-symlink-dangling",
+             sandboxed(bus, False, NM, "GetStatus", extra_args=("--symlink", "/nowhere", "/.flatpak-info")),
+             error=NOT_ALLOWED, timeout=15))
+    other = scratch(bus, "other-app-info", net_info.replace("org.example.App", "org.example.Other"))
+    add(Case("identity/flatpak-info-symlink-to-valid",
+             sandboxed(bus, False, NM, "GetStatus", ro_binds=(bus.home,), extra_args=("--symlink", other, "/.flatpak-info")),
+             error=NOT_ALLOWED, timeout=15))
+    add(Case("identity/flatpak-info-directory",
+             sandboxed(bus, False, NM, "GetStatus", extra_args=("--dir", "/.flatpak-info")), error=NOT_ALLOWED, timeout=15))
+    fifo = os.path.join(bus.root, "info-fifo")
+    os.mkfifo(fifo)
+    # A fifo would block a reader that opens it: it must be refused without being opened.
+    add(Case("identity/flatpak-info-fifo",
+             sandboxed(bus, False, NM, "GetStatus", extra_args=("--ro-bind", fifo, "/.flatpak-info")),
+             error=NOT_ALLOWED, timeout=15))
+    add(Case("identity/flatpak-info-char-device",
+             sandboxed(bus, False, NM, "GetStatus", extra_args=("--ro-bind", "/dev/null", "/.flatpak-info")),
+             error=NOT_ALLOWED, timeout=15))
+    add(Case("identity/flatpak-info-huge",
+             sandboxed(bus, net_info + "#" * (1024 * 1024) + "\n", NM, "GetStatus"), error=NOT_ALLOWED, timeout=15))
+    add(Case("identity/env-claims-host", sandboxed(bus, "[Application]\nname=org.example.App\n", NM, "GetStatus",
+             extra_args=("--setenv", "XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND", "host")), error=NOT_ALLOWED, timeout=15))
+    add(Case("identity/valid-without-network", sandboxed(bus, "[Application]\nname=org.example.App\n", NM, "GetStatus"),
+             error=NOT_ALLOWED, timeout=15))
+    add(Case("identity/valid-with-network", sandboxed(bus, net_info, NM, "GetStatus"), expect="accepted", timeout=15))
+    add(Case("identity/proxy-without-network", sandboxed(bus, "[Application]\nname=org.example.App\n",
+             "org.freedesktop.portal.ProxyResolver", "Lookup", "(s)", ("http://x/",)), error=NOT_ALLOWED, timeout=15))
+    add(Case("identity/registry-from-sandbox", sandboxed(bus, net_info, REG, "Register", "(sa{sv})",
+             ("org.example.Fake", {})), error=NOT_ALLOWED, timeout=15))
+
+    # --- Settings ----------------------------------------------------------------------
+    add(Case("settings/huge-namespace", c(bus, S, "ReadOne", ("a" * 100000, "k"), "(ss)"), error=INVALID))
+    add(Case("settings/huge-key", c(bus, S, "ReadOne", ("org.example", "k" * 100000), "(ss)"), error=INVALID))
+    add(Case("settings/read-huge-key", c(bus, S, "Read", ("org.example", "k" * 5000), "(ss)"), error=INVALID))
+    add(Case("settings/many-namespaces", c(bus, S, "ReadAll", (["x"] * 5000,), "(as)"), error=INVALID))
+    add(Case("settings/unknown-key", c(bus, S, "ReadOne", ("org.example", "nope"), "(ss)"), error=NOT_FOUND))
+    add(Case("settings/unknown-namespace", c(bus, S, "ReadOne", ("org.nope", "k"), "(ss)"), error=NOT_FOUND))
+    add(Case("settings/wrong-signature", c(bus, S, "ReadOne", (1,), "(u)"), error=DBUS_INVALID_ARGS))
+    add(Case("settings/no-args", c(bus, S, "ReadOne"), error=DBUS_INVALID_ARGS))
+    for glob in ("*", ".*", "org.*.x", "**", "org.example.*.*"):
+        add(Case(f"settings/glob-{glob}", c(bus, S, "ReadAll", ([glob],), "(as)"), expect="accepted"))
+    add(Case("settings/empty-strings", c(bus, S, "ReadOne", ("", ""), "(ss)"), error=NOT_FOUND))
+    add(Case("settings/known-key", c(bus, S, "ReadOne", ("org.example", "k"), "(ss)"), expect="accepted"))
+
+    # --- Trash: fds ----------------------------------------------------------------------
+    add(Case("trash/index-7-no-fds", c(bus, T, "TrashFile", (7,), "(h)"), error=INVALID))
+    add(Case("trash/index-0-no-fds", c(bus, T, "TrashFile", (0,), "(h)"), error=INVALID))
+    add(Case("trash/index-negative", c(bus, T, "TrashFile", (-1,), "(h)", fds=[]), error=INVALID))
+    f1 = scratch(bus, "t1")
+    add(Case("trash/index-out-of-range", fd_call(bus, T, "TrashFile", 3, "(h)", with_fd(f1, os.O_RDWR)), error=INVALID))
+    add(Case("trash/read-only-fd", fd_call(bus, T, "TrashFile", 0, "(h)", with_fd(f1, os.O_RDONLY)), error=NOT_ALLOWED))
+    add(Case("trash/dev-null", fd_call(bus, T, "TrashFile", 0, "(h)", with_fd("/dev/null", os.O_RDWR)), error=INVALID))
+    pair = socket.socketpair()
+    add(Case("trash/socket", fd_call(bus, T, "TrashFile", 0, "(h)", lambda: os.dup(pair[0].fileno())),
+             error=INVALID))
+    add(Case("trash/pipe", fd_call(bus, T, "TrashFile", 0, "(h)", lambda: os.pipe()[1]), error=INVALID))
+    add(Case("trash/proc-file", fd_call(bus, T, "TrashFile", 0, "(h)", with_fd("/proc/self/status", os.O_RDONLY)),
+             error=NOT_ALLOWED))
+
+    def deleted_fd():
+        p = scratch(bus, "gone")
+        fd = os.open(p, os.O_RDWR)
+        os.unlink(p)
+        return fd
+    add(Case("trash/deleted-file", fd_call(bus, T, "TrashFile", 0, "(h)", deleted_fd), error=NOT_ALLOWED))
+    add(Case("trash/wrong-signature", c(bus, T, "TrashFile", ("x",), "(s)"), error=DBUS_INVALID_ARGS))
+
+    hidden_dir = os.path.join(bus.root, "hidden")
+    os.makedirs(hidden_dir, exist_ok=True)
+    hidden = os.path.join(hidden_dir, "secret")
+    with open(hidden, "w") as f:
+        f.write("s")
+
+    def inherited(kind):
+        def fn():
+            fd = os.open(hidden, {"rw": os.O_RDWR, "path": os.O_PATH}[kind])
+            os.set_inheritable(fd, True)
+            try:
+                return sandboxed(bus, net_info, T, "TrashFile", "(h)", (0,), fdspec=("inherited", fd),
+                                 pass_fds=(fd,))()
+            finally:
+                os.close(fd)
+        return fn
+    add(Case("trash/sandbox-hidden-file-rw-fd", inherited("rw"), error=NOT_ALLOWED, timeout=15))
+    add(Case("trash/sandbox-hidden-file-opath-fd", inherited("path"), error=NOT_ALLOWED, timeout=15))
+    ro = scratch(bus, "readonly-bound")
+    add(Case("trash/sandbox-opath-on-ro-bind", sandboxed(bus, net_info, T, "TrashFile", "(h)", (0,),
+             fdspec=("path", ro), ro_binds=(bus.home,)), error=NOT_ALLOWED, timeout=15))
+    add(Case("trash/sandbox-rw-file-in-ro-folder", sandboxed(bus, net_info, T, "TrashFile", "(h)", (0,),
+             fdspec=("rw", ro), ro_binds=(bus.home,), extra_args=("--bind", ro, ro)), error=NOT_ALLOWED, timeout=15))
+    ok_file = scratch(bus, "sandbox-may-trash")
+    add(Case("trash/sandbox-visible-writable", sandboxed(bus, net_info, T, "TrashFile", "(h)", (0,),
+             fdspec=("rw", ok_file), binds=(bus.home,)), expect="accepted", timeout=15))
+    host_ok = scratch(bus, "host-may-trash")
+    add(Case("trash/host-rw", fd_call(bus, T, "TrashFile", 0, "(h)", with_fd(host_ok, os.O_RDWR)), expect="accepted"))
+
+    # --- NetworkMonitor / ProxyResolver -------------------------------------------------
+    for host, port, label in (("127.0.0.1", 0, "port-0"), ("127.0.0.1", 65536, "port-65536"),
+                              ("127.0.0.1", 2**32 - 1, "port-max"), ("", 80, "empty-host"),
+                              ("h" * 5000, 80, "huge-host")):
+        add(Case(f"network/can-reach-{label}", c(bus, NM, "CanReach", (host, port), "(su)"), error=INVALID))
+    add(Case("network/can-reach-wrong-signature", c(bus, NM, "CanReach", ("x",), "(s)"), error=DBUS_INVALID_ARGS))
+    for uri, label in (("", "empty"), ("no scheme", "no-scheme"), ("http://[::1", "bad-ipv6"),
+                       ("http://" + "a" * 20000, "huge")):
+        add(Case(f"proxy/{label}", c(bus, "org.freedesktop.portal.ProxyResolver", "Lookup", (uri,), "(s)"),
+                 error=INVALID))
+
+    # --- GameMode / Realtime (services absent here: NotFound promptly) ------------------
+    add(Case("gamemode/absent", c(bus, GM, "QueryStatus", (os.getpid(),), "(i)"), error=NOT_FOUND, timeout=2))
+    add(Case("gamemode/by-pid-absent", c(bus, GM, "RegisterGameByPid", (1, 1), "(ii)"), error=NOT_FOUND, timeout=2))
+    add(Case("gamemode/pidfd-no-fds", c(bus, GM, "QueryStatusByPIDFd", (0, 1), "(hh)"), error=NOT_FOUND, timeout=2))
+    add(Case("realtime/absent", c(bus, RT, "MakeThreadRealtimeWithPID", (1, 1, 1), "(ttu)"), error=NOT_FOUND, timeout=2))
+    add(Case("realtime/high-priority-absent", c(bus, RT, "MakeThreadHighPriorityWithPID", (0, 0, -5), "(tti)"),
+             error=NOT_FOUND, timeout=2))
+
+    # --- Registry --------------------------------------------------------------------
+    for bad in ("", "x", "org..x", "org/x.y", "../../etc", "org.x." * 60):
+        add(Case(f"registry/invalid-{bad[:12] or 'empty'}", c(bus, REG, "Register", (bad, {}), "(sa{sv})"),
+                 error=INVALID))
+
+    # --- Generic D-Bus surface ---------------------------------------------------------
+    add(Case("dbus/unknown-method", c(bus, NM, "Explode"), error=UNKNOWN_METHOD))
+    add(Case("dbus/unknown-interface", c(bus, "org.freedesktop.portal.Nope", "Explode"),
+             error="org.freedesktop.DBus.Error.UnknownMethod"))
+    add(Case("dbus/set-readonly-version", c(bus, "org.freedesktop.DBus.Properties", "Set",
+             (NM, "version", GLib.Variant("u", 99)), "(ssv)"), error=DBUS_INVALID_ARGS))
+    add(Case("dbus/get-unknown-property", c(bus, "org.freedesktop.DBus.Properties", "Get", (NM, "nope"), "(ss)"),
+             error=DBUS_INVALID_ARGS))
+    add(Case("dbus/request-path-close-foreign", c(bus, "org.freedesktop.portal.Request", "Close",
+             path="/org/freedesktop/portal/desktop/request/1_1/x"), error=UNKNOWN_METHOD))
+
+    # --- Faults ------------------------------------------------------------------------
+    def vanish_mid_call():
+        for _ in range(30):
+            conn = bus.new_connection()
+            conn.call(limentest.PORTAL_BUS_NAME, limentest.PORTAL_PATH, S, "ReadAll",
+                      GLib.Variant("(as)", ([],)), None, 0, 5000, None, None)
+            conn.call(limentest.PORTAL_BUS_NAME, limentest.PORTAL_PATH, NM, "CanReach",
+                      GLib.Variant("(su)", ("127.0.0.1", 9)), None, 0, 5000, None, None)
+            conn.close_sync(None)
+        return "accepted"
+    add(Case("faults/callers-vanish-mid-call", vanish_mid_call, expect="accepted", timeout=20))
+
+    def concurrent_200():
+        conns = [bus.new_connection() for _ in range(20)]
+        done, errors = [], []
+        loop = GLib.MainContext.new()
+        loop.push_thread_default()
+        try:
+            t0 = time.monotonic()
+            for conn in conns:
+                for i in range(10):
+                    method, args = (("GetStatus", None) if i % 2 else ("ReadAll", GLib.Variant("(as)", ([],))))
+                    iface = NM if i % 2 else S
+                    conn.call(limentest.PORTAL_BUS_NAME, limentest.PORTAL_PATH, iface, method, args, None, 0, 5000,
+                              None, lambda cn, res: (done.append(1) if cn.call_finish(res) else errors.append(1)))
+            while len(done) + len(errors) < 200 and time.monotonic() - t0 < 5:
+                loop.iteration(True)
+            elapsed = time.monotonic() - t0
+        finally:
+            loop.pop_thread_default()
+            for conn in conns:
+                conn.close_sync(None)
+        if len(done) != 200 or elapsed >= 1.0:
+            raise RuntimeError(f"{len(done)} of 200 answered in {elapsed:.2f} s")
+        return "accepted"
+    add(Case("faults/200-concurrent-from-20-connections", concurrent_200, expect="accepted", timeout=10))
+    return cases
+
+
+def test_battery(env):
+    bus, daemon = env
+    cases = build_cases(bus)
+    assert len(cases) >= 80
+    results = []
+    for case in cases:
+        outcome, detail = run_case(case, daemon, health_of(bus))
+        results.append((case, outcome, detail))
+        print(f"{case.name:55} {outcome:9} {detail}")
+    failures = []
+    for case, outcome, detail in results:
+        try:
+            check(case, outcome, detail)
+        except AssertionError as e:
+            failures.append(str(e))
+    print(f"{len(results) - len(failures)} passed, {len(failures)} failed")
+    assert not failures, "\n".join(failures)
