@@ -5,7 +5,7 @@ Every test module uses the `bus` fixture (conftest.py) which yields a `Bus`."""
 
 import os
 import shutil
-import signal
+import signal as signal_module
 import subprocess
 import sys
 import tempfile
@@ -58,20 +58,20 @@ class Daemon:
     def alive(self):
         return self.proc.poll() is None
 
-    def send_signal(self, sig):
+    def signal(self, sig):
         if self.alive():
             os.kill(self.proc.pid, sig)
 
     def wait(self, timeout=10):
         return self.proc.wait(timeout=timeout)
 
-    def stop(self, sig=signal.SIGTERM, timeout=10):
+    def stop(self, sig=signal_module.SIGTERM, timeout=10):
         if self.alive():
             os.kill(self.proc.pid, sig)
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
+                os.kill(self.proc.pid, signal_module.SIGKILL)
                 self.proc.wait()
         if self.log is not subprocess.DEVNULL:
             self.log.close()

@@ -43,7 +43,7 @@ def test_signals_exit_cleanly(bus, sig):
     # A call in flight and a peer connected while the signal lands.
     bus.call("org.freedesktop.portal.Settings", "ReadAll", ([],), "(as)")
     t0 = time.monotonic()
-    d.send_signal(sig)
+    d.signal(sig)
     assert d.wait(timeout=5) == 0
     assert time.monotonic() - t0 < 1.0
     bus.wait_for_name_gone(PORTAL_BUS_NAME)
