@@ -142,3 +142,54 @@ def test_caller_vanishing_mid_call_does_not_hurt(bus):
         c.close_sync(None)
     assert bus.call("org.freedesktop.portal.Settings", "ReadAll", ([],), "(as)")[0]
     assert d.alive()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_signals_with_calls_in_flight(bus, sig):
+    """A backend that never answers holds Settings calls open; the signal still ends the
+    daemon at once with status 0."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    bus.write_portal_file("hang", "org.freedesktop.impl.portal.desktop.hang", ["org.freedesktop.impl.portal.Settings"])
+    bus.start([limentest.python_exe(), os.path.join(here, "settings_backend.py"),
+               "org.freedesktop.impl.portal.desktop.hang", "{}", "--hang"],
+              wait_name="org.freedesktop.impl.portal.desktop.hang")
+    d = bus.start_portal()
+    conns = [bus.new_connection() for _ in range(5)]
+    for c in conns:
+        for _ in range(10):
+            c.call(PORTAL_BUS_NAME, limentest.PORTAL_PATH, "org.freedesktop.portal.Settings", "ReadAll",
+                   GLib.Variant("(as)", ([],)), None, 0, 20000, None, None)
+    limentest.pump(0.2)
+    t0 = time.monotonic()
+    d.signal(sig)
+    assert d.wait(timeout=5) == 0
+    assert time.monotonic() - t0 < 1.0
+    for c in conns:
+        c.close_sync(None)
+
+
+def test_portal_dir_is_the_only_one_searched(bus):
+    """With XDG_DESKTOP_PORTAL_DIR set, *.portal files elsewhere are not used."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    elsewhere = os.path.join(bus.data_home, "xdg-desktop-portal", "portals")
+    os.makedirs(elsewhere)
+    with open(os.path.join(elsewhere, "other.portal"), "w") as f:
+        f.write("[portal]\nDBusName=org.freedesktop.impl.portal.desktop.other\n"
+                "Interfaces=org.freedesktop.impl.portal.Settings;\nUseIn=test\n")
+    bus.start([limentest.python_exe(), os.path.join(here, "settings_backend.py"),
+               "org.freedesktop.impl.portal.desktop.other", "{'org.example': {'k': <'other'>}}"],
+              wait_name="org.freedesktop.impl.portal.desktop.other")
+    bus.start_portal()
+    with pytest.raises(GLib.Error):
+        bus.call("org.freedesktop.portal.Settings", "ReadOne", ("org.example", "k"), "(ss)")
+    # The same file where the variable points is used.
+    os.rename(os.path.join(elsewhere, "other.portal"), os.path.join(bus.env["XDG_DESKTOP_PORTAL_DIR"], "other.portal"))
+    bus.start("limen-portal", "--replace", wait_name=None)
+    assert limentest.wait_until(lambda: _read_k(bus) == "other", 10)
+
+
+def _read_k(bus):
+    try:
+        return bus.call("org.freedesktop.portal.Settings", "ReadOne", ("org.example", "k"), "(ss)")[0]
+    except GLib.Error:
+        return None
