@@ -50,6 +50,9 @@ LimenKdeRequest *limen_kde_request_lookup (const char *sender, const char *handl
 /* The data given to limen_kde_request_new(). */
 gpointer limen_kde_request_get_data (LimenKdeRequest *request);
 
+/* The close function given to limen_kde_request_new(): tells which portal owns it. */
+LimenKdeRequestCloseFunc limen_kde_request_get_close_func (LimenKdeRequest *request);
+
 /* Unexport every request (shutdown), running their close functions. */
 void limen_kde_request_close_all (void);
 

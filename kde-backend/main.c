@@ -17,6 +17,11 @@ static const InterfaceNew interfaces[] = {
   limen_kde_settings_new,
   limen_kde_access_new,
   limen_kde_file_chooser_new,
+  limen_kde_notification_new,
+  limen_kde_inhibit_new,
+  limen_kde_app_chooser_new,
+  limen_kde_email_new,
+  limen_kde_account_new,
 };
 
 static GPtrArray *skeletons;

@@ -239,6 +239,12 @@ limen_kde_request_get_data (LimenKdeRequest *request)
   return request->user_data;
 }
 
+LimenKdeRequestCloseFunc
+limen_kde_request_get_close_func (LimenKdeRequest *request)
+{
+  return request->close_func;
+}
+
 void
 limen_kde_request_close_all (void)
 {

@@ -217,3 +217,69 @@ def test_behind_reference_frontend(bus, x, kde):
     response, results = got[0]
     assert response == 0
     assert results["uris"] == ["file://" + path]
+
+
+def write_app(bus, app_id, name):
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    with open(os.path.join(apps, app_id + ".desktop"), "w") as f:
+        f.write(f"[Desktop Entry]\nType=Application\nName={name}\nExec=/bin/true %f\nIcon=text-editor\n"
+                "MimeType=text/plain;\n")
+
+
+def test_app_chooser(bus, x, kde):
+    write_app(bus, "org.example.Viewer", "Example Viewer")
+    write_app(bus, "org.example.Editor", "Example Editor")
+    handle = kh.new_handle(bus)
+    call = kh.AsyncCall(bus, "AppChooser", "ChooseApplication",
+                        (handle, "org.example.App", "", ["org.example.Viewer", "org.example.Editor"],
+                         {"last_choice": GLib.Variant("s", "org.example.Editor"),
+                          "content_type": GLib.Variant("s", "text/plain"),
+                          "uri": GLib.Variant("s", "file:///home/user/notes.txt")}), "(ossasa{sv})")
+    wid = x.wait_window("Open With")
+    time.sleep(0.5)
+    x.screenshot("app-chooser.png")
+    # A new handler appears while the dialog is open.
+    write_app(bus, "org.example.Third", "Third Tool")
+    kh.call_impl(bus, "AppChooser", "UpdateChoices",
+                 (handle, ["org.example.Viewer", "org.example.Editor", "org.example.Third"]), "(oas)")
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.3)
+    x.run("xdotool", "key", "Return")
+    response, results = call.wait()
+    assert response == 0
+    # The last choice comes first and is preselected.
+    assert results["choice"] == "org.example.Editor"
+
+
+def test_app_chooser_update_unknown_handle(bus, kde):
+    with pytest.raises(GLib.Error) as e:
+        kh.call_impl(bus, "AppChooser", "UpdateChoices", (kh.new_handle(bus), ["a"]), "(oas)")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.NotFound"
+    with pytest.raises(GLib.Error) as e:
+        kh.call_impl(bus, "AppChooser", "ChooseApplication", (kh.new_handle(bus), "a", "", ["../x"], {}),
+                     "(ossasa{sv})")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+
+
+def test_account(bus, x, kde):
+    call = kh.AsyncCall(bus, "Account", "GetUserInformation",
+                        (kh.new_handle(bus), "org.example.App", "",
+                         {"reason": GLib.Variant("s", "To sign your comments")}), "(ossa{sv})")
+    wid = x.wait_window("Share Your Information")
+    time.sleep(0.4)
+    x.screenshot("account.png")
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.3)
+    x.run("xdotool", "key", "alt+s")
+    response, results = call.wait()
+    assert response == 0
+    assert results["id"] and "name" in results and "image" in results
+
+
+def test_account_close(bus, x, kde):
+    handle = kh.new_handle(bus)
+    call = kh.AsyncCall(bus, "Account", "GetUserInformation", (handle, "a", "", {}), "(ossa{sv})")
+    x.wait_window("Share Your Information")
+    kh.close_request(bus, handle)
+    assert call.wait()[0] == 2

@@ -1,0 +1,264 @@
+"""limen-kde portals that talk to desktop services: Notification (KNotification against
+dbusmock's notification_daemon), Inhibit (dbusmock ScreenSaver and PowerDevil
+PolicyAgent), Email (KDE's launcher starting a fake mail client)."""
+
+import json
+import os
+import shutil
+import stat
+import sys
+import time
+
+import pytest
+
+import kde_helpers as kh
+import limentest
+from limentest import GLib
+
+MOCK = "org.freedesktop.DBus.Mock"
+
+
+def start_mock(bus, name, path, iface, template=None, params=None):
+    argv = [limentest.python_exe(), "-m", "dbusmock"]
+    if template:
+        argv += ["--template", template]
+        if params:
+            argv += ["-p", json.dumps(params)]
+    else:
+        argv += [name, path, iface]
+    return bus.start(argv, wait_name=name)
+
+
+def mock_calls(bus, name, path):
+    return bus.call(MOCK, "GetCalls", None, None, dest=name, path=path)[0]
+
+
+def install_notifyrc(bus):
+    d = os.path.join(bus.data_home, "knotifications5")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(os.path.join(limentest.BUILD_DIR, "kde-backend", "limen.notifyrc"), d)
+
+
+@pytest.fixture
+def notifications(bus):
+    install_notifyrc(bus)
+    start_mock(bus, "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+               "org.freedesktop.Notifications", template="notification_daemon",
+               params={"capabilities": "body actions icon-static"})
+    return kh.start_kde(bus)
+
+
+def notify_calls(bus):
+    return [c for c in mock_calls(bus, "org.freedesktop.Notifications", "/org/freedesktop/Notifications")
+            if c[1] == "Notify"]
+
+
+def add(bus, app, nid, n):
+    kh.call_impl(bus, "Notification", "AddNotification", (app, nid, n), "(ssa{sv})")
+
+
+def test_notification_reaches_server(bus, notifications):
+    add(bus, "org.example.App", "n1", {
+        "title": GLib.Variant("s", "Build finished"),
+        "body": GLib.Variant("s", "All 42 tests passed"),
+        "icon": GLib.Variant("v", GLib.Variant("(sv)", ("themed", GLib.Variant("as", ["dialog-information"])))),
+        "priority": GLib.Variant("s", "urgent"),
+        "buttons": GLib.Variant("aa{sv}", [{"label": GLib.Variant("s", "Open"), "action": GLib.Variant("s", "app.open")}]),
+    })
+    calls = limentest.wait_until(lambda: notify_calls(bus), 10)
+    assert calls, "no Notify reached the server"
+    app_name, replaces, icon, summary, body, actions, hints, timeout = calls[-1][2]
+    assert summary == "Build finished" and "42 tests" in body
+    assert icon == "dialog-information"
+    assert "Open" in actions
+    assert hints.get("urgency") == 2
+    assert hints.get("desktop-entry") == "org.example.App"
+
+
+def test_action_invoked(bus, notifications):
+    seen = []
+    bus.conn.signal_subscribe(kh.KDE_NAME, "org.freedesktop.impl.portal.Notification", "ActionInvoked",
+                              kh.PATH, None, 0, lambda *a: seen.append(a[5].unpack()))
+    add(bus, "org.example.App", "n2", {
+        "title": GLib.Variant("s", "Reply?"),
+        "default-action": GLib.Variant("s", "app.activate"),
+        "buttons": GLib.Variant("aa{sv}", [
+            {"label": GLib.Variant("s", "Later"), "action": GLib.Variant("s", "app.later")},
+            {"label": GLib.Variant("s", "Reply"), "action": GLib.Variant("s", "app.reply"),
+             "target": GLib.Variant("v", GLib.Variant("s", "thread-7"))}]),
+    })
+    calls = limentest.wait_until(lambda: notify_calls(bus), 10)
+    assert calls
+    server_id = calls[-1][2][1] or 1
+    actions = calls[-1][2][5]
+    # Action keys as KNotification sent them: pairs (key, label).
+    keys = dict(zip(actions[1::2], actions[0::2]))
+    bus.call(MOCK, "EmitSignal", ("org.freedesktop.Notifications", "ActionInvoked", "us",
+                                  [GLib.Variant("u", server_id), GLib.Variant("s", keys["Reply"])]),
+             "(sssav)", dest="org.freedesktop.Notifications", path="/org/freedesktop/Notifications")
+    assert limentest.wait_until(lambda: seen, 5), "no ActionInvoked"
+    assert seen[0][:3] == ("org.example.App", "n2", "app.reply")
+    assert seen[0][3] == ["thread-7"]
+
+
+def test_remove_and_replace(bus, notifications):
+    add(bus, "org.example.App", "n3", {"title": GLib.Variant("s", "one")})
+    add(bus, "org.example.App", "n3", {"title": GLib.Variant("s", "two")})
+    assert limentest.wait_until(lambda: len(notify_calls(bus)) >= 2, 10)
+    kh.call_impl(bus, "Notification", "RemoveNotification", ("org.example.App", "n3"), "(ss)")
+    closes = limentest.wait_until(lambda: [c for c in mock_calls(bus, "org.freedesktop.Notifications",
+                                                                  "/org/freedesktop/Notifications")
+                                           if c[1] == "CloseNotification"], 10)
+    assert closes
+    # Removing an unknown one is fine.
+    kh.call_impl(bus, "Notification", "RemoveNotification", ("org.example.App", "nope"), "(ss)")
+
+
+def test_bytes_icon(bus, notifications):
+    png = open("/usr/share/icons/hicolor/48x48/apps/" + sorted(os.listdir("/usr/share/icons/hicolor/48x48/apps"))[0],
+               "rb").read() if os.path.isdir("/usr/share/icons/hicolor/48x48/apps") else b"\x89PNG\r\n\x1a\n" + b"0" * 64
+    add(bus, "org.example.App", "n4", {
+        "title": GLib.Variant("s", "Picture"),
+        "icon": GLib.Variant("v", GLib.Variant("(sv)", ("bytes", GLib.Variant("ay", png)))),
+    })
+    calls = limentest.wait_until(lambda: notify_calls(bus), 10)
+    icon = calls[-1][2][2]
+    assert icon.startswith(bus.runtime_dir) or icon.startswith("file://" + bus.runtime_dir)
+
+
+@pytest.mark.parametrize("key,value", [
+    ("priority", GLib.Variant("s", "extreme")),
+    ("title", GLib.Variant("u", 1)),
+    ("icon", GLib.Variant("v", GLib.Variant("(sv)", ("file", GLib.Variant("s", "/etc/passwd"))))),
+    ("buttons", GLib.Variant("aa{sv}", [{"label": GLib.Variant("s", "x")}])),
+    ("buttons", GLib.Variant("aa{sv}", [{"label": GLib.Variant("s", "x"), "action": GLib.Variant("s", "a")}] * 20)),
+])
+def test_notification_bad_input(bus, notifications, key, value):
+    with pytest.raises(GLib.Error) as e:
+        add(bus, "org.example.App", "bad", {key: value})
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+    assert key in e.value.message
+
+
+# ---- Inhibit ---------------------------------------------------------------------------
+
+def start_inhibit_mocks(bus):
+    start_mock(bus, "org.freedesktop.ScreenSaver", "/org/freedesktop/ScreenSaver", "org.freedesktop.ScreenSaver")
+    bus.call(MOCK, "AddMethods", ("org.freedesktop.ScreenSaver", [
+        ("Inhibit", "ss", "u", "ret = 11"), ("UnInhibit", "u", "", ""), ("GetActive", "", "b", "ret = False")]),
+        "(sa(ssss))", dest="org.freedesktop.ScreenSaver", path="/org/freedesktop/ScreenSaver")
+    name = "org.kde.Solid.PowerManagement.PolicyAgent"
+    path = "/org/kde/Solid/PowerManagement/PolicyAgent"
+    start_mock(bus, name, path, name)
+    bus.call(MOCK, "AddMethods", (name, [("AddInhibition", "uss", "u", "ret = 22"),
+                                         ("ReleaseInhibition", "u", "", "")]),
+             "(sa(ssss))", dest=name, path=path)
+
+
+def test_inhibit_and_release(bus):
+    start_inhibit_mocks(bus)
+    kh.start_kde(bus)
+    handle = kh.new_handle(bus)
+    kh.call_impl(bus, "Inhibit", "Inhibit", (handle, "org.example.Player", "", 4 | 8,
+                                             {"reason": GLib.Variant("s", "Playing a film")}), "(ossua{sv})")
+    ss = mock_calls(bus, "org.freedesktop.ScreenSaver", "/org/freedesktop/ScreenSaver")
+    pa = mock_calls(bus, "org.kde.Solid.PowerManagement.PolicyAgent", "/org/kde/Solid/PowerManagement/PolicyAgent")
+    assert [c[2] for c in ss if c[1] == "Inhibit"] == [["org.example.Player", "Playing a film"]]
+    added = [c[2] for c in pa if c[1] == "AddInhibition"]
+    assert added == [[1 | 4, "org.example.Player", "Playing a film"]]
+    kh.close_request(bus, handle)
+
+    def released():
+        ss = mock_calls(bus, "org.freedesktop.ScreenSaver", "/org/freedesktop/ScreenSaver")
+        pa = mock_calls(bus, "org.kde.Solid.PowerManagement.PolicyAgent",
+                        "/org/kde/Solid/PowerManagement/PolicyAgent")
+        return ([c[2] for c in ss if c[1] == "UnInhibit"] == [[11]] and
+                [c[2] for c in pa if c[1] == "ReleaseInhibition"] == [[22]])
+    assert limentest.wait_until(released, 5)
+
+
+def test_inhibit_released_when_frontend_leaves(bus):
+    start_inhibit_mocks(bus)
+    kh.start_kde(bus)
+    conn = bus.new_connection()
+    kh.call_impl(bus, "Inhibit", "Inhibit", (kh.new_handle(bus, conn), "org.example.A", "", 8, {}),
+                 "(ossua{sv})", conn=conn)
+    conn.close_sync(None)
+    assert limentest.wait_until(lambda: [c for c in mock_calls(bus, "org.freedesktop.ScreenSaver",
+                                                                "/org/freedesktop/ScreenSaver")
+                                         if c[1] == "UnInhibit"], 5)
+
+
+def test_inhibit_without_services_fails_promptly(bus):
+    kh.start_kde(bus)
+    t = time.time()
+    with pytest.raises(GLib.Error) as e:
+        kh.call_impl(bus, "Inhibit", "Inhibit", (kh.new_handle(bus), "a", "", 8, {}), "(ossua{sv})")
+    assert time.time() - t < 3
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.Failed"
+    for flags in (0, 16, 0xFFFFFFFF):
+        with pytest.raises(GLib.Error) as e:
+            kh.call_impl(bus, "Inhibit", "Inhibit", (kh.new_handle(bus), "a", "", flags, {}), "(ossua{sv})")
+        assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+
+
+def test_monitor_state(bus):
+    start_inhibit_mocks(bus)
+    kh.start_kde(bus)
+    states = []
+    bus.conn.signal_subscribe(kh.KDE_NAME, "org.freedesktop.impl.portal.Inhibit", "StateChanged", kh.PATH, None, 0,
+                              lambda *a: states.append(a[5].unpack()))
+    sender = bus.conn.get_unique_name()[1:].replace(".", "_")
+    session = f"/org/freedesktop/portal/desktop/session/{sender}/m1"
+    assert kh.call_impl(bus, "Inhibit", "CreateMonitor", (kh.new_handle(bus), session, "a", ""), "(ooss)") == (0,)
+    assert limentest.wait_until(lambda: states, 5)
+    assert states[0] == (session, {"screensaver-active": False, "session-state": 1})
+    bus.call(MOCK, "EmitSignal", ("org.freedesktop.ScreenSaver", "ActiveChanged", "b", [GLib.Variant("b", True)]),
+             "(sssav)", dest="org.freedesktop.ScreenSaver", path="/org/freedesktop/ScreenSaver")
+    assert limentest.wait_until(lambda: any(s[1]["screensaver-active"] for s in states), 5)
+    kh.call_impl(bus, "Inhibit", "QueryEndResponse", (session,), "(o)")
+    bus.call("org.freedesktop.impl.portal.Session", "Close", None, None, dest=kh.KDE_NAME, path=session)
+    with pytest.raises(GLib.Error):
+        kh.call_impl(bus, "Inhibit", "QueryEndResponse", (session,), "(o)")
+
+
+# ---- Email -----------------------------------------------------------------------------
+
+def test_compose_email_starts_mail_client(bus):
+    out = os.path.join(bus.root, "mail-args.txt")
+    script = os.path.join(bus.root, "fake-mailer")
+    with open(script, "w") as f:
+        f.write(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {out}\n")
+    os.chmod(script, 0o755)
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps)
+    with open(os.path.join(apps, "fakemail.desktop"), "w") as f:
+        f.write(f"[Desktop Entry]\nType=Application\nName=Fake Mail\nExec={script} %u\n"
+                "MimeType=x-scheme-handler/mailto;\n")
+    with open(os.path.join(bus.config_home, "mimeapps.list"), "w") as f:
+        f.write("[Default Applications]\nx-scheme-handler/mailto=fakemail.desktop\n")
+    attachment = os.path.join(bus.home, "report.pdf")
+    with open(attachment, "w") as f:
+        f.write("%PDF")
+    kh.start_kde(bus)
+    response, _ = kh.call_impl(bus, "Email", "ComposeEmail", (kh.new_handle(bus), "org.example.App", "", {
+        "addresses": GLib.Variant("as", ["a@example.org"]), "cc": GLib.Variant("as", ["c@example.org"]),
+        "subject": GLib.Variant("s", "Hello there"), "body": GLib.Variant("s", "Body text"),
+        "attachments": GLib.Variant("as", [attachment])}), "(ossa{sv})", timeout=60000)
+    assert response == 0
+    assert limentest.wait_until(lambda: os.path.exists(out) and os.path.getsize(out) > 0, 10)
+    with open(out) as f:
+        args = f.read()
+    assert "mailto:a@example.org" in args and "Hello" in args and "report.pdf" in args and "c@example.org" in args
+
+
+@pytest.mark.parametrize("key,value", [
+    ("addresses", GLib.Variant("as", ["a@example.org\nBcc: evil@example.org"])),
+    ("address", GLib.Variant("s", "not-an-address")),
+    ("attachments", GLib.Variant("as", ["relative/path"])),
+])
+def test_email_bad_input(bus, key, value):
+    kh.start_kde(bus)
+    with pytest.raises(GLib.Error) as e:
+        kh.call_impl(bus, "Email", "ComposeEmail", (kh.new_handle(bus), "a", "", {key: value}), "(ossa{sv})")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
