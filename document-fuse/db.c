@@ -1,0 +1,433 @@
+/* limen-documents — the SQLite database behind the document and permission stores.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "db.h"
+
+#include <sqlite3.h>
+
+#include "errors.h"
+
+/* Bump when the schema changes; migrate() brings older files forward. */
+#define LIMEN_DB_SCHEMA_VERSION 1
+
+struct _LimenDb {
+  sqlite3      *sql;
+  int           depth;      /* nesting of limen_db_begin() */
+  gboolean      failed;     /* a nested step failed: the outer commit must roll back */
+  sqlite3_stmt *put_entry, *delete_entry, *put_app, *delete_app, *delete_apps;
+  sqlite3_stmt *put_doc, *delete_doc, *put_doc_perm, *delete_doc_perm;
+  sqlite3_stmt *get_meta, *set_meta;
+};
+
+static gboolean
+db_error (LimenDb *db, GError **error, const char *what)
+{
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database error (%s): %s",
+               what, sqlite3_errmsg (db->sql));
+  return FALSE;
+}
+
+static gboolean
+db_exec (LimenDb *db, const char *sql, GError **error)
+{
+  char *msg = NULL;
+
+  if (sqlite3_exec (db->sql, sql, NULL, NULL, &msg) != SQLITE_OK)
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database error: %s", msg);
+      sqlite3_free (msg);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+db_prepare (LimenDb *db, sqlite3_stmt **stmt, const char *sql, GError **error)
+{
+  if (sqlite3_prepare_v3 (db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, NULL) != SQLITE_OK)
+    return db_error (db, error, "prepare");
+  return TRUE;
+}
+
+/* Run a prepared statement to completion and reset it for the next use. */
+static gboolean
+db_step (LimenDb *db, sqlite3_stmt *stmt, GError **error)
+{
+  int rc = sqlite3_step (stmt);
+
+  sqlite3_reset (stmt);
+  sqlite3_clear_bindings (stmt);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+    {
+      db->failed = TRUE;
+      return db_error (db, error, "step");
+    }
+  return TRUE;
+}
+
+static int
+db_schema_version (LimenDb *db)
+{
+  sqlite3_stmt *stmt = NULL;
+  int version = 0;
+
+  if (sqlite3_prepare_v2 (db->sql, "SELECT MAX(version) FROM schema_version", -1, &stmt, NULL) != SQLITE_OK)
+    return 0;
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    version = sqlite3_column_int (stmt, 0);
+  sqlite3_finalize (stmt);
+  return version;
+}
+
+static gboolean
+db_migrate (LimenDb *db, GError **error)
+{
+  int version;
+
+  if (!db_exec (db, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)", error))
+    return FALSE;
+  version = db_schema_version (db);
+  if (version > LIMEN_DB_SCHEMA_VERSION)
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                   "Database schema version %d is newer than this program (%d)",
+                   version, LIMEN_DB_SCHEMA_VERSION);
+      return FALSE;
+    }
+  if (version < 1)
+    {
+      if (!db_exec (db,
+                    "BEGIN IMMEDIATE;"
+                    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+                    /* Permission store: one row per (table, id) for the data, one row per
+                     * app for its permissions, so SetPermission writes one row. */
+                    "CREATE TABLE perm_entries (tbl TEXT NOT NULL, id TEXT NOT NULL, data BLOB,"
+                    "  PRIMARY KEY (tbl, id)) WITHOUT ROWID;"
+                    "CREATE TABLE perm_apps (tbl TEXT NOT NULL, id TEXT NOT NULL, app TEXT NOT NULL,"
+                    "  perms BLOB NOT NULL, PRIMARY KEY (tbl, id, app),"
+                    "  FOREIGN KEY (tbl, id) REFERENCES perm_entries (tbl, id) ON DELETE CASCADE) WITHOUT ROWID;"
+                    /* Persistent documents; session documents never reach the disk. */
+                    "CREATE TABLE documents (id TEXT PRIMARY KEY, path BLOB NOT NULL, dev INTEGER NOT NULL,"
+                    "  ino INTEGER NOT NULL, handle_type INTEGER NOT NULL DEFAULT 0, handle BLOB,"
+                    "  flags INTEGER NOT NULL) WITHOUT ROWID;"
+                    "CREATE TABLE doc_perms (doc TEXT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,"
+                    "  app TEXT NOT NULL, perms INTEGER NOT NULL, PRIMARY KEY (doc, app)) WITHOUT ROWID;"
+                    "INSERT INTO schema_version (version) VALUES (1);"
+                    "COMMIT;", error))
+        {
+          sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+LimenDb *
+limen_db_open (const char *path, GError **error)
+{
+  g_autoptr(LimenDb) db = g_new0 (LimenDb, 1);
+
+  if (sqlite3_open_v2 (path, &db->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                       NULL) != SQLITE_OK)
+    {
+      db_error (db, error, path);
+      return NULL;
+    }
+  sqlite3_busy_timeout (db->sql, 2000);
+  /* WAL + NORMAL: a commit is durable against a crash of this process (kill -9);
+   * only a power loss can cost the last transactions. */
+  if (!db_exec (db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", error)
+      || !db_migrate (db, error))
+    return NULL;
+
+  if (!db_prepare (db, &db->put_entry,
+                   "INSERT INTO perm_entries (tbl, id, data) VALUES (?1, ?2, ?3)"
+                   " ON CONFLICT (tbl, id) DO UPDATE SET data = excluded.data", error)
+      || !db_prepare (db, &db->delete_entry, "DELETE FROM perm_entries WHERE tbl = ?1 AND id = ?2", error)
+      || !db_prepare (db, &db->put_app,
+                      "INSERT OR REPLACE INTO perm_apps (tbl, id, app, perms) VALUES (?1, ?2, ?3, ?4)", error)
+      || !db_prepare (db, &db->delete_app,
+                      "DELETE FROM perm_apps WHERE tbl = ?1 AND id = ?2 AND app = ?3", error)
+      || !db_prepare (db, &db->delete_apps, "DELETE FROM perm_apps WHERE tbl = ?1 AND id = ?2", error)
+      || !db_prepare (db, &db->put_doc,
+                      "INSERT OR REPLACE INTO documents (id, path, dev, ino, handle_type, handle, flags)"
+                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", error)
+      || !db_prepare (db, &db->delete_doc, "DELETE FROM documents WHERE id = ?1", error)
+      || !db_prepare (db, &db->put_doc_perm,
+                      "INSERT OR REPLACE INTO doc_perms (doc, app, perms) VALUES (?1, ?2, ?3)", error)
+      || !db_prepare (db, &db->delete_doc_perm, "DELETE FROM doc_perms WHERE doc = ?1 AND app = ?2", error)
+      || !db_prepare (db, &db->get_meta, "SELECT value FROM meta WHERE key = ?1", error)
+      || !db_prepare (db, &db->set_meta, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", error))
+    return NULL;
+
+  return g_steal_pointer (&db);
+}
+
+void
+limen_db_close (LimenDb *db)
+{
+  sqlite3_stmt *stmts[] = { db->put_entry, db->delete_entry, db->put_app, db->delete_app, db->delete_apps,
+                            db->put_doc, db->delete_doc, db->put_doc_perm, db->delete_doc_perm,
+                            db->get_meta, db->set_meta };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (stmts); i++)
+    sqlite3_finalize (stmts[i]);
+  if (db->sql)
+    sqlite3_close (db->sql);
+  g_free (db);
+}
+
+gboolean
+limen_db_begin (LimenDb *db, GError **error)
+{
+  if (db->depth++ > 0)
+    return TRUE;
+  db->failed = FALSE;
+  if (!db_exec (db, "BEGIN IMMEDIATE", error))
+    {
+      db->depth = 0;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_db_commit (LimenDb *db, GError **error)
+{
+  g_return_val_if_fail (db->depth > 0, FALSE);
+  if (--db->depth > 0)
+    return TRUE;
+  if (db->failed)
+    {
+      sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
+      return FALSE;
+    }
+  if (!db_exec (db, "COMMIT", error))
+    {
+      sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+limen_db_rollback (LimenDb *db)
+{
+  if (db->depth == 0)
+    return;
+  db->depth = 0;
+  sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
+}
+
+char *
+limen_db_get_meta (LimenDb *db, const char *key)
+{
+  char *value = NULL;
+
+  sqlite3_bind_text (db->get_meta, 1, key, -1, SQLITE_STATIC);
+  if (sqlite3_step (db->get_meta) == SQLITE_ROW)
+    value = g_strdup ((const char *) sqlite3_column_text (db->get_meta, 0));
+  sqlite3_reset (db->get_meta);
+  sqlite3_clear_bindings (db->get_meta);
+  return value;
+}
+
+gboolean
+limen_db_set_meta (LimenDb *db, const char *key, const char *value, GError **error)
+{
+  sqlite3_bind_text (db->set_meta, 1, key, -1, SQLITE_STATIC);
+  sqlite3_bind_text (db->set_meta, 2, value, -1, SQLITE_STATIC);
+  return db_step (db, db->set_meta, error);
+}
+
+static void
+bind_variant (sqlite3_stmt *stmt, int col, GVariant *value)
+{
+  if (value == NULL)
+    {
+      sqlite3_bind_null (stmt, col);
+      return;
+    }
+  /* Stored as a serialized "v" so any type round-trips. */
+  g_autoptr(GVariant) boxed = g_variant_ref_sink (g_variant_new_variant (value));
+  sqlite3_bind_blob64 (stmt, col, g_variant_get_data (boxed), g_variant_get_size (boxed), SQLITE_TRANSIENT);
+}
+
+static GVariant *
+column_variant (sqlite3_stmt *stmt, int col, const GVariantType *type)
+{
+  const void *blob = sqlite3_column_blob (stmt, col);
+  int size = sqlite3_column_bytes (stmt, col);
+  g_autoptr(GVariant) v = NULL;
+
+  if (sqlite3_column_type (stmt, col) == SQLITE_NULL)
+    return NULL;
+  v = g_variant_ref_sink (g_variant_new_from_data (type, g_memdup2 (blob, size), size, FALSE, g_free, NULL));
+  /* Rows are ours, but a damaged file must not crash us: normalise untrusted data. */
+  return g_variant_get_normal_form (v);
+}
+
+gboolean
+limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVariant *data, GError **error)
+{
+  sqlite3_bind_text (db->put_entry, 1, table, -1, SQLITE_STATIC);
+  sqlite3_bind_text (db->put_entry, 2, id, -1, SQLITE_STATIC);
+  bind_variant (db->put_entry, 3, data);
+  return db_step (db, db->put_entry, error);
+}
+
+gboolean
+limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GError **error)
+{
+  sqlite3_bind_text (db->delete_entry, 1, table, -1, SQLITE_STATIC);
+  sqlite3_bind_text (db->delete_entry, 2, id, -1, SQLITE_STATIC);
+  return db_step (db, db->delete_entry, error);
+}
+
+gboolean
+limen_db_perm_put_app (LimenDb *db, const char *table, const char *id, const char *app,
+                       const char * const *perms, GError **error)
+{
+  g_autoptr(GVariant) v = g_variant_ref_sink (g_variant_new_strv (perms, -1));
+
+  sqlite3_bind_text (db->put_app, 1, table, -1, SQLITE_STATIC);
+  sqlite3_bind_text (db->put_app, 2, id, -1, SQLITE_STATIC);
+  sqlite3_bind_text (db->put_app, 3, app, -1, SQLITE_STATIC);
+  sqlite3_bind_blob64 (db->put_app, 4, g_variant_get_data (v), g_variant_get_size (v), SQLITE_STATIC);
+  return db_step (db, db->put_app, error);
+}
+
+gboolean
+limen_db_perm_delete_app (LimenDb *db, const char *table, const char *id, const char *app, GError **error)
+{
+  sqlite3_bind_text (db->delete_app, 1, table, -1, SQLITE_STATIC);
+  sqlite3_bind_text (db->delete_app, 2, id, -1, SQLITE_STATIC);
+  sqlite3_bind_text (db->delete_app, 3, app, -1, SQLITE_STATIC);
+  return db_step (db, db->delete_app, error);
+}
+
+gboolean
+limen_db_perm_delete_apps (LimenDb *db, const char *table, const char *id, GError **error)
+{
+  sqlite3_bind_text (db->delete_apps, 1, table, -1, SQLITE_STATIC);
+  sqlite3_bind_text (db->delete_apps, 2, id, -1, SQLITE_STATIC);
+  return db_step (db, db->delete_apps, error);
+}
+
+gboolean
+limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, LimenDbPermAppFunc app_func,
+                    gpointer user_data, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  int rc;
+
+  if (sqlite3_prepare_v2 (db->sql, "SELECT tbl, id, data FROM perm_entries", -1, &stmt, NULL) != SQLITE_OK)
+    return db_error (db, error, "load");
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      g_autoptr(GVariant) boxed = column_variant (stmt, 2, G_VARIANT_TYPE_VARIANT);
+      g_autoptr(GVariant) data = boxed ? g_variant_get_variant (boxed) : NULL;
+
+      entry_func ((const char *) sqlite3_column_text (stmt, 0), (const char *) sqlite3_column_text (stmt, 1),
+                  data, user_data);
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    return db_error (db, error, "load");
+
+  if (sqlite3_prepare_v2 (db->sql, "SELECT tbl, id, app, perms FROM perm_apps", -1, &stmt, NULL) != SQLITE_OK)
+    return db_error (db, error, "load");
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      g_autoptr(GVariant) v = column_variant (stmt, 3, G_VARIANT_TYPE_STRING_ARRAY);
+      g_autofree const char **perms = v ? g_variant_get_strv (v, NULL) : g_new0 (const char *, 1);
+
+      app_func ((const char *) sqlite3_column_text (stmt, 0), (const char *) sqlite3_column_text (stmt, 1),
+                (const char *) sqlite3_column_text (stmt, 2), perms, user_data);
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    return db_error (db, error, "load");
+  return TRUE;
+}
+
+gboolean
+limen_db_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error)
+{
+  sqlite3_bind_text (db->put_doc, 1, doc->id, -1, SQLITE_STATIC);
+  sqlite3_bind_blob (db->put_doc, 2, doc->path, strlen (doc->path), SQLITE_STATIC);
+  sqlite3_bind_int64 (db->put_doc, 3, (sqlite3_int64) doc->dev);
+  sqlite3_bind_int64 (db->put_doc, 4, (sqlite3_int64) doc->ino);
+  sqlite3_bind_int (db->put_doc, 5, doc->handle_type);
+  if (doc->handle)
+    sqlite3_bind_blob (db->put_doc, 6, g_bytes_get_data (doc->handle, NULL), g_bytes_get_size (doc->handle),
+                       SQLITE_STATIC);
+  else
+    sqlite3_bind_null (db->put_doc, 6);
+  sqlite3_bind_int64 (db->put_doc, 7, doc->flags);
+  return db_step (db, db->put_doc, error);
+}
+
+gboolean
+limen_db_doc_delete (LimenDb *db, const char *id, GError **error)
+{
+  sqlite3_bind_text (db->delete_doc, 1, id, -1, SQLITE_STATIC);
+  return db_step (db, db->delete_doc, error);
+}
+
+gboolean
+limen_db_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error)
+{
+  if (perms == 0)
+    {
+      sqlite3_bind_text (db->delete_doc_perm, 1, id, -1, SQLITE_STATIC);
+      sqlite3_bind_text (db->delete_doc_perm, 2, app, -1, SQLITE_STATIC);
+      return db_step (db, db->delete_doc_perm, error);
+    }
+  sqlite3_bind_text (db->put_doc_perm, 1, id, -1, SQLITE_STATIC);
+  sqlite3_bind_text (db->put_doc_perm, 2, app, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (db->put_doc_perm, 3, perms);
+  return db_step (db, db->put_doc_perm, error);
+}
+
+gboolean
+limen_db_doc_load (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func,
+                   gpointer user_data, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  int rc;
+
+  if (sqlite3_prepare_v2 (db->sql, "SELECT id, path, dev, ino, handle_type, handle, flags FROM documents",
+                          -1, &stmt, NULL) != SQLITE_OK)
+    return db_error (db, error, "load");
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      g_autofree char *path = g_strndup (sqlite3_column_blob (stmt, 1), sqlite3_column_bytes (stmt, 1));
+      g_autoptr(GBytes) handle = NULL;
+      LimenDbDoc doc = { 0 };
+
+      if (sqlite3_column_type (stmt, 5) != SQLITE_NULL)
+        handle = g_bytes_new (sqlite3_column_blob (stmt, 5), sqlite3_column_bytes (stmt, 5));
+      doc.id = (const char *) sqlite3_column_text (stmt, 0);
+      doc.path = path;
+      doc.dev = (guint64) sqlite3_column_int64 (stmt, 2);
+      doc.ino = (guint64) sqlite3_column_int64 (stmt, 3);
+      doc.handle_type = sqlite3_column_int (stmt, 4);
+      doc.handle = handle;
+      doc.flags = (guint) sqlite3_column_int64 (stmt, 6);
+      doc_func (&doc, user_data);
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    return db_error (db, error, "load");
+
+  if (sqlite3_prepare_v2 (db->sql, "SELECT doc, app, perms FROM doc_perms", -1, &stmt, NULL) != SQLITE_OK)
+    return db_error (db, error, "load");
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    perm_func ((const char *) sqlite3_column_text (stmt, 0), (const char *) sqlite3_column_text (stmt, 1),
+               (guint) sqlite3_column_int64 (stmt, 2), user_data);
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    return db_error (db, error, "load");
+  return TRUE;
+}

@@ -1,0 +1,65 @@
+/* limen-documents — the SQLite database behind the document and permission stores.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+#include <sys/types.h>
+
+G_BEGIN_DECLS
+
+typedef struct _LimenDb LimenDb;
+
+/* One persistent document row, as stored. */
+typedef struct {
+  const char *id;
+  const char *path;        /* host path of the file or directory */
+  guint64     dev;
+  guint64     ino;
+  int         handle_type; /* name_to_handle_at() type, 0 with no handle */
+  GBytes     *handle;      /* name_to_handle_at() bytes or NULL */
+  guint       flags;       /* LimenDocFlags */
+} LimenDbDoc;
+
+/* Called for each row when loading. */
+typedef void (*LimenDbPermEntryFunc) (const char *table, const char *id, GVariant *data, gpointer user_data);
+typedef void (*LimenDbPermAppFunc) (const char *table, const char *id, const char *app,
+                                    const char * const *perms, gpointer user_data);
+typedef void (*LimenDbDocFunc) (const LimenDbDoc *doc, gpointer user_data);
+typedef void (*LimenDbDocPermFunc) (const char *doc_id, const char *app, guint perms, gpointer user_data);
+
+/* Open (creating and migrating) the database at @path: WAL, foreign keys, schema version. */
+LimenDb *limen_db_open (const char *path, GError **error);
+/* Close the database (checkpoints the WAL). */
+void limen_db_close (LimenDb *db);
+
+/* Start / end a write transaction; nested calls are counted. */
+gboolean limen_db_begin (LimenDb *db, GError **error);
+gboolean limen_db_commit (LimenDb *db, GError **error);
+/* Undo the outermost transaction (after an error anywhere inside it). */
+void limen_db_rollback (LimenDb *db);
+
+/* The string value of @key in the meta table, or NULL. */
+char *limen_db_get_meta (LimenDb *db, const char *key);
+gboolean limen_db_set_meta (LimenDb *db, const char *key, const char *value, GError **error);
+
+/* Permission-store rows. @data may be NULL (no data). */
+gboolean limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVariant *data, GError **error);
+gboolean limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GError **error);
+gboolean limen_db_perm_put_app (LimenDb *db, const char *table, const char *id, const char *app,
+                                const char * const *perms, GError **error);
+gboolean limen_db_perm_delete_app (LimenDb *db, const char *table, const char *id, const char *app, GError **error);
+/* Remove every app row of (@table, @id) (before Set writes the new ones). */
+gboolean limen_db_perm_delete_apps (LimenDb *db, const char *table, const char *id, GError **error);
+gboolean limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, LimenDbPermAppFunc app_func,
+                             gpointer user_data, GError **error);
+
+/* Document rows. */
+gboolean limen_db_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error);
+gboolean limen_db_doc_delete (LimenDb *db, const char *id, GError **error);
+gboolean limen_db_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error);
+gboolean limen_db_doc_load (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func,
+                            gpointer user_data, GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LimenDb, limen_db_close)
+
+G_END_DECLS

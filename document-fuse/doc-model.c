@@ -1,0 +1,614 @@
+/* limen-documents — the documents and their per-app permissions.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "doc-model.h"
+
+#include <string.h>
+#include <sys/random.h>
+
+#include "errors.h"
+
+struct _LimenDoc {
+  gint        ref;
+  char       *id;
+  guint       flags;       /* LimenDocFlags; PERSISTENT may be added later under the lock */
+  /* Under model->lock: */
+  char       *path;
+  guint64     dev, ino;
+  int         handle_type;
+  GBytes     *handle;
+  GHashTable *perms;       /* app → GUINT_TO_POINTER (LimenDocPerms) */
+  gboolean    deleted;
+};
+
+struct _LimenDocModel {
+  GMutex      lock;
+  LimenDb    *db;
+  GHashTable *docs;        /* id → LimenDoc */
+  GHashTable *by_path;     /* path → LimenDoc (borrowed from docs) */
+  LimenDocChangedFunc changed;
+  gpointer    changed_data;
+};
+
+/* Readers reach documents through references they hold; the lock guarding the mutable
+ * fields is the model's, and there is one model per process. */
+static GMutex *doc_lock;
+
+static const char *perm_names[] = { "read", "write", "grant-permissions", "delete" };
+
+guint
+limen_doc_perm_from_string (const char *perm)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (perm_names); i++)
+    if (strcmp (perm, perm_names[i]) == 0)
+      return 1u << i;
+  return 0;
+}
+
+gboolean
+limen_doc_perms_from_strv (const char * const *perms, const char *key, guint *out, GError **error)
+{
+  guint bits = 0;
+
+  for (guint i = 0; perms && perms[i]; i++)
+    {
+      guint bit = limen_doc_perm_from_string (perms[i]);
+
+      if (bit == 0)
+        {
+          g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                       "Invalid %s: unknown permission (expected read, write, grant-permissions or delete)", key);
+          return FALSE;
+        }
+      bits |= bit;
+    }
+  *out = bits;
+  return TRUE;
+}
+
+const char **
+limen_doc_perms_to_strv (guint perms)
+{
+  const char **v = g_new0 (const char *, G_N_ELEMENTS (perm_names) + 1);
+  guint n = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (perm_names); i++)
+    if (perms & (1u << i))
+      v[n++] = perm_names[i];
+  return v;
+}
+
+gboolean
+limen_doc_id_is_valid (const char *id)
+{
+  gsize len = strlen (id);
+
+  if (len == 0 || len > 64)
+    return FALSE;
+  for (const char *p = id; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '_' && *p != '-')
+      return FALSE;
+  return TRUE;
+}
+
+/* 20 base-32 characters from the kernel's random pool: 100 bits nobody can guess. */
+static char *
+new_doc_id (void)
+{
+  static const char alphabet[] = "0123456789abcdefghijklmnopqrstuv";
+  guint8 bytes[20];
+  char *id = g_malloc (sizeof bytes + 1);
+  gsize got = 0;
+
+  while (got < sizeof bytes)
+    {
+      ssize_t r = getrandom (bytes + got, sizeof bytes - got, 0);
+
+      if (r < 0)
+        g_error ("getrandom failed: %s", g_strerror (errno));
+      got += r;
+    }
+  for (gsize i = 0; i < sizeof bytes; i++)
+    id[i] = alphabet[bytes[i] & 31];
+  id[sizeof bytes] = '\0';
+  return id;
+}
+
+static LimenDoc *
+doc_new (const char *id, const char *path, guint64 dev, guint64 ino, int handle_type, GBytes *handle, guint flags)
+{
+  LimenDoc *doc = g_new0 (LimenDoc, 1);
+
+  doc->ref = 1;
+  doc->id = g_strdup (id);
+  doc->path = g_strdup (path);
+  doc->dev = dev;
+  doc->ino = ino;
+  doc->handle_type = handle_type;
+  doc->handle = handle ? g_bytes_ref (handle) : NULL;
+  doc->flags = flags;
+  doc->perms = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  return doc;
+}
+
+LimenDoc *
+limen_doc_ref (LimenDoc *doc)
+{
+  g_atomic_int_inc (&doc->ref);
+  return doc;
+}
+
+void
+limen_doc_unref (LimenDoc *doc)
+{
+  if (!g_atomic_int_dec_and_test (&doc->ref))
+    return;
+  g_free (doc->id);
+  g_free (doc->path);
+  g_clear_pointer (&doc->handle, g_bytes_unref);
+  g_hash_table_unref (doc->perms);
+  g_free (doc);
+}
+
+const char *
+limen_doc_get_id (LimenDoc *doc)
+{
+  return doc->id;
+}
+
+guint
+limen_doc_get_flags (LimenDoc *doc)
+{
+  guint flags;
+
+  g_mutex_lock (doc_lock);
+  flags = doc->flags;
+  g_mutex_unlock (doc_lock);
+  return flags;
+}
+
+char *
+limen_doc_dup_path (LimenDoc *doc)
+{
+  char *path;
+
+  g_mutex_lock (doc_lock);
+  path = g_strdup (doc->path);
+  g_mutex_unlock (doc_lock);
+  return path;
+}
+
+char *
+limen_doc_dup_name (LimenDoc *doc)
+{
+  char *name;
+
+  g_mutex_lock (doc_lock);
+  name = g_path_get_basename (doc->path);
+  g_mutex_unlock (doc_lock);
+  return name;
+}
+
+void
+limen_doc_get_file_id (LimenDoc *doc, guint64 *dev, guint64 *ino)
+{
+  g_mutex_lock (doc_lock);
+  *dev = doc->dev;
+  *ino = doc->ino;
+  g_mutex_unlock (doc_lock);
+}
+
+GBytes *
+limen_doc_dup_handle (LimenDoc *doc, int *type)
+{
+  GBytes *handle;
+
+  g_mutex_lock (doc_lock);
+  handle = doc->handle ? g_bytes_ref (doc->handle) : NULL;
+  *type = doc->handle_type;
+  g_mutex_unlock (doc_lock);
+  return handle;
+}
+
+gboolean
+limen_doc_is_deleted (LimenDoc *doc)
+{
+  gboolean deleted;
+
+  g_mutex_lock (doc_lock);
+  deleted = doc->deleted;
+  g_mutex_unlock (doc_lock);
+  return deleted;
+}
+
+guint
+limen_doc_get_perms (LimenDoc *doc, const char *app)
+{
+  guint perms;
+
+  g_mutex_lock (doc_lock);
+  if (doc->deleted)
+    perms = 0;
+  else if (app == NULL)
+    perms = LIMEN_DOC_PERM_ALL;
+  else
+    perms = GPOINTER_TO_UINT (g_hash_table_lookup (doc->perms, app));
+  g_mutex_unlock (doc_lock);
+  return perms;
+}
+
+GVariant *
+limen_doc_perms_to_variant (LimenDoc *doc)
+{
+  GVariantBuilder b;
+  GHashTableIter iter;
+  gpointer key, value;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{sas}"));
+  g_mutex_lock (doc_lock);
+  g_hash_table_iter_init (&iter, doc->perms);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      g_autofree const char **names = limen_doc_perms_to_strv (GPOINTER_TO_UINT (value));
+      g_variant_builder_add (&b, "{s^as}", key, names);
+    }
+  g_mutex_unlock (doc_lock);
+  return g_variant_builder_end (&b);
+}
+
+/* ---- model ------------------------------------------------------------------------------ */
+
+static void
+load_doc (const LimenDbDoc *row, gpointer user_data)
+{
+  LimenDocModel *model = user_data;
+  LimenDoc *doc;
+
+  if (!limen_doc_id_is_valid (row->id) || row->path[0] != '/')
+    {
+      g_warning ("Skipping damaged document row %s", row->id);
+      return;
+    }
+  doc = doc_new (row->id, row->path, row->dev, row->ino, row->handle_type, row->handle,
+                 row->flags | LIMEN_DOC_FLAG_PERSISTENT);
+  g_hash_table_replace (model->docs, doc->id, doc);
+  g_hash_table_replace (model->by_path, doc->path, doc);
+}
+
+static void
+load_doc_perm (const char *doc_id, const char *app, guint perms, gpointer user_data)
+{
+  LimenDocModel *model = user_data;
+  LimenDoc *doc = g_hash_table_lookup (model->docs, doc_id);
+
+  if (doc && perms)
+    g_hash_table_replace (doc->perms, g_strdup (app), GUINT_TO_POINTER (perms & LIMEN_DOC_PERM_ALL));
+}
+
+LimenDocModel *
+limen_doc_model_new (LimenDb *db, GError **error)
+{
+  LimenDocModel *model = g_new0 (LimenDocModel, 1);
+
+  g_mutex_init (&model->lock);
+  doc_lock = &model->lock;
+  model->db = db;
+  model->docs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) limen_doc_unref);
+  model->by_path = g_hash_table_new (g_str_hash, g_str_equal);
+  if (!limen_db_doc_load (db, load_doc, load_doc_perm, model, error))
+    {
+      limen_doc_model_free (model);
+      return NULL;
+    }
+  return model;
+}
+
+void
+limen_doc_model_free (LimenDocModel *model)
+{
+  g_clear_pointer (&model->by_path, g_hash_table_unref);
+  g_clear_pointer (&model->docs, g_hash_table_unref);
+  g_free (model);
+}
+
+void
+limen_doc_model_set_changed_func (LimenDocModel *model, LimenDocChangedFunc func, gpointer user_data)
+{
+  model->changed = func;
+  model->changed_data = user_data;
+}
+
+static void
+notify (LimenDocModel *model, LimenDoc *doc, const char *app)
+{
+  if (model->changed)
+    model->changed (doc, app, model->changed_data);
+}
+
+LimenDoc *
+limen_doc_model_lookup (LimenDocModel *model, const char *id)
+{
+  LimenDoc *doc;
+
+  g_mutex_lock (&model->lock);
+  doc = g_hash_table_lookup (model->docs, id);
+  if (doc)
+    limen_doc_ref (doc);
+  g_mutex_unlock (&model->lock);
+  return doc;
+}
+
+LimenDoc *
+limen_doc_model_find_by_path (LimenDocModel *model, const char *path)
+{
+  LimenDoc *doc;
+
+  g_mutex_lock (&model->lock);
+  doc = g_hash_table_lookup (model->by_path, path);
+  if (doc)
+    limen_doc_ref (doc);
+  g_mutex_unlock (&model->lock);
+  return doc;
+}
+
+GPtrArray *
+limen_doc_model_list (LimenDocModel *model, const char *app)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_doc_unref);
+  GHashTableIter iter;
+  gpointer value;
+
+  g_mutex_lock (&model->lock);
+  g_hash_table_iter_init (&iter, model->docs);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      LimenDoc *doc = value;
+
+      if (app == NULL || g_hash_table_contains (doc->perms, app))
+        g_ptr_array_add (out, limen_doc_ref (doc));
+    }
+  g_mutex_unlock (&model->lock);
+  return out;
+}
+
+GPtrArray *
+limen_doc_model_list_apps (LimenDocModel *model)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+  GHashTableIter iter, piter;
+  gpointer value, key;
+
+  g_mutex_lock (&model->lock);
+  g_hash_table_iter_init (&iter, model->docs);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      g_hash_table_iter_init (&piter, ((LimenDoc *) value)->perms);
+      while (g_hash_table_iter_next (&piter, &key, NULL))
+        if (g_hash_table_add (seen, key))
+          g_ptr_array_add (out, g_strdup (key));
+    }
+  g_mutex_unlock (&model->lock);
+  return out;
+}
+
+static gboolean
+persist_doc (LimenDocModel *model, LimenDoc *doc, GError **error)
+{
+  LimenDbDoc row = { 0 };
+  GHashTableIter iter;
+  gpointer key, value;
+  g_autofree char *path = NULL;
+  g_autoptr(GBytes) handle = NULL;
+
+  g_mutex_lock (&model->lock);
+  path = g_strdup (doc->path);
+  handle = doc->handle ? g_bytes_ref (doc->handle) : NULL;
+  row.dev = doc->dev;
+  row.ino = doc->ino;
+  row.handle_type = doc->handle_type;
+  row.flags = doc->flags & ~LIMEN_DOC_FLAG_PERSISTENT;
+  g_mutex_unlock (&model->lock);
+  row.id = doc->id;
+  row.path = path;
+  row.handle = handle;
+
+  if (!limen_db_begin (model->db, error))
+    return FALSE;
+  limen_db_doc_put (model->db, &row, NULL);
+  /* Only the writer thread changes perms, so reading them unlocked here is safe. */
+  g_hash_table_iter_init (&iter, doc->perms);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    limen_db_doc_put_perms (model->db, doc->id, key, GPOINTER_TO_UINT (value), NULL);
+  return limen_db_commit (model->db, error);
+}
+
+LimenDoc *
+limen_doc_model_add (LimenDocModel *model, const char *path, guint64 dev, guint64 ino,
+                     int handle_type, GBytes *handle, guint flags, GError **error)
+{
+  g_autofree char *id = NULL;
+  LimenDoc *doc;
+
+  g_mutex_lock (&model->lock);
+  do
+    {
+      g_free (id);
+      id = new_doc_id ();
+    }
+  while (g_hash_table_contains (model->docs, id));
+  g_mutex_unlock (&model->lock);
+
+  doc = doc_new (id, path, dev, ino, handle_type, handle, flags);
+  if ((flags & LIMEN_DOC_FLAG_PERSISTENT) && !persist_doc (model, doc, error))
+    {
+      limen_doc_unref (doc);
+      return NULL;
+    }
+  g_mutex_lock (&model->lock);
+  g_hash_table_insert (model->docs, doc->id, limen_doc_ref (doc));
+  g_hash_table_replace (model->by_path, doc->path, doc);
+  g_mutex_unlock (&model->lock);
+  return doc;
+}
+
+LimenDoc *
+limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *path, guint64 dev,
+                             guint64 ino, guint flags, GError **error)
+{
+  LimenDoc *doc;
+
+  if (!limen_doc_id_is_valid (id) || path[0] != '/')
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid document %s", id);
+      return NULL;
+    }
+  g_mutex_lock (&model->lock);
+  doc = g_hash_table_lookup (model->docs, id);
+  g_mutex_unlock (&model->lock);
+  if (doc)
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_EXISTS, "Document %s exists", id);
+      return NULL;
+    }
+  doc = doc_new (id, path, dev, ino, 0, NULL, flags | LIMEN_DOC_FLAG_PERSISTENT);
+  if (!persist_doc (model, doc, error))
+    {
+      limen_doc_unref (doc);
+      return NULL;
+    }
+  g_mutex_lock (&model->lock);
+  g_hash_table_insert (model->docs, doc->id, limen_doc_ref (doc));
+  g_hash_table_replace (model->by_path, doc->path, doc);
+  g_mutex_unlock (&model->lock);
+  return doc;
+}
+
+gboolean
+limen_doc_model_make_persistent (LimenDocModel *model, LimenDoc *doc, GError **error)
+{
+  if (doc->flags & LIMEN_DOC_FLAG_PERSISTENT)
+    return TRUE;
+  if (!persist_doc (model, doc, error))
+    return FALSE;
+  g_mutex_lock (&model->lock);
+  doc->flags |= LIMEN_DOC_FLAG_PERSISTENT;
+  g_mutex_unlock (&model->lock);
+  return TRUE;
+}
+
+gboolean
+limen_doc_model_set_perms (LimenDocModel *model, LimenDoc *doc, const char *app, guint perms, GError **error)
+{
+  guint old = GPOINTER_TO_UINT (g_hash_table_lookup (doc->perms, app));
+
+  perms &= LIMEN_DOC_PERM_ALL;
+  if (old == perms)
+    return TRUE;
+  if (doc->flags & LIMEN_DOC_FLAG_PERSISTENT)
+    {
+      if (!limen_db_begin (model->db, error))
+        return FALSE;
+      limen_db_doc_put_perms (model->db, doc->id, app, perms, NULL);
+      if (!limen_db_commit (model->db, error))
+        return FALSE;
+    }
+  g_mutex_lock (&model->lock);
+  if (perms)
+    g_hash_table_replace (doc->perms, g_strdup (app), GUINT_TO_POINTER (perms));
+  else
+    g_hash_table_remove (doc->perms, app);
+  g_mutex_unlock (&model->lock);
+  notify (model, doc, app);
+  return TRUE;
+}
+
+gboolean
+limen_doc_model_delete (LimenDocModel *model, LimenDoc *doc, GError **error)
+{
+  if (doc->flags & LIMEN_DOC_FLAG_PERSISTENT)
+    {
+      if (!limen_db_begin (model->db, error))
+        return FALSE;
+      limen_db_doc_delete (model->db, doc->id, NULL);
+      if (!limen_db_commit (model->db, error))
+        return FALSE;
+    }
+  limen_doc_ref (doc);
+  g_mutex_lock (&model->lock);
+  doc->deleted = TRUE;
+  if (g_hash_table_lookup (model->by_path, doc->path) == doc)
+    g_hash_table_remove (model->by_path, doc->path);
+  g_hash_table_remove (model->docs, doc->id);
+  g_mutex_unlock (&model->lock);
+  notify (model, doc, NULL);
+  limen_doc_unref (doc);
+  return TRUE;
+}
+
+typedef struct {
+  LimenDocModel *model;
+  LimenDoc      *doc;
+} PersistLater;
+
+static gboolean
+persist_later_cb (gpointer user_data)
+{
+  PersistLater *later = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!limen_doc_is_deleted (later->doc) && !persist_doc (later->model, later->doc, &error))
+    g_warning ("Could not store the new file of document %s: %s", later->doc->id, error->message);
+  limen_doc_unref (later->doc);
+  g_free (later);
+  return G_SOURCE_REMOVE;
+}
+
+void
+limen_doc_model_update_file (LimenDocModel *model, LimenDoc *doc, const char *path,
+                             guint64 dev, guint64 ino, int handle_type, GBytes *handle)
+{
+  gboolean persistent;
+
+  g_mutex_lock (&model->lock);
+  if (g_hash_table_lookup (model->by_path, doc->path) == doc)
+    g_hash_table_remove (model->by_path, doc->path);
+  g_free (doc->path);
+  doc->path = g_strdup (path);
+  doc->dev = dev;
+  doc->ino = ino;
+  doc->handle_type = handle_type;
+  g_clear_pointer (&doc->handle, g_bytes_unref);
+  doc->handle = handle ? g_bytes_ref (handle) : NULL;
+  if (!doc->deleted)
+    g_hash_table_replace (model->by_path, doc->path, doc);
+  persistent = (doc->flags & LIMEN_DOC_FLAG_PERSISTENT) && !doc->deleted;
+  g_mutex_unlock (&model->lock);
+
+  /* The database belongs to the main thread; the path in memory is what serves now. */
+  if (persistent)
+    {
+      PersistLater *later = g_new0 (PersistLater, 1);
+
+      later->model = model;
+      later->doc = limen_doc_ref (doc);
+      g_main_context_invoke (NULL, persist_later_cb, later);
+    }
+}
+
+gboolean
+limen_doc_model_begin (LimenDocModel *model, GError **error)
+{
+  return limen_db_begin (model->db, error);
+}
+
+gboolean
+limen_doc_model_commit (LimenDocModel *model, GError **error)
+{
+  return limen_db_commit (model->db, error);
+}
+
+void
+limen_doc_model_rollback (LimenDocModel *model)
+{
+  limen_db_rollback (model->db);
+}

@@ -1,0 +1,795 @@
+/* limen-documents — org.freedesktop.portal.Documents (version 5).
+ *
+ * Callers are identified by the core's app-info; a sandboxed caller can only export
+ * what its fd proves it reaches in its own namespace (fd-check), gets only the rights
+ * the fd proves, can only pass on rights it holds, and never reaches the host-only
+ * methods (Lookup, Info, List).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "doc-portal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "app-info.h"
+#include "compat.h"
+#include "errors.h"
+#include "fd-check.h"
+#include "limen-dbus.h"
+
+#define ADD_FULL_MAX_FDS 16384
+
+struct _LimenDocPortal {
+  LimenDocModel *model;
+  LimenFuse     *fs;
+  LimenDbusPortalDocuments *skeleton;
+};
+
+static gboolean
+return_error (GDBusMethodInvocation *invocation, GError *error)
+{
+  limen_invocation_return_gerror (invocation, error);
+  g_error_free (error);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+return_not_allowed (GDBusMethodInvocation *invocation, const char *what)
+{
+  return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "%s", what));
+}
+
+static char *
+fd_host_path (int fd)
+{
+  char proc[64];
+
+  g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
+  return g_file_read_link (proc, NULL);
+}
+
+static GBytes *
+handle_of (int fd, int *type)
+{
+  struct { struct file_handle fh; unsigned char data[MAX_HANDLE_SZ]; } h;
+  int mount_id;
+
+  h.fh.handle_bytes = MAX_HANDLE_SZ;
+  *type = 0;
+  if (name_to_handle_at (fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) != 0)
+    return NULL;
+  *type = h.fh.handle_type;
+  return g_bytes_new (h.fh.f_handle, h.fh.handle_bytes);
+}
+
+/* The host path of @fd, checked to lead back to the same file without symlinks, so the
+ * document's path is canonical (and a later symlink swap on it is detectable). */
+static char *
+canonical_path (int fd, const struct stat *st, GError **error)
+{
+  g_autofree char *path = fd_host_path (fd);
+  struct open_how how = { .flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  g_autofd int again = -1;
+  struct stat st2;
+
+  if (path == NULL || path[0] != '/' || g_str_has_suffix (path, " (deleted)"))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The file has no path");
+      return NULL;
+    }
+  again = syscall (SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  if (again < 0 || fstat (again, &st2) != 0 || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The file cannot be reached by its path");
+      return NULL;
+    }
+  return g_steal_pointer (&path);
+}
+
+static void
+grant_caller (LimenDocPortal *portal, LimenAppInfo *info, LimenDoc *doc, guint rights)
+{
+  const char *app;
+
+  if (limen_app_info_is_host (info))
+    return;
+  app = limen_app_info_get_id (info);
+  limen_doc_model_set_perms (portal->model, doc, app, limen_doc_get_perms (doc, app) | rights, NULL);
+}
+
+static LimenDoc *
+export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
+           guint flags, guint *rights_out, gboolean *created, GError **error)
+{
+  gboolean host = limen_app_info_is_host (info);
+  gboolean want_dir = (flags & LIMEN_DOC_EXPORT_DIRECTORY) != 0;
+  LimenFdInfo fdinfo = { 0 };
+  g_autofree char *path = NULL;
+  g_autoptr(GBytes) handle = NULL;
+  g_autoptr(LimenDoc) doc = NULL;
+  g_autofree char *node_app = NULL;
+  gboolean is_doc_file = FALSE;
+  int handle_type = 0;
+  guint rights;
+  struct stat st;
+
+  *rights_out = 0;
+  *created = FALSE;
+  if (fstat (fd, &st) != 0)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid file descriptor");
+      return NULL;
+    }
+
+  /* A file of our own mount: only a document's own file, seen by this caller, and only
+   * to name that document again. */
+  if (limen_fuse_identify (portal->fs, &st, &doc, &node_app, &is_doc_file))
+    {
+      const char *caller_app = host ? NULL : limen_app_info_get_id (info);
+
+      if (name == NULL && doc && is_doc_file && (flags & LIMEN_DOC_EXPORT_REUSE) &&
+          (host || g_strcmp0 (node_app, caller_app) == 0) && limen_doc_get_perms (doc, caller_app) != 0)
+        {
+          *rights_out = limen_doc_get_perms (doc, caller_app);
+          return g_steal_pointer (&doc);
+        }
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                           "Files inside the document store cannot be exported again");
+      return NULL;
+    }
+
+  if (name)
+    {
+      g_autofd int child = -1;
+      struct stat cst;
+
+      if (!limen_fd_check (info, fd, LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH, &fdinfo, error))
+        return NULL;
+      if (name[0] == '\0' || strchr (name, '/') || strcmp (name, ".") == 0 || strcmp (name, "..") == 0 ||
+          strlen (name) > NAME_MAX)
+        {
+          limen_fd_info_clear (&fdinfo);
+          g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                               "Invalid filename: must be a plain file name");
+          return NULL;
+        }
+      {
+        g_autofree char *dir = canonical_path (fd, &st, error);
+
+        if (dir == NULL)
+          {
+            limen_fd_info_clear (&fdinfo);
+            return NULL;
+          }
+        path = g_build_filename (dir, name, NULL);
+      }
+      child = openat (fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (child >= 0)
+        {
+          LimenFdInfo cinfo = { 0 };
+
+          if (fstat (child, &cst) != 0 || !S_ISREG (cst.st_mode))
+            {
+              limen_fd_info_clear (&fdinfo);
+              g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                   "Invalid filename: not a regular file");
+              return NULL;
+            }
+          if (!limen_fd_check (info, child, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH, &cinfo, error))
+            {
+              limen_fd_info_clear (&fdinfo);
+              return NULL;
+            }
+          rights = (cinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (cinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
+          limen_fd_info_clear (&cinfo);
+          st = cst;
+          handle = handle_of (child, &handle_type);
+        }
+      else
+        {
+          /* A file to be created through the document: only where the caller may write. */
+          if (!fdinfo.writable)
+            {
+              limen_fd_info_clear (&fdinfo);
+              g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                   "The directory is not writable by the caller");
+              return NULL;
+            }
+          rights = LIMEN_DOC_PERM_READ | LIMEN_DOC_PERM_WRITE;
+          memset (&st, 0, sizeof st);
+        }
+      limen_fd_info_clear (&fdinfo);
+    }
+  else
+    {
+      LimenFdFlags check = LIMEN_FD_ALLOW_O_PATH | (want_dir ? LIMEN_FD_ALLOW_DIRECTORY : LIMEN_FD_ALLOW_REGULAR);
+
+      if (!limen_fd_check (info, fd, check, &fdinfo, error))
+        return NULL;
+      rights = (fdinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (fdinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
+      limen_fd_info_clear (&fdinfo);
+      path = canonical_path (fd, &st, error);
+      if (path == NULL)
+        return NULL;
+      handle = handle_of (fd, &handle_type);
+    }
+
+  if (g_str_has_prefix (path, limen_fuse_get_mountpoint (portal->fs)) &&
+      (path[strlen (limen_fuse_get_mountpoint (portal->fs))] == '/' ||
+       path[strlen (limen_fuse_get_mountpoint (portal->fs))] == '\0'))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                           "Files inside the document store cannot be exported again");
+      return NULL;
+    }
+
+  rights |= LIMEN_DOC_PERM_GRANT | LIMEN_DOC_PERM_DELETE;
+  *rights_out = host ? LIMEN_DOC_PERM_ALL : rights;
+
+  if (flags & LIMEN_DOC_EXPORT_REUSE)
+    {
+      doc = limen_doc_model_find_by_path (portal->model, path);
+      if (doc && ((limen_doc_get_flags (doc) & LIMEN_DOC_FLAG_DIRECTORY) != 0) != want_dir)
+        g_clear_pointer (&doc, limen_doc_unref);
+      if (doc && (flags & LIMEN_DOC_EXPORT_PERSISTENT) &&
+          !limen_doc_model_make_persistent (portal->model, doc, error))
+        return NULL;
+    }
+  if (doc == NULL)
+    {
+      doc = limen_doc_model_add (portal->model, path, st.st_dev, st.st_ino, handle_type, handle,
+                                 (want_dir ? LIMEN_DOC_FLAG_DIRECTORY : 0) |
+                                 ((flags & LIMEN_DOC_EXPORT_PERSISTENT) ? LIMEN_DOC_FLAG_PERSISTENT : 0),
+                                 error);
+      if (doc == NULL)
+        return NULL;
+      *created = TRUE;
+    }
+  grant_caller (portal, info, doc, rights);
+  return g_steal_pointer (&doc);
+}
+
+LimenDoc *
+limen_doc_portal_export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
+                            guint flags, guint *rights, GError **error)
+{
+  gboolean created;
+
+  return export_fd (portal, info, fd, name, flags, rights, &created, error);
+}
+
+LimenDoc *
+limen_doc_portal_export_path (LimenDocPortal *portal, const char *path, gboolean is_dir,
+                              const char *app, guint perms, GError **error)
+{
+  g_autoptr(LimenDoc) doc = limen_doc_model_find_by_path (portal->model, path);
+  g_autofd int fd = -1;
+  struct stat st;
+
+  if (doc && ((limen_doc_get_flags (doc) & LIMEN_DOC_FLAG_DIRECTORY) != 0) != is_dir)
+    g_clear_pointer (&doc, limen_doc_unref);
+  if (doc == NULL)
+    {
+      g_autoptr(GBytes) handle = NULL;
+      int type = 0;
+
+      fd = open (path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 || fstat (fd, &st) != 0)
+        {
+          g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "The file is gone");
+          return NULL;
+        }
+      handle = handle_of (fd, &type);
+      doc = limen_doc_model_add (portal->model, path, st.st_dev, st.st_ino, type, handle,
+                                 is_dir ? LIMEN_DOC_FLAG_DIRECTORY : 0, error);
+      if (doc == NULL)
+        return NULL;
+    }
+  if (!limen_doc_model_set_perms (portal->model, doc, app, limen_doc_get_perms (doc, app) | perms, error))
+    return NULL;
+  return g_steal_pointer (&doc);
+}
+
+static GVariant *
+extra_out (LimenDocPortal *portal)
+{
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", "mountpoint",
+                         g_variant_new_bytestring (limen_fuse_get_mountpoint (portal->fs)));
+  return g_variant_builder_end (&b);
+}
+
+/* Check AddFull's @app_id / @permissions; a sandboxed caller may only pass on @held. */
+static gboolean
+check_grant (LimenAppInfo *info, const char *app_id, guint perms, guint held, GError **error)
+{
+  if (app_id[0] == '\0')
+    return TRUE;
+  if (!limen_app_id_is_valid (app_id))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid app_id");
+      return FALSE;
+    }
+  if (!limen_app_info_is_host (info) && (perms & ~held) != 0)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                           "A sandboxed application can only grant permissions it holds");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+handle_get_mount_point (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation,
+                        LimenDocPortal *portal)
+{
+  limen_dbus_portal_documents_complete_get_mount_point (object, invocation,
+                                                        limen_fuse_get_mountpoint (portal->fs));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static int
+get_fd (GUnixFDList *fd_list, GVariant *handle, const char *key, GError **error)
+{
+  return limen_fd_list_get (fd_list, g_variant_get_handle (handle), key, error);
+}
+
+static gboolean
+handle_add (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
+            GVariant *arg_fd, gboolean reuse, gboolean persistent, LimenDocPortal *portal)
+{
+  g_autoptr(LimenAppInfo) info = NULL;
+  g_autoptr(LimenDoc) doc = NULL;
+  GError *error = NULL;
+  g_autofd int fd = get_fd (fd_list, arg_fd, "o_path_fd", &error);
+  guint rights;
+
+  if (fd < 0)
+    return return_error (invocation, error);
+  if (!(info = limen_app_info_get_for_invocation (invocation)))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  doc = limen_doc_portal_export_fd (portal, info, fd, NULL,
+                                    (reuse ? LIMEN_DOC_EXPORT_REUSE : 0) |
+                                    (persistent ? LIMEN_DOC_EXPORT_PERSISTENT : 0), &rights, &error);
+  if (doc == NULL)
+    return return_error (invocation, error);
+  limen_dbus_portal_documents_complete_add (object, invocation, NULL, limen_doc_get_id (doc));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_add_named (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
+                  GVariant *arg_fd, const char *filename, gboolean reuse, gboolean persistent,
+                  LimenDocPortal *portal)
+{
+  g_autoptr(LimenAppInfo) info = NULL;
+  g_autoptr(LimenDoc) doc = NULL;
+  GError *error = NULL;
+  g_autofd int fd = get_fd (fd_list, arg_fd, "o_path_parent_fd", &error);
+  guint rights;
+
+  if (fd < 0)
+    return return_error (invocation, error);
+  if (!(info = limen_app_info_get_for_invocation (invocation)))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  doc = limen_doc_portal_export_fd (portal, info, fd, filename,
+                                    (reuse ? LIMEN_DOC_EXPORT_REUSE : 0) |
+                                    (persistent ? LIMEN_DOC_EXPORT_PERSISTENT : 0), &rights, &error);
+  if (doc == NULL)
+    return return_error (invocation, error);
+  limen_dbus_portal_documents_complete_add_named (object, invocation, NULL, limen_doc_get_id (doc));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+#define KNOWN_FLAGS (LIMEN_DOC_EXPORT_REUSE | LIMEN_DOC_EXPORT_PERSISTENT | LIMEN_DOC_EXPORT_AS_NEEDED | \
+                     LIMEN_DOC_EXPORT_DIRECTORY)
+
+/* Shared by AddFull and AddNamedFull: @n fds (or one parent fd with @name). */
+static GPtrArray *
+add_full (LimenDocPortal *portal, LimenAppInfo *info, int *fds, guint n, const char *name, guint flags,
+          const char *app_id, const char * const *permissions, GError **error)
+{
+  g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) docs = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_doc_unref);
+  g_autoptr(GPtrArray) created_docs = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_doc_unref);
+  gboolean host = limen_app_info_is_host (info);
+  guint perms;
+
+  if (flags & ~KNOWN_FLAGS)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid flags: unknown bits");
+      return NULL;
+    }
+  if (name && (flags & LIMEN_DOC_EXPORT_DIRECTORY))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid flags: export-directory does not apply to AddNamedFull");
+      return NULL;
+    }
+  if (!limen_doc_perms_from_strv (permissions, "permissions", &perms, error))
+    return NULL;
+  if (app_id[0] != '\0' && !limen_app_id_is_valid (app_id))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid app_id");
+      return NULL;
+    }
+
+  /* All files in one transaction: all are exported, or none is. */
+  if (!limen_doc_model_begin (portal->model, error))
+    return NULL;
+  for (guint i = 0; i < n; i++)
+    {
+      LimenDoc *doc;
+      guint rights;
+      gboolean created;
+
+      if ((flags & LIMEN_DOC_EXPORT_AS_NEEDED) && !host && g_strcmp0 (app_id, limen_app_info_get_id (info)) == 0)
+        {
+          /* The fd proves the caller reaches the file itself: no document needed. */
+          LimenFdInfo fdinfo = { 0 };
+          LimenFdFlags check = LIMEN_FD_ALLOW_O_PATH |
+            (name || (flags & LIMEN_DOC_EXPORT_DIRECTORY) ? LIMEN_FD_ALLOW_DIRECTORY : LIMEN_FD_ALLOW_REGULAR);
+
+          if (!limen_fd_check (info, fds[i], check, &fdinfo, error))
+            goto fail;
+          limen_fd_info_clear (&fdinfo);
+          g_ptr_array_add (ids, g_strdup (""));
+          continue;
+        }
+      doc = export_fd (portal, info, fds[i], name, flags & ~LIMEN_DOC_EXPORT_AS_NEEDED, &rights, &created, error);
+      if (doc == NULL)
+        goto fail;
+      g_ptr_array_add (docs, doc);
+      if (created)
+        g_ptr_array_add (created_docs, limen_doc_ref (doc));
+      g_ptr_array_add (ids, g_strdup (limen_doc_get_id (doc)));
+      if (!check_grant (info, app_id, perms, rights, error))
+        goto fail;
+      if (app_id[0] != '\0' &&
+          !limen_doc_model_set_perms (portal->model, doc, app_id, limen_doc_get_perms (doc, app_id) | perms, error))
+        goto fail;
+    }
+  if (!limen_doc_model_commit (portal->model, error))
+    goto fail_committed;
+  g_ptr_array_add (ids, NULL);
+  return g_steal_pointer (&ids);
+
+fail:
+  limen_doc_model_rollback (portal->model);
+fail_committed:
+  /* The database is back to before the call; drop the documents it made in memory
+   * (rights granted on reused ones stay in memory only until the next restart). */
+  for (guint i = 0; i < created_docs->len; i++)
+    limen_doc_model_delete (portal->model, created_docs->pdata[i], NULL);
+  return NULL;
+}
+
+static gboolean
+handle_add_full (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
+                 GVariant *arg_fds, guint flags, const char *app_id, const char * const *permissions,
+                 LimenDocPortal *portal)
+{
+  g_autoptr(LimenAppInfo) info = NULL;
+  g_autoptr(GPtrArray) ids = NULL;
+  g_autofree int *fds = NULL;
+  GError *error = NULL;
+  gsize n = g_variant_n_children (arg_fds);
+
+  if (n > ADD_FULL_MAX_FDS)
+    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                          "Invalid o_path_fds: too many"));
+  fds = g_new (int, n + 1);
+  for (gsize i = 0; i < n; i++)
+    fds[i] = -1;
+  for (gsize i = 0; i < n; i++)
+    {
+      gint32 handle;
+
+      g_variant_get_child (arg_fds, i, "h", &handle);
+      fds[i] = limen_fd_list_get (fd_list, handle, "o_path_fds", &error);
+      if (fds[i] < 0)
+        goto out;
+    }
+  if (!(info = limen_app_info_get_for_invocation (invocation)))
+    goto out_handled;
+  ids = add_full (portal, info, fds, n, NULL, flags, app_id, permissions, &error);
+  if (ids)
+    limen_dbus_portal_documents_complete_add_full (object, invocation, NULL,
+                                                   (const char * const *) ids->pdata, extra_out (portal));
+out:
+  if (error)
+    limen_invocation_return_gerror (invocation, error);
+  g_clear_error (&error);
+out_handled:
+  for (gsize i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_add_named_full (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation,
+                       GUnixFDList *fd_list, GVariant *arg_fd, const char *filename, guint flags,
+                       const char *app_id, const char * const *permissions, LimenDocPortal *portal)
+{
+  g_autoptr(LimenAppInfo) info = NULL;
+  g_autoptr(GPtrArray) ids = NULL;
+  GError *error = NULL;
+  g_autofd int fd = get_fd (fd_list, arg_fd, "o_path_fd", &error);
+
+  if (fd < 0)
+    return return_error (invocation, error);
+  if (!(info = limen_app_info_get_for_invocation (invocation)))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  ids = add_full (portal, info, &fd, 1, filename, flags, app_id, permissions, &error);
+  if (ids == NULL)
+    return return_error (invocation, error);
+  limen_dbus_portal_documents_complete_add_named_full (object, invocation, NULL, ids->pdata[0],
+                                                       extra_out (portal));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* The document @doc_id for a permission change by the caller; NULL after answering. */
+static LimenDoc *
+doc_for_change (LimenDocPortal *portal, GDBusMethodInvocation *invocation, const char *doc_id,
+                guint need, LimenAppInfo **info_out)
+{
+  g_autoptr(LimenAppInfo) info = NULL;
+  LimenDoc *doc;
+
+  if (!limen_doc_id_is_valid (doc_id))
+    {
+      return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                     "Invalid doc_id"));
+      return NULL;
+    }
+  if (!(info = limen_app_info_get_for_invocation (invocation)))
+    return NULL;
+  doc = limen_doc_model_lookup (portal->model, doc_id);
+  /* A sandbox learns nothing about documents it has no rights on: NotFound either way. */
+  if (doc == NULL || (!limen_app_info_is_host (info) &&
+                      limen_doc_get_perms (doc, limen_app_info_get_id (info)) == 0))
+    {
+      g_clear_pointer (&doc, limen_doc_unref);
+      return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No document %s", doc_id));
+      return NULL;
+    }
+  if (!limen_app_info_is_host (info) && (limen_doc_get_perms (doc, limen_app_info_get_id (info)) & need) != need)
+    {
+      limen_doc_unref (doc);
+      return_not_allowed (invocation, "The application lacks the permission for this document");
+      return NULL;
+    }
+  *info_out = g_steal_pointer (&info);
+  return doc;
+}
+
+static gboolean
+change_perms (LimenDocPortal *portal, GDBusMethodInvocation *invocation, const char *doc_id,
+              const char *app_id, const char * const *permissions, gboolean grant)
+{
+  g_autoptr(LimenAppInfo) info = NULL;
+  g_autoptr(LimenDoc) doc = NULL;
+  GError *error = NULL;
+  guint perms, held, current;
+
+  if (!limen_doc_perms_from_strv (permissions, "permissions", &perms, &error))
+    return return_error (invocation, error);
+  if (!limen_app_id_is_valid (app_id))
+    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                          "Invalid app_id"));
+  doc = doc_for_change (portal, invocation, doc_id, LIMEN_DOC_PERM_GRANT, &info);
+  if (doc == NULL)
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  held = limen_app_info_is_host (info) ? LIMEN_DOC_PERM_ALL : limen_doc_get_perms (doc, limen_app_info_get_id (info));
+  if ((perms & ~held) != 0)
+    return return_not_allowed (invocation, grant ? "A sandboxed application can only grant permissions it holds"
+                                                 : "A sandboxed application can only revoke permissions it holds");
+  current = limen_doc_get_perms (doc, app_id);
+  if (!limen_doc_model_set_perms (portal->model, doc, app_id, grant ? (current | perms) : (current & ~perms), &error))
+    return return_error (invocation, error);
+  if (grant)
+    limen_dbus_portal_documents_complete_grant_permissions (portal->skeleton, invocation);
+  else
+    limen_dbus_portal_documents_complete_revoke_permissions (portal->skeleton, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_grant (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *doc_id,
+              const char *app_id, const char * const *permissions, LimenDocPortal *portal)
+{
+  return change_perms (portal, invocation, doc_id, app_id, permissions, TRUE);
+}
+
+static gboolean
+handle_revoke (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *doc_id,
+               const char *app_id, const char * const *permissions, LimenDocPortal *portal)
+{
+  return change_perms (portal, invocation, doc_id, app_id, permissions, FALSE);
+}
+
+static gboolean
+handle_delete (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *doc_id,
+               LimenDocPortal *portal)
+{
+  g_autoptr(LimenAppInfo) info = NULL;
+  g_autoptr(LimenDoc) doc = doc_for_change (portal, invocation, doc_id, LIMEN_DOC_PERM_DELETE, &info);
+  GError *error = NULL;
+
+  if (doc == NULL)
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (!limen_doc_model_delete (portal->model, doc, &error))
+    return return_error (invocation, error);
+  limen_dbus_portal_documents_complete_delete (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* Host-only methods: FALSE after answering a sandboxed caller. */
+static gboolean
+host_only (GDBusMethodInvocation *invocation)
+{
+  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (invocation);
+
+  if (info == NULL)
+    return FALSE;
+  if (!limen_app_info_is_host (info))
+    {
+      return_not_allowed (invocation, "Not available to sandboxed applications");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+handle_lookup (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *filename,
+               LimenDocPortal *portal)
+{
+  const char *mnt = limen_fuse_get_mountpoint (portal->fs);
+  g_autofree char *path = NULL;
+  g_autoptr(LimenDoc) doc = NULL;
+  char resolved[PATH_MAX];
+
+  if (!host_only (invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (filename[0] != '/')
+    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                          "Invalid filename: not an absolute path"));
+  path = g_canonicalize_filename (filename, NULL);
+  if (g_str_has_prefix (path, mnt) && path[strlen (mnt)] == '/')
+    {
+      /* A path below the mount names its document directly: DOCID/... or by-app/APP/DOCID/... */
+      g_auto(GStrv) parts = g_strsplit (path + strlen (mnt) + 1, "/", 4);
+      const char *id = parts[0];
+
+      if (id && strcmp (id, "by-app") == 0)
+        id = (parts[1] && parts[2]) ? parts[2] : NULL;
+      if (id && limen_doc_id_is_valid (id))
+        doc = limen_doc_model_lookup (portal->model, id);
+    }
+  else
+    {
+      /* Compare like the stored paths: canonical, symlinks resolved when the file exists. */
+      if (realpath (path, resolved))
+        {
+          g_free (path);
+          path = g_strdup (resolved);
+        }
+      doc = limen_doc_model_find_by_path (portal->model, path);
+    }
+  limen_dbus_portal_documents_complete_lookup (object, invocation, doc ? limen_doc_get_id (doc) : "");
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_info (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *doc_id,
+             LimenDocPortal *portal)
+{
+  g_autoptr(LimenDoc) doc = NULL;
+  g_autofree char *path = NULL;
+
+  if (!host_only (invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (!limen_doc_id_is_valid (doc_id) || !(doc = limen_doc_model_lookup (portal->model, doc_id)))
+    return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No document %s", doc_id));
+  path = limen_doc_dup_path (doc);
+  limen_dbus_portal_documents_complete_info (object, invocation, path, limen_doc_perms_to_variant (doc));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_list (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *app_id,
+             LimenDocPortal *portal)
+{
+  g_autoptr(GPtrArray) docs = NULL;
+  GVariantBuilder b;
+
+  if (!host_only (invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (app_id[0] != '\0' && !limen_app_id_is_valid (app_id))
+    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                          "Invalid app_id"));
+  docs = limen_doc_model_list (portal->model, app_id[0] ? app_id : NULL);
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{say}"));
+  for (guint i = 0; i < docs->len; i++)
+    {
+      g_autofree char *path = limen_doc_dup_path (docs->pdata[i]);
+      g_variant_builder_add (&b, "{s@ay}", limen_doc_get_id (docs->pdata[i]), g_variant_new_bytestring (path));
+    }
+  limen_dbus_portal_documents_complete_list (object, invocation, g_variant_builder_end (&b));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_get_host_paths (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation,
+                       const char * const *doc_ids, LimenDocPortal *portal)
+{
+  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (invocation);
+  GVariantBuilder b;
+
+  if (info == NULL)
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{say}"));
+  for (guint i = 0; doc_ids[i]; i++)
+    {
+      g_autoptr(LimenDoc) doc = NULL;
+      g_autofree char *path = NULL;
+
+      if (!limen_doc_id_is_valid (doc_ids[i]) || !(doc = limen_doc_model_lookup (portal->model, doc_ids[i])))
+        continue;
+      if (!limen_app_info_is_host (info) && limen_doc_get_perms (doc, limen_app_info_get_id (info)) == 0)
+        continue;
+      path = limen_doc_dup_path (doc);
+      g_variant_builder_add (&b, "{s@ay}", doc_ids[i], g_variant_new_bytestring (path));
+    }
+  limen_dbus_portal_documents_complete_get_host_paths (object, invocation, g_variant_builder_end (&b));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+LimenDocPortal *
+limen_doc_portal_new (LimenDocModel *model, LimenFuse *fs)
+{
+  LimenDocPortal *portal = g_new0 (LimenDocPortal, 1);
+
+  portal->model = model;
+  portal->fs = fs;
+  return portal;
+}
+
+gboolean
+limen_doc_portal_export (LimenDocPortal *portal, GDBusConnection *connection, GError **error)
+{
+  portal->skeleton = limen_dbus_portal_documents_skeleton_new ();
+  limen_dbus_portal_documents_set_version (portal->skeleton, 5);
+  g_signal_connect (portal->skeleton, "handle-get-mount-point", G_CALLBACK (handle_get_mount_point), portal);
+  g_signal_connect (portal->skeleton, "handle-add", G_CALLBACK (handle_add), portal);
+  g_signal_connect (portal->skeleton, "handle-add-named", G_CALLBACK (handle_add_named), portal);
+  g_signal_connect (portal->skeleton, "handle-add-full", G_CALLBACK (handle_add_full), portal);
+  g_signal_connect (portal->skeleton, "handle-add-named-full", G_CALLBACK (handle_add_named_full), portal);
+  g_signal_connect (portal->skeleton, "handle-grant-permissions", G_CALLBACK (handle_grant), portal);
+  g_signal_connect (portal->skeleton, "handle-revoke-permissions", G_CALLBACK (handle_revoke), portal);
+  g_signal_connect (portal->skeleton, "handle-delete", G_CALLBACK (handle_delete), portal);
+  g_signal_connect (portal->skeleton, "handle-lookup", G_CALLBACK (handle_lookup), portal);
+  g_signal_connect (portal->skeleton, "handle-info", G_CALLBACK (handle_info), portal);
+  g_signal_connect (portal->skeleton, "handle-list", G_CALLBACK (handle_list), portal);
+  g_signal_connect (portal->skeleton, "handle-get-host-paths", G_CALLBACK (handle_get_host_paths), portal);
+  return g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (portal->skeleton), connection,
+                                           "/org/freedesktop/portal/documents", error);
+}
+
+void
+limen_doc_portal_free (LimenDocPortal *portal)
+{
+  if (portal->skeleton)
+    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (portal->skeleton));
+  g_clear_object (&portal->skeleton);
+  g_free (portal);
+}

@@ -1,0 +1,38 @@
+/* limen-documents — org.freedesktop.portal.Documents (version 5).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+#include "doc-model.h"
+#include "fuse-ops.h"
+
+G_BEGIN_DECLS
+
+typedef struct _LimenDocPortal LimenDocPortal;
+
+/* Serve the documents of @model, with files in @fs, at /org/freedesktop/portal/documents. */
+LimenDocPortal *limen_doc_portal_new (LimenDocModel *model, LimenFuse *fs);
+gboolean limen_doc_portal_export (LimenDocPortal *portal, GDBusConnection *connection, GError **error);
+void limen_doc_portal_free (LimenDocPortal *portal);
+
+/* Export one file (or directory, with LIMEN_DOC_EXPORT_DIRECTORY) for @info's caller;
+ * also used by FileTransfer. @fd is the caller's; @name is AddNamed's basename or NULL.
+ * Returns the document (reused or new) and, for a sandboxed caller, the rights the fd
+ * proved in *@rights. */
+typedef enum {
+  LIMEN_DOC_EXPORT_REUSE      = 1 << 0,
+  LIMEN_DOC_EXPORT_PERSISTENT = 1 << 1,
+  LIMEN_DOC_EXPORT_AS_NEEDED  = 1 << 2,
+  LIMEN_DOC_EXPORT_DIRECTORY  = 1 << 3,
+} LimenDocExportFlags;
+
+struct _LimenAppInfo;
+LimenDoc *limen_doc_portal_export_fd (LimenDocPortal *portal, struct _LimenAppInfo *info, int fd,
+                                      const char *name, guint flags, guint *rights, GError **error);
+
+/* A document for host file @path (already checked by the caller) granting @app @perms:
+ * reused when one exists, a session document else. */
+LimenDoc *limen_doc_portal_export_path (LimenDocPortal *portal, const char *path, gboolean is_dir,
+                                        const char *app, guint perms, GError **error);
+
+G_END_DECLS

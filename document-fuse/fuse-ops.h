@@ -1,0 +1,28 @@
+/* limen-documents — the FUSE filesystem at $XDG_RUNTIME_DIR/doc (libfuse3 low level).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include "doc-model.h"
+
+G_BEGIN_DECLS
+
+typedef struct _LimenFuse LimenFuse;
+
+/* Prepare the filesystem for @mountpoint (nothing is mounted yet). */
+LimenFuse *limen_fuse_new (LimenDocModel *model, const char *mountpoint);
+/* Clean a stale mount, mount, and start the worker threads; never waits on the channel. */
+gboolean limen_fuse_start (LimenFuse *fs, GError **error);
+/* Unmount (lazily, so open files cannot hold us), abort the connection, stop the
+ * threads, free. Bounded in time even with files open. */
+void limen_fuse_stop (LimenFuse *fs);
+/* The mount point. */
+const char *limen_fuse_get_mountpoint (LimenFuse *fs);
+/* TRUE when @st (from fstat) lies on our mount; then *@doc / *@app / *@is_doc_file tell
+ * which document node it is (NULL doc when it is no document's file). */
+gboolean limen_fuse_identify (LimenFuse *fs, const struct stat *st, LimenDoc **doc, char **app,
+                              gboolean *is_doc_file);
+
+G_END_DECLS

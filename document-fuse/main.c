@@ -1,0 +1,118 @@
+/* limen-documents — the document store, permission store and document filesystem.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+
+#include "daemon.h"
+#include "db.h"
+#include "doc-model.h"
+#include "doc-portal.h"
+#include "file-transfer.h"
+#include "fuse-ops.h"
+#include "import.h"
+#include "perm-store.h"
+
+#define DOCUMENTS_BUS_NAME "org.freedesktop.portal.Documents"
+
+typedef struct {
+  LimenDb            *db;
+  LimenPermStore     *perms;
+  LimenDocModel      *model;
+  LimenFuse          *fs;
+  LimenDocPortal     *portal;
+  LimenFileTransfer  *transfer;
+  guint               watch_id;
+  gboolean            fuse_started;
+} Documents;
+
+static Documents documents;
+
+/* Mount only once we own the name: a second instance that loses the race must not
+ * unmount the filesystem of the one that serves. */
+static void
+on_documents_name_appeared (GDBusConnection *connection, const char *name, const char *owner,
+                            gpointer user_data)
+{
+  Documents *d = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (d->fuse_started || g_strcmp0 (owner, g_dbus_connection_get_unique_name (connection)) != 0)
+    return;
+  d->fuse_started = TRUE;
+  if (!limen_fuse_start (d->fs, &error))
+    {
+      g_warning ("No document filesystem: %s", error->message);
+      return;
+    }
+}
+
+static gboolean
+on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
+{
+  Documents *d = user_data;
+  g_autofree char *dir = g_build_filename (g_get_user_data_dir (), "limen", NULL);
+  g_autofree char *db_path = g_build_filename (dir, "documents.sqlite", NULL);
+  g_autofree char *mountpoint = g_build_filename (g_get_user_runtime_dir (), "doc", NULL);
+
+  if (g_mkdir_with_parents (dir, 0700) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "Cannot create %s: %s", dir,
+                   g_strerror (errno));
+      return FALSE;
+    }
+  d->db = limen_db_open (db_path, error);
+  if (d->db == NULL)
+    return FALSE;
+  d->perms = limen_perm_store_new (d->db, error);
+  if (d->perms == NULL)
+    return FALSE;
+  d->model = limen_doc_model_new (d->db, error);
+  if (d->model == NULL)
+    return FALSE;
+  limen_import_reference_state (d->db, d->perms, d->model);
+
+  d->fs = limen_fuse_new (d->model, mountpoint);
+  d->portal = limen_doc_portal_new (d->model, d->fs);
+  d->transfer = limen_file_transfer_new (d->portal, d->fs);
+  if (!limen_perm_store_export (d->perms, connection, error) ||
+      !limen_doc_portal_export (d->portal, connection, error) ||
+      !limen_file_transfer_export (d->transfer, connection, error))
+    return FALSE;
+  d->watch_id = g_bus_watch_name_on_connection (connection, DOCUMENTS_BUS_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                                                on_documents_name_appeared, NULL, d, NULL);
+  return TRUE;
+}
+
+static void
+on_shutdown (gpointer user_data)
+{
+  Documents *d = user_data;
+
+  if (d->watch_id)
+    g_bus_unwatch_name (d->watch_id);
+  /* Unmount first: open files fail at once and no worker touches the model after. */
+  if (d->fs && d->fuse_started)
+    limen_fuse_stop (d->fs);
+  if (d->db)
+    {
+      limen_db_close (d->db);
+      d->db = NULL;
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  static const char *names[] = { DOCUMENTS_BUS_NAME, "org.freedesktop.impl.portal.PermissionStore", NULL };
+  LimenDaemonSpec spec = {
+    .program = "limen-documents",
+    .summary = N_("Document store, permission store and document filesystem for sandboxed applications"),
+    .bus_names = names,
+    .on_bus = on_bus,
+    .on_shutdown = on_shutdown,
+    .user_data = &documents,
+  };
+
+  return limen_daemon_main (&spec, argc, argv);
+}

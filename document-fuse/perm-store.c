@@ -1,0 +1,612 @@
+/* limen-documents — org.freedesktop.impl.portal.PermissionStore (version 2).
+ *
+ * The model lives in memory (main thread only) and every change is written through to
+ * SQLite inside one transaction before the reply, so a crash never loses an answered
+ * write. Each entry caches its a{sas} so Lookup of an entry with 20,000 apps costs one
+ * reference, and Set is linear in its input.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "perm-store.h"
+
+#include <string.h>
+
+#include "app-info.h"
+#include "errors.h"
+#include "limen-dbus.h"
+
+#define TABLE_NAME_MAX 128
+#define ID_MAX 4096
+#define APP_MAX 1024
+#define PERM_MAX 256
+#define PERMS_PER_APP_MAX 256
+
+typedef struct {
+  GVariant   *data;        /* never NULL: an empty a{sv} stands for "no data" */
+  GHashTable *apps;        /* app → GStrv */
+  GVariant   *perms_cache; /* a{sas} of apps, built on demand */
+} PermEntry;
+
+struct _LimenPermStore {
+  LimenDb    *db;
+  GHashTable *tables;      /* name → (id → PermEntry) */
+  LimenDbusImplPortalPermissionStore *skeleton;
+};
+
+static GVariant *
+empty_data (void)
+{
+  return g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
+}
+
+static void
+perm_entry_free (PermEntry *entry)
+{
+  g_clear_pointer (&entry->data, g_variant_unref);
+  g_clear_pointer (&entry->apps, g_hash_table_unref);
+  g_clear_pointer (&entry->perms_cache, g_variant_unref);
+  g_free (entry);
+}
+
+static PermEntry *
+perm_entry_new (void)
+{
+  PermEntry *entry = g_new0 (PermEntry, 1);
+
+  entry->data = empty_data ();
+  entry->apps = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_strfreev);
+  return entry;
+}
+
+static GVariant *
+perm_entry_get_perms (PermEntry *entry)
+{
+  if (entry->perms_cache == NULL)
+    {
+      GVariantBuilder b;
+      GHashTableIter iter;
+      gpointer key, value;
+
+      g_variant_builder_init (&b, G_VARIANT_TYPE ("a{sas}"));
+      g_hash_table_iter_init (&iter, entry->apps);
+      while (g_hash_table_iter_next (&iter, &key, &value))
+        g_variant_builder_add (&b, "{s^as}", key, value);
+      entry->perms_cache = g_variant_ref_sink (g_variant_builder_end (&b));
+    }
+  return entry->perms_cache;
+}
+
+static GHashTable *
+get_table (LimenPermStore *store, const char *table, gboolean create)
+{
+  GHashTable *t = g_hash_table_lookup (store->tables, table);
+
+  if (t == NULL && create)
+    {
+      t = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) perm_entry_free);
+      g_hash_table_insert (store->tables, g_strdup (table), t);
+    }
+  return t;
+}
+
+static PermEntry *
+get_entry (LimenPermStore *store, const char *table, const char *id)
+{
+  GHashTable *t = get_table (store, table, FALSE);
+
+  return t ? g_hash_table_lookup (t, id) : NULL;
+}
+
+gboolean
+limen_perm_table_name_is_valid (const char *table)
+{
+  gsize len = strlen (table);
+
+  if (len == 0 || len > TABLE_NAME_MAX || strchr (table, '/') || strstr (table, "..") ||
+      !g_utf8_validate (table, len, NULL))
+    return FALSE;
+  for (const char *p = table; *p; p++)
+    if ((guchar) *p < 0x20 || *p == 0x7f)
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+limen_perm_id_is_valid (const char *id)
+{
+  gsize len = strlen (id);
+  g_auto(GStrv) parts = NULL;
+
+  /* Ids may hold '/' (content types such as "text/plain" in desktop-used-apps), but
+   * nothing that reads as a path climbing out of somewhere. */
+  if (len == 0 || len > ID_MAX || id[0] == '/' || !g_utf8_validate (id, len, NULL))
+    return FALSE;
+  parts = g_strsplit (id, "/", -1);
+  for (guint i = 0; parts[i]; i++)
+    if (strcmp (parts[i], "..") == 0 || strcmp (parts[i], ".") == 0)
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+check_table_id (const char *table, const char *id, GError **error)
+{
+  if (!limen_perm_table_name_is_valid (table))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid table name (empty, too long, or containing '/', '..' or control characters)");
+      return FALSE;
+    }
+  if (id && !limen_perm_id_is_valid (id))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid id (empty, too long, absolute, or with a '.' or '..' component)");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_app_perms (const char *app, const char * const *perms, GError **error)
+{
+  guint n = 0;
+
+  if (strlen (app) > APP_MAX)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid app: too long");
+      return FALSE;
+    }
+  for (; perms[n]; n++)
+    if (strlen (perms[n]) > PERM_MAX)
+      {
+        g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid permissions: too long");
+        return FALSE;
+      }
+  if (n > PERMS_PER_APP_MAX)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid permissions: too many");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+emit_changed (LimenPermStore *store, const char *table, const char *id, gboolean deleted, PermEntry *entry)
+{
+  g_autoptr(GVariant) data = NULL;
+  g_autoptr(GVariant) perms = NULL;
+
+  if (store->skeleton == NULL)
+    return;
+  if (entry)
+    {
+      data = g_variant_ref (entry->data);
+      perms = g_variant_ref (perm_entry_get_perms (entry));
+    }
+  else
+    {
+      data = empty_data ();
+      perms = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sas}"), NULL, 0));
+    }
+  limen_dbus_impl_portal_permission_store_emit_changed (store->skeleton, table, id, deleted,
+                                                        g_variant_new_variant (data), perms);
+}
+
+/* ---- loading ---------------------------------------------------------------------- */
+
+static void
+load_entry (const char *table, const char *id, GVariant *data, gpointer user_data)
+{
+  LimenPermStore *store = user_data;
+  PermEntry *entry = perm_entry_new ();
+
+  if (data)
+    {
+      g_variant_unref (entry->data);
+      entry->data = g_variant_ref (data);
+    }
+  g_hash_table_replace (get_table (store, table, TRUE), g_strdup (id), entry);
+}
+
+static void
+load_app (const char *table, const char *id, const char *app, const char * const *perms, gpointer user_data)
+{
+  LimenPermStore *store = user_data;
+  PermEntry *entry = get_entry (store, table, id);
+
+  if (entry)
+    g_hash_table_replace (entry->apps, g_strdup (app), g_strdupv ((char **) perms));
+}
+
+LimenPermStore *
+limen_perm_store_new (LimenDb *db, GError **error)
+{
+  LimenPermStore *store = g_new0 (LimenPermStore, 1);
+
+  store->db = db;
+  store->tables = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_hash_table_unref);
+  if (!limen_db_perm_load (db, load_entry, load_app, store, error))
+    {
+      limen_perm_store_free (store);
+      return NULL;
+    }
+  return store;
+}
+
+void
+limen_perm_store_free (LimenPermStore *store)
+{
+  if (store->skeleton)
+    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (store->skeleton));
+  g_clear_object (&store->skeleton);
+  g_clear_pointer (&store->tables, g_hash_table_unref);
+  g_free (store);
+}
+
+/* ---- writes (host only) ------------------------------------------------------------- */
+
+/* Write the whole of (table, id) as given: data (NULL keeps the old data) and, when
+ * @apps is not NULL, exactly those app rows. */
+static gboolean
+store_set (LimenPermStore *store, const char *table, const char *id, gboolean create,
+           GVariant *data, GVariant *apps, GError **error)
+{
+  PermEntry *entry = get_entry (store, table, id);
+  gboolean is_new = (entry == NULL);
+  g_autoptr(GHashTable) new_apps = NULL;
+
+  if (is_new && !create)
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No entry for %s in table %s", id, table);
+      return FALSE;
+    }
+  if (apps)
+    {
+      GVariantIter iter;
+      const char *app;
+      const char **perms;
+
+      new_apps = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_strfreev);
+      g_variant_iter_init (&iter, apps);
+      while (g_variant_iter_next (&iter, "{&s^a&s}", &app, &perms))
+        {
+          if (!check_app_perms (app, perms, error))
+            {
+              g_free (perms);
+              return FALSE;
+            }
+          g_hash_table_replace (new_apps, g_strdup (app), g_strdupv ((char **) perms));
+          g_free (perms);
+        }
+    }
+
+  if (!limen_db_begin (store->db, error))
+    return FALSE;
+  limen_db_perm_put_entry (store->db, table, id, data ? data : (entry ? entry->data : NULL), NULL);
+  if (new_apps)
+    {
+      GHashTableIter it;
+      gpointer k, v;
+
+      limen_db_perm_delete_apps (store->db, table, id, NULL);
+      g_hash_table_iter_init (&it, new_apps);
+      while (g_hash_table_iter_next (&it, &k, &v))
+        limen_db_perm_put_app (store->db, table, id, k, (const char * const *) v, NULL);
+    }
+  if (!limen_db_commit (store->db, error))
+    return FALSE;
+
+  if (is_new)
+    {
+      entry = perm_entry_new ();
+      g_hash_table_insert (get_table (store, table, TRUE), g_strdup (id), entry);
+    }
+  if (data)
+    {
+      g_variant_unref (entry->data);
+      entry->data = g_variant_ref (data);
+    }
+  if (new_apps)
+    {
+      g_hash_table_unref (entry->apps);
+      entry->apps = g_steal_pointer (&new_apps);
+      g_clear_pointer (&entry->perms_cache, g_variant_unref);
+      /* The caller's own a{sas} is exactly the new value: reuse it, don't rebuild. */
+      entry->perms_cache = g_variant_ref_sink (apps);
+    }
+  emit_changed (store, table, id, FALSE, entry);
+  return TRUE;
+}
+
+gboolean
+limen_perm_store_import_entry (LimenPermStore *store, const char *table, const char *id,
+                               GVariant *data, GVariant *permissions, GError **error)
+{
+  if (!check_table_id (table, id, error))
+    return FALSE;
+  return store_set (store, table, id, TRUE, data, permissions, error);
+}
+
+static gboolean
+store_set_permission (LimenPermStore *store, const char *table, const char *id, gboolean create,
+                      const char *app, const char * const *perms, GError **error)
+{
+  PermEntry *entry = get_entry (store, table, id);
+  gboolean is_new = (entry == NULL);
+
+  if (is_new && !create)
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No entry for %s in table %s", id, table);
+      return FALSE;
+    }
+  if (!check_app_perms (app, perms, error) || !limen_db_begin (store->db, error))
+    return FALSE;
+  if (is_new)
+    limen_db_perm_put_entry (store->db, table, id, NULL, NULL);
+  limen_db_perm_put_app (store->db, table, id, app, perms, NULL);
+  if (!limen_db_commit (store->db, error))
+    return FALSE;
+  if (is_new)
+    {
+      entry = perm_entry_new ();
+      g_hash_table_insert (get_table (store, table, TRUE), g_strdup (id), entry);
+    }
+  g_hash_table_replace (entry->apps, g_strdup (app), g_strdupv ((char **) perms));
+  g_clear_pointer (&entry->perms_cache, g_variant_unref);
+  emit_changed (store, table, id, FALSE, entry);
+  return TRUE;
+}
+
+/* ---- D-Bus ---------------------------------------------------------------------------- */
+
+/* Identify the caller; FALSE when the invocation was answered already. Writes are for
+ * host callers only. *@out_app is the caller's app id for a sandboxed reader. */
+static gboolean
+caller_check (GDBusMethodInvocation *invocation, gboolean write, char **out_app)
+{
+  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (invocation);
+
+  if (info == NULL)
+    return FALSE;
+  if (limen_app_info_is_host (info))
+    {
+      if (out_app)
+        *out_app = NULL;
+      return TRUE;
+    }
+  if (write)
+    {
+      g_dbus_method_invocation_return_error (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                             "Only host applications may change the permission store");
+      return FALSE;
+    }
+  if (out_app)
+    *out_app = g_strdup (limen_app_info_get_id (info));
+  return TRUE;
+}
+
+static gboolean
+return_error (GDBusMethodInvocation *invocation, GError *error)
+{
+  limen_invocation_return_gerror (invocation, error);
+  g_error_free (error);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_lookup (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
+               const char *table, const char *id, LimenPermStore *store)
+{
+  g_autofree char *app = NULL;
+  GError *error = NULL;
+  PermEntry *entry;
+
+  if (!check_table_id (table, id, &error))
+    return return_error (invocation, error);
+  if (!caller_check (invocation, FALSE, &app))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  entry = get_entry (store, table, id);
+  if (entry && app)
+    {
+      /* A sandboxed reader sees only its own row, never the shared data. */
+      const char * const *mine = g_hash_table_lookup (entry->apps, app);
+      GVariantBuilder b;
+
+      if (mine == NULL)
+        entry = NULL;
+      else
+        {
+          g_autoptr(GVariant) data = empty_data ();
+
+          g_variant_builder_init (&b, G_VARIANT_TYPE ("a{sas}"));
+          g_variant_builder_add (&b, "{s^as}", app, mine);
+          limen_dbus_impl_portal_permission_store_complete_lookup (object, invocation,
+                                                                   g_variant_builder_end (&b),
+                                                                   g_variant_new_variant (data));
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+    }
+  if (entry == NULL)
+    return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
+                                                  "No entry for %s in table %s", id, table));
+  limen_dbus_impl_portal_permission_store_complete_lookup (object, invocation, perm_entry_get_perms (entry),
+                                                           g_variant_new_variant (entry->data));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_set (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
+            const char *table, gboolean create, const char *id, GVariant *app_permissions,
+            GVariant *data, LimenPermStore *store)
+{
+  GError *error = NULL;
+
+  if (!check_table_id (table, id, &error))
+    return return_error (invocation, error);
+  if (!caller_check (invocation, TRUE, NULL))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_autoptr(GVariant) inner = g_variant_get_variant (data);
+  if (!store_set (store, table, id, create, inner, app_permissions, &error))
+    return return_error (invocation, error);
+  limen_dbus_impl_portal_permission_store_complete_set (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_set_value (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
+                  const char *table, gboolean create, const char *id, GVariant *data, LimenPermStore *store)
+{
+  GError *error = NULL;
+
+  if (!check_table_id (table, id, &error))
+    return return_error (invocation, error);
+  if (!caller_check (invocation, TRUE, NULL))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_autoptr(GVariant) inner = g_variant_get_variant (data);
+  if (!store_set (store, table, id, create, inner, NULL, &error))
+    return return_error (invocation, error);
+  limen_dbus_impl_portal_permission_store_complete_set_value (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_set_permission (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
+                       const char *table, gboolean create, const char *id, const char *app,
+                       const char * const *permissions, LimenPermStore *store)
+{
+  GError *error = NULL;
+
+  if (!check_table_id (table, id, &error))
+    return return_error (invocation, error);
+  if (!caller_check (invocation, TRUE, NULL))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (!store_set_permission (store, table, id, create, app, permissions, &error))
+    return return_error (invocation, error);
+  limen_dbus_impl_portal_permission_store_complete_set_permission (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_delete_permission (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
+                          const char *table, const char *id, const char *app, LimenPermStore *store)
+{
+  GError *error = NULL;
+  PermEntry *entry;
+
+  if (!check_table_id (table, id, &error))
+    return return_error (invocation, error);
+  if (!caller_check (invocation, TRUE, NULL))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  entry = get_entry (store, table, id);
+  if (entry == NULL)
+    return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
+                                                  "No entry for %s in table %s", id, table));
+  if (g_hash_table_contains (entry->apps, app))
+    {
+      if (!limen_db_begin (store->db, &error))
+        return return_error (invocation, error);
+      limen_db_perm_delete_app (store->db, table, id, app, NULL);
+      if (!limen_db_commit (store->db, &error))
+        return return_error (invocation, error);
+      g_hash_table_remove (entry->apps, app);
+      g_clear_pointer (&entry->perms_cache, g_variant_unref);
+      emit_changed (store, table, id, FALSE, entry);
+    }
+  limen_dbus_impl_portal_permission_store_complete_delete_permission (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_get_permission (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
+                       const char *table, const char *id, const char *app, LimenPermStore *store)
+{
+  g_autofree char *caller_app = NULL;
+  static const char * const none[] = { NULL };
+  GError *error = NULL;
+  const char * const *perms;
+  PermEntry *entry;
+
+  if (!check_table_id (table, id, &error))
+    return return_error (invocation, error);
+  if (!caller_check (invocation, FALSE, &caller_app))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (caller_app && strcmp (caller_app, app) != 0)
+    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                          "A sandboxed application may only read its own permissions"));
+  entry = get_entry (store, table, id);
+  if (entry == NULL)
+    return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
+                                                  "No entry for %s in table %s", id, table));
+  perms = g_hash_table_lookup (entry->apps, app);
+  limen_dbus_impl_portal_permission_store_complete_get_permission (object, invocation, perms ? perms : none);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_delete (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
+               const char *table, const char *id, LimenPermStore *store)
+{
+  GError *error = NULL;
+  GHashTable *t;
+
+  if (!check_table_id (table, id, &error))
+    return return_error (invocation, error);
+  if (!caller_check (invocation, TRUE, NULL))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  t = get_table (store, table, FALSE);
+  if (t == NULL || !g_hash_table_contains (t, id))
+    return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
+                                                  "No entry for %s in table %s", id, table));
+  if (!limen_db_begin (store->db, &error))
+    return return_error (invocation, error);
+  limen_db_perm_delete_entry (store->db, table, id, NULL);
+  if (!limen_db_commit (store->db, &error))
+    return return_error (invocation, error);
+  g_hash_table_remove (t, id);
+  emit_changed (store, table, id, TRUE, NULL);
+  limen_dbus_impl_portal_permission_store_complete_delete (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_list (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
+             const char *table, LimenPermStore *store)
+{
+  g_autofree char *app = NULL;
+  g_autoptr(GPtrArray) ids = g_ptr_array_new ();
+  GError *error = NULL;
+  GHashTableIter iter;
+  gpointer key, value;
+  GHashTable *t;
+
+  if (!check_table_id (table, NULL, &error))
+    return return_error (invocation, error);
+  if (!caller_check (invocation, FALSE, &app))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  t = get_table (store, table, FALSE);
+  if (t)
+    {
+      g_hash_table_iter_init (&iter, t);
+      while (g_hash_table_iter_next (&iter, &key, &value))
+        if (app == NULL || g_hash_table_contains (((PermEntry *) value)->apps, app))
+          g_ptr_array_add (ids, key);
+    }
+  g_ptr_array_add (ids, NULL);
+  limen_dbus_impl_portal_permission_store_complete_list (object, invocation, (const char * const *) ids->pdata);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+gboolean
+limen_perm_store_export (LimenPermStore *store, GDBusConnection *connection, GError **error)
+{
+  store->skeleton = limen_dbus_impl_portal_permission_store_skeleton_new ();
+  limen_dbus_impl_portal_permission_store_set_version (store->skeleton, 2);
+  g_signal_connect (store->skeleton, "handle-lookup", G_CALLBACK (handle_lookup), store);
+  g_signal_connect (store->skeleton, "handle-set", G_CALLBACK (handle_set), store);
+  g_signal_connect (store->skeleton, "handle-set-value", G_CALLBACK (handle_set_value), store);
+  g_signal_connect (store->skeleton, "handle-set-permission", G_CALLBACK (handle_set_permission), store);
+  g_signal_connect (store->skeleton, "handle-delete-permission", G_CALLBACK (handle_delete_permission), store);
+  g_signal_connect (store->skeleton, "handle-get-permission", G_CALLBACK (handle_get_permission), store);
+  g_signal_connect (store->skeleton, "handle-delete", G_CALLBACK (handle_delete), store);
+  g_signal_connect (store->skeleton, "handle-list", G_CALLBACK (handle_list), store);
+  return g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (store->skeleton), connection,
+                                           "/org/freedesktop/impl/portal/PermissionStore", error);
+}
