@@ -9,6 +9,8 @@
 #include "request.h"
 #include "session.h"
 
+#include "account.h"
+#include "file-chooser.h"
 #include "game-mode.h"
 #include "memory-monitor.h"
 #include "network-monitor.h"
@@ -23,6 +25,8 @@ static const struct {
   const char        *name;
   LimenPortalNewFunc new_func;
 } portals[] = {
+  { "Account", limen_account_new },
+  { "FileChooser", limen_file_chooser_new },
   { "GameMode", limen_game_mode_new },
   { "MemoryMonitor", limen_memory_monitor_new },
   { "NetworkMonitor", limen_network_monitor_new },

@@ -1,0 +1,165 @@
+"""Helpers for the request portals' tests: dbusmock backends from templates/ and a client
+that calls a request method and waits for its Response."""
+
+import os
+import time
+
+from gi.repository import Gio, GLib
+
+import limentest
+
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+BACKEND_NAME = "org.freedesktop.impl.portal.desktop.limentest"
+MOCK_IFACE = "org.freedesktop.DBus.Mock"
+CONTROL_IFACE = "org.limen.MockBackend"
+REQUEST_IFACE = "org.freedesktop.portal.Request"
+
+IMPL = {
+    "filechooser": "org.freedesktop.impl.portal.FileChooser",
+    "account": "org.freedesktop.impl.portal.Account",
+    "access": "org.freedesktop.impl.portal.Access",
+    "lockdown": "org.freedesktop.impl.portal.Lockdown",
+    "appchooser": "org.freedesktop.impl.portal.AppChooser",
+    "screenshot": "org.freedesktop.impl.portal.Screenshot",
+    "print": "org.freedesktop.impl.portal.Print",
+    "email": "org.freedesktop.impl.portal.Email",
+    "inhibit": "org.freedesktop.impl.portal.Inhibit",
+    "notification": "org.freedesktop.impl.portal.Notification",
+    "background": "org.freedesktop.impl.portal.Background",
+    "wallpaper": "org.freedesktop.impl.portal.Wallpaper",
+    "dynamiclauncher": "org.freedesktop.impl.portal.DynamicLauncher",
+    "secret": "org.freedesktop.impl.portal.Secret",
+}
+
+
+def template(name):
+    return os.path.join(TEMPLATES, f"{name}.py")
+
+
+def write_config(bus, names, source="limentest", dbus_name=BACKEND_NAME):
+    """The .portal file (UseIn=test, which the reference 1.16 understands too) and a
+    test-portals.conf choosing it."""
+    bus.write_portal_file(source, dbus_name, [IMPL[n] for n in names], use_in="test")
+    conf_dir = os.path.join(bus.config_home, "xdg-desktop-portal")
+    os.makedirs(conf_dir, exist_ok=True)
+    with open(os.path.join(conf_dir, "test-portals.conf"), "w") as f:
+        f.write(f"[preferred]\ndefault={source}\n")
+
+
+class Backend:
+    """One dbusmock process serving the templates @names on BACKEND_NAME."""
+
+    def __init__(self, bus, names, params=None):
+        self.bus = bus
+        self.names = list(names)
+        self.daemon = bus.start_dbusmock_template(template(self.names[0]), params=params or {},
+                                                  wait_name=BACKEND_NAME)
+        for n in self.names[1:]:
+            bus.call(MOCK_IFACE, "AddTemplate", (template(n), {}), "(sa{sv})", dest=BACKEND_NAME)
+
+    def set_response(self, method, response=0, results=None, delay_ms=0):
+        self.bus.call(CONTROL_IFACE, "SetResponse", (method, response, results or {}, delay_ms),
+                      "(sua{sv}i)", dest=BACKEND_NAME)
+
+    def requests(self, method=None):
+        r = self.bus.call(CONTROL_IFACE, "GetRequests", dest=BACKEND_NAME)[0]
+        return [x for x in r if method is None or x[0] == method]
+
+    def closed(self):
+        return self.bus.call(CONTROL_IFACE, "GetClosed", dest=BACKEND_NAME)[0]
+
+    def args(self, method=None):
+        r = self.bus.call(CONTROL_IFACE, "GetArgs", dest=BACKEND_NAME)[0]
+        return [a for m, a in r if method is None or m == method]
+
+    def kill(self):
+        self.daemon.stop(sig=9)
+
+
+def setup(bus, names, params=None, portal_env=None, start_backend=True):
+    """Config + backend + frontend; returns the Backend (or None)."""
+    write_config(bus, names)
+    backend = Backend(bus, names, params) if start_backend else None
+    bus.start_portal(env=portal_env)
+    return backend
+
+
+class Client:
+    """A connection of its own calling request methods of the frontend."""
+
+    def __init__(self, bus, conn=None):
+        self.bus = bus
+        self.conn = conn or bus.new_connection()
+        self.unique = self.conn.get_unique_name()
+        self.counter = 0
+
+    def handle_path(self, token):
+        return "/org/freedesktop/portal/desktop/request/%s/%s" % (self.unique[1:].replace(".", "_"), token)
+
+    def start(self, iface, method, args, signature, token=None, fds=None, options_index=-1):
+        """Call; returns (handle, pending) where pending.wait() gives (response, results)."""
+        self.counter += 1
+        token = token or f"t{self.counter}"
+        args = list(args)
+        opts = dict(args[options_index])
+        opts.setdefault("handle_token", GLib.Variant("s", token))
+        args[options_index] = opts
+        pending = Pending(self.conn, self.handle_path(opts["handle_token"].unpack()))
+        try:
+            handle = self.bus.call(iface, method, args, signature, conn=self.conn, fds=fds)[0]
+        except GLib.Error:
+            pending.cancel()
+            raise
+        if handle != pending.path:
+            pending.cancel()
+            pending = Pending(self.conn, handle)
+        return handle, pending
+
+    def request(self, iface, method, args, signature, timeout=10, **kw):
+        handle, pending = self.start(iface, method, args, signature, **kw)
+        return pending.wait(timeout)
+
+    def close(self):
+        self.conn.close_sync(None)
+
+
+class Pending:
+    def __init__(self, conn, path):
+        self.conn = conn
+        self.path = path
+        self.result = None
+        self.sub = conn.signal_subscribe(None, REQUEST_IFACE, "Response", path, None,
+                                         Gio.DBusSignalFlags.NONE, self._on_response)
+
+    def _on_response(self, conn, sender, path, iface, signal, params):
+        self.result = params.unpack()
+        self.time = time.monotonic()
+
+    def wait(self, timeout=10):
+        limentest.wait_until(lambda: self.result is not None, timeout)
+        self.cancel()
+        if self.result is None:
+            raise TimeoutError(f"no Response on {self.path}")
+        return self.result
+
+    def got(self):
+        ctx = GLib.MainContext.default()
+        while ctx.pending():
+            ctx.iteration(False)
+        return self.result is not None
+
+    def cancel(self):
+        if self.sub:
+            self.conn.signal_unsubscribe(self.sub)
+            self.sub = 0
+
+    def close_request(self, bus):
+        bus.call(REQUEST_IFACE, "Close", path=self.path, conn=self.conn)
+
+
+def v(sig, value):
+    return GLib.Variant(sig, value)
+
+
+def error_name(excinfo):
+    return limentest.dbus_error_name(excinfo.value)

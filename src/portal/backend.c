@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Every request portal talks to its backend the same way: the impl method is called with
+ * the Request's own path as handle and answers (response, results) when the user is done.
+ * A dialog may legitimately stay open for hours, so the call has no practical timeout;
+ * what must end it at once is the backend leaving the bus, which we watch for
+ * explicitly rather than trusting the bus to turn it into an error reply. */
+#include "backend.h"
+
+#define DBUS_NAME "org.freedesktop.DBus"
+#define DBUS_PATH "/org/freedesktop/DBus"
+
+typedef struct {
+  LimenRequest         *request;
+  GDBusConnection      *connection;
+  char                 *backend;
+  guint                 owner_watch;
+  gulong                cancel_id;
+  gboolean              done;
+  LimenBackendReplyFunc func;
+  gpointer              user_data;
+  GDestroyNotify        destroy;
+  gint                  ref_count;
+} BackendCall;
+
+static GDBusConnection *backend_connection;
+
+static void
+call_unref (BackendCall *call)
+{
+  if (--call->ref_count > 0)
+    return;
+  if (call->destroy)
+    call->destroy (call->user_data);
+  limen_request_unref (call->request);
+  g_object_unref (call->connection);
+  g_free (call->backend);
+  g_free (call);
+}
+
+/* Deliver the outcome once; later outcomes (a reply after the name vanished) are dropped. */
+static void
+call_finish (BackendCall *call, GVariant *reply, GUnixFDList *fd_list, const GError *error)
+{
+  if (call->done)
+    return;
+  call->done = TRUE;
+  if (call->owner_watch)
+    {
+      g_dbus_connection_signal_unsubscribe (call->connection, call->owner_watch);
+      call->owner_watch = 0;
+    }
+  if (!limen_request_is_open (call->request))
+    return;
+  call->func (call->request, reply, fd_list, error, call->user_data);
+}
+
+static void
+on_owner_changed (GDBusConnection *connection, const char *sender, const char *path,
+                  const char *iface, const char *signal, GVariant *parameters, gpointer user_data)
+{
+  BackendCall *call = user_data;
+  const char *name, *old_owner, *new_owner;
+  g_autoptr(GError) error = NULL;
+
+  g_variant_get (parameters, "(&s&s&s)", &name, &old_owner, &new_owner);
+  if (*new_owner != '\0' || *old_owner == '\0')
+    return;
+  g_message ("Backend %s left the bus during request %s", call->backend,
+             limen_request_get_path (call->request));
+  error = g_error_new (LIMEN_ERROR, LIMEN_ERROR_FAILED, "Backend %s went away", call->backend);
+  call_finish (call, NULL, NULL, error);
+}
+
+static void
+on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  BackendCall *call = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GUnixFDList) fd_list = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source),
+                                                                               &fd_list, result, &error);
+
+  if (reply == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      /* The request closed: the backend was told, nobody waits for an answer. */
+      if (!call->done)
+        {
+          call->done = TRUE;
+          if (call->owner_watch)
+            g_dbus_connection_signal_unsubscribe (call->connection, call->owner_watch);
+          call->owner_watch = 0;
+        }
+    }
+  else
+    {
+      if (reply == NULL)
+        g_debug ("Backend %s failed for %s: %s", call->backend, limen_request_get_path (call->request),
+                 error->message);
+      call_finish (call, reply, fd_list, error);
+    }
+  call_unref (call);
+}
+
+const char *
+limen_backend_find (LimenPortalContext *context, const char *interface, GError **error)
+{
+  const LimenPortalImpl *impl = limen_portal_config_find (context->config, interface);
+
+  if (impl == NULL)
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "No backend implements %s", interface);
+      return NULL;
+    }
+  return impl->dbus_name;
+}
+
+gboolean
+limen_backend_is_configured (LimenPortalContext *context, const char *interface)
+{
+  return limen_portal_config_find (context->config, interface) != NULL;
+}
+
+void
+limen_backend_call (LimenRequest *request, const char *backend, const char *interface,
+                    const char *method, GVariant *parameters, GUnixFDList *fd_list, int timeout_ms,
+                    LimenBackendReplyFunc func, gpointer user_data, GDestroyNotify destroy)
+{
+  BackendCall *call = g_new0 (BackendCall, 1);
+
+  g_return_if_fail (backend_connection != NULL);
+  call->ref_count = 2;   /* the call and the name watch */
+  call->request = limen_request_ref (request);
+  call->backend = g_strdup (backend);
+  call->func = func;
+  call->user_data = user_data;
+  call->destroy = destroy;
+  call->connection = g_object_ref (backend_connection);
+  limen_request_set_backend (request, backend);
+  /* Subscribed before the call goes out, so even a backend activated by the call and dying
+   * right away is seen. */
+  call->owner_watch = g_dbus_connection_signal_subscribe (call->connection, DBUS_NAME, DBUS_NAME,
+                                                          "NameOwnerChanged", DBUS_PATH, backend,
+                                                          G_DBUS_SIGNAL_FLAGS_NONE, on_owner_changed,
+                                                          call, (GDestroyNotify) call_unref);
+  g_dbus_connection_call_with_unix_fd_list (call->connection, backend, LIMEN_PORTAL_PATH,
+                                            interface, method, parameters, NULL, G_DBUS_CALL_FLAGS_NONE,
+                                            timeout_ms, fd_list, limen_request_get_cancellable (request),
+                                            on_reply, call);
+}
+
+guint
+limen_backend_reply_response (GVariant *reply, GVariant **results)
+{
+  guint response = LIMEN_RESPONSE_OTHER;
+
+  if (results)
+    *results = NULL;
+  if (reply && g_variant_is_of_type (reply, G_VARIANT_TYPE ("(ua{sv})")))
+    {
+      g_variant_get (reply, "(u@a{sv})", &response, results);
+      if (response > LIMEN_RESPONSE_OTHER)
+        response = LIMEN_RESPONSE_OTHER;
+    }
+  else if (reply)
+    g_message ("Backend reply of type %s, expected (ua{sv})", g_variant_get_type_string (reply));
+  return response;
+}
+
+void
+limen_backend_forward_reply (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list,
+                             const GError *error, gpointer user_data)
+{
+  g_autoptr(GVariant) results = NULL;
+  guint response = limen_backend_reply_response (reply, &results);
+
+  if (response != LIMEN_RESPONSE_SUCCESS)
+    g_clear_pointer (&results, g_variant_unref);
+  limen_request_respond (request, response, g_steal_pointer (&results));
+}
+
+LimenRequest *
+limen_backend_start_request (GDBusMethodInvocation *invocation, LimenAppInfo *info,
+                             GVariant *caller_options, const char *backend, GError **error)
+{
+  LimenRequest *request = limen_request_new (invocation, info, caller_options, error);
+
+  if (request == NULL)
+    return NULL;
+  if (backend_connection == NULL)
+    backend_connection = g_object_ref (g_dbus_method_invocation_get_connection (invocation));
+  limen_request_set_backend (request, backend);
+  g_dbus_method_invocation_return_value (invocation, g_variant_new ("(o)", limen_request_get_path (request)));
+  return request;
+}
+
+GVariant *
+limen_backend_build_parameters (LimenRequest *request, GVariant *middle, GVariant *options)
+{
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE_TUPLE);
+  g_variant_builder_add (&b, "o", limen_request_get_path (request));
+  g_variant_builder_add (&b, "s", limen_app_info_get_id (limen_request_get_app_info (request)));
+  if (middle)
+    {
+      GVariantIter iter;
+      GVariant *child;
+
+      g_variant_ref_sink (middle);
+      g_variant_iter_init (&iter, middle);
+      while ((child = g_variant_iter_next_value (&iter)))
+        {
+          g_variant_builder_add_value (&b, child);
+          g_variant_unref (child);
+        }
+      g_variant_unref (middle);
+    }
+  if (options)
+    g_variant_builder_add_value (&b, options);
+  return g_variant_builder_end (&b);
+}
+
+LimenRequest *
+limen_backend_request_method (LimenPortalContext *context, GDBusMethodInvocation *invocation,
+                              LimenAppInfo *info, const char *impl_interface, const char *method,
+                              GVariant *middle, GVariant *caller_options, const LimenOption *table,
+                              GVariant *extra_options, GUnixFDList *fd_list, LimenBackendReplyFunc func,
+                              gpointer user_data, GDestroyNotify destroy)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) builder = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GVariant) middle_owned = middle ? g_variant_ref_sink (middle) : NULL;
+  g_autoptr(GVariant) extra_owned = extra_options ? g_variant_ref_sink (extra_options) : NULL;
+  const char *backend;
+  LimenRequest *request;
+
+  if ((table && !limen_options_filter (caller_options, &builder, &error, table, NULL)) ||
+      (backend = limen_backend_find (context, impl_interface, &error)) == NULL ||
+      (request = limen_backend_start_request (invocation, info, caller_options, backend, &error)) == NULL)
+    {
+      limen_invocation_return_gerror (invocation, error);
+      if (destroy)
+        destroy (user_data);
+      return NULL;
+    }
+  if (extra_owned)
+    {
+      GVariantIter iter;
+      const char *key;
+      GVariant *value;
+
+      g_variant_iter_init (&iter, extra_owned);
+      while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+        {
+          g_variant_builder_add (&builder, "{sv}", key, value);
+          g_variant_unref (value);
+        }
+    }
+  limen_backend_call (request, backend, impl_interface, method,
+                      limen_backend_build_parameters (request, middle_owned,
+                                                      g_variant_builder_end (&builder)),
+                      fd_list, LIMEN_BACKEND_TIMEOUT_DIALOG, func ? func : limen_backend_forward_reply,
+                      user_data, destroy);
+  return request;
+}

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The kernel passes at most 253 fds in one message (SCM_MAX_FD), so a selection of
+ * thousands of files travels as many AddFull calls; keeping a few in flight hides the
+ * round trips without holding thousands of fds open at once. */
+#include "document-export.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <gio/gunixfdlist.h>
+
+#include "errors.h"
+
+#define DOCUMENTS_NAME "org.freedesktop.portal.Documents"
+#define DOCUMENTS_PATH "/org/freedesktop/portal/documents"
+#define DOCUMENTS_IFACE "org.freedesktop.portal.Documents"
+#define DOCUMENTS_TIMEOUT_MS 60000
+#define BATCH_MAX 200
+#define IN_FLIGHT_MAX 4
+
+/* AddFull flags of the specification. */
+enum {
+  ADD_REUSE_EXISTING   = 1 << 0,
+  ADD_PERSISTENT       = 1 << 1,
+  ADD_AS_NEEDED_BY_APP = 1 << 2,
+  ADD_EXPORT_DIRECTORY = 1 << 3,
+};
+
+typedef struct {
+  GDBusConnection *connection;
+  LimenAppInfo    *info;
+  LimenExportFlags flags;
+  GCancellable    *cancellable;
+  LimenExportFunc  func;
+  gpointer         user_data;
+  char           **uris;       /* result, filled in place */
+  char           **paths;      /* host path per entry, NULL for non-file URIs */
+  guint            n;
+  guint            next;       /* first entry not yet sent */
+  guint            in_flight;
+  GError          *error;
+} Export;
+
+typedef struct {
+  Export *export;
+  guint   first;   /* entries [first, first+count) */
+  guint   count;
+  guint  *index;   /* entry of each fd in the batch */
+} Batch;
+
+static void send_more (Export *export);
+
+static void
+export_free (Export *export)
+{
+  g_object_unref (export->connection);
+  limen_app_info_unref (export->info);
+  g_clear_object (&export->cancellable);
+  g_strfreev (export->uris);
+  for (guint i = 0; i < export->n; i++)
+    g_free (export->paths[i]);
+  g_free (export->paths);
+  g_clear_error (&export->error);
+  g_free (export);
+}
+
+static void
+export_maybe_finish (Export *export)
+{
+  if (export->in_flight > 0 || (export->next < export->n && export->error == NULL))
+    return;
+  if (export->error)
+    export->func (NULL, export->error, export->user_data);
+  else
+    export->func (export->uris, NULL, export->user_data);
+  export_free (export);
+}
+
+static const char * const *
+permissions_for (Export *export)
+{
+  static const char * const rw[] = { "read", "write", NULL };
+  static const char * const ro[] = { "read", NULL };
+
+  return (export->flags & LIMEN_EXPORT_WRITABLE) ? rw : ro;
+}
+
+static guint
+add_flags_for (Export *export)
+{
+  guint flags = ADD_REUSE_EXISTING | ADD_PERSISTENT | ADD_AS_NEEDED_BY_APP;
+
+  if (export->flags & LIMEN_EXPORT_DIRECTORY)
+    flags |= ADD_EXPORT_DIRECTORY;
+  return flags;
+}
+
+static void
+set_document_uri (Export *export, guint i, const char *mountpoint, const char *doc_id)
+{
+  g_autofree char *base = g_path_get_basename (export->paths[i]);
+  g_autofree char *path = g_build_filename (mountpoint, doc_id, base, NULL);
+
+  g_free (export->uris[i]);
+  export->uris[i] = g_filename_to_uri (path, NULL, NULL);
+}
+
+static void
+batch_failed (Export *export, GError *error)
+{
+  if (export->error == NULL)
+    export->error = error;
+  else
+    g_error_free (error);
+}
+
+static const char *
+mountpoint_of (GVariant *extra)
+{
+  const char *mountpoint = NULL;
+
+  if (!g_variant_lookup (extra, "mountpoint", "^&ay", &mountpoint))
+    return NULL;
+  return mountpoint;
+}
+
+static void
+on_add_full (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Batch *batch = user_data;
+  Export *export = batch->export;
+  GError *error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source),
+                                                                               NULL, result, &error);
+
+  export->in_flight--;
+  if (reply)
+    {
+      g_autofree const char **ids = NULL;
+      g_autoptr(GVariant) extra = NULL;
+      const char *mountpoint;
+      gsize n_ids;
+
+      g_variant_get (reply, "(^a&s@a{sv})", &ids, &extra);
+      n_ids = g_strv_length ((char **) ids);
+      mountpoint = mountpoint_of (extra);
+      if (n_ids != batch->count || mountpoint == NULL)
+        batch_failed (export, g_error_new (LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                           "The document store answered %" G_GSIZE_FORMAT " ids for %u files",
+                                           n_ids, batch->count));
+      else
+        for (guint k = 0; k < batch->count; k++)
+          set_document_uri (export, batch->index[k], mountpoint, ids[k]);
+    }
+  else
+    batch_failed (export, error);
+  g_free (batch->index);
+  g_free (batch);
+  send_more (export);
+  export_maybe_finish (export);
+}
+
+static void
+on_add_named (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Batch *batch = user_data;
+  Export *export = batch->export;
+  GError *error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source),
+                                                                               NULL, result, &error);
+
+  export->in_flight--;
+  if (reply)
+    {
+      const char *doc_id, *mountpoint;
+      g_autoptr(GVariant) extra = NULL;
+
+      g_variant_get (reply, "(&s@a{sv})", &doc_id, &extra);
+      mountpoint = mountpoint_of (extra);
+      if (mountpoint == NULL)
+        batch_failed (export, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                                   "The document store gave no mount point"));
+      else
+        set_document_uri (export, batch->first, mountpoint, doc_id);
+    }
+  else
+    batch_failed (export, error);
+  g_free (batch);
+  send_more (export);
+  export_maybe_finish (export);
+}
+
+/* One AddNamedFull: the file itself may not exist yet, so its directory is what we pass. */
+static gboolean
+send_named (Export *export, guint i)
+{
+  g_autofree char *dir = g_path_get_dirname (export->paths[i]);
+  g_autofree char *base = g_path_get_basename (export->paths[i]);
+  g_autoptr(GUnixFDList) fds = g_unix_fd_list_new ();
+  g_autofd int fd = open (dir, O_PATH | O_CLOEXEC | O_DIRECTORY);
+  Batch *batch;
+
+  if (fd < 0 || g_unix_fd_list_append (fds, fd, NULL) < 0)
+    {
+      batch_failed (export, g_error_new (LIMEN_ERROR, LIMEN_ERROR_FAILED, "Cannot open the folder of %s: %s",
+                                         base, g_strerror (errno)));
+      return FALSE;
+    }
+  batch = g_new0 (Batch, 1);
+  batch->export = export;
+  batch->first = i;
+  batch->count = 1;
+  export->in_flight++;
+  g_dbus_connection_call_with_unix_fd_list (export->connection, DOCUMENTS_NAME, DOCUMENTS_PATH, DOCUMENTS_IFACE,
+                                            "AddNamedFull",
+                                            g_variant_new ("(h^ayus^as)", 0, base, add_flags_for (export),
+                                                           limen_app_info_get_id (export->info),
+                                                           permissions_for (export)),
+                                            G_VARIANT_TYPE ("(sa{sv})"), G_DBUS_CALL_FLAGS_NONE,
+                                            DOCUMENTS_TIMEOUT_MS, fds, export->cancellable, on_add_named, batch);
+  return TRUE;
+}
+
+/* One AddFull for up to BATCH_MAX existing files from export->next on. */
+static gboolean
+send_batch (Export *export)
+{
+  g_autoptr(GUnixFDList) fds = g_unix_fd_list_new ();
+  GVariantBuilder handles;
+  Batch *batch = g_new0 (Batch, 1);
+
+  batch->export = export;
+  batch->first = export->next;
+  batch->index = g_new (guint, BATCH_MAX);
+  g_variant_builder_init (&handles, G_VARIANT_TYPE ("ah"));
+  while (export->next < export->n && batch->count < BATCH_MAX)
+    {
+      guint i = export->next++;
+      g_autofd int fd = -1;
+      int handle;
+
+      if (export->paths[i] == NULL)
+        continue;
+      fd = open (export->paths[i], O_PATH | O_CLOEXEC);
+      if (fd < 0 || (handle = g_unix_fd_list_append (fds, fd, NULL)) < 0)
+        {
+          g_autofree char *base = g_path_get_basename (export->paths[i]);
+
+          batch_failed (export, g_error_new (LIMEN_ERROR, LIMEN_ERROR_FAILED, "Cannot open %s: %s",
+                                             base, g_strerror (errno)));
+          g_variant_builder_clear (&handles);
+          g_free (batch->index);
+          g_free (batch);
+          return FALSE;
+        }
+      g_variant_builder_add (&handles, "h", handle);
+      batch->index[batch->count++] = i;
+    }
+  if (batch->count == 0)
+    {
+      g_variant_builder_clear (&handles);
+      g_free (batch->index);
+      g_free (batch);
+      return TRUE;
+    }
+  export->in_flight++;
+  g_dbus_connection_call_with_unix_fd_list (export->connection, DOCUMENTS_NAME, DOCUMENTS_PATH, DOCUMENTS_IFACE,
+                                            "AddFull",
+                                            g_variant_new ("(ahus^as)", &handles, add_flags_for (export),
+                                                           limen_app_info_get_id (export->info),
+                                                           permissions_for (export)),
+                                            G_VARIANT_TYPE ("(asa{sv})"), G_DBUS_CALL_FLAGS_NONE,
+                                            DOCUMENTS_TIMEOUT_MS, fds, export->cancellable, on_add_full, batch);
+  return TRUE;
+}
+
+static void
+send_more (Export *export)
+{
+  while (export->error == NULL && export->next < export->n && export->in_flight < IN_FLIGHT_MAX)
+    {
+      if (export->flags & LIMEN_EXPORT_FOR_SAVE)
+        {
+          guint i = export->next++;
+
+          if (export->paths[i] != NULL && !send_named (export, i))
+            return;
+        }
+      else if (!send_batch (export))
+        return;
+    }
+}
+
+void
+limen_document_export (GDBusConnection *connection, LimenAppInfo *info, const char * const *uris,
+                       LimenExportFlags flags, GCancellable *cancellable, LimenExportFunc func,
+                       gpointer user_data)
+{
+  Export *export;
+
+  if (limen_app_info_is_host (info))
+    {
+      /* The host app sees the host's files: nothing to export. */
+      func ((char **) uris, NULL, user_data);
+      return;
+    }
+  export = g_new0 (Export, 1);
+  export->connection = g_object_ref (connection);
+  export->info = limen_app_info_ref (info);
+  export->flags = flags;
+  export->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
+  export->func = func;
+  export->user_data = user_data;
+  export->uris = g_strdupv ((char **) uris);
+  export->n = export->uris ? g_strv_length (export->uris) : 0;
+  export->paths = g_new0 (char *, export->n + 1);
+  for (guint i = 0; i < export->n; i++)
+    if (g_str_has_prefix (export->uris[i], "file:"))
+      {
+        export->paths[i] = g_filename_from_uri (export->uris[i], NULL, NULL);
+        if (export->paths[i] == NULL || !g_path_is_absolute (export->paths[i]))
+          {
+            batch_failed (export, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                                       "The backend answered an invalid file URI"));
+            break;
+          }
+      }
+  if (export->error == NULL)
+    send_more (export);
+  export_maybe_finish (export);
+}

@@ -1,0 +1,31 @@
+/* Limen — handing files the user chose to a sandboxed app through the document store.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+#include "app-info.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  LIMEN_EXPORT_WRITABLE  = 1 << 0,  /* grant write as well as read */
+  LIMEN_EXPORT_DIRECTORY = 1 << 1,  /* the URIs are directories: export them whole */
+  LIMEN_EXPORT_FOR_SAVE  = 1 << 2,  /* the files may not exist yet: export by parent + name */
+} LimenExportFlags;
+
+/* Called once with the URIs the app may use, in the order given, or NULL + @error. */
+typedef void (*LimenExportFunc) (char **uris, const GError *error, gpointer user_data);
+
+/* Make @uris (the backend's host file: URIs) usable by @info: host callers get them as they
+ * are; sandboxed callers get document-store URIs granted to their app id only
+ * (as-needed-by-app). Non-file URIs pass unchanged. Files go to the store in batches of
+ * fds (AddFull) or one AddNamedFull each for saves, a few calls in flight at once. */
+void limen_document_export (GDBusConnection   *connection,
+                            LimenAppInfo      *info,
+                            const char * const *uris,
+                            LimenExportFlags   flags,
+                            GCancellable      *cancellable,
+                            LimenExportFunc    func,
+                            gpointer           user_data);
+
+G_END_DECLS

@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The backend sees the host and answers host URIs; what the caller gets depends on who it
+ * is: a host app the URIs themselves, a sandboxed app documents granted to it alone. */
+#include "file-chooser.h"
+
+#include <string.h>
+
+#include "backend.h"
+#include "document-export.h"
+#include "lockdown.h"
+
+#define IMPL_IFACE "org.freedesktop.impl.portal.FileChooser"
+#define FILTERS_MAX 256
+#define PATTERNS_MAX 256
+#define CHOICES_MAX 64
+#define CHOICE_OPTIONS_MAX 256
+#define LABEL_MAX 1024
+#define FILES_MAX 16384
+
+static gboolean
+check_label (const char *key, const char *s, GError **error)
+{
+  if (strlen (s) > LABEL_MAX)
+    {
+      limen_option_set_error (error, key, "a label is too long");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* One filter (sa(us)): a name and glob (0) or MIME type (1) patterns. */
+static gboolean
+check_filter (const char *key, GVariant *filter, GError **error)
+{
+  const char *name;
+  g_autoptr(GVariantIter) patterns = NULL;
+  const char *pattern;
+  guint32 kind;
+  guint n = 0;
+
+  g_variant_get (filter, "(&sa(us))", &name, &patterns);
+  if (!check_label (key, name, error))
+    return FALSE;
+  while (g_variant_iter_next (patterns, "(u&s)", &kind, &pattern))
+    {
+      if (kind > 1)
+        {
+          limen_option_set_error (error, key, "pattern kind must be 0 (glob) or 1 (MIME type)");
+          return FALSE;
+        }
+      if (*pattern == '\0' || !check_label (key, pattern, error))
+        {
+          if (*pattern == '\0')
+            limen_option_set_error (error, key, "empty pattern");
+          return FALSE;
+        }
+      if (++n > PATTERNS_MAX)
+        {
+          limen_option_set_error (error, key, "too many patterns");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+validate_filters (const LimenOption *o, GVariant *v, GError **error)
+{
+  gsize n = g_variant_n_children (v);
+
+  if (n > FILTERS_MAX)
+    {
+      limen_option_set_error (error, o->key, "too many filters");
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) filter = g_variant_get_child_value (v, i);
+
+      if (!check_filter (o->key, filter, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+validate_filter (const LimenOption *o, GVariant *v, GError **error)
+{
+  return check_filter (o->key, v, error);
+}
+
+/* choices a(ssa(ss)s): id, label, options (empty = a check box), default. */
+static gboolean
+validate_choices (const LimenOption *o, GVariant *v, GError **error)
+{
+  gsize n = g_variant_n_children (v);
+
+  if (n > CHOICES_MAX)
+    {
+      limen_option_set_error (error, o->key, "too many choices");
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      const char *id, *label, *def, *oid, *olabel;
+      g_autoptr(GVariantIter) options = NULL;
+      gboolean default_found = FALSE;
+      guint count = 0;
+
+      g_variant_get_child (v, i, "(&s&sa(ss)&s)", &id, &label, &options, &def);
+      if (*id == '\0')
+        {
+          limen_option_set_error (error, o->key, "a choice has an empty id");
+          return FALSE;
+        }
+      if (!check_label (o->key, id, error) || !check_label (o->key, label, error) ||
+          !check_label (o->key, def, error))
+        return FALSE;
+      while (g_variant_iter_next (options, "(&s&s)", &oid, &olabel))
+        {
+          if (*oid == '\0' || !check_label (o->key, oid, error) || !check_label (o->key, olabel, error))
+            {
+              if (*oid == '\0')
+                limen_option_set_error (error, o->key, "a choice option has an empty id");
+              return FALSE;
+            }
+          if (++count > CHOICE_OPTIONS_MAX)
+            {
+              limen_option_set_error (error, o->key, "a choice has too many options");
+              return FALSE;
+            }
+          default_found |= strcmp (oid, def) == 0;
+        }
+      /* A check box's default is "true"/"false"; a combo box's must be one of its options. */
+      if (count == 0 && *def && strcmp (def, "true") != 0 && strcmp (def, "false") != 0)
+        {
+          limen_option_set_error (error, o->key, "a boolean choice's default must be true or false");
+          return FALSE;
+        }
+      if (count > 0 && *def && !default_found)
+        {
+          limen_option_set_error (error, o->key, "a choice's default is not among its options");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* files aay: plain file names, no directories. */
+static gboolean
+validate_file_names (const LimenOption *o, GVariant *v, GError **error)
+{
+  gsize n = g_variant_n_children (v);
+  static const LimenOption path = { "files", "ay", limen_validate_byte_path, 0 };
+
+  if (n > FILES_MAX)
+    {
+      limen_option_set_error (error, o->key, "too many files");
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) name = g_variant_get_child_value (v, i);
+      const char *s;
+
+      if (!limen_validate_byte_path (&path, name, error))
+        return FALSE;
+      s = g_variant_get_bytestring (name);
+      if (*s == '\0' || strchr (s, '/') != NULL || strcmp (s, ".") == 0 || strcmp (s, "..") == 0)
+        {
+          limen_option_set_error (error, o->key, "entries must be file names without a directory");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+validate_current_name (const LimenOption *o, GVariant *v, GError **error)
+{
+  const char *s = g_variant_get_string (v, NULL);
+
+  if (strchr (s, '/') != NULL)
+    {
+      limen_option_set_error (error, o->key, "must be a file name without a directory");
+      return FALSE;
+    }
+  return limen_validate_string_length (o, v, error);
+}
+
+/* Absolute paths only: a relative one means nothing to a dialog in another process. */
+static gboolean
+validate_abs_path (const LimenOption *o, GVariant *v, GError **error)
+{
+  if (!limen_validate_byte_path (o, v, error))
+    return FALSE;
+  if (g_variant_get_bytestring (v)[0] != '/')
+    {
+      limen_option_set_error (error, o->key, "must be an absolute path");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+#define COMMON_OPTIONS \
+  { "accept_label", "s", limen_validate_string_length, LABEL_MAX }, \
+  { "modal", "b", limen_validate_bool, 0 }, \
+  { "choices", "a(ssa(ss)s)", validate_choices, 0 }, \
+  { "current_folder", "ay", validate_abs_path, 0 }
+
+static const LimenOption open_file_options[] = {
+  COMMON_OPTIONS,
+  { "multiple", "b", limen_validate_bool, 0 },
+  { "directory", "b", limen_validate_bool, 0 },
+  { "filters", "a(sa(us))", validate_filters, 0 },
+  { "current_filter", "(sa(us))", validate_filter, 0 },
+  { NULL }
+};
+
+static const LimenOption save_file_options[] = {
+  COMMON_OPTIONS,
+  { "filters", "a(sa(us))", validate_filters, 0 },
+  { "current_filter", "(sa(us))", validate_filter, 0 },
+  { "current_name", "s", validate_current_name, LABEL_MAX },
+  { "current_file", "ay", validate_abs_path, 0 },
+  { NULL }
+};
+
+static const LimenOption save_files_options[] = {
+  COMMON_OPTIONS,
+  { "files", "aay", validate_file_names, 0 },
+  { NULL }
+};
+
+typedef enum { OPEN_FILE, SAVE_FILE, SAVE_FILES } Method;
+
+static const char *method_names[] = { "OpenFile", "SaveFile", "SaveFiles" };
+
+/* What a request needs once the backend answered. */
+typedef struct {
+  Method           method;
+  gboolean         directory;
+  GDBusConnection *connection;
+  GVariant        *results;   /* the backend's, kept for choices/current_filter */
+} Pending;
+
+static void
+pending_free (Pending *p)
+{
+  g_clear_object (&p->connection);
+  g_clear_pointer (&p->results, g_variant_unref);
+  g_free (p);
+}
+
+typedef struct {
+  LimenRequest *request;
+  GVariant     *results;
+} ExportDone;
+
+/* The caller's results: exported uris plus the backend's choices and filter, if well-formed. */
+static void
+on_exported (char **uris, const GError *error, gpointer user_data)
+{
+  ExportDone *done = user_data;
+  GVariantBuilder b;
+  g_autoptr(GVariant) choices = NULL;
+  g_autoptr(GVariant) filter = NULL;
+
+  if (error)
+    {
+      g_message ("Could not export the chosen files for %s: %s",
+                 limen_request_get_path (done->request), error->message);
+      limen_request_respond (done->request, LIMEN_RESPONSE_OTHER, NULL);
+    }
+  else
+    {
+      g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+      g_variant_builder_add (&b, "{sv}", "uris",
+                             g_variant_new_strv ((const char * const *) uris, -1));
+      choices = g_variant_lookup_value (done->results, "choices", G_VARIANT_TYPE ("a(ss)"));
+      if (choices)
+        g_variant_builder_add (&b, "{sv}", "choices", choices);
+      filter = g_variant_lookup_value (done->results, "current_filter", G_VARIANT_TYPE ("(sa(us))"));
+      if (filter)
+        g_variant_builder_add (&b, "{sv}", "current_filter", filter);
+      limen_request_respond (done->request, LIMEN_RESPONSE_SUCCESS, g_variant_builder_end (&b));
+    }
+  limen_request_unref (done->request);
+  g_variant_unref (done->results);
+  g_free (done);
+}
+
+static void
+on_backend_reply (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list,
+                  const GError *error, gpointer user_data)
+{
+  Pending *p = user_data;
+  g_autoptr(GVariant) results = NULL;
+  guint response = limen_backend_reply_response (reply, &results);
+  g_autofree const char **uris = NULL;
+  LimenExportFlags flags = 0;
+  gboolean writable = TRUE;
+  ExportDone *done;
+
+  if (response != LIMEN_RESPONSE_SUCCESS)
+    {
+      limen_request_respond (request, response, NULL);
+      return;
+    }
+  if (!g_variant_lookup (results, "uris", "^a&s", &uris))
+    uris = g_new0 (const char *, 1);
+  if (p->method == SAVE_FILE && g_strv_length ((char **) uris) > 1)
+    {
+      g_message ("Backend answered SaveFile with %u files", g_strv_length ((char **) uris));
+      limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
+      return;
+    }
+  if (p->method == OPEN_FILE)
+    {
+      /* A backend may offer "open read-only"; without an answer the file is for editing. */
+      g_variant_lookup (results, "writable", "b", &writable);
+      if (p->directory)
+        flags |= LIMEN_EXPORT_DIRECTORY;
+    }
+  else
+    flags |= LIMEN_EXPORT_FOR_SAVE;
+  if (writable)
+    flags |= LIMEN_EXPORT_WRITABLE;
+
+  done = g_new0 (ExportDone, 1);
+  done->request = limen_request_ref (request);
+  done->results = g_variant_ref (results);
+  limen_document_export (p->connection, limen_request_get_app_info (request), uris, flags,
+                         limen_request_get_cancellable (request), on_exported, done);
+}
+
+typedef struct {
+  LimenPortalContext    *context;
+  GDBusMethodInvocation *invocation;
+  Method                 method;
+  char                  *parent_window;
+  char                  *title;
+  GVariant              *options;
+} Call;
+
+static void
+call_free (Call *c)
+{
+  g_object_unref (c->invocation);
+  g_free (c->parent_window);
+  g_free (c->title);
+  g_variant_unref (c->options);
+  g_free (c);
+}
+
+static const LimenOption *
+table_for (Method method)
+{
+  switch (method)
+    {
+    case OPEN_FILE: return open_file_options;
+    case SAVE_FILE: return save_file_options;
+    case SAVE_FILES: default: return save_files_options;
+    }
+}
+
+static void
+start_call (Call *c)
+{
+  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (c->invocation);
+  g_autoptr(LimenRequest) request = NULL;
+  Pending *p;
+  gboolean directory = FALSE;
+
+  if (info == NULL)
+    return;
+  g_variant_lookup (c->options, "directory", "b", &directory);
+  p = g_new0 (Pending, 1);
+  p->method = c->method;
+  p->directory = directory;
+  p->connection = g_object_ref (c->context->connection);
+  request = limen_backend_request_method (c->context, c->invocation, info, IMPL_IFACE,
+                                          method_names[c->method],
+                                          g_variant_new ("(ss)", c->parent_window, c->title), c->options,
+                                          table_for (c->method), NULL, NULL, on_backend_reply, p,
+                                          (GDestroyNotify) pending_free);
+}
+
+static void
+on_lockdown (gboolean locked, gpointer user_data)
+{
+  Call *c = user_data;
+
+  if (locked)
+    g_dbus_method_invocation_return_error_literal (c->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                   "Saving files is disabled");
+  else
+    start_call (c);
+  call_free (c);
+}
+
+static gboolean
+handle (LimenPortalContext *context, GDBusMethodInvocation *invocation, Method method,
+        const char *parent_window, const char *title, GVariant *options)
+{
+  Call *c = g_new0 (Call, 1);
+
+  c->context = context;
+  c->invocation = g_object_ref (invocation);
+  c->method = method;
+  c->parent_window = g_strdup (parent_window);
+  c->title = g_strdup (title);
+  c->options = g_variant_ref (options);
+  if (method == OPEN_FILE)
+    {
+      start_call (c);
+      call_free (c);
+    }
+  else
+    limen_lockdown_query (context, "disable-save-to-disk", on_lockdown, c);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_open_file (LimenDbusPortalFileChooser *object, GDBusMethodInvocation *invocation,
+                  const char *parent_window, const char *title, GVariant *options, LimenPortalContext *context)
+{
+  return handle (context, invocation, OPEN_FILE, parent_window, title, options);
+}
+
+static gboolean
+handle_save_file (LimenDbusPortalFileChooser *object, GDBusMethodInvocation *invocation,
+                  const char *parent_window, const char *title, GVariant *options, LimenPortalContext *context)
+{
+  return handle (context, invocation, SAVE_FILE, parent_window, title, options);
+}
+
+static gboolean
+handle_save_files (LimenDbusPortalFileChooser *object, GDBusMethodInvocation *invocation,
+                   const char *parent_window, const char *title, GVariant *options, LimenPortalContext *context)
+{
+  return handle (context, invocation, SAVE_FILES, parent_window, title, options);
+}
+
+GDBusInterfaceSkeleton *
+limen_file_chooser_new (LimenPortalContext *context)
+{
+  LimenDbusPortalFileChooser *object;
+
+  if (!limen_backend_is_configured (context, IMPL_IFACE))
+    return NULL;
+  object = limen_dbus_portal_file_chooser_skeleton_new ();
+  limen_dbus_portal_file_chooser_set_version (object, 4);
+  g_signal_connect (object, "handle-open-file", G_CALLBACK (handle_open_file), context);
+  g_signal_connect (object, "handle-save-file", G_CALLBACK (handle_save_file), context);
+  g_signal_connect (object, "handle-save-files", G_CALLBACK (handle_save_files), context);
+  return G_DBUS_INTERFACE_SKELETON (object);
+}
