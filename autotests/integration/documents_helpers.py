@@ -1,0 +1,116 @@
+"""Helpers for the limen-documents tests: start the daemon, call Documents and the
+PermissionStore, and a prelude for scripts that run inside a bwrap sandbox."""
+
+import os
+import time
+
+import limentest
+from gi.repository import Gio, GLib
+
+DOCS_NAME = "org.freedesktop.portal.Documents"
+DOCS_PATH = "/org/freedesktop/portal/documents"
+DOCS_IFACE = "org.freedesktop.portal.Documents"
+FT_IFACE = "org.freedesktop.portal.FileTransfer"
+PS_NAME = "org.freedesktop.impl.portal.PermissionStore"
+PS_PATH = "/org/freedesktop/impl/portal/PermissionStore"
+PS_IFACE = "org.freedesktop.impl.portal.PermissionStore"
+
+FLAG_REUSE, FLAG_PERSISTENT, FLAG_AS_NEEDED, FLAG_DIRECTORY = 1, 2, 4, 8
+
+
+def mountpoint(bus):
+    return os.path.join(bus.runtime_dir, "doc")
+
+
+def is_mounted(path):
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == path for line in f)
+
+
+def start(bus, *args, env=None, wait_mount=True):
+    d = bus.start("limen-documents", "--verbose", *args, env=env, wait_name=DOCS_NAME)
+    if wait_mount:
+        deadline = time.time() + 10
+        while not is_mounted(mountpoint(bus)):
+            if time.time() > deadline:
+                raise TimeoutError("document filesystem not mounted:\n" + d.output())
+            time.sleep(0.01)
+    return d
+
+
+def docs(bus, method, args=None, sig=None, fds=None, conn=None, timeout=10000):
+    return bus.call(DOCS_IFACE, method, args, sig, dest=DOCS_NAME, path=DOCS_PATH, fds=fds, conn=conn,
+                    timeout=timeout)
+
+
+def ps(bus, method, args=None, sig=None, conn=None, timeout=10000):
+    return bus.call(PS_IFACE, method, args, sig, dest=PS_NAME, path=PS_PATH, conn=conn, timeout=timeout)
+
+
+def add(bus, path, reuse=True, persistent=True, flags=os.O_PATH):
+    fd = os.open(path, flags)
+    try:
+        return docs(bus, "Add", (0, reuse, persistent), "(hbb)", fds=[fd])[0]
+    finally:
+        os.close(fd)
+
+
+def add_full(bus, paths, flags, app_id, perms):
+    fds = [os.open(p, os.O_PATH) for p in paths]
+    try:
+        return docs(bus, "AddFull", (list(range(len(fds))), flags, app_id, perms), "(ahusas)", fds=fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def error_name(fn, *args, **kwargs):
+    """The D-Bus error name fn raises, or None when it succeeds."""
+    try:
+        fn(*args, **kwargs)
+    except GLib.Error as e:
+        return Gio.DBusError.get_remote_error(e)
+    return None
+
+
+# Code run first inside a sandbox: call(iface_method, signature, args, fds) -> prints nothing,
+# returns ("ok", value) or ("error", name).
+SANDBOX_PRELUDE = r'''
+import json, os, sys, errno
+from gi.repository import Gio, GLib
+conn = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+def call(method, sig=None, args=(), fds=None, iface="org.freedesktop.portal.Documents",
+         dest="org.freedesktop.portal.Documents", path="/org/freedesktop/portal/documents"):
+    params = GLib.Variant(sig, tuple(args)) if sig else None
+    try:
+        if fds is not None:
+            fl = Gio.UnixFDList.new()
+            for fd in fds:
+                fl.append(fd)
+            r, _ = conn.call_with_unix_fd_list_sync(dest, path, iface, method, params, None, 0, 10000, fl, None)
+        else:
+            r = conn.call_sync(dest, path, iface, method, params, None, 0, 10000, None)
+        return ["ok", r.unpack()]
+    except GLib.Error as e:
+        return ["error", Gio.DBusError.get_remote_error(e)]
+def ps(method, sig=None, args=()):
+    return call(method, sig, args, iface="org.freedesktop.impl.portal.PermissionStore",
+                dest="org.freedesktop.impl.portal.PermissionStore",
+                path="/org/freedesktop/impl/portal/PermissionStore")
+def try_io(fn):
+    try:
+        return ["ok", fn()]
+    except OSError as e:
+        return ["errno", errno.errorcode.get(e.errno, str(e.errno))]
+out = {}
+'''
+
+SANDBOX_EPILOGUE = "\nprint(json.dumps(out, default=lambda o: o.decode('utf-8', 'replace') if isinstance(o, bytes) else str(o)))\n"
+
+
+def run_in_sandbox(bus, app_id, body, **kwargs):
+    """Run @body (after the prelude) as Flatpak app @app_id; returns the dict it left in `out`."""
+    import json
+    r = limentest.run_sandboxed(bus, app_id, SANDBOX_PRELUDE + body + SANDBOX_EPILOGUE, **kwargs)
+    assert r.returncode == 0, f"sandbox failed ({r.returncode}):\n{r.stderr}\n{r.stdout}"
+    return json.loads(r.stdout.strip().splitlines()[-1])

@@ -1,0 +1,191 @@
+"""limen-documents: org.freedesktop.impl.portal.PermissionStore v2 on a private bus."""
+
+import hashlib
+import os
+import subprocess
+import time
+
+import pytest
+from gi.repository import GLib
+
+import documents_helpers as dh
+import limentest
+
+
+def test_round_trip_and_changed_signal(bus):
+    dh.start(bus)
+    seen = []
+    bus.conn.signal_subscribe(dh.PS_NAME, dh.PS_IFACE, "Changed", dh.PS_PATH, None, 0,
+                              lambda *a: seen.append(a[5].unpack()))
+    assert dh.ps(bus, "Get" if False else "List", ("devices",), "(s)") == ([],)
+    dh.ps(bus, "Set", ("devices", True, "camera", {"org.a.App": ["yes"], "org.b.App": ["no"]},
+                       GLib.Variant("v", GLib.Variant("s", "x"))), "(sbsa{sas}v)")
+    perms, data = dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")
+    assert perms == {"org.a.App": ["yes"], "org.b.App": ["no"]}
+    assert data == "x"
+    dh.ps(bus, "SetPermission", ("devices", False, "camera", "org.c.App", ["ask"]), "(sbssas)")
+    assert dh.ps(bus, "GetPermission", ("devices", "camera", "org.c.App"), "(sss)") == (["ask"],)
+    assert dh.ps(bus, "GetPermission", ("devices", "camera", "org.none.App"), "(sss)") == ([],)
+    dh.ps(bus, "DeletePermission", ("devices", "camera", "org.a.App"), "(sss)")
+    dh.ps(bus, "SetValue", ("devices", False, "camera", GLib.Variant("v", GLib.Variant("u", 7))), "(sbsv)")
+    perms, data = dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")
+    assert perms == {"org.b.App": ["no"], "org.c.App": ["ask"]} and data == 7
+    assert dh.ps(bus, "List", ("devices",), "(s)") == (["camera"],)
+    dh.ps(bus, "Delete", ("devices", "camera"), "(ss)")
+    assert dh.error_name(dh.ps, bus, "Lookup", ("devices", "camera"), "(ss)") == \
+        "org.freedesktop.portal.Error.NotFound"
+    assert limentest.wait_until(lambda: len(seen) >= 5)
+    assert seen[-1][0:3] == ("devices", "camera", True)
+    assert bus.get_property(dh.PS_IFACE, "version", dest=dh.PS_NAME, path=dh.PS_PATH) == 2
+
+
+def test_missing_entries(bus):
+    dh.start(bus)
+    nf = "org.freedesktop.portal.Error.NotFound"
+    assert dh.error_name(dh.ps, bus, "Set", ("t", False, "x", {}, GLib.Variant("v", GLib.Variant("b", True))),
+                         "(sbsa{sas}v)") == nf
+    assert dh.error_name(dh.ps, bus, "SetPermission", ("t", False, "x", "org.a.App", ["yes"]), "(sbssas)") == nf
+    assert dh.error_name(dh.ps, bus, "Delete", ("t", "x"), "(ss)") == nf
+    assert dh.error_name(dh.ps, bus, "GetPermission", ("t", "x", "org.a.App"), "(sss)") == nf
+    assert dh.error_name(dh.ps, bus, "DeletePermission", ("t", "x", "org.a.App"), "(sss)") == nf
+
+
+@pytest.mark.parametrize("table", ["../../../x", "a/b", "", "..", "x" * 200, "a\nb", "/abs"])
+def test_bad_table_names(bus, table):
+    dh.start(bus)
+    for method, args, sig in [
+            ("Set", (table, True, "id", {"org.a.App": ["yes"]}, GLib.Variant("v", GLib.Variant("b", True))),
+             "(sbsa{sas}v)"),
+            ("SetPermission", (table, True, "id", "org.a.App", ["yes"]), "(sbssas)"),
+            ("Lookup", (table, "id"), "(ss)"),
+            ("List", (table,), "(s)")]:
+        assert dh.error_name(dh.ps, bus, method, args, sig) == "org.freedesktop.portal.Error.InvalidArgument"
+    # Nothing was written anywhere but the database, and the daemon still serves.
+    assert not os.path.exists(os.path.join(bus.root, "x"))
+    assert dh.ps(bus, "List", ("ok",), "(s)") == ([],)
+
+
+@pytest.mark.parametrize("ident", ["", "..", "a/../b", "/etc/passwd", "x" * 5000])
+def test_bad_ids(bus, ident):
+    dh.start(bus)
+    assert dh.error_name(dh.ps, bus, "SetPermission", ("t", True, ident, "org.a.App", ["yes"]), "(sbssas)") == \
+        "org.freedesktop.portal.Error.InvalidArgument"
+
+
+def test_content_type_ids_are_fine(bus):
+    # desktop-used-apps uses content types as ids
+    dh.start(bus)
+    dh.ps(bus, "SetPermission", ("desktop-used-apps", True, "text/plain", "org.a.App", ["org.b.App", "3"]),
+          "(sbssas)")
+    assert dh.ps(bus, "GetPermission", ("desktop-used-apps", "text/plain", "org.a.App"), "(sss)") == \
+        (["org.b.App", "3"],)
+
+
+def test_sandboxed_caller_reads_only_its_own(bus):
+    dh.start(bus)
+    dh.ps(bus, "Set", ("devices", True, "camera", {"org.example.App": ["yes"], "org.other.App": ["no"]},
+                       GLib.Variant("v", GLib.Variant("s", "secret"))), "(sbsa{sas}v)")
+    dh.ps(bus, "SetPermission", ("devices", True, "microphone", "org.other.App", ["yes"]), "(sbssas)")
+    out = dh.run_in_sandbox(bus, "org.example.App", r'''
+out["set"] = ps("SetPermission", "(sbssas)", ("devices", True, "camera", "org.example.App", ["yes"]))
+out["grant_self"] = ps("SetPermission", "(sbssas)", ("devices", True, "speaker", "org.example.App", ["yes"]))
+out["delete"] = ps("Delete", "(ss)", ("devices", "camera"))
+out["setvalue"] = ps("SetValue", "(sbsv)", ("devices", True, "camera", GLib.Variant("b", True)))
+out["lookup"] = ps("Lookup", "(ss)", ("devices", "camera"))
+out["lookup_other"] = ps("Lookup", "(ss)", ("devices", "microphone"))
+out["get_other"] = ps("GetPermission", "(sss)", ("devices", "camera", "org.other.App"))
+out["get_own"] = ps("GetPermission", "(sss)", ("devices", "camera", "org.example.App"))
+out["list"] = ps("List", "(s)", ("devices",))
+''')
+    na = "org.freedesktop.portal.Error.NotAllowed"
+    for k in ("set", "grant_self", "delete", "setvalue"):
+        assert out[k] == ["error", na], k
+    assert out["lookup"][0] == "ok"
+    perms, data = out["lookup"][1]
+    assert perms == {"org.example.App": ["yes"]} and data == {}
+    assert out["lookup_other"] == ["error", "org.freedesktop.portal.Error.NotFound"]
+    assert out["get_other"] == ["error", na]
+    assert out["get_own"] == ["ok", [["yes"]]]
+    assert out["list"] == ["ok", [["camera"]]]
+    perms, _ = dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")
+    assert perms == {"org.example.App": ["yes"], "org.other.App": ["no"]}
+    assert dh.error_name(dh.ps, bus, "Lookup", ("devices", "speaker"), "(ss)") == \
+        "org.freedesktop.portal.Error.NotFound"
+
+
+def test_twenty_thousand_apps(bus):
+    dh.start(bus)
+    apps = {f"org.example.App{i}": ["yes"] for i in range(20000)}
+    t0 = time.monotonic()
+    dh.ps(bus, "Set", ("big", True, "entry", apps, GLib.Variant("v", GLib.Variant("b", True))), "(sbsa{sas}v)",
+          timeout=60000)
+    t1 = time.monotonic()
+    perms, _ = dh.ps(bus, "Lookup", ("big", "entry"), "(ss)", timeout=60000)
+    t2 = time.monotonic()
+    dh.ps(bus, "SetPermission", ("big", False, "entry", "org.example.App5", ["no"]), "(sbssas)")
+    perms2, _ = dh.ps(bus, "Lookup", ("big", "entry"), "(ss)")
+    assert len(perms) == 20000 and perms2["org.example.App5"] == ["no"] and len(perms2) == 20000
+    print(f"Set 20000 apps: {(t1 - t0) * 1000:.1f} ms, Lookup: {(t2 - t1) * 1000:.1f} ms")
+
+
+def test_persistence_across_restart(bus):
+    d = dh.start(bus)
+    dh.ps(bus, "SetPermission", ("notifications", True, "notification", "org.a.App", ["yes"]), "(sbssas)")
+    assert d.stop() == 0
+    bus.wait_for_name_gone(dh.PS_NAME)
+    dh.start(bus)
+    assert dh.ps(bus, "GetPermission", ("notifications", "notification", "org.a.App"), "(sss)") == (["yes"],)
+
+
+def flatpak(bus, *args):
+    return subprocess.run(["flatpak", *args], env=bus.env, capture_output=True, text=True, timeout=30)
+
+
+def test_flatpak_cli(bus):
+    dh.start(bus)
+    r = flatpak(bus, "permission-set", "devices", "camera", "org.example.App", "yes")
+    assert r.returncode == 0, r.stderr
+    r = flatpak(bus, "permissions", "devices")
+    assert "org.example.App" in r.stdout and "camera" in r.stdout and "yes" in r.stdout
+    assert dh.ps(bus, "GetPermission", ("devices", "camera", "org.example.App"), "(sss)") == (["yes"],)
+    r = flatpak(bus, "permission-remove", "devices", "camera", "org.example.App")
+    assert r.returncode == 0, r.stderr
+    assert dh.ps(bus, "GetPermission", ("devices", "camera", "org.example.App"), "(sss)") == ([],)
+    r = flatpak(bus, "permission-remove", "devices", "camera")
+    assert r.returncode == 0, r.stderr
+    assert dh.ps(bus, "List", ("devices",), "(s)") == ([],)
+
+
+def test_import_from_reference_permission_store(bus):
+    """State written by Debian's xdg-permission-store is imported once, read-only."""
+    ref = subprocess.Popen(["/usr/libexec/xdg-permission-store", "--replace"], env=bus.env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        bus.wait_for_name(dh.PS_NAME)
+        dh.ps(bus, "Set", ("devices", True, "camera", {"org.example.App": ["yes"], "org.other.App": ["no"]},
+                           GLib.Variant("v", GLib.Variant("a{sv}", {"k": GLib.Variant("u", 1)}))),
+              "(sbsa{sas}v)")
+        dh.ps(bus, "SetPermission", ("notifications", True, "notification", "org.example.App", ["no"]),
+              "(sbssas)")
+    finally:
+        ref.terminate()
+        ref.wait(10)
+    bus.wait_for_name_gone(dh.PS_NAME)
+    db = os.path.join(bus.data_home, "flatpak", "db")
+    with open(os.path.join(db, "broken"), "wb") as f:
+        f.write(b"GVariant\0\0\0\0garbage")
+    digests = {n: hashlib.sha256(open(os.path.join(db, n), "rb").read()).hexdigest() for n in os.listdir(db)}
+    d = dh.start(bus)
+    perms, data = dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")
+    assert perms == {"org.example.App": ["yes"], "org.other.App": ["no"]} and data == {"k": 1}
+    assert dh.ps(bus, "GetPermission", ("notifications", "notification", "org.example.App"), "(sss)") == (["no"],)
+    assert "broken" in d.output()
+    # The reference files are untouched, and the import runs only once.
+    assert digests == {n: hashlib.sha256(open(os.path.join(db, n), "rb").read()).hexdigest()
+                       for n in os.listdir(db)}
+    dh.ps(bus, "Delete", ("devices", "camera"), "(ss)")
+    d.stop()
+    bus.wait_for_name_gone(dh.PS_NAME)
+    dh.start(bus)
+    assert dh.error_name(dh.ps, bus, "Lookup", ("devices", "camera"), "(ss)") == \
+        "org.freedesktop.portal.Error.NotFound"
