@@ -13,7 +13,7 @@ struct _LimenDb {
   sqlite3      *sql;
   int           depth;      /* nesting of limen_db_begin() */
   gboolean      failed;     /* a nested step failed: the outer commit must roll back */
-  sqlite3_stmt *put_entry, *delete_entry, *put_app, *delete_app, *delete_apps;
+  sqlite3_stmt *put_entry, *delete_entry;
   sqlite3_stmt *put_doc, *delete_doc, *put_doc_perm, *delete_doc_perm;
   sqlite3_stmt *get_meta, *set_meta;
 };
@@ -98,13 +98,11 @@ db_migrate (LimenDb *db, GError **error)
       if (!db_exec (db,
                     "BEGIN IMMEDIATE;"
                     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
-                    /* Permission store: one row per (table, id) for the data, one row per
-                     * app for its permissions, so SetPermission writes one row. */
+                    /* Permission store: one row per (table, id) holding its data (v) and
+                     * every app's permissions (a{sas}), so Set of an entry with 20,000
+                     * apps is one row write, not 20,000. */
                     "CREATE TABLE perm_entries (tbl TEXT NOT NULL, id TEXT NOT NULL, data BLOB,"
-                    "  PRIMARY KEY (tbl, id)) WITHOUT ROWID;"
-                    "CREATE TABLE perm_apps (tbl TEXT NOT NULL, id TEXT NOT NULL, app TEXT NOT NULL,"
-                    "  perms BLOB NOT NULL, PRIMARY KEY (tbl, id, app),"
-                    "  FOREIGN KEY (tbl, id) REFERENCES perm_entries (tbl, id) ON DELETE CASCADE) WITHOUT ROWID;"
+                    "  perms BLOB NOT NULL, PRIMARY KEY (tbl, id)) WITHOUT ROWID;"
                     /* Persistent documents; session documents never reach the disk. */
                     "CREATE TABLE documents (id TEXT PRIMARY KEY, path BLOB NOT NULL, dev INTEGER NOT NULL,"
                     "  ino INTEGER NOT NULL, handle_type INTEGER NOT NULL DEFAULT 0, handle BLOB,"
@@ -140,14 +138,8 @@ limen_db_open (const char *path, GError **error)
     return NULL;
 
   if (!db_prepare (db, &db->put_entry,
-                   "INSERT INTO perm_entries (tbl, id, data) VALUES (?1, ?2, ?3)"
-                   " ON CONFLICT (tbl, id) DO UPDATE SET data = excluded.data", error)
+                   "INSERT OR REPLACE INTO perm_entries (tbl, id, data, perms) VALUES (?1, ?2, ?3, ?4)", error)
       || !db_prepare (db, &db->delete_entry, "DELETE FROM perm_entries WHERE tbl = ?1 AND id = ?2", error)
-      || !db_prepare (db, &db->put_app,
-                      "INSERT OR REPLACE INTO perm_apps (tbl, id, app, perms) VALUES (?1, ?2, ?3, ?4)", error)
-      || !db_prepare (db, &db->delete_app,
-                      "DELETE FROM perm_apps WHERE tbl = ?1 AND id = ?2 AND app = ?3", error)
-      || !db_prepare (db, &db->delete_apps, "DELETE FROM perm_apps WHERE tbl = ?1 AND id = ?2", error)
       || !db_prepare (db, &db->put_doc,
                       "INSERT OR REPLACE INTO documents (id, path, dev, ino, handle_type, handle, flags)"
                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", error)
@@ -165,7 +157,7 @@ limen_db_open (const char *path, GError **error)
 void
 limen_db_close (LimenDb *db)
 {
-  sqlite3_stmt *stmts[] = { db->put_entry, db->delete_entry, db->put_app, db->delete_app, db->delete_apps,
+  sqlite3_stmt *stmts[] = { db->put_entry, db->delete_entry,
                             db->put_doc, db->delete_doc, db->put_doc_perm, db->delete_doc_perm,
                             db->get_meta, db->set_meta };
 
@@ -268,11 +260,13 @@ column_variant (sqlite3_stmt *stmt, int col, const GVariantType *type)
 }
 
 gboolean
-limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVariant *data, GError **error)
+limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVariant *data, GVariant *perms,
+                         GError **error)
 {
   sqlite3_bind_text (db->put_entry, 1, table, -1, SQLITE_STATIC);
   sqlite3_bind_text (db->put_entry, 2, id, -1, SQLITE_STATIC);
   bind_variant (db->put_entry, 3, data);
+  sqlite3_bind_blob64 (db->put_entry, 4, g_variant_get_data (perms), g_variant_get_size (perms), SQLITE_STATIC);
   return db_step (db, db->put_entry, error);
 }
 
@@ -285,65 +279,21 @@ limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GErr
 }
 
 gboolean
-limen_db_perm_put_app (LimenDb *db, const char *table, const char *id, const char *app,
-                       const char * const *perms, GError **error)
-{
-  g_autoptr(GVariant) v = g_variant_ref_sink (g_variant_new_strv (perms, -1));
-
-  sqlite3_bind_text (db->put_app, 1, table, -1, SQLITE_STATIC);
-  sqlite3_bind_text (db->put_app, 2, id, -1, SQLITE_STATIC);
-  sqlite3_bind_text (db->put_app, 3, app, -1, SQLITE_STATIC);
-  sqlite3_bind_blob64 (db->put_app, 4, g_variant_get_data (v), g_variant_get_size (v), SQLITE_STATIC);
-  return db_step (db, db->put_app, error);
-}
-
-gboolean
-limen_db_perm_delete_app (LimenDb *db, const char *table, const char *id, const char *app, GError **error)
-{
-  sqlite3_bind_text (db->delete_app, 1, table, -1, SQLITE_STATIC);
-  sqlite3_bind_text (db->delete_app, 2, id, -1, SQLITE_STATIC);
-  sqlite3_bind_text (db->delete_app, 3, app, -1, SQLITE_STATIC);
-  return db_step (db, db->delete_app, error);
-}
-
-gboolean
-limen_db_perm_delete_apps (LimenDb *db, const char *table, const char *id, GError **error)
-{
-  sqlite3_bind_text (db->delete_apps, 1, table, -1, SQLITE_STATIC);
-  sqlite3_bind_text (db->delete_apps, 2, id, -1, SQLITE_STATIC);
-  return db_step (db, db->delete_apps, error);
-}
-
-gboolean
-limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, LimenDbPermAppFunc app_func,
-                    gpointer user_data, GError **error)
+limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, gpointer user_data, GError **error)
 {
   sqlite3_stmt *stmt = NULL;
   int rc;
 
-  if (sqlite3_prepare_v2 (db->sql, "SELECT tbl, id, data FROM perm_entries", -1, &stmt, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2 (db->sql, "SELECT tbl, id, data, perms FROM perm_entries", -1, &stmt, NULL) != SQLITE_OK)
     return db_error (db, error, "load");
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       g_autoptr(GVariant) boxed = column_variant (stmt, 2, G_VARIANT_TYPE_VARIANT);
       g_autoptr(GVariant) data = boxed ? g_variant_get_variant (boxed) : NULL;
+      g_autoptr(GVariant) perms = column_variant (stmt, 3, G_VARIANT_TYPE ("a{sas}"));
 
       entry_func ((const char *) sqlite3_column_text (stmt, 0), (const char *) sqlite3_column_text (stmt, 1),
-                  data, user_data);
-    }
-  sqlite3_finalize (stmt);
-  if (rc != SQLITE_DONE)
-    return db_error (db, error, "load");
-
-  if (sqlite3_prepare_v2 (db->sql, "SELECT tbl, id, app, perms FROM perm_apps", -1, &stmt, NULL) != SQLITE_OK)
-    return db_error (db, error, "load");
-  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      g_autoptr(GVariant) v = column_variant (stmt, 3, G_VARIANT_TYPE_STRING_ARRAY);
-      g_autofree const char **perms = v ? g_variant_get_strv (v, NULL) : g_new0 (const char *, 1);
-
-      app_func ((const char *) sqlite3_column_text (stmt, 0), (const char *) sqlite3_column_text (stmt, 1),
-                (const char *) sqlite3_column_text (stmt, 2), perms, user_data);
+                  data, perms, user_data);
     }
   sqlite3_finalize (stmt);
   if (rc != SQLITE_DONE)

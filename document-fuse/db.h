@@ -21,9 +21,8 @@ typedef struct {
 } LimenDbDoc;
 
 /* Called for each row when loading. */
-typedef void (*LimenDbPermEntryFunc) (const char *table, const char *id, GVariant *data, gpointer user_data);
-typedef void (*LimenDbPermAppFunc) (const char *table, const char *id, const char *app,
-                                    const char * const *perms, gpointer user_data);
+typedef void (*LimenDbPermEntryFunc) (const char *table, const char *id, GVariant *data, GVariant *perms,
+                                      gpointer user_data);
 typedef void (*LimenDbDocFunc) (const LimenDbDoc *doc, gpointer user_data);
 typedef void (*LimenDbDocPermFunc) (const char *doc_id, const char *app, guint perms, gpointer user_data);
 
@@ -42,16 +41,11 @@ void limen_db_rollback (LimenDb *db);
 char *limen_db_get_meta (LimenDb *db, const char *key);
 gboolean limen_db_set_meta (LimenDb *db, const char *key, const char *value, GError **error);
 
-/* Permission-store rows. @data may be NULL (no data). */
-gboolean limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVariant *data, GError **error);
+/* Permission-store rows: (table, id) → data (may be NULL) and every app's permissions (a{sas}). */
+gboolean limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVariant *data,
+                                  GVariant *perms, GError **error);
 gboolean limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GError **error);
-gboolean limen_db_perm_put_app (LimenDb *db, const char *table, const char *id, const char *app,
-                                const char * const *perms, GError **error);
-gboolean limen_db_perm_delete_app (LimenDb *db, const char *table, const char *id, const char *app, GError **error);
-/* Remove every app row of (@table, @id) (before Set writes the new ones). */
-gboolean limen_db_perm_delete_apps (LimenDb *db, const char *table, const char *id, GError **error);
-gboolean limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, LimenDbPermAppFunc app_func,
-                             gpointer user_data, GError **error);
+gboolean limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, gpointer user_data, GError **error);
 
 /* Document rows. */
 gboolean limen_db_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error);

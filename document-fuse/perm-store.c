@@ -168,11 +168,37 @@ check_app_perms (const char *app, const char * const *perms, GError **error)
   return TRUE;
 }
 
+typedef struct {
+  LimenPermStore *store;
+  char           *table, *id;
+  gboolean        deleted;
+  GVariant       *data, *perms;
+} PendingChanged;
+
+/* Changed goes out after the method's reply (an idle keeps the order of changes):
+ * serializing 20,000 apps once more must not delay the writer's answer. */
+static gboolean
+emit_changed_cb (gpointer user_data)
+{
+  PendingChanged *p = user_data;
+
+  if (p->store->skeleton)
+    limen_dbus_impl_portal_permission_store_emit_changed (p->store->skeleton, p->table, p->id, p->deleted,
+                                                          g_variant_new_variant (p->data), p->perms);
+  g_free (p->table);
+  g_free (p->id);
+  g_variant_unref (p->data);
+  g_variant_unref (p->perms);
+  g_free (p);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 emit_changed (LimenPermStore *store, const char *table, const char *id, gboolean deleted, PermEntry *entry)
 {
   g_autoptr(GVariant) data = NULL;
   g_autoptr(GVariant) perms = NULL;
+  PendingChanged *p;
 
   if (store->skeleton == NULL)
     return;
@@ -186,34 +212,61 @@ emit_changed (LimenPermStore *store, const char *table, const char *id, gboolean
       data = empty_data ();
       perms = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sas}"), NULL, 0));
     }
-  limen_dbus_impl_portal_permission_store_emit_changed (store->skeleton, table, id, deleted,
-                                                        g_variant_new_variant (data), perms);
+  p = g_new0 (PendingChanged, 1);
+  p->store = store;
+  p->table = g_strdup (table);
+  p->id = g_strdup (id);
+  p->deleted = deleted;
+  p->data = g_steal_pointer (&data);
+  p->perms = g_steal_pointer (&perms);
+  g_idle_add_full (G_PRIORITY_DEFAULT, emit_changed_cb, p, NULL);
 }
 
 /* ---- loading ---------------------------------------------------------------------- */
 
 static void
-load_entry (const char *table, const char *id, GVariant *data, gpointer user_data)
+load_entry (const char *table, const char *id, GVariant *data, GVariant *perms, gpointer user_data)
 {
   LimenPermStore *store = user_data;
   PermEntry *entry = perm_entry_new ();
+  GVariantIter iter;
+  const char *app;
+  char **strv;
 
   if (data)
     {
       g_variant_unref (entry->data);
       entry->data = g_variant_ref (data);
     }
+  if (perms)
+    {
+      g_variant_iter_init (&iter, perms);
+      while (g_variant_iter_next (&iter, "{&s^as}", &app, &strv))
+        g_hash_table_replace (entry->apps, g_strdup (app), strv);
+      entry->perms_cache = g_variant_ref (perms);
+    }
   g_hash_table_replace (get_table (store, table, TRUE), g_strdup (id), entry);
 }
 
-static void
-load_app (const char *table, const char *id, const char *app, const char * const *perms, gpointer user_data)
+/* @apps as a{sas}, with @app set to @perms (or removed for NULL) on the way. */
+static GVariant *
+perms_variant_with (GHashTable *apps, const char *app, const char * const *perms)
 {
-  LimenPermStore *store = user_data;
-  PermEntry *entry = get_entry (store, table, id);
+  GVariantBuilder b;
+  GHashTableIter iter;
+  gpointer key, value;
 
-  if (entry)
-    g_hash_table_replace (entry->apps, g_strdup (app), g_strdupv ((char **) perms));
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{sas}"));
+  if (apps)
+    {
+      g_hash_table_iter_init (&iter, apps);
+      while (g_hash_table_iter_next (&iter, &key, &value))
+        if (app == NULL || strcmp (key, app) != 0)
+          g_variant_builder_add (&b, "{s^as}", key, value);
+    }
+  if (app && perms)
+    g_variant_builder_add (&b, "{s^as}", app, perms);
+  return g_variant_ref_sink (g_variant_builder_end (&b));
 }
 
 LimenPermStore *
@@ -223,7 +276,7 @@ limen_perm_store_new (LimenDb *db, GError **error)
 
   store->db = db;
   store->tables = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_hash_table_unref);
-  if (!limen_db_perm_load (db, load_entry, load_app, store, error))
+  if (!limen_db_perm_load (db, load_entry, store, error))
     {
       limen_perm_store_free (store);
       return NULL;
@@ -278,21 +331,18 @@ store_set (LimenPermStore *store, const char *table, const char *id, gboolean cr
         }
     }
 
-  if (!limen_db_begin (store->db, error))
-    return FALSE;
-  limen_db_perm_put_entry (store->db, table, id, data ? data : (entry ? entry->data : NULL), NULL);
-  if (new_apps)
-    {
-      GHashTableIter it;
-      gpointer k, v;
+  {
+    g_autoptr(GVariant) empty = NULL;
+    GVariant *perms = apps;
 
-      limen_db_perm_delete_apps (store->db, table, id, NULL);
-      g_hash_table_iter_init (&it, new_apps);
-      while (g_hash_table_iter_next (&it, &k, &v))
-        limen_db_perm_put_app (store->db, table, id, k, (const char * const *) v, NULL);
-    }
-  if (!limen_db_commit (store->db, error))
-    return FALSE;
+    if (perms == NULL)
+      perms = entry ? perm_entry_get_perms (entry) : (empty = perms_variant_with (NULL, NULL, NULL));
+    if (!limen_db_begin (store->db, error))
+      return FALSE;
+    limen_db_perm_put_entry (store->db, table, id, data ? data : (entry ? entry->data : NULL), perms, NULL);
+    if (!limen_db_commit (store->db, error))
+      return FALSE;
+  }
 
   if (is_new)
     {
@@ -337,11 +387,12 @@ store_set_permission (LimenPermStore *store, const char *table, const char *id, 
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No entry for %s in table %s", id, table);
       return FALSE;
     }
+  g_autoptr(GVariant) all = NULL;
+
   if (!check_app_perms (app, perms, error) || !limen_db_begin (store->db, error))
     return FALSE;
-  if (is_new)
-    limen_db_perm_put_entry (store->db, table, id, NULL, NULL);
-  limen_db_perm_put_app (store->db, table, id, app, perms, NULL);
+  all = perms_variant_with (entry ? entry->apps : NULL, app, perms);
+  limen_db_perm_put_entry (store->db, table, id, entry ? entry->data : NULL, all, NULL);
   if (!limen_db_commit (store->db, error))
     return FALSE;
   if (is_new)
@@ -351,6 +402,7 @@ store_set_permission (LimenPermStore *store, const char *table, const char *id, 
     }
   g_hash_table_replace (entry->apps, g_strdup (app), g_strdupv ((char **) perms));
   g_clear_pointer (&entry->perms_cache, g_variant_unref);
+  entry->perms_cache = g_steal_pointer (&all);
   emit_changed (store, table, id, FALSE, entry);
   return TRUE;
 }
@@ -501,13 +553,16 @@ handle_delete_permission (LimenDbusImplPortalPermissionStore *object, GDBusMetho
                                                   "No entry for %s in table %s", id, table));
   if (g_hash_table_contains (entry->apps, app))
     {
+      g_autoptr(GVariant) all = perms_variant_with (entry->apps, app, NULL);
+
       if (!limen_db_begin (store->db, &error))
         return return_error (invocation, error);
-      limen_db_perm_delete_app (store->db, table, id, app, NULL);
+      limen_db_perm_put_entry (store->db, table, id, entry->data, all, NULL);
       if (!limen_db_commit (store->db, &error))
         return return_error (invocation, error);
       g_hash_table_remove (entry->apps, app);
       g_clear_pointer (&entry->perms_cache, g_variant_unref);
+      entry->perms_cache = g_steal_pointer (&all);
       emit_changed (store, table, id, FALSE, entry);
     }
   limen_dbus_impl_portal_permission_store_complete_delete_permission (object, invocation);
