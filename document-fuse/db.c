@@ -250,11 +250,13 @@ column_variant (sqlite3_stmt *stmt, int col, const GVariantType *type)
 {
   const void *blob = sqlite3_column_blob (stmt, col);
   int size = sqlite3_column_bytes (stmt, col);
+  static const guint8 nothing[1];
   g_autoptr(GVariant) v = NULL;
 
   if (sqlite3_column_type (stmt, col) == SQLITE_NULL)
     return NULL;
-  v = g_variant_ref_sink (g_variant_new_from_data (type, g_memdup2 (blob, size), size, FALSE, g_free, NULL));
+  v = g_variant_ref_sink (g_variant_new_from_data (type, size ? g_memdup2 (blob, size) : g_memdup2 (nothing, 1),
+                                                   size, FALSE, g_free, NULL));
   /* Rows are ours, but a damaged file must not crash us: normalise untrusted data. */
   return g_variant_get_normal_form (v);
 }
@@ -266,7 +268,11 @@ limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVarian
   sqlite3_bind_text (db->put_entry, 1, table, -1, SQLITE_STATIC);
   sqlite3_bind_text (db->put_entry, 2, id, -1, SQLITE_STATIC);
   bind_variant (db->put_entry, 3, data);
-  sqlite3_bind_blob64 (db->put_entry, 4, g_variant_get_data (perms), g_variant_get_size (perms), SQLITE_STATIC);
+  /* An empty a{sas} serializes to no bytes at all; NULL data would bind SQL NULL. */
+  if (g_variant_get_size (perms) == 0)
+    sqlite3_bind_zeroblob (db->put_entry, 4, 0);
+  else
+    sqlite3_bind_blob64 (db->put_entry, 4, g_variant_get_data (perms), g_variant_get_size (perms), SQLITE_STATIC);
   return db_step (db, db->put_entry, error);
 }
 
