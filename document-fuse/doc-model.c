@@ -446,7 +446,9 @@ limen_doc_model_add (LimenDocModel *model, const char *path, guint64 dev, guint6
     }
   g_mutex_lock (&model->lock);
   g_hash_table_insert (model->docs, doc->id, limen_doc_ref (doc));
-  g_hash_table_replace (model->by_path, doc->path, doc);
+  /* Lookup and reuse_existing find the oldest document of a path. */
+  if (!g_hash_table_contains (model->by_path, doc->path))
+    g_hash_table_insert (model->by_path, doc->path, doc);
   g_mutex_unlock (&model->lock);
   return doc;
 }
@@ -478,7 +480,8 @@ limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *p
     }
   g_mutex_lock (&model->lock);
   g_hash_table_insert (model->docs, doc->id, limen_doc_ref (doc));
-  g_hash_table_replace (model->by_path, doc->path, doc);
+  if (!g_hash_table_contains (model->by_path, doc->path))
+    g_hash_table_insert (model->by_path, doc->path, doc);
   g_mutex_unlock (&model->lock);
   return doc;
 }
@@ -536,9 +539,22 @@ limen_doc_model_delete (LimenDocModel *model, LimenDoc *doc, GError **error)
   limen_doc_ref (doc);
   g_mutex_lock (&model->lock);
   doc->deleted = TRUE;
-  if (g_hash_table_lookup (model->by_path, doc->path) == doc)
-    g_hash_table_remove (model->by_path, doc->path);
   g_hash_table_remove (model->docs, doc->id);
+  if (g_hash_table_lookup (model->by_path, doc->path) == doc)
+    {
+      GHashTableIter iter;
+      gpointer value;
+
+      /* Another document of the same path (made without reuse) takes over. */
+      g_hash_table_remove (model->by_path, doc->path);
+      g_hash_table_iter_init (&iter, model->docs);
+      while (g_hash_table_iter_next (&iter, NULL, &value))
+        if (strcmp (((LimenDoc *) value)->path, doc->path) == 0)
+          {
+            g_hash_table_insert (model->by_path, ((LimenDoc *) value)->path, value);
+            break;
+          }
+    }
   g_mutex_unlock (&model->lock);
   notify (model, doc, NULL);
   limen_doc_unref (doc);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,25 @@ handle_get_mount_point (LimenDbusPortalDocuments *object, GDBusMethodInvocation 
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* Argument @index of the call as a byte string: with or without the customary trailing
+ * NUL (GDBus's bytestring getter turns one without it into ""), never with another. */
+static char *
+bytestring_arg (GDBusMethodInvocation *invocation, gsize index, const char *key, GError **error)
+{
+  g_autoptr(GVariant) v = g_variant_get_child_value (g_dbus_method_invocation_get_parameters (invocation), index);
+  gsize len;
+  const char *data = g_variant_get_fixed_array (v, &len, 1);
+
+  if (len > 0 && data[len - 1] == '\0')
+    len--;
+  if (len == 0 || memchr (data, '\0', len) != NULL || len > PATH_MAX)
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid %s", key);
+      return NULL;
+    }
+  return g_strndup (data, len);
+}
+
 static int
 get_fd (GUnixFDList *fd_list, GVariant *handle, const char *key, GError **error)
 {
@@ -374,13 +394,14 @@ handle_add_named (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invoc
   g_autoptr(LimenDoc) doc = NULL;
   GError *error = NULL;
   g_autofd int fd = get_fd (fd_list, arg_fd, "o_path_parent_fd", &error);
+  g_autofree char *name = NULL;
   guint rights;
 
-  if (fd < 0)
+  if (fd < 0 || !(name = bytestring_arg (invocation, 1, "filename", &error)))
     return return_error (invocation, error);
   if (!(info = limen_app_info_get_for_invocation (invocation)))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  doc = limen_doc_portal_export_fd (portal, info, fd, filename,
+  doc = limen_doc_portal_export_fd (portal, info, fd, name,
                                     (reuse ? LIMEN_DOC_EXPORT_REUSE : 0) |
                                     (persistent ? LIMEN_DOC_EXPORT_PERSISTENT : 0), &rights, &error);
   if (doc == NULL)
@@ -524,12 +545,13 @@ handle_add_named_full (LimenDbusPortalDocuments *object, GDBusMethodInvocation *
   g_autoptr(GPtrArray) ids = NULL;
   GError *error = NULL;
   g_autofd int fd = get_fd (fd_list, arg_fd, "o_path_fd", &error);
+  g_autofree char *name = NULL;
 
-  if (fd < 0)
+  if (fd < 0 || !(name = bytestring_arg (invocation, 1, "filename", &error)))
     return return_error (invocation, error);
   if (!(info = limen_app_info_get_for_invocation (invocation)))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  ids = add_full (portal, info, &fd, 1, filename, flags, app_id, permissions, &error);
+  ids = add_full (portal, info, &fd, 1, name, flags, app_id, permissions, &error);
   if (ids == NULL)
     return return_error (invocation, error);
   limen_dbus_portal_documents_complete_add_named_full (object, invocation, NULL, ids->pdata[0],
@@ -655,11 +677,16 @@ handle_lookup (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocati
 {
   const char *mnt = limen_fuse_get_mountpoint (portal->fs);
   g_autofree char *path = NULL;
+  g_autofree char *arg = NULL;
   g_autoptr(LimenDoc) doc = NULL;
+  GError *error = NULL;
   char resolved[PATH_MAX];
 
   if (!host_only (invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (!(arg = bytestring_arg (invocation, 0, "filename", &error)))
+    return return_error (invocation, error);
+  filename = arg;
   if (filename[0] != '/')
     return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                                                           "Invalid filename: not an absolute path"));

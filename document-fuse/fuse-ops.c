@@ -488,7 +488,8 @@ reopen_by_handle (LimenFuse *fs, LimenDoc *doc)
       if (g_strv_length (f) < 5 || sscanf (f[2], "%u:%u", &maj, &min) != 2 || makedev (maj, min) != dev)
         continue;
       {
-        g_autofd int mfd = open (f[4], O_PATH | O_DIRECTORY | O_CLOEXEC);
+        /* open_by_handle_at() refuses an O_PATH mount fd. */
+        g_autofd int mfd = open (f[4], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct { struct file_handle fh; unsigned char data[MAX_HANDLE_SZ]; } h;
         g_autoptr(GBytes) stored = NULL;
         int type = 0;
@@ -499,13 +500,20 @@ reopen_by_handle (LimenFuse *fs, LimenDoc *doc)
           continue;
         stored = limen_doc_dup_handle (doc, &type);
         if (stored == NULL || g_bytes_get_size (stored) > MAX_HANDLE_SZ)
-          return -1;
+          {
+            g_debug ("Document %s has no file handle", limen_doc_get_id (doc));
+            return -1;
+          }
         h.fh.handle_bytes = g_bytes_get_size (stored);
         h.fh.handle_type = type;
         memcpy (h.fh.f_handle, g_bytes_get_data (stored, NULL), h.fh.handle_bytes);
         fd = open_by_handle_at (mfd, &h.fh, O_PATH | O_CLOEXEC);
         if (fd < 0)
-          return -1;
+          {
+            g_debug ("Document %s: its file handle no longer opens: %s", limen_doc_get_id (doc),
+                     g_strerror (errno));
+            return -1;
+          }
         if (fstat (fd, &st) != 0 || st.st_ino != ino)
           {
             close (fd);
@@ -1228,13 +1236,15 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     case NODE_DOC_DIR:
       {
         g_autofree char *name = NULL;
-        g_autofd int parent = -1;
+        g_autofd int file = -1;
         struct stat st;
 
         if (node_rights (node) == 0)
           break;
-        parent = open_doc_parent (node->doc, &name);
-        if (parent >= 0 && fstatat (parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        /* Resolves a moved file by its handle, so the listing shows its current name. */
+        file = open_doc_file (fs, node->doc, &st);
+        name = limen_doc_dup_name (node->doc);
+        if (file >= 0)
           dir_add (entries, name, st.st_mode & S_IFMT, 0);
         g_mutex_lock (&fs->lock);
         if (node->temps)

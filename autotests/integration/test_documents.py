@@ -1,0 +1,535 @@
+"""limen-documents: org.freedesktop.portal.Documents v5, the FUSE filesystem and
+FileTransfer, with the real mount, sandboxed callers (bwrap) and the flatpak CLI."""
+
+import errno
+import os
+import signal
+import stat
+import subprocess
+import threading
+import time
+
+import pytest
+from gi.repository import GLib
+
+import documents_helpers as dh
+import limentest
+
+NA = "org.freedesktop.portal.Error.NotAllowed"
+NF = "org.freedesktop.portal.Error.NotFound"
+IA = "org.freedesktop.portal.Error.InvalidArgument"
+APP = "org.example.App"
+
+
+def write(path, data):
+    with open(path, "w") as f:
+        f.write(data)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+@pytest.fixture
+def work(bus):
+    w = os.path.join(bus.root, "work")
+    os.makedirs(w)
+    return w
+
+
+def test_host_add_and_queries(bus, work):
+    dh.start(bus)
+    f = os.path.join(work, "a.txt")
+    write(f, "hello")
+    doc = dh.add(bus, f)
+    assert len(doc) >= 16 and doc.isalnum()
+    assert dh.add(bus, f) == doc                      # reuse_existing
+    assert dh.add(bus, f, reuse=False) != doc
+    mnt = dh.mountpoint(bus)
+    assert bytes(dh.docs(bus, "GetMountPoint")[0]).rstrip(b"\0").decode() == mnt
+    assert read(f"{mnt}/{doc}/a.txt") == "hello"
+    assert os.listdir(f"{mnt}/{doc}") == ["a.txt"]
+    assert dh.docs(bus, "Lookup", (f.encode(),), "(ay)")[0] == doc
+    assert dh.docs(bus, "Lookup", (f"{mnt}/{doc}/a.txt".encode() + b"\0",), "(ay)")[0] == doc
+    assert dh.docs(bus, "Lookup", (os.path.join(work, "none").encode(),), "(ay)")[0] == ""
+    path, apps = dh.docs(bus, "Info", (doc,), "(s)")
+    assert bytes(path).rstrip(b"\0").decode() == f and apps == {}
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read"]), "(ssas)")
+    assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {APP: ["read"]}
+    listed = dh.docs(bus, "List", (APP,), "(s)")[0]
+    assert list(listed) == [doc]
+    paths = dh.docs(bus, "GetHostPaths", ([doc, "nonexistent", "../x"],), "(as)")[0]
+    assert {k: bytes(v).rstrip(b"\0").decode() for k, v in paths.items()} == {doc: f}
+    assert bus.get_property(dh.DOCS_IFACE, "version", dest=dh.DOCS_NAME, path=dh.DOCS_PATH) == 5
+    dh.docs(bus, "Delete", (doc,), "(s)")
+    assert dh.error_name(dh.docs, bus, "Info", (doc,), "(s)") == NF
+    assert not os.path.exists(f"{mnt}/{doc}")
+    assert read(f) == "hello"                          # the file itself stays
+
+
+def test_bad_input(bus, work):
+    dh.start(bus)
+    f = os.path.join(work, "a.txt")
+    write(f, "x")
+    fd = os.open(f, os.O_PATH)
+    try:
+        # fd index out of range / no fds at all
+        assert dh.error_name(dh.docs, bus, "Add", (7, True, True), "(hbb)", fds=[fd]) == IA
+        assert dh.error_name(dh.docs, bus, "Add", (0, True, True), "(hbb)") == IA
+        assert dh.error_name(dh.docs, bus, "AddFull", ([0], 1 << 10, "", []), "(ahusas)", fds=[fd]) == IA
+        assert dh.error_name(dh.docs, bus, "AddFull", ([0], 0, "", ["fly"]), "(ahusas)", fds=[fd]) == IA
+        assert dh.error_name(dh.docs, bus, "AddFull", ([0], 0, "not an id", ["read"]), "(ahusas)", fds=[fd]) == IA
+        assert dh.error_name(dh.docs, bus, "AddFull", ([0], dh.FLAG_DIRECTORY, "", []), "(ahusas)", fds=[fd]) == IA
+        dfd = os.open(work, os.O_PATH)
+        for name in ("", "..", ".", "a/b"):
+            assert dh.error_name(dh.docs, bus, "AddNamed", (0, name.encode(), True, True), "(haybb)",
+                                 fds=[dfd]) == IA, name
+        # a directory without export-directory
+        assert dh.error_name(dh.docs, bus, "Add", (0, True, True), "(hbb)", fds=[dfd]) == IA
+        os.close(dfd)
+    finally:
+        os.close(fd)
+    for bad in ("", "../etc", "a/b", "x" * 100):
+        assert dh.error_name(dh.docs, bus, "Info", (bad,), "(s)") == NF
+        assert dh.error_name(dh.docs, bus, "Delete", (bad,), "(s)") in (IA, NF)
+    doc = dh.add(bus, f)
+    assert dh.error_name(dh.docs, bus, "GrantPermissions", (doc, "", ["read"]), "(ssas)") == IA
+    assert dh.error_name(dh.docs, bus, "GrantPermissions", (doc, APP, ["all"]), "(ssas)") == IA
+    assert dh.docs(bus, "Lookup", (f.encode(),), "(ay)")[0] == doc     # still serving
+
+
+def test_app_view_mode_bits_and_rights(bus, work):
+    dh.start(bus)
+    f = os.path.join(work, "b.txt")
+    write(f, "data")
+    os.chmod(f, 0o644)
+    doc = dh.add(bus, f)
+    mnt = dh.mountpoint(bus)
+    view = f"{mnt}/by-app/{APP}"
+    assert not os.path.exists(f"{view}/{doc}")
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read"]), "(ssas)")
+    st = os.stat(f"{view}/{doc}/b.txt")
+    assert stat.S_IMODE(st.st_mode) == 0o444
+    assert read(f"{view}/{doc}/b.txt") == "data"
+    with pytest.raises(PermissionError):
+        open(f"{view}/{doc}/b.txt", "w")
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["write"]), "(ssas)")
+    assert limentest.wait_until(lambda: stat.S_IMODE(os.stat(f"{view}/{doc}/b.txt").st_mode) == 0o644)
+    write(f"{view}/{doc}/b.txt", "changed")
+    assert read(f) == "changed"
+    assert os.listdir(view) == [doc]
+    # The host view of the same document, and the host path xattr
+    assert os.getxattr(f"{view}/{doc}/b.txt", "user.document-portal.host-path").decode() == f
+    dh.docs(bus, "RevokePermissions", (doc, APP, ["read", "write"]), "(ssas)")
+    assert limentest.wait_until(lambda: not os.path.exists(f"{view}/{doc}/b.txt"))
+
+
+def test_revocation_hits_open_handles(bus, work):
+    dh.start(bus)
+    f = os.path.join(work, "c.txt")
+    write(f, "0123456789" * 1000)
+    doc = dh.add(bus, f)
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read", "write"]), "(ssas)")
+    p = f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/c.txt"
+    fd = os.open(p, os.O_RDWR)
+    try:
+        assert os.pread(fd, 10, 0) == b"0123456789"       # now in the page cache
+        dh.docs(bus, "RevokePermissions", (doc, APP, ["read"]), "(ssas)")
+
+        def read_fails():
+            try:
+                os.pread(fd, 10, 0)
+                return False
+            except PermissionError:
+                return True
+        assert limentest.wait_until(read_fails, timeout=5)
+        os.pwrite(fd, b"A", 0)                             # write is still granted
+        dh.docs(bus, "Delete", (doc,), "(s)")
+        with pytest.raises(PermissionError):
+            os.pwrite(fd, b"B", 0)
+    finally:
+        os.close(fd)
+    assert read(f).startswith("A123")
+
+
+def test_atomic_save_leaves_nothing_behind(bus, work):
+    dh.start(bus)
+    f = os.path.join(work, "doc.txt")
+    write(f, "old")
+    doc = dh.add(bus, f)
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read", "write"]), "(ssas)")
+    d = f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}"
+    before = set(os.listdir(work))
+    # A save like g_file_set_contents: temp file in the same dir, fsync, rename over.
+    tmp = f"{d}/doc.txt.XYZ123"
+    with open(tmp, "w") as t:
+        t.write("new contents")
+        t.flush()
+        os.fsync(t.fileno())
+    assert sorted(os.listdir(d)) == ["doc.txt", "doc.txt.XYZ123"]
+    assert set(os.listdir(work)) == before                  # nothing visible on the host yet
+    os.rename(tmp, f"{d}/doc.txt")
+    assert read(f) == "new contents"
+    assert read(f"{d}/doc.txt") == "new contents"
+    assert set(os.listdir(work)) == before
+    # A failed save: the temp is dropped, not left on the host.
+    with open(f"{d}/doc.txt.tmp2", "w") as t:
+        t.write("abandoned")
+    os.unlink(f"{d}/doc.txt.tmp2")
+    assert set(os.listdir(work)) == before and os.listdir(d) == ["doc.txt"]
+    # An app crashing mid-save (temp still open when it dies) leaves nothing either.
+    subprocess.run([limentest.python_exe(), "-c",
+                    f"import os; fd = os.open({d + '/doc.txt.crash'!r}, os.O_CREAT | os.O_WRONLY); "
+                    "os.write(fd, b'x'); os.kill(os.getpid(), 9)"])
+    assert set(os.listdir(work)) == before
+    # The document keeps following the file after the save; the host view too.
+    assert read(f"{dh.mountpoint(bus)}/{doc}/doc.txt") == "new contents"
+    with pytest.raises(OSError) as e:
+        os.rename(f"{d}/doc.txt", f"{d}/other.txt")
+    assert e.value.errno == errno.EPERM
+    with pytest.raises(OSError):
+        os.symlink("/etc/passwd", f"{d}/link")
+    os.truncate(f"{d}/doc.txt", 3)
+    assert read(f) == "new"
+
+
+def test_add_named_creates_through_the_document(bus, work):
+    dh.start(bus)
+    dfd = os.open(work, os.O_PATH)
+    try:
+        doc = dh.docs(bus, "AddNamed", (0, b"new.txt", True, True), "(haybb)", fds=[dfd])[0]
+    finally:
+        os.close(dfd)
+    d = f"{dh.mountpoint(bus)}/{doc}"
+    assert os.listdir(d) == []
+    write(f"{d}/new.txt", "born")
+    assert read(os.path.join(work, "new.txt")) == "born"
+    assert dh.docs(bus, "Lookup", (os.path.join(work, "new.txt").encode(),), "(ay)")[0] == doc
+
+
+def test_export_directory(bus, work):
+    dh.start(bus)
+    root = os.path.join(work, "proj")
+    os.makedirs(os.path.join(root, "sub"))
+    write(os.path.join(root, "sub", "x.txt"), "x")
+    secret = os.path.join(work, "secret.txt")
+    write(secret, "secret")
+    os.symlink(secret, os.path.join(root, "link"))
+    ids, extra = dh.add_full(bus, [root], dh.FLAG_DIRECTORY | dh.FLAG_PERSISTENT, APP, ["read", "write"])
+    doc = ids[0]
+    assert bytes(extra["mountpoint"]).rstrip(b"\0").decode() == dh.mountpoint(bus)
+    v = f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/proj"
+    assert sorted(os.listdir(v)) == ["link", "sub"]
+    assert read(f"{v}/sub/x.txt") == "x"
+    write(f"{v}/sub/y.txt", "y")
+    os.mkdir(f"{v}/newdir")
+    os.rename(f"{v}/sub/y.txt", f"{v}/newdir/y.txt")
+    assert read(os.path.join(root, "newdir", "y.txt")) == "y"
+    os.unlink(f"{v}/newdir/y.txt")
+    os.rmdir(f"{v}/newdir")
+    assert sorted(os.listdir(root)) == ["link", "sub"]
+    # No escape: the symlink is served as a symlink, never followed by the daemon;
+    # new symlinks, hard links and renames out of the document are refused.
+    assert os.readlink(f"{v}/link") == secret
+    assert os.lstat(f"{v}/link").st_mode & stat.S_IFLNK
+    with pytest.raises(OSError):
+        os.symlink("/", f"{v}/sub/up")
+    with pytest.raises(OSError):
+        os.link(f"{v}/sub/x.txt", f"{v}/sub/hard")
+    other = dh.add_full(bus, [os.path.join(work)], dh.FLAG_DIRECTORY, APP, ["read", "write"])[0][0]
+    with pytest.raises(OSError) as e:
+        os.rename(f"{v}/sub/x.txt", f"{dh.mountpoint(bus)}/by-app/{APP}/{other}/work/stolen")
+    assert e.value.errno == errno.EXDEV
+    # ".." climbs the kernel's own dentries, so it stays inside the app's view.
+    assert sorted(os.listdir(f"{v}/sub/../..")) == ["proj"]
+    # The exported root itself cannot be replaced through the document.
+    with pytest.raises(OSError):
+        os.rename(f"{v}", f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/elsewhere")
+
+
+def test_symlink_swap_on_the_host_path(bus, work):
+    dh.start(bus)
+    inner = os.path.join(work, "dir")
+    os.makedirs(inner)
+    write(os.path.join(inner, "f.txt"), "mine")
+    hidden = os.path.join(work, "hidden")
+    os.makedirs(hidden)
+    write(os.path.join(hidden, "f.txt"), "secret")
+    doc = dh.add(bus, os.path.join(inner, "f.txt"))
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read"]), "(ssas)")
+    # Swap the document's directory for a symlink to another directory with the same name inside.
+    os.rename(inner, os.path.join(work, "moved"))
+    os.symlink(hidden, inner)
+    p = f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/f.txt"
+    # A fresh view (no cached entry) must not serve the other directory's file.
+    subprocess.run(["sh", "-c", "echo 3 > /proc/sys/vm/drop_caches"], stderr=subprocess.DEVNULL)
+    try:
+        content = read(p)
+    except OSError:
+        content = None
+    assert content != "secret"
+
+
+def test_sandboxed_caller(bus, work):
+    dh.start(bus)
+    shared = os.path.join(work, "shared")
+    os.makedirs(shared)
+    f = os.path.join(shared, "s.txt")
+    write(f, "visible")
+    ro = os.path.join(work, "ro")
+    os.makedirs(ro)
+    write(os.path.join(ro, "r.txt"), "readonly")
+    hidden = os.path.join(work, "hidden.txt")
+    write(hidden, "hidden")
+    host_doc = dh.add(bus, hidden)
+    hfd = os.open(hidden, os.O_RDWR)
+    try:
+        out = dh.run_in_sandbox(bus, APP, f'''
+fd = os.open({f!r}, os.O_PATH)
+out["add"] = call("Add", "(hbb)", (0, True, True), [fd])
+rfd = os.open({os.path.join(ro, "r.txt")!r}, os.O_PATH)
+out["add_ro"] = call("Add", "(hbb)", (0, True, True), [rfd])
+out["add_hidden"] = call("Add", "(hbb)", (0, True, True), [{hfd}])
+out["lookup"] = call("Lookup", "(ay)", ({f!r}.encode(),))
+out["info"] = call("Info", "(s)", ({host_doc!r},))
+out["list"] = call("List", "(s)", ("",))
+out["delete_other"] = call("Delete", "(s)", ({host_doc!r},))
+out["grant_other"] = call("GrantPermissions", "(ssas)", ({host_doc!r}, "org.example.App", ["read"]))
+out["hostpaths_other"] = call("GetHostPaths", "(as)", ([{host_doc!r}],))
+if out["add_ro"][0] == "ok":
+    d = out["add_ro"][1][0]
+    out["grant_more"] = call("GrantPermissions", "(ssas)", (d, "org.friend.App", ["write"]))
+    out["grant_ok"] = call("GrantPermissions", "(ssas)", (d, "org.friend.App", ["read"]))
+    out["full_more"] = call("AddFull", "(ahusas)", ([0], 1, "org.friend.App", ["write"]), [rfd])
+    out["hostpaths"] = call("GetHostPaths", "(as)", ([d],))
+out["as_needed"] = call("AddFull", "(ahusas)", ([0], 4, "org.example.App", ["read"]), [fd])
+''', binds=(shared,), ro_binds=(ro,), pass_fds=(hfd,))
+    finally:
+        os.close(hfd)
+    assert out["add"][0] == "ok", out
+    doc = out["add"][1][0]
+    assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {APP: ["read", "write", "grant-permissions", "delete"]}
+    ro_doc = out["add_ro"][1][0]
+    # An O_PATH fd to a read-only bind mount gives no write right.
+    assert dh.docs(bus, "Info", (ro_doc,), "(s)")[1][APP] == ["read", "grant-permissions", "delete"]
+    assert out["add_hidden"] == ["error", NA]          # a file the sandbox cannot see by path
+    for k in ("lookup", "info", "list"):
+        assert out[k] == ["error", NA], k
+    assert out["delete_other"] == ["error", NF]
+    assert out["grant_other"] == ["error", NF]
+    assert out["hostpaths_other"] == ["ok", [{}]]
+    assert out["grant_more"] == ["error", NA]
+    assert out["grant_ok"] == ["ok", []]
+    assert out["full_more"] == ["error", NA]
+    assert list(out["hostpaths"][1][0]) == [ro_doc]
+    assert out["as_needed"] == ["ok", [[""], {"mountpoint": dh.mountpoint(bus) + "\0"}]] or \
+        out["as_needed"][1][0] == [""]
+    assert dh.docs(bus, "Info", (host_doc,), "(s)")[1] == {}
+
+
+def test_by_app_isolation(bus, work):
+    """A sandbox that sees the whole mount still cannot use another app's view or the host view."""
+    dh.start(bus)
+    f = os.path.join(work, "iso.txt")
+    write(f, "for A only")
+    doc = dh.add(bus, f)
+    dh.docs(bus, "GrantPermissions", (doc, "org.a.App", ["read", "write"]), "(ssas)")
+    mnt = dh.mountpoint(bus)
+    # A's own view, mounted where Flatpak mounts it
+    out = dh.run_in_sandbox(bus, "org.a.App", f'''
+out["own"] = try_io(lambda: open("/run/user/0/doc/{doc}/iso.txt").read())
+out["ls"] = try_io(lambda: os.listdir("/run/user/0/doc"))
+''', extra_args=["--bind", f"{mnt}/by-app/org.a.App", "/run/user/0/doc"])
+    assert out["own"] == ["ok", "for A only"]
+    assert out["ls"] == ["ok", [doc]]
+    # B with the whole mount visible
+    out = dh.run_in_sandbox(bus, "org.b.App", f'''
+out["other_view"] = try_io(lambda: open("{mnt}/by-app/org.a.App/{doc}/iso.txt").read())
+out["host_view"] = try_io(lambda: open("{mnt}/{doc}/iso.txt").read())
+out["list_root"] = try_io(lambda: os.listdir("{mnt}"))
+out["list_byapp"] = try_io(lambda: os.listdir("{mnt}/by-app"))
+out["own_view"] = try_io(lambda: os.listdir("{mnt}/by-app/org.b.App"))
+''', extra_args=["--bind", mnt, mnt])
+    for k in ("other_view", "host_view", "list_root", "list_byapp"):
+        assert out[k][0] == "errno" and out[k][1] in ("ENOENT", "EACCES"), (k, out[k])
+    assert out["own_view"] == ["ok", []]
+    # The host itself still reads everything.
+    assert read(f"{mnt}/by-app/org.a.App/{doc}/iso.txt") == "for A only"
+
+
+def test_persistence_restart_and_stale_mount(bus, work):
+    d = dh.start(bus)
+    f = os.path.join(work, "p.txt")
+    write(f, "persist")
+    persistent = dh.add(bus, f, persistent=True)
+    g = os.path.join(work, "t.txt")
+    write(g, "transient")
+    transient = dh.add(bus, g, persistent=False)
+    dh.docs(bus, "GrantPermissions", (persistent, APP, ["read"]), "(ssas)")
+    d.stop(signal.SIGKILL)                          # leaves a dead mount behind
+    bus.wait_for_name_gone(dh.DOCS_NAME)
+    assert dh.is_mounted(dh.mountpoint(bus))
+    dh.start(bus)
+    assert dh.docs(bus, "Info", (persistent,), "(s)")[1] == {APP: ["read"]}
+    assert dh.error_name(dh.docs, bus, "Info", (transient,), "(s)") == NF
+    assert read(f"{dh.mountpoint(bus)}/by-app/{APP}/{persistent}/p.txt") == "persist"
+
+
+def test_document_follows_a_rename(bus, work):
+    dh.start(bus)
+    f = os.path.join(work, "orig.txt")
+    write(f, "moving")
+    doc = dh.add(bus, f)
+    os.rename(f, os.path.join(work, "renamed.txt"))
+    # The file handle finds it again (we run as root, so open_by_handle_at works).
+    assert os.listdir(f"{dh.mountpoint(bus)}/{doc}") == ["renamed.txt"]
+    assert read(f"{dh.mountpoint(bus)}/{doc}/renamed.txt") == "moving"
+    path = bytes(dh.docs(bus, "Info", (doc,), "(s)")[0]).rstrip(b"\0").decode()
+    assert path == os.path.join(work, "renamed.txt")
+
+
+def test_kill9_during_writes_loses_no_committed_document(bus, work):
+    d = dh.start(bus)
+    committed = []
+    stop = threading.Event()
+    files = []
+    for i in range(200):
+        p = os.path.join(work, f"k{i}.txt")
+        write(p, str(i))
+        files.append(p)
+    conn = bus.new_connection()
+
+    def adder():
+        for p in files:
+            if stop.is_set():
+                return
+            try:
+                fd = os.open(p, os.O_PATH)
+                try:
+                    doc = dh.docs(bus, "Add", (0, False, True), "(hbb)", fds=[fd], conn=conn)[0]
+                finally:
+                    os.close(fd)
+                committed.append((doc, p))
+            except GLib.Error:
+                return
+    t = threading.Thread(target=adder)
+    t.start()
+    limentest.wait_until(lambda: len(committed) > 30, timeout=20)
+    d.signal(signal.SIGKILL)
+    stop.set()
+    t.join(20)
+    d.stop()
+    bus.wait_for_name_gone(dh.DOCS_NAME)
+    dh.start(bus)
+    assert len(committed) > 30
+    for doc, p in committed:
+        path = bytes(dh.docs(bus, "Info", (doc,), "(s)")[0]).rstrip(b"\0").decode()
+        assert path == p
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_signals_with_open_files(bus, work, sig):
+    d = dh.start(bus)
+    f = os.path.join(work, "open.txt")
+    write(f, "x" * 100000)
+    doc = dh.add(bus, f)
+    p = f"{dh.mountpoint(bus)}/{doc}/open.txt"
+    fd = os.open(p, os.O_RDONLY)
+    reader = subprocess.Popen([limentest.python_exe(), "-c",
+                               f"import os\nfd=os.open({p!r}, os.O_RDONLY)\n"
+                               "while True:\n    os.pread(fd, 4096, 0)\n"],
+                              stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    d.signal(sig)
+    status = d.wait(timeout=5)
+    elapsed = time.monotonic() - t0
+    reader.kill()
+    reader.wait()
+    try:
+        os.close(fd)
+    except OSError:
+        pass  # the connection is gone: that is the point
+    assert status == 0
+    assert elapsed < 1.0, elapsed
+    assert not dh.is_mounted(dh.mountpoint(bus))
+
+
+def flatpak(bus, *args):
+    return subprocess.run(["flatpak", *args], env=bus.env, capture_output=True, text=True, timeout=30)
+
+
+def test_flatpak_cli(bus, work):
+    dh.start(bus)
+    f = os.path.join(work, "cli.txt")
+    write(f, "cli")
+    r = flatpak(bus, "document-export", f"--app={APP}", "-r", "-w", f)
+    assert r.returncode == 0, r.stderr
+    exported = r.stdout.strip()
+    assert read(exported) == "cli"
+    doc = exported.split("/")[-2]
+    assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {APP: ["read", "write"]}
+    r = flatpak(bus, "documents")
+    assert r.returncode == 0 and doc in r.stdout
+    r = flatpak(bus, "document-info", f)
+    assert r.returncode == 0 and doc in r.stdout and APP in r.stdout, r.stdout
+    r = flatpak(bus, "document-unexport", f)
+    assert r.returncode == 0, r.stderr
+    assert dh.error_name(dh.docs, bus, "Info", (doc,), "(s)") == NF
+
+
+def test_file_transfer(bus, work):
+    dh.start(bus)
+    f = os.path.join(work, "transfer.txt")
+    write(f, "payload")
+    key = bus.call(dh.FT_IFACE, "StartTransfer", ({"autostop": GLib.Variant("b", True)},), "(a{sv})",
+                   dest=dh.DOCS_NAME, path=dh.DOCS_PATH)[0]
+    fd = os.open(f, os.O_RDONLY)
+    try:
+        bus.call(dh.FT_IFACE, "AddFiles", (key, [0], {}), "(saha{sv})", dest=dh.DOCS_NAME, path=dh.DOCS_PATH,
+                 fds=[fd])
+    finally:
+        os.close(fd)
+    closed = []
+    bus.conn.signal_subscribe(dh.DOCS_NAME, dh.FT_IFACE, "TransferClosed", dh.DOCS_PATH, None, 0,
+                              lambda *a: closed.append(a[5].unpack()[0]))
+    out = dh.run_in_sandbox(bus, "org.receiver.App", f'''
+out["files"] = call("RetrieveFiles", "(sa{{sv}})", ({key!r}, {{}}), iface="org.freedesktop.portal.FileTransfer")
+out["again"] = call("RetrieveFiles", "(sa{{sv}})", ({key!r}, {{}}), iface="org.freedesktop.portal.FileTransfer")
+''')
+    assert out["files"][0] == "ok"
+    path = out["files"][1][0][0]
+    assert path.startswith(dh.mountpoint(bus) + "/") and path.endswith("/transfer.txt")
+    doc = path.split("/")[-2]
+    assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {"org.receiver.App": ["read"]}
+    assert out["again"] == ["error", NF]               # autostop
+    assert limentest.wait_until(lambda: closed == [key])
+    # Only the sender adds files; an unknown key is NotFound.
+    assert dh.error_name(bus.call, dh.FT_IFACE, "StopTransfer", ("nope",), "(s)", dest=dh.DOCS_NAME,
+                         path=dh.DOCS_PATH) == NF
+
+
+def test_import_from_reference_document_portal(bus, work):
+    """Documents made by Debian's xdg-document-portal are ours after the switch."""
+    ps = subprocess.Popen(["/usr/libexec/xdg-permission-store", "--replace"], env=bus.env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    dp = subprocess.Popen(["/usr/libexec/xdg-document-portal", "--replace"], env=bus.env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    f = os.path.join(work, "ref.txt")
+    write(f, "from the reference")
+    try:
+        bus.wait_for_name(dh.DOCS_NAME)
+        r = flatpak(bus, "document-export", f"--app={APP}", "-r", "-w", f)
+        assert r.returncode == 0, r.stderr
+        ref_doc = r.stdout.strip().split("/")[-2]
+    finally:
+        dp.terminate()
+        ps.terminate()
+        dp.wait(10)
+        ps.wait(10)
+    subprocess.run(["fusermount3", "-u", "-z", dh.mountpoint(bus)], stderr=subprocess.DEVNULL)
+    bus.wait_for_name_gone(dh.DOCS_NAME)
+    dh.start(bus)
+    assert dh.docs(bus, "Info", (ref_doc,), "(s)")[1] == {APP: ["read", "write"]}
+    assert read(f"{dh.mountpoint(bus)}/by-app/{APP}/{ref_doc}/ref.txt") == "from the reference"
