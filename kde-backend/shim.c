@@ -53,7 +53,7 @@ limen_kde_shim_get (GError **error)
       gboolean ok = TRUE;
 
       g_debug ("Loading the Qt shim from %s", path);
-      module = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+      module = dlopen (path, RTLD_LAZY | RTLD_LOCAL);
       if (!module)
         shim_error = g_strdup_printf ("Cannot load the Qt shim: %s", dlerror ());
       else

@@ -103,8 +103,12 @@ def test_action_invoked(bus, notifications):
 
 def test_remove_and_replace(bus, notifications):
     add(bus, "org.example.App", "n3", {"title": GLib.Variant("s", "one")})
+    # KNotification can only close what the server has numbered, so let the first land.
+    assert limentest.wait_until(lambda: len(notify_calls(bus)) >= 1, 10)
+    limentest.pump(0.3)
     add(bus, "org.example.App", "n3", {"title": GLib.Variant("s", "two")})
     assert limentest.wait_until(lambda: len(notify_calls(bus)) >= 2, 10)
+    limentest.pump(0.3)
     kh.call_impl(bus, "Notification", "RemoveNotification", ("org.example.App", "n3"), "(ss)")
     closes = limentest.wait_until(lambda: [c for c in mock_calls(bus, "org.freedesktop.Notifications",
                                                                   "/org/freedesktop/Notifications")

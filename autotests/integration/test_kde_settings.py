@@ -144,8 +144,8 @@ def test_live_change(bus):
                               kh.PATH, None, 0, lambda *a: seen.append(a[5].unpack()))
     limentest.pump(0.2)
     kh.write_kdeglobals(bus, BREEZE_DARK)
-    assert limentest.wait_until(lambda: ("org.freedesktop.appearance", "color-scheme", 1) in seen, 5), seen
-    assert ("org.kde.kdeglobals.General", "ColorScheme", "BreezeDark") in seen
+    assert limentest.wait_until(lambda: ("org.freedesktop.appearance", "color-scheme", 1) in seen and
+                                ("org.kde.kdeglobals.General", "ColorScheme", "BreezeDark") in seen, 5), seen
     # Unchanged values are not announced.
     assert not any(s[1] == "ForegroundNormal" and s[0].endswith("Selection") for s in seen)
     assert read(bus, "org.freedesktop.appearance", "color-scheme") == 1

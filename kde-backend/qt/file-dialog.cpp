@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QMimeDatabase>
 #include <QPushButton>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <memory>
 
@@ -51,12 +52,12 @@ LimenFileDialog::LimenFileDialog (const LimenQtFileChooserSpec *spec, LimenQtFil
                                   void *user_data)
   : _LimenQtDialog (&spec->window), m_mode (spec->mode), m_done (done), m_user_data (user_data)
 {
+  /* Everything is copied out of @spec now: the widget itself is built after the window
+   * is mapped (build()), when the spec is long gone. */
   m_state_file = str (spec->state_file);
   for (size_t i = 0; i < spec->n_files; i++)
     m_files += str (spec->files[i]);
-
-  m_state = m_state_file.isEmpty () ? KSharedConfig::openConfig (QString (), KConfig::SimpleConfig)
-                                    : KSharedConfig::openConfig (m_state_file, KConfig::SimpleConfig);
+  m_state = KSharedConfig::openConfig (m_state_file, KConfig::SimpleConfig);
   KConfigGroup group (m_state, "FileDialog");
 
   QString folder = str (spec->current_folder);
@@ -66,11 +67,40 @@ LimenFileDialog::LimenFileDialog (const LimenQtFileChooserSpec *spec, LimenQtFil
     folder = group.readEntry ("LastFolder", QString ());
   if (folder.isEmpty () || !QFileInfo (folder).isDir ())
     folder = QDir::homePath ();
+  m_folder = folder;
+  m_directory = spec->directory;
+  m_multiple = spec->multiple;
+  for (size_t i = 0; i < spec->n_filters; i++)
+    m_filter_lines += filterLine (spec->filters[i]);
+  m_n_filters = int (spec->n_filters);
+  m_current_filter = spec->current_filter >= 0 && size_t (spec->current_filter) < spec->n_filters
+                       ? spec->current_filter : 0;
+  if (m_mode == LIMEN_QT_FILE_SAVE)
+    {
+      m_current_file = str (spec->current_file);
+      m_current_name = str (spec->current_name);
+    }
+  if (spec->accept_label && *spec->accept_label)
+    m_accept_label = LimenQt::mnemonicLabel (spec->accept_label);
+  else if (m_mode == LIMEN_QT_FILE_SAVE_FILES)
+    m_accept_label = i18nc ("@action:button", "&Save Here");
 
   setWindowTitle (str (spec->title));
-  auto *layout = new QVBoxLayout (this);
-  m_widget = new KFileWidget (QUrl::fromLocalFile (folder), this);
-  layout->addWidget (m_widget);
+  m_layout = new QVBoxLayout (this);
+  if (spec->n_choices > 0)
+    m_choices = new LimenQt::ChoicesWidget (spec->n_choices, spec->choices, this);
+
+  int w = group.readEntry ("Width", 0), h = group.readEntry ("Height", 0);
+  resize (w > 200 && h > 150 ? QSize (w, h) : QSize (840, 540));
+}
+
+void LimenFileDialog::build ()
+{
+  if (m_widget || isClosedByPortal ())
+    return;
+  Busy busy (this);   /* KFileWidget's constructor runs a nested loop (KJob::exec) */
+  m_widget = new KFileWidget (QUrl::fromLocalFile (m_folder), this);
+  m_layout->addWidget (m_widget);
   /* View settings (detail/icon mode, hidden files) from our own file, not kdeglobals. */
   KConfigGroup viewGroup (m_state, "KFileWidget");
   m_widget->readConfig (viewGroup);
@@ -79,10 +109,10 @@ LimenFileDialog::LimenFileDialog (const LimenQtFileChooserSpec *spec, LimenQtFil
     {
     case LIMEN_QT_FILE_OPEN:
       m_widget->setOperationMode (KFileWidget::Opening);
-      if (spec->directory)
+      if (m_directory)
         m_widget->setMode (KFile::Directory | KFile::ExistingOnly);
       else
-        m_widget->setMode ((spec->multiple ? KFile::Files : KFile::File) | KFile::ExistingOnly);
+        m_widget->setMode ((m_multiple ? KFile::Files : KFile::File) | KFile::ExistingOnly);
       break;
     case LIMEN_QT_FILE_SAVE:
       m_widget->setOperationMode (KFileWidget::Saving);
@@ -95,42 +125,43 @@ LimenFileDialog::LimenFileDialog (const LimenQtFileChooserSpec *spec, LimenQtFil
       break;
     }
 
-  if (spec->n_filters > 0)
+  KFileFilterCombo *combo = m_widget->filterWidget ();
+  if (m_n_filters > 0)
     {
-      QStringList lines;
-      for (size_t i = 0; i < spec->n_filters; i++)
-        lines += filterLine (spec->filters[i]);
-      m_n_filters = int (spec->n_filters);
-      m_widget->setFilter (lines.join (QLatin1Char ('\n')));
-      int current = spec->current_filter >= 0 && size_t (spec->current_filter) < spec->n_filters
-                      ? spec->current_filter : 0;
-      KFileFilterCombo *combo = m_widget->filterWidget ();
-      combo->setCurrentIndex (current);
+      m_widget->setFilter (m_filter_lines.join (QLatin1Char ('\n')));
+      combo->setCurrentIndex (m_current_filter);
       Q_EMIT combo->filterChanged ();
+    }
+  else
+    {
+      /* An empty filter row only takes space. */
+      const auto labels = m_widget->findChildren<QLabel *> ();
+      for (QLabel *label : labels)
+        if (label->buddy () == combo)
+          label->hide ();
+      combo->hide ();
     }
 
   if (m_mode == LIMEN_QT_FILE_SAVE)
     {
-      if (spec->current_file && *spec->current_file)
-        m_widget->setSelectedUrl (QUrl::fromLocalFile (str (spec->current_file)));
-      else if (spec->current_name && *spec->current_name)
-        m_widget->locationEdit ()->setEditText (str (spec->current_name));
+      if (!m_current_file.isEmpty ())
+        m_widget->setSelectedUrl (QUrl::fromLocalFile (m_current_file));
+      else if (!m_current_name.isEmpty ())
+        m_widget->locationEdit ()->setEditText (m_current_name);
     }
 
-  if (spec->n_choices > 0)
-    {
-      m_choices = new LimenQt::ChoicesWidget (spec->n_choices, spec->choices, this);
-      m_widget->setCustomWidget (m_choices);
-    }
+  if (m_choices)
+    m_widget->setCustomWidget (m_choices);
 
   QPushButton *ok = m_widget->okButton ();
-  if (spec->accept_label && *spec->accept_label)
-    ok->setText (LimenQt::mnemonicLabel (spec->accept_label));
-  else if (m_mode == LIMEN_QT_FILE_SAVE_FILES)
-    ok->setText (i18nc ("@action:button", "&Save Here"));
+  if (!m_accept_label.isEmpty ())
+    ok->setText (m_accept_label);
   ok->show ();
   m_widget->cancelButton ()->show ();
-  connect (ok, &QPushButton::clicked, m_widget, &KFileWidget::slotOk);
+  connect (ok, &QPushButton::clicked, this, [this] {
+    Busy busy (this);   /* slotOk stats the typed name in a nested loop */
+    m_widget->slotOk ();
+  });
   connect (m_widget, &KFileWidget::accepted, this, [this] {
     m_widget->accept ();
     accept ();
@@ -147,22 +178,8 @@ LimenFileDialog::LimenFileDialog (const LimenQtFileChooserSpec *spec, LimenQtFil
       connect (ok, &QPushButton::clicked, this, saveHere);
       connect (m_widget->locationEdit (), QOverload<const QString &>::of (&KComboBox::returnPressed), this, saveHere);
     }
-  if (spec->n_filters == 0)
-    {
-      /* An empty filter row only takes space. */
-      KFileFilterCombo *combo = m_widget->filterWidget ();
-      const auto labels = m_widget->findChildren<QLabel *> ();
-      for (QLabel *label : labels)
-        if (label->buddy () == combo)
-          label->hide ();
-      combo->hide ();
-    }
-
-  int w = group.readEntry ("Width", 0), h = group.readEntry ("Height", 0);
-  if (w > 200 && h > 150)
-    resize (w, h);
-  else
-    resize (m_widget->dialogSizeHint ().expandedTo (QSize (800, 520)));
+  m_widget->show ();
+  m_widget->locationEdit ()->setFocus ();
 }
 
 LimenFileDialog::~LimenFileDialog () = default;
@@ -182,7 +199,7 @@ void LimenFileDialog::saveState ()
 
 void LimenFileDialog::onFinished (bool accepted)
 {
-  if (!accepted)
+  if (!accepted || !m_widget)
     {
       complete ([this] { m_done (this, LIMEN_QT_RESPONSE_CANCELLED, nullptr, m_user_data); });
       return;
@@ -254,6 +271,9 @@ limen_qt_file_chooser_open (const LimenQtFileChooserSpec *spec, LimenQtFileChoos
   if (!LimenQt::ensureApplication ())
     return nullptr;
   auto *dialog = new LimenFileDialog (spec, done, user_data);
+  /* Map the window first and fill it in the next turn of the loop: KFileWidget takes
+   * tens of milliseconds to build (places, KIO), and the user sees the dialog sooner. */
   dialog->present ();
+  QTimer::singleShot (0, dialog, [dialog] { dialog->build (); });
   return dialog;
 }

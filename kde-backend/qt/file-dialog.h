@@ -16,6 +16,8 @@ public:
   LimenFileDialog (const LimenQtFileChooserSpec *spec, LimenQtFileChooserDone done, void *user_data);
   ~LimenFileDialog () override;
 
+  /* Create and set up the KFileWidget (done once, right after the window is shown). */
+  void build ();
   KFileWidget *fileWidget () const { return m_widget; }
   LimenQt::ChoicesWidget *choicesWidget () const { return m_choices; }
   /* The KFileWidget filter line for a portal filter ("*.txt *.md|Text"). */
@@ -29,6 +31,11 @@ private:
   void saveState ();
 
   KFileWidget *m_widget = nullptr;
+  class QVBoxLayout *m_layout = nullptr;
+  QString m_folder, m_current_file, m_current_name, m_accept_label;
+  QStringList m_filter_lines;
+  int m_current_filter = 0;
+  bool m_directory = false, m_multiple = false;
   LimenQt::ChoicesWidget *m_choices = nullptr;
   LimenQtFileMode m_mode;
   int m_n_filters = 0;

@@ -65,14 +65,29 @@ struct _LimenQtDialog : public QDialog
   /* Start showing; called by the open functions after setup. */
   void present ();
 
+  /* While a Busy guard lives, the dialog is on the stack (e.g. inside KFileWidget code
+   * that runs a nested event loop): deleting it then would pull the floor away, so
+   * disposal waits until the last guard goes. */
+  class Busy
+  {
+  public:
+    explicit Busy (_LimenQtDialog *d) : m_d (d) { m_d->m_busy++; }
+    ~Busy () { if (--m_d->m_busy == 0 && m_d->m_dispose_pending) m_d->deleteLater (); }
+  private:
+    _LimenQtDialog *m_d;
+  };
+
 protected:
   virtual void onFinished (bool accepted) = 0;
+  void dispose ();
   /* Run @report unless closed by the portal, then dispose of the dialog. */
   void complete (const std::function<void ()> &report);
 
 private:
   bool m_closed = false;
   bool m_completed = false;
+  int m_busy = 0;
+  bool m_dispose_pending = false;
   LimenQtWindow m_window;
   QByteArray m_parent;
 };

@@ -12,6 +12,7 @@
 #include <QApplication>
 #include <QFormLayout>
 #include <QLabel>
+#include <QThread>
 #include <QTimer>
 #include <QWindow>
 #include <cstdlib>
@@ -268,11 +269,29 @@ void _LimenQtDialog::present ()
   pumpInput ();
 }
 
+void _LimenQtDialog::dispose ()
+{
+  hide ();
+  if (m_busy > 0)
+    {
+      m_dispose_pending = true;
+      return;
+    }
+  /* Inside a nested event loop (KIO's KJob::exec from KFileWidget code that is on the
+   * stack, e.g. after Return in the name field) a deferred delete would run in that
+   * loop; wait until we are back at the top level. */
+  if (QThread::currentThread ()->loopLevel () > 0)
+    {
+      QTimer::singleShot (20, this, [this] { dispose (); });
+      return;
+    }
+  deleteLater ();
+}
+
 void _LimenQtDialog::closeFromPortal ()
 {
   m_closed = true;
-  hide ();
-  deleteLater ();
+  dispose ();
 }
 
 void _LimenQtDialog::complete (const std::function<void ()> &report)
@@ -282,8 +301,7 @@ void _LimenQtDialog::complete (const std::function<void ()> &report)
   m_completed = true;
   if (!m_closed)
     report ();
-  hide ();
-  deleteLater ();
+  dispose ();
 }
 
 extern "C" {

@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""limen-kde against Debian's xdg-desktop-portal-kde, side by side in one run:
+idle PSS after start-up and a Settings.ReadAll (what a frontend does first), and the
+time from a FileChooser.OpenFile call to its window being mapped (polling xdotool search),
+cold (first dialog of the process) and warm. Prints figures and ratios; asserts nothing."""
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+import kde_helpers as kh  # noqa: E402
+import limentest  # noqa: E402
+from limentest import Gio, GLib  # noqa: E402
+
+REF_NAME = "org.freedesktop.impl.portal.desktop.kde"
+ROUNDS = int(os.environ.get("LIMEN_BENCH_ROUNDS", "5"))
+
+
+def pss_kib(pid):
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    return 0
+
+
+def call_async(bus, dest, iface, method, args, sig):
+    done = {}
+    bus.conn.call(dest, kh.PATH, iface, method, GLib.Variant(sig, args), None, Gio.DBusCallFlags.NONE, 120000,
+                  None, lambda c, r: done.setdefault("r", r))
+    return done
+
+
+def time_to_window(bus, x, dest, title):
+    handle = kh.new_handle(bus)
+    t0 = time.monotonic()
+    done = call_async(bus, dest, "org.freedesktop.impl.portal.FileChooser", "OpenFile",
+                      (handle, "org.example.Bench", "", title, {}), "(osssa{sv})")
+    # xdotool's --sync polls only twice a second; poll ourselves every few ms instead.
+    env = dict(os.environ, DISPLAY=x.display)
+    wid = None
+    while not wid:
+        GLib.MainContext.default().iteration(False)
+        r = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], env=env,
+                           capture_output=True, text=True)
+        wid = r.stdout.split()[0] if r.stdout.split() else None
+        if time.monotonic() - t0 > 60:
+            raise TimeoutError(title)
+    elapsed = time.monotonic() - t0
+    # Close it the way a caller giving up does.
+    bus.call("org.freedesktop.impl.portal.Request", "Close", None, None, dest=dest, path=handle)
+    limentest.wait_until(lambda: "r" in done, 10)
+    return elapsed
+
+
+def measure(argv, name, extra_env, label, x):
+    bus = limentest.Bus()
+    try:
+        env = dict(x.env())
+        env.update(extra_env)
+        t0 = time.monotonic()
+        d = bus.start(argv, env=env, wait_name=name, timeout=30)
+        startup = time.monotonic() - t0
+        bus.call("org.freedesktop.impl.portal.Settings", "ReadAll", ([],), "(as)", dest=name, path=kh.PATH)
+        time.sleep(1.5)
+        idle = pss_kib(d.pid)
+        try:
+            times = [time_to_window(bus, x, name, f"Bench {label} {i}") for i in range(ROUNDS)]
+        except TimeoutError:
+            print(d.output()[-3000:], "alive:", d.alive(), file=sys.stderr)
+            raise
+        after = pss_kib(d.pid)
+        return {"startup": startup, "idle_pss": idle, "cold": times[0],
+                "warm": statistics.median(times[1:]) if len(times) > 1 else times[0], "pss_after": after}
+    finally:
+        bus.close()
+
+
+def main():
+    reps = int(os.environ.get("LIMEN_BENCH_REPS", "3"))
+    x = kh.Xvfb()
+    runs = {"ours": [], "ref": []}
+    try:
+        # Interleaved fresh processes, so load from the rest of the machine hits both alike.
+        for _ in range(reps):
+            runs["ours"].append(measure([limentest.binary("limen-kde")], kh.KDE_NAME,
+                                        {"QT_QPA_PLATFORM": "xcb"}, "limen", x))
+            runs["ref"].append(measure([kh.REF_KDE], REF_NAME,
+                                       {"XDG_CURRENT_DESKTOP": "KDE", "QT_QPA_PLATFORM": "xcb"}, "ref", x))
+    finally:
+        x.close()
+    ours = {k: statistics.median(r[k] for r in runs["ours"]) for k in runs["ours"][0]}
+    ref = {k: statistics.median(r[k] for r in runs["ref"]) for k in runs["ref"][0]}
+    print(f"medians of {reps} fresh processes each, {ROUNDS} dialogs per process")
+    print(f"{'':30}{'limen-kde':>12}{'xdp-kde':>12}{'ratio':>8}")
+    rows = [("start to bus name (s)", "startup"), ("idle PSS (KiB)", "idle_pss"),
+            ("FileChooser mapped, cold (s)", "cold"), ("FileChooser mapped, warm (s)", "warm"),
+            ("PSS after dialogs (KiB)", "pss_after")]
+    for label, key in rows:
+        a, b = ours[key], ref[key]
+        fmt = "{:>12.3f}" if key in ("startup", "cold", "warm") else "{:>12.0f}"
+        print(f"{label:30}" + fmt.format(a) + fmt.format(b) + f"{a / b if b else float('nan'):>8.2f}")
+    print(f"idle PSS ratio {ours['idle_pss'] / ref['idle_pss']:.2f} (target <= 0.25); "
+          f"cold FileChooser ratio {ours['cold'] / ref['cold']:.2f} (target <= 1.0)")
+
+
+if __name__ == "__main__":
+    main()
