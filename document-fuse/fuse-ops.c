@@ -2158,6 +2158,7 @@ limen_fuse_start (LimenFuse *fs, GError **error)
   args.allocated = 0;
 
   fs->se = fuse_session_new (&args, &limen_fuse_ops, sizeof limen_fuse_ops, fs);
+  fuse_opt_free_args (&args);
   if (fs->se == NULL)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot create the FUSE session");
@@ -2197,8 +2198,8 @@ limen_fuse_stop (LimenFuse *fs)
       g_snprintf (abort_path, sizeof abort_path, "/sys/fs/fuse/connections/%u/abort", minor (fs->dev));
       if (fs->dev)
         g_file_set_contents (abort_path, "1", 1, NULL);
-      if (umount2 (fs->mountpoint, MNT_DETACH) != 0)
-        fuse_session_unmount (fs->se);
+      /* Lazy for root, fusermount3 -u -z otherwise. */
+      fuse_session_unmount (fs->se);
       fs->mounted = FALSE;
     }
   stop->stop = TRUE;

@@ -1,0 +1,219 @@
+/* Unit tests of limen-documents' store pieces: SQLite schema and reopen, name validation,
+ * permission strings, and the GVDB reader on good, truncated and random input.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "db.h"
+#include "doc-model.h"
+#include "gvdb-reader.h"
+#include "perm-store.h"
+
+static char *tmpdir;
+
+static void
+test_names (void)
+{
+  g_assert_true (limen_perm_table_name_is_valid ("devices"));
+  g_assert_true (limen_perm_table_name_is_valid ("desktop-used-apps"));
+  g_assert_false (limen_perm_table_name_is_valid (""));
+  g_assert_false (limen_perm_table_name_is_valid ("a/b"));
+  g_assert_false (limen_perm_table_name_is_valid ("../../../x"));
+  g_assert_false (limen_perm_table_name_is_valid (".."));
+  g_assert_false (limen_perm_table_name_is_valid ("a\nb"));
+  g_assert_true (limen_perm_id_is_valid ("text/plain"));
+  g_assert_true (limen_perm_id_is_valid ("camera"));
+  g_assert_false (limen_perm_id_is_valid ("a/../b"));
+  g_assert_false (limen_perm_id_is_valid ("/etc/passwd"));
+  g_assert_false (limen_perm_id_is_valid (""));
+  g_assert_true (limen_doc_id_is_valid ("1a2b3c4d"));
+  g_assert_true (limen_doc_id_is_valid ("0123456789abcdefghij"));
+  g_assert_false (limen_doc_id_is_valid ("../x"));
+  g_assert_false (limen_doc_id_is_valid (""));
+}
+
+static void
+test_perm_strings (void)
+{
+  const char *good[] = { "read", "write", "grant-permissions", "delete", NULL };
+  const char *bad[] = { "read", "fly", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autofree const char **names = NULL;
+  guint bits = 0;
+
+  g_assert_true (limen_doc_perms_from_strv (good, "permissions", &bits, NULL));
+  g_assert_cmpuint (bits, ==, LIMEN_DOC_PERM_ALL);
+  g_assert_false (limen_doc_perms_from_strv (bad, "permissions", &bits, &error));
+  g_assert_nonnull (strstr (error->message, "permissions"));
+  names = limen_doc_perms_to_strv (LIMEN_DOC_PERM_READ | LIMEN_DOC_PERM_DELETE);
+  g_assert_cmpstr (names[0], ==, "read");
+  g_assert_cmpstr (names[1], ==, "delete");
+  g_assert_null (names[2]);
+}
+
+static void
+count_entry (const char *table, const char *id, GVariant *data, GVariant *perms, gpointer user_data)
+{
+  (*(int *) user_data)++;
+  g_assert_cmpstr (table, ==, "t");
+  g_assert_true (g_variant_is_of_type (perms, G_VARIANT_TYPE ("a{sas}")));
+}
+
+static void
+test_db_reopen (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "db.sqlite", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) perms = g_variant_ref_sink (g_variant_new_parsed ("{'org.a.App': ['yes']}"));
+  g_autoptr(GVariant) empty = g_variant_ref_sink (g_variant_new_parsed ("@a{sas} {}"));
+  LimenDb *db = limen_db_open (path, &error);
+  int n = 0;
+
+  g_assert_no_error (error);
+  g_assert_true (limen_db_begin (db, &error));
+  g_assert_true (limen_db_perm_put_entry (db, "t", "one", NULL, perms, &error));
+  g_assert_true (limen_db_perm_put_entry (db, "t", "two", g_variant_new_boolean (TRUE), empty, &error));
+  g_assert_true (limen_db_commit (db, &error));
+  g_assert_true (limen_db_set_meta (db, "k", "v", &error));
+  limen_db_close (db);
+
+  db = limen_db_open (path, &error);
+  g_assert_no_error (error);
+  g_assert_true (limen_db_perm_load (db, count_entry, &n, &error));
+  g_assert_cmpint (n, ==, 2);
+  g_autofree char *meta = limen_db_get_meta (db, "k");
+  g_assert_cmpstr (meta, ==, "v");
+  limen_db_close (db);
+}
+
+/* A GVDB file with root {"main": H {"id": v}} written by hand from the format. */
+static GBytes *
+make_gvdb (GVariant *value)
+{
+  g_autoptr(GVariant) boxed = g_variant_ref_sink (g_variant_new_variant (value));
+  GByteArray *b = g_byte_array_new ();
+  guint32 header[6] = { GUINT32_TO_LE (0x72615647), GUINT32_TO_LE (0x746e6169), 0, 0, 0, 0 };
+  gsize value_size = g_variant_get_size (boxed);
+  /* Layout: header(24) | root table [8 + 1 bucket + 1 item] | main table [8 + 1 bucket + 1 item] | keys | value */
+  guint32 root_start = 24, root_end = root_start + 8 + 4 + 24;
+  guint32 main_start = root_end, main_end = main_start + 8 + 4 + 24;
+  guint32 keys = main_end, value_start = keys + 8;
+  guint32 t[3];
+  guint8 item[24];
+
+  header[4] = GUINT32_TO_LE (root_start);
+  header[5] = GUINT32_TO_LE (root_end);
+  g_byte_array_append (b, (guint8 *) header, sizeof header);
+  for (int table = 0; table < 2; table++)
+    {
+      guint32 key_start = keys + (table == 0 ? 0 : 4);
+      guint16 key_size = table == 0 ? 4 : 2;
+      guint32 start = table == 0 ? main_start : value_start;
+      guint32 end = table == 0 ? main_end : value_start + value_size;
+      guint32 none = 0xffffffff;
+
+      t[0] = 0;  /* no bloom words */
+      t[1] = GUINT32_TO_LE (1);
+      t[2] = 0;
+      g_byte_array_append (b, (guint8 *) t, sizeof t);
+      memset (item, 0, sizeof item);
+      memcpy (item + 4, &none, 4);
+      memcpy (item + 8, &key_start, 4);
+      memcpy (item + 12, &key_size, 2);
+      item[14] = table == 0 ? 'H' : 'v';
+      memcpy (item + 16, &start, 4);
+      memcpy (item + 20, &end, 4);
+      g_byte_array_append (b, item, sizeof item);
+    }
+  g_byte_array_append (b, (const guint8 *) "mainid\0\0", 8);
+  g_byte_array_append (b, g_variant_get_data (boxed), value_size);
+  return g_byte_array_free_to_bytes (b);
+}
+
+static void
+collect (const char *key, GVariant *value, gpointer user_data)
+{
+  g_hash_table_insert (user_data, g_strdup (key), g_variant_ref (value));
+}
+
+static void
+test_gvdb_reader (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "table", NULL);
+  g_autoptr(GBytes) bytes = make_gvdb (g_variant_new_parsed ("(<'data'>, {'org.a.App': ['yes']})"));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenGvdb) db = NULL;
+  g_autoptr(LimenGvdb) main_table = NULL;
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                      (GDestroyNotify) g_variant_unref);
+  g_autoptr(GVariant) v = NULL;
+  gsize len;
+  const guint8 *data = g_bytes_get_data (bytes, &len);
+
+  g_assert_true (g_file_set_contents (path, (const char *) data, len, NULL));
+  db = limen_gvdb_open (path, &error);
+  g_assert_no_error (error);
+  main_table = limen_gvdb_get_table (db, "main");
+  g_assert_nonnull (main_table);
+  limen_gvdb_foreach (main_table, collect, seen);
+  g_assert_cmpuint (g_hash_table_size (seen), ==, 1);
+  v = limen_gvdb_get_value (main_table, "id");
+  g_assert_nonnull (v);
+  g_assert_true (g_variant_is_of_type (v, G_VARIANT_TYPE ("(va{sas})")));
+
+  /* Every truncation and random corruption is refused or read safely, never a crash. */
+  for (gsize cut = 0; cut < len; cut++)
+    {
+      g_autoptr(LimenGvdb) t = NULL;
+      g_autoptr(LimenGvdb) m = NULL;
+
+      g_assert_true (g_file_set_contents (path, (const char *) data, cut, NULL));
+      t = limen_gvdb_open (path, NULL);
+      if (t && (m = limen_gvdb_get_table (t, "main")))
+        limen_gvdb_foreach (m, collect, seen);
+    }
+  for (int round = 0; round < 2000; round++)
+    {
+      g_autofree guint8 *copy = g_memdup2 (data, len);
+      g_autoptr(LimenGvdb) t = NULL;
+      g_autoptr(LimenGvdb) m = NULL;
+
+      for (int k = 0; k < 4; k++)
+        copy[g_random_int_range (24, len)] = g_random_int ();
+      g_assert_true (g_file_set_contents (path, (const char *) copy, len, NULL));
+      t = limen_gvdb_open (path, NULL);
+      if (t && (m = limen_gvdb_get_table (t, "main")))
+        limen_gvdb_foreach (m, collect, seen);
+    }
+  g_assert_true (g_file_set_contents (path, "not a gvdb", -1, NULL));
+  g_clear_error (&error);
+  g_assert_null (limen_gvdb_open (path, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL);
+}
+
+int
+main (int argc, char **argv)
+{
+  int r;
+
+  g_test_init (&argc, &argv, NULL);
+  tmpdir = g_dir_make_tmp ("limen-docs-XXXXXX", NULL);
+  g_test_add_func ("/documents/names", test_names);
+  g_test_add_func ("/documents/perm-strings", test_perm_strings);
+  g_test_add_func ("/documents/db-reopen", test_db_reopen);
+  g_test_add_func ("/documents/gvdb-reader", test_gvdb_reader);
+  r = g_test_run ();
+  {
+    g_autoptr(GDir) d = g_dir_open (tmpdir, 0, NULL);
+    const char *n;
+
+    while (d && (n = g_dir_read_name (d)))
+      {
+        g_autofree char *p = g_build_filename (tmpdir, n, NULL);
+        g_unlink (p);
+      }
+    g_rmdir (tmpdir);
+  }
+  return r;
+}
