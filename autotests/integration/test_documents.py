@@ -523,6 +523,9 @@ def test_import_from_reference_document_portal(bus, work):
         r = flatpak(bus, "document-export", f"--app={APP}", "-r", "-w", f)
         assert r.returncode == 0, r.stderr
         ref_doc = r.stdout.strip().split("/")[-2]
+        # xdg-permission-store writes its file a little later: wait for the grant to land.
+        db = os.path.join(bus.data_home, "flatpak", "db", "documents")
+        assert limentest.wait_until(lambda: os.path.exists(db) and b"write" in open(db, "rb").read(), timeout=10)
     finally:
         dp.terminate()
         ps.terminate()
