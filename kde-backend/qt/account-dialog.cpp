@@ -4,6 +4,7 @@
 #include "shim-private.h"
 
 #include <KLocalizedString>
+#include <KStandardGuiItem>
 #include <QDialogButtonBox>
 #include <QFormLayout>
 #include <QIcon>
@@ -53,7 +54,8 @@ public:
     auto *buttons = new QDialogButtonBox (this);
     auto *share = buttons->addButton (i18nc ("@action:button", "&Share"), QDialogButtonBox::AcceptRole);
     share->setObjectName (QStringLiteral ("share"));
-    buttons->addButton (QDialogButtonBox::Cancel);
+    /* KDE's own Cancel item: translated by KWidgetsAddons' catalog, with its icon. */
+    KGuiItem::assign (buttons->addButton (QDialogButtonBox::Cancel), KStandardGuiItem::cancel ());
     connect (buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect (buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     layout->addWidget (buttons);

@@ -5,6 +5,7 @@
 
 #include <KApplicationTrader>
 #include <KLocalizedString>
+#include <KStandardGuiItem>
 #include <KService>
 #include <QDialogButtonBox>
 #include <QLabel>
@@ -64,7 +65,8 @@ public:
     auto *buttons = new QDialogButtonBox (this);
     m_other = buttons->addButton (i18nc ("@action:button", "&Other Application…"), QDialogButtonBox::ActionRole);
     m_open = buttons->addButton (i18nc ("@action:button", "&Open"), QDialogButtonBox::AcceptRole);
-    buttons->addButton (QDialogButtonBox::Cancel);
+    /* KDE's own Cancel item: translated by KWidgetsAddons' catalog, with its icon. */
+    KGuiItem::assign (buttons->addButton (QDialogButtonBox::Cancel), KStandardGuiItem::cancel ());
     m_open->setObjectName (QStringLiteral ("open"));
     m_other->setObjectName (QStringLiteral ("other"));
     layout->addWidget (buttons);

@@ -12,6 +12,7 @@
 #include <QApplication>
 #include <QFormLayout>
 #include <QLabel>
+#include <QScreen>
 #include <QThread>
 #include <QTimer>
 #include <QWindow>
@@ -262,6 +263,13 @@ _LimenQtDialog::~_LimenQtDialog ()
 
 void _LimenQtDialog::present ()
 {
+  /* Never larger than the screen (remembered sizes, 200% scale). */
+  if (QScreen *screen = QGuiApplication::primaryScreen ())
+    {
+      QSize avail = screen->availableGeometry ().size () * 0.9;
+      if (width () > avail.width () || height () > avail.height ())
+        resize (size ().boundedTo (avail));
+    }
   LimenQt::applyWindow (this, &m_window);
   show ();
   raise ();
