@@ -1,4 +1,20 @@
 # limen-kde tests: QTest (offscreen) for the shim, pytest on a private bus for the backend.
+# Imported Qt/KF5 targets and languages are directory-scoped: set them up here too.
+enable_language(CXX)
+set(CMAKE_CXX_STANDARD 17)
+find_package(ECM 5.103 REQUIRED NO_MODULE)
+list(APPEND CMAKE_MODULE_PATH ${ECM_MODULE_PATH})
+find_package(Qt5 5.15 REQUIRED COMPONENTS Core Gui Widgets DBus Test)
+find_package(XCB REQUIRED COMPONENTS XCB)
+find_package(KF5 5.103 REQUIRED COMPONENTS KIO I18n Notifications WindowSystem Config Service
+                                           WidgetsAddons CoreAddons)
+
+add_executable(test-kde-shim qt/test-kde-shim.cpp)
+target_link_libraries(test-kde-shim PRIVATE limen-qt-objects Qt5::Test)
+set_target_properties(test-kde-shim PROPERTIES AUTOMOC ON)
+add_test(NAME qt-kde-shim COMMAND test-kde-shim)
+set_tests_properties(qt-kde-shim PROPERTIES LABELS qt TIMEOUT 120
+  ENVIRONMENT "QT_QPA_PLATFORM=offscreen;LIMEN_ARTIFACTS=${PROJECT_BINARY_DIR}/autotests/artifacts/kde;LANGUAGE=;LC_ALL=C.UTF-8")
 limen_add_pytest(kde-settings test_kde_settings.py TIMEOUT 300)
 limen_add_pytest(kde-dialogs test_kde_dialogs.py TIMEOUT 600)
 limen_add_pytest(kde-services test_kde_services.py TIMEOUT 600)
