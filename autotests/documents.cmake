@@ -6,3 +6,8 @@ target_link_libraries(test-documents-stress PRIVATE PkgConfig::GLIB)
 limen_add_pytest(integration-permission-store test_permission_store.py)
 limen_add_pytest(integration-documents test_documents.py TIMEOUT 900)
 limen_add_pytest(integration-documents-stress test_documents_stress.py TIMEOUT 300)
+
+# Benchmark (label bench, not in the default run): against xdg-document-portal in the same run.
+add_test(NAME bench-documents COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-documents.py)
+set_tests_properties(bench-documents PROPERTIES LABELS bench TIMEOUT 3600
+  ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};PYTHONDONTWRITEBYTECODE=1")

@@ -133,7 +133,8 @@ limen_db_open (const char *path, GError **error)
   sqlite3_busy_timeout (db->sql, 2000);
   /* WAL + NORMAL: a commit is durable against a crash of this process (kill -9);
    * only a power loss can cost the last transactions. */
-  if (!db_exec (db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", error)
+  if (!db_exec (db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+                     " PRAGMA cache_size=-512;", error)
       || !db_migrate (db, error))
     return NULL;
 

@@ -93,6 +93,33 @@ canonical_path (int fd, const struct stat *st, GError **error)
   return g_steal_pointer (&path);
 }
 
+/* limen_fd_check() for a sandboxed caller; for the host only the file type matters (it
+ * holds every right on what it can name), which saves resolving the fd in its root. */
+static gboolean
+check_fd (LimenAppInfo *info, int fd, LimenFdFlags flags, LimenFdInfo *out, GError **error)
+{
+  struct stat st;
+
+  if (!limen_app_info_is_host (info))
+    return limen_fd_check (info, fd, flags, out, error);
+  memset (out, 0, sizeof *out);
+  if (fstat (fd, &st) != 0 ||
+      !((S_ISREG (st.st_mode) && (flags & LIMEN_FD_ALLOW_REGULAR)) ||
+        (S_ISDIR (st.st_mode) && (flags & LIMEN_FD_ALLOW_DIRECTORY))))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           (flags & LIMEN_FD_ALLOW_DIRECTORY) && !(flags & LIMEN_FD_ALLOW_REGULAR) ?
+                           "Not a directory" : (flags & LIMEN_FD_ALLOW_DIRECTORY) ?
+                           "Not a regular file or directory" : "Not a regular file");
+      return FALSE;
+    }
+  out->is_dir = S_ISDIR (st.st_mode);
+  out->dev = st.st_dev;
+  out->ino = st.st_ino;
+  out->readable = out->writable = TRUE;
+  return TRUE;
+}
+
 static void
 grant_caller (LimenDocPortal *portal, LimenAppInfo *info, LimenDoc *doc, guint rights)
 {
@@ -150,7 +177,7 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
       g_autofd int child = -1;
       struct stat cst;
 
-      if (!limen_fd_check (info, fd, LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH, &fdinfo, error))
+      if (!check_fd (info, fd, LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH, &fdinfo, error))
         return NULL;
       if (name[0] == '\0' || strchr (name, '/') || strcmp (name, ".") == 0 || strcmp (name, "..") == 0 ||
           strlen (name) > NAME_MAX)
@@ -182,7 +209,7 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
                                    "Invalid filename: not a regular file");
               return NULL;
             }
-          if (!limen_fd_check (info, child, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH, &cinfo, error))
+          if (!check_fd (info, child, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH, &cinfo, error))
             {
               limen_fd_info_clear (&fdinfo);
               return NULL;
@@ -211,7 +238,7 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
     {
       LimenFdFlags check = LIMEN_FD_ALLOW_O_PATH | (want_dir ? LIMEN_FD_ALLOW_DIRECTORY : LIMEN_FD_ALLOW_REGULAR);
 
-      if (!limen_fd_check (info, fd, check, &fdinfo, error))
+      if (!check_fd (info, fd, check, &fdinfo, error))
         return NULL;
       rights = (fdinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (fdinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
       limen_fd_info_clear (&fdinfo);

@@ -690,8 +690,9 @@ op_init (void *userdata, struct fuse_conn_info *conn)
   /* We revoke through explicit invalidation; writes go straight to the host file so a
    * revoked handle can never flush data later. */
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
-  if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
-    conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+  /* Host-side changes are caught at open (keep_cache only while the file is unchanged);
+   * automatic invalidation would add a GETATTR to reads of a cached file. */
+  conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 }
 
 static void
