@@ -2199,8 +2199,12 @@ limen_fuse_stop (LimenFuse *fs)
       g_snprintf (abort_path, sizeof abort_path, "/sys/fs/fuse/connections/%u/abort", minor (fs->dev));
       if (fs->dev)
         g_file_set_contents (abort_path, "1", 1, NULL);
-      /* Lazy for root, fusermount3 -u -z otherwise. */
-      fuse_session_unmount (fs->se);
+      /* Lazy for root, fusermount3 -u -z otherwise; but only while the mount there is
+       * still ours: after --replace the successor has mounted its own in its place. */
+      if (mounted_dev (fs->mountpoint, NULL) == fs->dev)
+        fuse_session_unmount (fs->se);
+      else
+        g_debug ("%s is no longer our mount; leaving it alone", fs->mountpoint);
       fs->mounted = FALSE;
     }
   stop->stop = TRUE;

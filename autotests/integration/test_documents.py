@@ -536,3 +536,34 @@ def test_import_from_reference_document_portal(bus, work):
     dh.start(bus)
     assert dh.docs(bus, "Info", (ref_doc,), "(s)")[1] == {APP: ["read", "write"]}
     assert read(f"{dh.mountpoint(bus)}/by-app/{APP}/{ref_doc}/ref.txt") == "from the reference"
+
+
+def test_replace_hands_over_the_mount(bus, work):
+    first = dh.start(bus)
+    f = os.path.join(work, "r.txt")
+    write(f, "kept")
+    doc = dh.add(bus, f, persistent=True)
+    second = dh.start(bus, "--replace", wait_mount=False)
+    assert first.wait(timeout=5) == 0
+    # The successor serves the same documents on a live mount.
+    assert limentest.wait_until(lambda: dh.is_mounted(dh.mountpoint(bus)), timeout=5)
+
+    def readable():
+        try:
+            return read(f"{dh.mountpoint(bus)}/{doc}/r.txt") == "kept"
+        except OSError:
+            return False
+    assert limentest.wait_until(readable, timeout=5)
+    assert second.alive()
+
+
+def test_non_empty_mount_dir(bus, work):
+    mnt = dh.mountpoint(bus)
+    os.makedirs(mnt)
+    write(os.path.join(mnt, "left-over"), "x")
+    dh.start(bus)
+    f = os.path.join(work, "n.txt")
+    write(f, "n")
+    doc = dh.add(bus, f)
+    assert read(f"{mnt}/{doc}/n.txt") == "n"
+    assert "left-over" not in os.listdir(mnt)
