@@ -156,6 +156,13 @@ limen_app_info_add_vanished_watch (LimenPeerVanishedFunc func, gpointer user_dat
   VanishedWatch w = { func, user_data };
 
   g_return_if_fail (vanished_watches != NULL);
+  for (guint i = 0; i < vanished_watches->len; i++)
+    {
+      VanishedWatch *have = &g_array_index (vanished_watches, VanishedWatch, i);
+
+      if (have->func == func && have->user_data == user_data)
+        return;
+    }
   g_array_append_val (vanished_watches, w);
 }
 

@@ -24,7 +24,7 @@ void limen_app_info_tracker_init (GDBusConnection *connection);
 /* Stop tracking and drop the cache (daemon shutdown). */
 void limen_app_info_tracker_shutdown (void);
 
-/* Register @func to run whenever a peer disconnects. */
+/* Register @func to run whenever a peer disconnects; registering the same pair again is a no-op. */
 void limen_app_info_add_vanished_watch (LimenPeerVanishedFunc func, gpointer user_data);
 
 /* Identify the peer @sender (a unique name); cached until the peer leaves.

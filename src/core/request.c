@@ -24,7 +24,6 @@ struct _LimenRequest {
 };
 
 static GHashTable *requests;   /* path → LimenRequest (ref) */
-static gboolean watching_peers;
 static guint token_counter;
 
 char *
@@ -173,11 +172,7 @@ limen_request_new (GDBusMethodInvocation *invocation, LimenAppInfo *app_info,
 
   if (requests == NULL)
     requests = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) limen_request_unref);
-  if (!watching_peers)
-    {
-      limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
-      watching_peers = TRUE;
-    }
+  limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
 
   request = g_new0 (LimenRequest, 1);
   request->ref_count = 1;

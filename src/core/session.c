@@ -21,7 +21,6 @@ struct _LimenSession {
 };
 
 static GHashTable *sessions;   /* path → LimenSession (ref) */
-static gboolean watching_peers;
 
 LimenSession *
 limen_session_ref (LimenSession *session)
@@ -116,11 +115,7 @@ limen_session_new (GDBusMethodInvocation *invocation, LimenAppInfo *app_info,
 
   if (sessions == NULL)
     sessions = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) limen_session_unref);
-  if (!watching_peers)
-    {
-      limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
-      watching_peers = TRUE;
-    }
+  limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
 
   session = g_new0 (LimenSession, 1);
   session->ref_count = 1;
