@@ -28,3 +28,4 @@ add_test(NAME bench-portal COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/b
 set_tests_properties(bench-portal PROPERTIES LABELS bench TIMEOUT 1800
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR}")
 limen_add_pytest(hostile-portal test_hostile_portal.py)
+limen_add_pytest(integration-portal-gamemode test_portal_gamemode.py)
