@@ -86,18 +86,22 @@ find_in_dir (const char *dir, const struct stat *ns, pid_t wanted)
   return -1;
 }
 
+/* Whether @info's pids need translating at all; if so, its pid namespace in @ns. */
 static gboolean
-caller_pidns (LimenAppInfo *info, struct stat *ns, gboolean *same, GError **error)
+needs_translation (LimenAppInfo *info, struct stat *ns, gboolean *needed, GError **error)
 {
   g_autofree char *entry = g_strdup_printf ("/proc/%d", limen_app_info_get_pid (info));
   struct stat own;
 
+  *needed = FALSE;
+  if (limen_app_info_is_host (info))
+    return TRUE;
   if (!pidns_of (entry, ns) || !pidns_of ("/proc/self", &own))
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Caller's process is gone");
       return FALSE;
     }
-  *same = ns->st_ino == own.st_ino && ns->st_dev == own.st_dev;
+  *needed = ns->st_ino != own.st_ino || ns->st_dev != own.st_dev;
   return TRUE;
 }
 
@@ -105,15 +109,11 @@ gboolean
 limen_pid_map_to_host (LimenAppInfo *info, pid_t *pids, guint n, GError **error)
 {
   struct stat ns;
-  gboolean same;
+  gboolean needed;
 
-  if (limen_app_info_is_host (info))
-    return TRUE;
-  if (!caller_pidns (info, &ns, &same, error))
+  if (!needs_translation (info, &ns, &needed, error))
     return FALSE;
-  if (same)
-    return TRUE;
-  for (guint i = 0; i < n; i++)
+  for (guint i = 0; needed && i < n; i++)
     {
       pid_t host = find_in_dir ("/proc", &ns, pids[i]);
 
@@ -131,15 +131,13 @@ gboolean
 limen_pid_map_thread_to_host (LimenAppInfo *info, pid_t host_pid, pid_t *tid, GError **error)
 {
   struct stat ns;
-  gboolean same;
+  gboolean needed;
   g_autofree char *tasks = NULL;
   pid_t host;
 
-  if (limen_app_info_is_host (info))
-    return TRUE;
-  if (!caller_pidns (info, &ns, &same, error))
+  if (!needs_translation (info, &ns, &needed, error))
     return FALSE;
-  if (same)
+  if (!needed)
     return TRUE;
   tasks = g_strdup_printf ("/proc/%d/task", host_pid);
   host = find_in_dir (tasks, &ns, *tid);

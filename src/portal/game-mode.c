@@ -33,6 +33,16 @@ on_gamemode_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   g_free (call);
 }
 
+/* FALSE after answering NotFound when GameMode is not on the bus. */
+static gboolean
+check_present (GDBusMethodInvocation *invocation)
+{
+  if (!gamemode_present)
+    g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
+                                                   "GameMode is not running");
+  return gamemode_present;
+}
+
 /* Translate the caller's pids and pass @method on; @n_pids pids from @pids. */
 static gboolean
 forward (LimenDbusPortalGameMode *object, GDBusMethodInvocation *invocation,
@@ -43,12 +53,8 @@ forward (LimenDbusPortalGameMode *object, GDBusMethodInvocation *invocation,
   GVariant *params;
 
   LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  if (!gamemode_present)
-    {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
-                                                     "GameMode is not running");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
+  if (!check_present (invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   for (guint i = 0; i < n_pids; i++)
     if (pids[i] <= 0)
       {
@@ -104,12 +110,8 @@ forward_pidfds (LimenDbusPortalGameMode *object, GDBusMethodInvocation *invocati
   Call *call;
 
   LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  if (!gamemode_present)
-    {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
-                                                     "GameMode is not running");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
+  if (!check_present (invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   tfd = limen_fd_list_get (fd_list, g_variant_get_handle (target), "target", &error);
   if (tfd >= 0)
     rfd = limen_fd_list_get (fd_list, g_variant_get_handle (requester), "requester", &error);
