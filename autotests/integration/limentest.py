@@ -85,6 +85,20 @@ class Daemon:
             return f.read().decode("utf-8", "replace")
 
 
+def connect_when_listening(address, deadline):
+    """The socket file appears before dbus-daemon listens on it: retry until it answers."""
+    while True:
+        try:
+            return Gio.DBusConnection.new_for_address_sync(
+                address,
+                Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
+                None, None)
+        except GLib.Error:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 class Bus:
     """A private dbus-daemon with its own XDG dirs. `env` is the environment for children."""
 
@@ -146,10 +160,7 @@ class Bus:
             if time.time() > deadline:
                 raise RuntimeError("dbus-daemon did not start")
             time.sleep(0.01)
-        self.conn = Gio.DBusConnection.new_for_address_sync(
-            self.address,
-            Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
-            None, None)
+        self.conn = connect_when_listening(self.address, deadline)
 
     def start_system_bus(self):
         """A second private bus standing in for the system bus (for GIO's monitors and
@@ -179,10 +190,7 @@ class Bus:
             time.sleep(0.01)
         self.system_address = f"unix:path={sock}"
         self.env["DBUS_SYSTEM_BUS_ADDRESS"] = self.system_address
-        self.system_conn = Gio.DBusConnection.new_for_address_sync(
-            self.system_address,
-            Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION,
-            None, None)
+        self.system_conn = connect_when_listening(self.system_address, deadline)
         return self.system_conn
 
     def start_dbusmock_template(self, template, system=False, params=None, wait_name=None):
