@@ -11,3 +11,4 @@ limen_add_pytest(integration-documents-stress test_documents_stress.py TIMEOUT 3
 add_test(NAME bench-documents COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-documents.py)
 set_tests_properties(bench-documents PROPERTIES LABELS bench TIMEOUT 3600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};PYTHONDONTWRITEBYTECODE=1")
+limen_add_pytest(hostile-documents test_documents_hostile.py TIMEOUT 600)

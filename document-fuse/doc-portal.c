@@ -13,7 +13,9 @@
 #include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -147,11 +149,21 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
   guint rights;
   struct stat st;
 
+  struct statfs sfs;
+
   *rights_out = 0;
   *created = FALSE;
-  if (fstat (fd, &st) != 0)
+  if (fstat (fd, &st) != 0 || fstatfs (fd, &sfs) != 0)
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid file descriptor");
+      return NULL;
+    }
+  /* Kernel interfaces are no documents: a /proc or /sys file would hand out another
+   * process's view of itself. */
+  if (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC ||
+      sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == DEBUGFS_MAGIC || sfs.f_type == SECURITYFS_MAGIC)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Files of kernel filesystems cannot be exported");
       return NULL;
     }
 
