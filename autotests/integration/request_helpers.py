@@ -163,3 +163,70 @@ def v(sig, value):
 
 def error_name(excinfo):
     return limentest.dbus_error_name(excinfo.value)
+
+
+SANDBOX_CLIENT = r'''
+import sys
+from gi.repository import Gio, GLib
+conn = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+iface, method, sig, text, token, close_after = %r
+args = GLib.Variant.parse(GLib.VariantType(sig), text, None, None)
+result = []
+conn.signal_subscribe(None, "org.freedesktop.portal.Request", "Response", None, None, 0,
+                      lambda *a: result.append((a[2], a[5])))
+GLib.timeout_add(100, lambda: True)
+import time
+t0 = time.monotonic()
+try:
+    h = conn.call_sync("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", iface, method,
+                       args, None, 0, 10000, None)
+except GLib.Error as e:
+    print("ERROR " + (Gio.DBusError.get_remote_error(e) or "") + " " + e.message)
+    sys.exit(0)
+if close_after:
+    sys.exit(0)
+handle = h.unpack()[0]
+ctx = GLib.MainContext.default()
+import time
+end = time.time() + 30
+def mine():
+    return [r for p, r in result if p == handle]
+while not mine() and time.time() < end:
+    ctx.iteration(True)
+print("ELAPSED %%f" %% (time.monotonic() - t0))
+print("RESPONSE " + (mine()[0].print_(True) if mine() else "none"))
+'''
+
+
+def sandboxed_request(bus, app_id, iface, method, signature, args_text, token="sbx", close_after=False, **kw):
+    """Call @method from a bwrap sandbox as Flatpak app @app_id; returns ("RESPONSE", (u, a{sv}))
+    or ("ERROR", name) or ("EXIT", None) with close_after (the caller exits right away)."""
+    script = SANDBOX_CLIENT % ((iface, method, signature, args_text, token, close_after),)
+    r = limentest.run_sandboxed(bus, app_id, script, **kw)
+    out = r.stdout.strip().splitlines()
+    if not out:
+        if close_after and r.returncode == 0:
+            return ("EXIT", None)
+        raise RuntimeError(f"sandboxed client failed ({r.returncode}): {r.stderr}")
+    for line in out:
+        if line.startswith("ELAPSED "):
+            kw_elapsed = float(line.split()[1])
+            sandboxed_request.last_elapsed = kw_elapsed
+    kind, _, rest = out[-1].partition(" ")
+    if kind == "RESPONSE" and rest == "none":
+        return ("TIMEOUT", None)
+    if kind == "RESPONSE":
+        return (kind, GLib.Variant.parse(None, rest, None, None).unpack())
+    return (kind, rest.split(" ")[0])
+
+
+def start_documents(bus):
+    """A document store for exports: ours when built, else Debian's reference pair."""
+    try:
+        ours = limentest.binary("limen-documents")
+    except FileNotFoundError:
+        ours = None
+    if ours and os.environ.get("LIMEN_REQUESTS_REFERENCE_DOCUMENTS") != "1":
+        return bus.start(ours, "--verbose", wait_name="org.freedesktop.portal.Documents")
+    bus.write_service_file("org.freedesktop.impl.portal.PermissionStore", "/usr/libexec/xdg-permission-store")
+    return bus.start(["/usr/libexec/xdg-document-portal", "--replace"], wait_name="org.freedesktop.portal.Documents")

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The kernel passes at most 253 fds in one message (SCM_MAX_FD), so a selection of
- * thousands of files travels as many AddFull calls; keeping a few in flight hides the
- * round trips without holding thousands of fds open at once. */
+ * dbus-daemon refuses messages with more than 16 fds (its max_message_unix_fds default,
+ * which session buses keep) and disconnects the sender for it, so a selection of thousands
+ * of files travels as many AddFull calls of 16; keeping several in flight hides the round
+ * trips without holding thousands of fds open at once. */
 #include "document-export.h"
 
 #include <fcntl.h>
@@ -15,8 +16,8 @@
 #define DOCUMENTS_PATH "/org/freedesktop/portal/documents"
 #define DOCUMENTS_IFACE "org.freedesktop.portal.Documents"
 #define DOCUMENTS_TIMEOUT_MS 60000
-#define BATCH_MAX 200
-#define IN_FLIGHT_MAX 4
+#define BATCH_MAX 16
+#define IN_FLIGHT_MAX 16
 
 /* AddFull flags of the specification. */
 enum {

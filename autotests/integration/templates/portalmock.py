@@ -30,6 +30,9 @@ class State:
 class ImplRequest(dbus.service.Object):
     def __init__(self, mock, path):
         dbus.service.Object.__init__(self, mock.bus_name, path)
+        # dbusmock's method lookup replaces dbus-python's for every object and expects these.
+        self.methods = {}
+        self.interface = REQUEST_IFACE
         self.on_close = None
 
     @dbus.service.method(REQUEST_IFACE, in_signature="", out_signature="")

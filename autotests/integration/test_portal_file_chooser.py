@@ -1,0 +1,300 @@
+"""org.freedesktop.portal.FileChooser through limen-portal with a dbusmock backend."""
+import os
+import time
+
+import pytest
+from gi.repository import GLib
+
+import limentest
+import request_helpers as rh
+from request_helpers import v
+
+FC = "org.freedesktop.portal.FileChooser"
+APP = "org.example.App"
+
+
+def open_file(client, options=None, **kw):
+    return client.request(FC, "OpenFile", ("", "Pick", options or {}), "(ssa{sv})", **kw)
+
+
+@pytest.fixture
+def setup(bus):
+    backend = rh.setup(bus, ["filechooser", "lockdown", "access"])
+    return bus, backend, rh.Client(bus)
+
+
+def test_interface_and_version(setup):
+    bus, backend, client = setup
+    assert FC in bus.interfaces()
+    assert bus.get_property(FC, "version") == 4
+
+
+def test_not_exported_without_a_backend(bus):
+    rh.write_config(bus, ["account"])
+    bus.start_portal()
+    assert FC not in bus.interfaces()
+
+
+def test_host_open_file_passes_uris_and_only_known_options(setup, tmp_path):
+    bus, backend, client = setup
+    f = tmp_path / "a.txt"
+    f.write_text("x")
+    backend.set_response("OpenFile", 0, {"uris": v("as", [f.as_uri()]),
+                                          "choices": v("a(ss)", [("enc", "utf8")]),
+                                          "junk": v("s", "dropped")})
+    opts = {"multiple": v("b", True), "accept_label": v("s", "_Open"), "unknown": v("i", 3),
+            "filters": v("a(sa(us))", [("Text", [(0, "*.txt"), (1, "text/plain")])]),
+            "current_filter": v("(sa(us))", ("Text", [(0, "*.txt")])),
+            "choices": v("a(ssa(ss)s)", [("enc", "Encoding", [("utf8", "UTF-8"), ("latin1", "Latin-1")], "utf8"),
+                                         ("ro", "Read only", [], "false")]),
+            "current_folder": v("ay", b"/tmp\0")}
+    response, results = open_file(client, opts)
+    assert response == 0
+    assert results["uris"] == [f.as_uri()]
+    assert results["choices"] == [("enc", "utf8")]
+    assert "junk" not in results
+    method, handle, app_id, seen = backend.requests("OpenFile")[0]
+    assert handle == client.handle_path("t1")
+    assert app_id == ""
+    assert set(seen) == {"multiple", "accept_label", "filters", "current_filter", "choices", "current_folder"}
+
+
+@pytest.mark.parametrize("method", ["OpenFile", "SaveFile", "SaveFiles"])
+def test_cancel(setup, method):
+    bus, backend, client = setup
+    backend.set_response(method, 1, {})
+    assert client.request(FC, method, ("", "T", {}), "(ssa{sv})") == (1, {})
+
+
+BAD = [
+    ("OpenFile", "multiple", v("s", "yes")),
+    ("OpenFile", "directory", v("i", 1)),
+    ("OpenFile", "filters", v("a(sa(us))", [("Text", [(7, "*.txt")])])),
+    ("OpenFile", "filters", v("a(sa(us))", [("Text", [(0, "")])])),
+    ("OpenFile", "filters", v("as", ["*.txt"])),
+    ("OpenFile", "current_filter", v("a(sa(us))", [])),
+    ("OpenFile", "choices", v("a(ssa(ss)s)", [("c", "C", [("a", "A")], "b")])),
+    ("OpenFile", "choices", v("a(ssa(ss)s)", [("", "C", [], "true")])),
+    ("OpenFile", "choices", v("a(ssa(ss)s)", [("c", "C", [], "maybe")])),
+    ("OpenFile", "accept_label", v("s", "x" * 5000)),
+    ("OpenFile", "current_folder", v("ay", b"relative\0")),
+    ("OpenFile", "current_folder", v("ay", b"/no/nul")),
+    ("SaveFile", "current_name", v("s", "../evil")),
+    ("SaveFile", "current_file", v("ay", b"/a\0b\0")),
+    ("SaveFile", "current_file", v("s", "/tmp/x")),
+    ("SaveFiles", "files", v("aay", [b"ok\0", b"sub/dir\0"])),
+    ("SaveFiles", "files", v("aay", [b"..\0"])),
+    ("SaveFiles", "current_folder", v("s", "/tmp")),
+    ("OpenFile", "handle_token", v("s", "..")),
+    ("OpenFile", "handle_token", v("s", "a-b.c")),
+    ("OpenFile", "handle_token", v("s", "")),
+    ("OpenFile", "handle_token", v("s", "t\u00e9st")),
+    ("OpenFile", "handle_token", v("u", 3)),
+]
+
+
+@pytest.mark.parametrize("method,key,value", BAD, ids=[f"{m}-{k}-{i}" for i, (m, k, _) in enumerate(BAD)])
+def test_bad_options(setup, method, key, value):
+    bus, backend, client = setup
+    with pytest.raises(GLib.Error) as e:
+        bus.call(FC, method, ("", "T", {key: value}), "(ssa{sv})", conn=client.conn)
+    assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
+    assert key in e.value.message
+    assert backend.requests() == []
+    # Still serving.
+    assert open_file(client)[0] == 0
+
+
+def test_close_mid_request_reaches_backend(setup):
+    bus, backend, client = setup
+    backend.set_response("OpenFile", 0, {}, delay_ms=-1)
+    handle, pending = client.start(FC, "OpenFile", ("", "T", {}), "(ssa{sv})")
+    assert limentest.wait_until(lambda: backend.requests("OpenFile"))
+    pending.close_request(bus)
+    assert limentest.wait_until(lambda: handle in backend.closed())
+    limentest.pump(0.2)
+    assert not pending.got()
+    # The same token can be used again once closed.
+    backend.set_response("OpenFile", 0, {})
+    assert client.request(FC, "OpenFile", ("", "T", {}), "(ssa{sv})", token="t1") == (0, {"uris": []})
+
+
+def test_backend_killed_mid_request_gives_response_2_fast(setup):
+    bus, backend, client = setup
+    backend.set_response("OpenFile", 0, {}, delay_ms=-1)
+    handle, pending = client.start(FC, "OpenFile", ("", "T", {}), "(ssa{sv})")
+    assert limentest.wait_until(lambda: backend.requests("OpenFile"))
+    t0 = time.monotonic()
+    backend.kill()
+    response, results = pending.wait(5)
+    elapsed = pending.time - t0
+    assert response == 2
+    print(f"response 2 after {elapsed * 1000:.1f} ms")
+    assert elapsed < 0.1 or limentest.SANITIZE
+    # The request object is gone and the daemon serves on.
+    with pytest.raises(GLib.Error):
+        bus.call("org.freedesktop.portal.Request", "Close", path=handle, conn=client.conn)
+    assert FC in bus.interfaces()
+
+
+def test_caller_vanishing_tells_backend(setup):
+    bus, backend, _ = setup
+    backend.set_response("OpenFile", 0, {}, delay_ms=-1)
+    client = rh.Client(bus)
+    handle, pending = client.start(FC, "OpenFile", ("", "T", {}), "(ssa{sv})")
+    assert limentest.wait_until(lambda: backend.requests("OpenFile"))
+    client.close()
+    assert limentest.wait_until(lambda: handle in backend.closed())
+
+
+def test_configured_backend_not_running_fails_promptly(bus):
+    rh.write_config(bus, ["filechooser"])
+    bus.start_portal()
+    client = rh.Client(bus)
+    t0 = time.monotonic()
+    assert open_file(client) == (2, {})
+    assert time.monotonic() - t0 < 2
+
+
+def test_backend_started_after_frontend_is_used(bus):
+    rh.write_config(bus, ["filechooser"])
+    bus.start_portal()
+    backend = rh.Backend(bus, ["filechooser"])
+    backend.set_response("OpenFile", 0, {"uris": v("as", ["file:///etc/hostname"])})
+    assert open_file(rh.Client(bus)) == (0, {"uris": ["file:///etc/hostname"]})
+
+
+def test_backend_activated_by_the_call(bus):
+    rh.write_config(bus, ["filechooser"])
+    bus.write_service_file(rh.BACKEND_NAME, f"{limentest.python_exe()} -m dbusmock --template {rh.template('filechooser')}")
+    bus.start_portal()
+    assert open_file(rh.Client(bus)) == (0, {"uris": []})
+
+
+def test_lockdown_disables_saving(bus):
+    rh.write_config(bus, ["filechooser", "lockdown"])
+    rh.Backend(bus, ["lockdown", "filechooser"], params={"disable-save-to-disk": True})
+    bus.start_portal()
+    client = rh.Client(bus)
+    for method in ("SaveFile", "SaveFiles"):
+        with pytest.raises(GLib.Error) as e:
+            client.request(FC, method, ("", "T", {}), "(ssa{sv})")
+        assert rh.error_name(e) == "org.freedesktop.portal.Error.NotAllowed"
+    assert open_file(client)[0] == 0
+
+
+def test_save_file_with_two_uris_is_refused(setup):
+    bus, backend, client = setup
+    backend.set_response("SaveFile", 0, {"uris": v("as", ["file:///tmp/a", "file:///tmp/b"])})
+    assert client.request(FC, "SaveFile", ("", "T", {}), "(ssa{sv})") == (2, {})
+
+
+# ---- sandboxed callers -------------------------------------------------------------
+
+def test_sandboxed_caller_app_id_reaches_backend(setup):
+    bus, backend, client = setup
+    kind, result = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})",
+                                        "('', 'Pick', {'handle_token': <'sbx'>, 'modal': <true>})")
+    assert kind == "RESPONSE" and result[0] == 0
+    method, handle, app_id, seen = backend.requests("OpenFile")[0]
+    assert app_id == APP
+    assert seen == {"modal": True}
+
+
+def test_sandboxed_bad_token_is_invalid_argument(setup):
+    bus, backend, client = setup
+    kind, name = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})", "('', 'Pick', {'handle_token': <'a-b.c'>})")
+    assert (kind, name) == ("ERROR", "org.freedesktop.portal.Error.InvalidArgument")
+
+
+def test_sandboxed_caller_exiting_tells_backend(setup):
+    bus, backend, client = setup
+    backend.set_response("OpenFile", 0, {}, delay_ms=-1)
+    rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})", "('', 'Pick', {'handle_token': <'gone'>})",
+                         close_after=True)
+    assert limentest.wait_until(lambda: backend.requests("OpenFile"))
+    handle = backend.requests("OpenFile")[0][1]
+    assert limentest.wait_until(lambda: handle in backend.closed())
+
+
+def documents_info(bus, uri):
+    path = GLib.filename_from_uri(uri)[0]
+    doc_id = os.path.basename(os.path.dirname(path))
+    host_path, apps = bus.call("org.freedesktop.portal.Documents", "Info", (doc_id,), "(s)",
+                               dest="org.freedesktop.portal.Documents", path="/org/freedesktop/portal/documents")
+    return bytes(host_path).rstrip(b"\0").decode(), apps
+
+
+def test_sandboxed_open_file_exports_documents(setup, tmp_path):
+    bus, backend, client = setup
+    rh.start_documents(bus)
+    f = tmp_path / "chosen.txt"
+    f.write_text("hello")
+    ro = tmp_path / "ro.txt"
+    ro.write_text("r")
+    backend.set_response("OpenFile", 0, {"uris": v("as", [f.as_uri()]), "writable": v("b", True)})
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})",
+                                                     "('', 'Pick', {'handle_token': <'sbx'>})")
+    assert response == 0
+    uri = results["uris"][0]
+    assert uri.startswith("file://" + bus.runtime_dir + "/doc/")
+    assert uri.endswith("/chosen.txt")
+    host_path, apps = documents_info(bus, uri)
+    assert host_path == str(f)
+    assert sorted(apps[APP]) == ["read", "write"]
+
+    backend.set_response("OpenFile", 0, {"uris": v("as", [ro.as_uri()]), "writable": v("b", False)})
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})",
+                                                     "('', 'Pick', {'handle_token': <'sbx2'>})")
+    assert response == 0
+    host_path, apps = documents_info(bus, results["uris"][0])
+    assert host_path == str(ro)
+    assert list(apps[APP]) == ["read"]
+
+
+def test_sandboxed_save_file_exports_new_file(setup, tmp_path):
+    bus, backend, client = setup
+    rh.start_documents(bus)
+    target = tmp_path / "new.txt"
+    backend.set_response("SaveFile", 0, {"uris": v("as", [target.as_uri()])})
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "SaveFile", "(ssa{sv})",
+                                                     "('', 'Save', {'handle_token': <'sv'>, 'current_name': <'new.txt'>})")
+    assert response == 0
+    uri = results["uris"][0]
+    assert uri.endswith("/new.txt") and "/doc/" in uri
+    host_path, apps = documents_info(bus, uri)
+    assert host_path == str(target)
+    assert sorted(apps[APP]) == ["read", "write"]
+
+
+def test_host_caller_gets_real_uris_even_with_documents(setup, tmp_path):
+    bus, backend, client = setup
+    rh.start_documents(bus)
+    f = tmp_path / "h.txt"
+    f.write_text("h")
+    backend.set_response("OpenFile", 0, {"uris": v("as", [f.as_uri()])})
+    assert open_file(client) == (0, {"uris": [f.as_uri()]})
+
+
+def test_ten_thousand_files_for_a_sandboxed_caller(setup, tmp_path):
+    bus, backend, client = setup
+    rh.start_documents(bus)
+    d = tmp_path / "many"
+    d.mkdir()
+    uris = []
+    for i in range(10000):
+        p = d / f"f{i:05d}.dat"
+        p.write_bytes(b"")
+        uris.append(p.as_uri())
+    backend.set_response("OpenFile", 0, {"uris": v("as", uris)})
+    script_args = "('', 'Pick', {'handle_token': <'many'>, 'multiple': <true>})"
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})", script_args)
+    elapsed = rh.sandboxed_request.last_elapsed
+    print(f"10000 files answered in {elapsed:.2f} s (call to Response, seen by the sandboxed caller)")
+    assert response == 0
+    got = results["uris"]
+    assert len(got) == 10000
+    assert all("/doc/" in u for u in got)
+    assert [u.rsplit("/", 1)[1] for u in got] == [u.rsplit("/", 1)[1] for u in uris]
+    assert len(set(got)) == 10000
+    assert elapsed < 2 or limentest.SANITIZE

@@ -1,0 +1,2 @@
+# limen-portal's request portals (issue 4): included from portal.cmake.
+limen_add_pytest(integration-portal-file-chooser test_portal_file_chooser.py)
