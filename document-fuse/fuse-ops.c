@@ -94,9 +94,14 @@ typedef struct {
 
 typedef struct {
   guint64  start_time;
+  gint64   checked_at;      /* monotonic µs of the last start-time check */
   gboolean host;
   char    *app;             /* NULL when unidentifiable */
 } PidEntry;
+
+/* Within this window a pid is not re-checked against /proc: reusing a pid takes the
+ * kernel through the whole pid space (pid_max allocations), far beyond what fits here. */
+#define PID_RECHECK_US 20000
 
 struct _LimenFuse {
   LimenDocModel *model;
@@ -170,14 +175,29 @@ caller_allowed (LimenFuse *fs, fuse_req_t req, const char *view_app)
   PidEntry *e;
   gboolean host = FALSE, ok;
   g_autofree char *app = NULL;
+  gint64 now = g_get_monotonic_time ();
 
-  if (pid <= 0 || (start = read_start_time (pid)) == 0)
+  if (pid <= 0)
+    return FALSE;
+  g_mutex_lock (&fs->pid_lock);
+  e = g_hash_table_lookup (fs->pids, GINT_TO_POINTER (pid));
+  if (e && now - e->checked_at < PID_RECHECK_US)
+    {
+      host = e->host;
+      ok = host || (view_app && e->app && e->app[0] && strcmp (e->app, view_app) == 0);
+      g_mutex_unlock (&fs->pid_lock);
+      return ok;
+    }
+  g_mutex_unlock (&fs->pid_lock);
+
+  if ((start = read_start_time (pid)) == 0)
     return FALSE;
 
   g_mutex_lock (&fs->pid_lock);
   e = g_hash_table_lookup (fs->pids, GINT_TO_POINTER (pid));
   if (e && e->start_time == start)
     {
+      e->checked_at = now;
       host = e->host;
       app = g_strdup (e->app);
       g_mutex_unlock (&fs->pid_lock);
@@ -199,6 +219,7 @@ caller_allowed (LimenFuse *fs, fuse_req_t req, const char *view_app)
         g_debug ("FUSE request from unidentifiable pid %d: %s", (int) pid, error->message);
       e = g_new0 (PidEntry, 1);
       e->start_time = start;
+      e->checked_at = now;
       e->host = host;
       e->app = g_strdup (app);
       g_mutex_lock (&fs->pid_lock);
@@ -1142,12 +1163,6 @@ op_write (fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t o
 }
 
 static void
-op_flush (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-  fuse_reply_err (req, 0);
-}
-
-static void
 op_release (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   LimenFuse *fs = req_fs (req);
@@ -2006,7 +2021,6 @@ static const struct fuse_lowlevel_ops limen_fuse_ops = {
   .open = op_open,
   .read = op_read,
   .write = op_write,
-  .flush = op_flush,
   .release = op_release,
   .fsync = op_fsync,
   .opendir = op_opendir,
