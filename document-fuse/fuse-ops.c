@@ -599,6 +599,42 @@ open_doc_file (LimenFuse *fs, LimenDoc *doc, struct stat *st)
   return fd;
 }
 
+/* Is @node (inside an exported directory) still below the document's directory? A
+ * directory moved out of the tree on the host must not stay reachable through a node
+ * the kernel still caches. */
+static gboolean
+node_within_doc (LimenFuse *fs, Node *node)
+{
+  g_autofree char *path = NULL;
+  g_autofree char *root = NULL;
+
+  if (node->kind != NODE_FILE || !node_is_dir_doc (node))
+    return TRUE;
+  path = fd_path (node->fd);
+  for (int attempt = 0; attempt < 2 && path; attempt++)
+    {
+      gsize len;
+
+      g_free (root);
+      root = limen_doc_dup_path (node->doc);
+      len = strlen (root);
+      if (strncmp (path, root, len) == 0 && (path[len] == '\0' || path[len] == '/'))
+        return TRUE;
+      if (attempt == 0)
+        {
+          /* The exported directory itself may have moved: find it again, then recheck. */
+          struct stat st;
+          int fd = open_doc_file (fs, node->doc, &st);
+
+          if (fd < 0)
+            break;
+          close (fd);
+        }
+    }
+  g_debug ("%s left document %s; refusing access", path ? path : "(unknown)", limen_doc_get_id (node->doc));
+  return FALSE;
+}
+
 static Node *
 file_node (LimenFuse *fs, Node *parent, LimenDoc *doc, int fd, const struct stat *st, gboolean is_doc_file)
 {
@@ -815,7 +851,7 @@ op_lookup (fuse_req_t req, fuse_ino_t parent_ino, const char *name)
         struct stat st;
         int fd;
 
-        if (node_rights (parent) == 0)
+        if (node_rights (parent) == 0 || !node_within_doc (fs, parent))
           goto noent;
         fd = openat (parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 || fstat (fd, &st) != 0)
@@ -1096,7 +1132,7 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       return;
     }
   if ((node->kind != NODE_FILE && node->kind != NODE_TEMP) || !node_gate (fs, req, node) ||
-      !rights_allow (node_rights (node), fi->flags))
+      !rights_allow (node_rights (node), fi->flags) || !node_within_doc (fs, node))
     {
       node_put (fs, node);
       fuse_reply_err (req, EACCES);
@@ -1281,7 +1317,7 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         DIR *dir;
         struct dirent *de;
 
-        if (!(node_rights (node) & LIMEN_DOC_PERM_READ))
+        if (!(node_rights (node) & LIMEN_DOC_PERM_READ) || !node_within_doc (fs, node))
           {
             node_put (fs, node);
             fuse_reply_err (req, EACCES);
@@ -1365,7 +1401,7 @@ writable_parent (LimenFuse *fs, fuse_req_t req, fuse_ino_t ino, const char *name
     *err = EINVAL;
   else if ((parent->kind != NODE_DOC_DIR && parent->kind != NODE_FILE) || !node_gate (fs, req, parent))
     *err = EACCES;
-  else if (!(node_rights (parent) & LIMEN_DOC_PERM_WRITE))
+  else if (!(node_rights (parent) & LIMEN_DOC_PERM_WRITE) || !node_within_doc (fs, parent))
     *err = EACCES;
   else if (parent->kind == NODE_DOC_DIR && node_is_dir_doc (parent))
     *err = EACCES;  /* the exported directory itself cannot be replaced */

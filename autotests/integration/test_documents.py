@@ -567,3 +567,31 @@ def test_non_empty_mount_dir(bus, work):
     doc = dh.add(bus, f)
     assert read(f"{mnt}/{doc}/n.txt") == "n"
     assert "left-over" not in os.listdir(mnt)
+
+
+def test_directory_moved_out_of_an_export_is_unreachable(bus, work):
+    dh.start(bus)
+    root = os.path.join(work, "proj")
+    os.makedirs(os.path.join(root, "sub"))
+    write(os.path.join(root, "sub", "a.txt"), "inside")
+    doc = dh.add_full(bus, [root], dh.FLAG_DIRECTORY, APP, ["read", "write"])[0][0]
+    v = f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/proj"
+    assert read(f"{v}/sub/a.txt") == "inside"           # the kernel now caches proj/sub
+    outside = os.path.join(work, "outside")
+    os.makedirs(outside)
+    os.rename(os.path.join(root, "sub"), os.path.join(outside, "sub"))
+    write(os.path.join(outside, "sub", "secret.txt"), "outside the export")
+    for p in (f"{v}/sub/secret.txt", f"{v}/sub/a.txt"):
+        with pytest.raises(OSError):
+            read(p)
+    with pytest.raises(OSError):
+        os.listdir(f"{v}/sub")
+    with pytest.raises(OSError):
+        write(f"{v}/sub/new.txt", "x")
+    assert not os.path.exists(os.path.join(outside, "sub", "new.txt"))
+    # Moving the whole export keeps it working (found again by its file handle).
+    os.rename(root, os.path.join(work, "proj2"))
+    os.makedirs(os.path.join(work, "proj2", "d"))
+    write(os.path.join(work, "proj2", "d", "b.txt"), "moved along")
+    assert read(f"{dh.mountpoint(bus)}/{doc}/proj/d/b.txt") == "moved along" or \
+        read(f"{dh.mountpoint(bus)}/{doc}/proj2/d/b.txt") == "moved along"
