@@ -14,7 +14,7 @@ target_link_libraries(test-kde-shim PRIVATE limen-qt-objects Qt5::Test)
 set_target_properties(test-kde-shim PROPERTIES AUTOMOC ON)
 add_test(NAME qt-kde-shim COMMAND test-kde-shim)
 set_tests_properties(qt-kde-shim PROPERTIES LABELS qt TIMEOUT 120
-  ENVIRONMENT "QT_QPA_PLATFORM=offscreen;LIMEN_ARTIFACTS=${PROJECT_BINARY_DIR}/autotests/artifacts/kde;LANGUAGE=;LC_ALL=C.UTF-8")
+  ENVIRONMENT "QT_QPA_PLATFORM=offscreen;LIMEN_ARTIFACTS=${PROJECT_BINARY_DIR}/autotests/artifacts/kde;LANGUAGE=;LC_ALL=C.UTF-8;ASAN_OPTIONS=detect_leaks=0:exitcode=66")
 limen_add_pytest(kde-settings test_kde_settings.py TIMEOUT 300)
 limen_add_pytest(kde-dialogs test_kde_dialogs.py TIMEOUT 600)
 limen_add_pytest(kde-services test_kde_services.py TIMEOUT 600)

@@ -12,7 +12,9 @@
 #include <KUrlComboBox>
 #include <QDir>
 #include <QFileInfo>
+#include <QCoreApplication>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMimeDatabase>
 #include <QPushButton>
 #include <QTimer>
@@ -180,6 +182,37 @@ void LimenFileDialog::build ()
     }
   m_widget->show ();
   m_widget->locationEdit ()->setFocus ();
+  QWidget *target = m_widget->locationEdit ()->lineEdit () ? static_cast<QWidget *> (m_widget->locationEdit ()->lineEdit ())
+                                                          : m_widget->locationEdit ();
+  const QVector<PendingKey> keys = std::move (m_pending_keys);
+  m_pending_keys.clear ();
+  for (const PendingKey &k : keys)
+    {
+      QKeyEvent ev (QEvent::Type (k.type), k.key, k.modifiers, k.text);
+      QCoreApplication::sendEvent (target, &ev);
+    }
+}
+
+void LimenFileDialog::keyPressEvent (QKeyEvent *event)
+{
+  if (!m_widget && event->key () != Qt::Key_Escape)
+    {
+      m_pending_keys.append ({ int (event->type ()), event->key (), event->modifiers (), event->text () });
+      event->accept ();
+      return;
+    }
+  _LimenQtDialog::keyPressEvent (event);
+}
+
+void LimenFileDialog::keyReleaseEvent (QKeyEvent *event)
+{
+  if (!m_widget)
+    {
+      m_pending_keys.append ({ int (event->type ()), event->key (), event->modifiers (), event->text () });
+      event->accept ();
+      return;
+    }
+  _LimenQtDialog::keyReleaseEvent (event);
 }
 
 LimenFileDialog::~LimenFileDialog () = default;

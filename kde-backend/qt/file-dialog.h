@@ -5,7 +5,9 @@
 #include "shim-private.h"
 
 #include <KSharedConfig>
+#include <QKeyEvent>
 #include <QList>
+#include <QVector>
 #include <QUrl>
 
 class KFileWidget;
@@ -25,12 +27,17 @@ public:
 
 protected:
   void onFinished (bool accepted) override;
+  /* Keys typed between the window's mapping and build() go to the name field after. */
+  void keyPressEvent (QKeyEvent *event) override;
+  void keyReleaseEvent (QKeyEvent *event) override;
 
 private:
   void report (const QList<QUrl> &urls);
   void saveState ();
 
   KFileWidget *m_widget = nullptr;
+  struct PendingKey { int type; int key; Qt::KeyboardModifiers modifiers; QString text; };
+  QVector<PendingKey> m_pending_keys;
   class QVBoxLayout *m_layout = nullptr;
   QString m_folder, m_current_file, m_current_name, m_accept_label;
   QStringList m_filter_lines;
