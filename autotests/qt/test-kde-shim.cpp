@@ -331,6 +331,39 @@ private Q_SLOTS:
     QCOMPARE (result.value, QStringLiteral ("org.example.Four"));
   }
 
+  void appChooserSearch ()
+  {
+    const char *ids[] = { "org.example.One", "org.example.Two" };
+    LimenQtAppChooserSpec spec {};
+    spec.window = { "", "", 1 };
+    spec.content_type = "";
+    spec.uri = "";
+    spec.last_choice = "";
+    spec.n_choices = 2;
+    spec.choices = ids;
+    StringResult result;
+    LimenQtDialog *dialog = limen_qt_app_chooser_open (&spec, chooserDone, &result);
+    auto *list = dialog->findChild<QListWidget *> (QStringLiteral ("choices"));
+    auto *search = dialog->findChild<QLineEdit *> (QStringLiteral ("search"));
+    QVERIFY (search->isHidden ());
+    dialog->findChild<QPushButton *> (QStringLiteral ("other"))->click ();
+    QVERIFY (!search->isHidden ());
+    /* The offered handlers stay first; every other application follows. */
+    QVERIFY (list->count () >= 2);
+    QCOMPARE (list->item (0)->data (Qt::UserRole).toString (), QStringLiteral ("org.example.One"));
+    search->setText (QStringLiteral ("example.two"));
+    int visible = 0;
+    for (int i = 0; i < list->count (); i++)
+      visible += list->item (i)->isHidden () ? 0 : 1;
+    QCOMPARE (visible, 1);
+    QCOMPARE (list->currentItem ()->data (Qt::UserRole).toString (), QStringLiteral ("org.example.Two"));
+    search->setText (QStringLiteral ("no-such-application-anywhere"));
+    QVERIFY (!list->currentItem () || list->currentItem ()->isHidden ());
+    limen_qt_close (dialog);
+    QTest::qWait (20);
+    QCOMPARE (result.calls, 0);
+  }
+
   void accountMapping ()
   {
     LimenQtAccountSpec spec {};
