@@ -2,6 +2,7 @@
 the XDG_DESKTOP_PORTAL_TEST_* hooks in the daemon's own environment."""
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -197,6 +198,10 @@ def test_pid_reuse_is_refused(bus, tmp_path):
         assert limentest.wait_until(lambda: not os.path.exists(f"/proc/{pid}") or
                                     open(f"/proc/{pid}/stat").read().split()[2] == "Z", 10)
         limentest.wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 5)
+        # An answered call means the daemon has seen the sandbox's connection appear (the bus
+        # delivers in order); two clock ticks later a new process is unmistakably younger.
+        bus.call("org.freedesktop.portal.Settings", "ReadAll", ([],), "(as)")
+        time.sleep(0.03)
         # Hand the pid to a fresh host process.
         impostor = None
         for _ in range(50):
