@@ -283,3 +283,22 @@ def test_account_close(bus, x, kde):
     x.wait_window("Share Your Information")
     kh.close_request(bus, handle)
     assert call.wait()[0] == 2
+
+
+def test_parent_window_is_transient_parent(bus, x, kde):
+    # Any X window serves as the "app window": here an access dialog of our own.
+    parent_handle = kh.new_handle(bus)
+    parent_call = kh.AsyncCall(bus, "Access", "AccessDialog",
+                               (parent_handle, "a", "", "Parent window", "", "", {}), "(osssssa{sv})")
+    parent = x.wait_window("Parent window")
+    handle = kh.new_handle(bus)
+    call = kh.AsyncCall(bus, "FileChooser", "OpenFile",
+                        (handle, "a", "x11:%x" % parent, "Child dialog", {"modal": GLib.Variant("b", True)}),
+                        "(osssa{sv})")
+    child = x.wait_window("Child dialog")
+    r = x.run("xprop", "-id", str(child), "WM_TRANSIENT_FOR", "_NET_WM_STATE")
+    assert "window id # 0x%x" % parent in r.stdout, r.stdout
+    assert "_NET_WM_STATE_MODAL" in r.stdout, r.stdout
+    kh.close_request(bus, handle)
+    kh.close_request(bus, parent_handle)
+    assert call.wait()[0] == 2 and parent_call.wait()[0] == 2

@@ -196,3 +196,16 @@ def test_replace_exits_zero(bus):
     first = kh.start_kde(bus)
     kh.start_kde(bus, "--replace")
     assert first.wait(5) == 0
+
+
+def test_settings_never_load_qt(bus):
+    """Settings (and anything without a dialog) must not pay for Qt."""
+    kh.write_kdeglobals(bus, BREEZE_DARK)
+    d = kh.start_kde(bus)
+    kh.call_impl(bus, "Settings", "ReadAll", ([],), "(as)")
+    read(bus, "org.freedesktop.appearance", "color-scheme")
+    kh.write_kdeglobals(bus, LIGHT)
+    limentest.pump(0.5)
+    with open(f"/proc/{d.pid}/maps") as f:
+        maps = f.read()
+    assert "libQt5" not in maps and "liblimen-qt" not in maps
