@@ -148,6 +148,15 @@ def test_flatpak_cli(bus):
     r = flatpak(bus, "permissions", "devices")
     assert "org.example.App" in r.stdout and "camera" in r.stdout and "yes" in r.stdout
     assert dh.ps(bus, "GetPermission", ("devices", "camera", "org.example.App"), "(sss)") == (["yes"],)
+    # Without a table the CLI lists the tables it finds in $XDG_DATA_HOME/flatpak/db.
+    r = flatpak(bus, "permission-show", "org.example.App")
+    assert "camera" in r.stdout and "yes" in r.stdout, r.stdout + r.stderr
+    r = flatpak(bus, "permissions")
+    assert "devices" in r.stdout and "camera" in r.stdout, r.stdout + r.stderr
+    r = flatpak(bus, "permission-reset", "org.example.App")
+    assert r.returncode == 0, r.stderr
+    assert dh.ps(bus, "GetPermission", ("devices", "camera", "org.example.App"), "(sss)") == ([],)
+    r = flatpak(bus, "permission-set", "devices", "camera", "org.example.App", "yes")
     r = flatpak(bus, "permission-remove", "devices", "camera", "org.example.App")
     assert r.returncode == 0, r.stderr
     assert dh.ps(bus, "GetPermission", ("devices", "camera", "org.example.App"), "(sss)") == ([],)
@@ -189,3 +198,22 @@ def test_import_from_reference_permission_store(bus):
     dh.start(bus)
     assert dh.error_name(dh.ps, bus, "Lookup", ("devices", "camera"), "(ss)") == \
         "org.freedesktop.portal.Error.NotFound"
+
+
+def test_published_tables_are_empty_for_the_reference(bus):
+    """The empty table files written for the flatpak CLI read as empty in the reference."""
+    d = dh.start(bus)
+    dh.ps(bus, "SetPermission", ("devices", True, "camera", "org.example.App", ["yes"]), "(sbssas)")
+    d.stop()
+    bus.wait_for_name_gone(dh.PS_NAME)
+    assert os.path.exists(os.path.join(bus.data_home, "flatpak", "db", "devices"))
+    ref = subprocess.Popen(["/usr/libexec/xdg-permission-store", "--replace"], env=bus.env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        bus.wait_for_name(dh.PS_NAME)
+        assert dh.ps(bus, "List", ("devices",), "(s)") == ([],)
+        assert dh.error_name(dh.ps, bus, "Lookup", ("devices", "camera"), "(ss)") == \
+            "org.freedesktop.portal.Error.NotFound"
+    finally:
+        ref.terminate()
+        ref.wait(10)
