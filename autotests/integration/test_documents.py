@@ -595,3 +595,106 @@ def test_directory_moved_out_of_an_export_is_unreachable(bus, work):
     write(os.path.join(work, "proj2", "d", "b.txt"), "moved along")
     assert read(f"{dh.mountpoint(bus)}/{doc}/proj/d/b.txt") == "moved along" or \
         read(f"{dh.mountpoint(bus)}/{doc}/proj2/d/b.txt") == "moved along"
+
+
+def test_dbus_activation(bus, work):
+    exe = limentest.binary("limen-documents")
+    bus.write_service_file(dh.DOCS_NAME, exe)
+    bus.write_service_file(dh.PS_NAME, exe)
+    # No daemon started: the first call activates it.
+    assert dh.ps(bus, "List", ("t",), "(s)", timeout=20000) == ([],)
+    assert limentest.wait_until(lambda: dh.is_mounted(dh.mountpoint(bus)), timeout=10)
+    f = os.path.join(work, "act.txt")
+    write(f, "activated")
+    doc = dh.add(bus, f)
+    assert read(f"{dh.mountpoint(bus)}/{doc}/act.txt") == "activated"
+    pid = bus.call("org.freedesktop.DBus", "GetConnectionUnixProcessID", (dh.DOCS_NAME,), "(s)",
+                   dest="org.freedesktop.DBus", path="/org/freedesktop/DBus")[0]
+    os.kill(pid, signal.SIGTERM)
+    bus.wait_for_name_gone(dh.DOCS_NAME)
+    assert limentest.wait_until(lambda: not dh.is_mounted(dh.mountpoint(bus)), timeout=5)
+
+
+def test_test_hook_identity(bus, work):
+    """XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND in the daemon's environment (LIMEN_TEST_HOOKS builds)."""
+    meta = os.path.join(work, "flatpak-info")
+    write(meta, f"[Application]\nname={APP}\n")
+    d = dh.start(bus, env={"XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND": "flatpak",
+                           "XDG_DESKTOP_PORTAL_TEST_FLATPAK_METADATA": meta}, wait_mount=True)
+    if "test hooks: compiled in" not in subprocess.run([limentest.binary("limen-documents"), "--version"],
+                                                        capture_output=True, text=True).stdout:
+        pytest.skip("built without LIMEN_TEST_HOOKS")
+    f = os.path.join(work, "hook.txt")
+    write(f, "x")
+    assert dh.error_name(dh.docs, bus, "Lookup", (f.encode(),), "(ay)") == NA
+    assert dh.error_name(dh.ps, bus, "SetPermission", ("t", True, "i", APP, ["yes"]), "(sbssas)") == NA
+    assert d.alive()
+
+
+def test_file_transfer_rules(bus, work):
+    dh.start(bus)
+    f = os.path.join(work, "w.txt")
+    write(f, "w")
+    call = lambda m, a, s, **kw: bus.call(dh.FT_IFACE, m, a, s, dest=dh.DOCS_NAME, path=dh.DOCS_PATH, **kw)
+    key = call("StartTransfer", ({"writable": GLib.Variant("b", True), "autostop": GLib.Variant("b", False)},),
+               "(a{sv})")[0]
+    ro = os.open(f, os.O_RDONLY)
+    rw = os.open(f, os.O_RDWR)
+    other = bus.new_connection()
+    try:
+        # A writable transfer needs writable fds; another peer cannot add to it.
+        assert dh.error_name(call, "AddFiles", (key, [0], {}), "(saha{sv})", fds=[ro]) in (NA, IA)
+        assert dh.error_name(call, "AddFiles", (key, [0], {}), "(saha{sv})", fds=[rw], conn=other) == NF
+        call("AddFiles", (key, [0], {}), "(saha{sv})", fds=[rw])
+        assert dh.error_name(call, "AddFiles", (key, [3], {}), "(saha{sv})", fds=[rw]) == IA
+    finally:
+        os.close(ro)
+        os.close(rw)
+    # A host receiver gets host paths; autostop off keeps the transfer until stopped.
+    assert call("RetrieveFiles", (key, {}), "(sa{sv})", conn=other)[0] == [f]
+    assert call("RetrieveFiles", (key, {}), "(sa{sv})")[0] == [f]
+    assert dh.error_name(call, "StopTransfer", (key,), "(s)", conn=other) == NF
+    call("StopTransfer", (key,), "(s)")
+    assert dh.error_name(call, "RetrieveFiles", (key, {}), "(sa{sv})") == NF
+    assert dh.error_name(call, "StartTransfer", ({"writable": GLib.Variant("s", "yes")},), "(a{sv})") == IA
+    # The sender vanishing ends its transfers.
+    conn = bus.new_connection()
+    key2 = call("StartTransfer", ({},), "(a{sv})", conn=conn)[0]
+    conn.close_sync(None)
+    assert limentest.wait_until(
+        lambda: dh.error_name(call, "RetrieveFiles", (key2, {}), "(sa{sv})") == NF, timeout=5)
+
+
+def test_sigterm_with_requests_in_flight(bus, work):
+    d = dh.start(bus)
+    files = []
+    for i in range(300):
+        p = os.path.join(work, f"l{i}")
+        write(p, "l")
+        files.append(p)
+    stop = threading.Event()
+
+    def load():
+        conn = bus.new_connection()
+        for p in files:
+            if stop.is_set():
+                return
+            fd = os.open(p, os.O_PATH)
+            fl = __import__("gi.repository.Gio", fromlist=["Gio"]).UnixFDList.new()
+            fl.append(fd)
+            conn.call_with_unix_fd_list(dh.DOCS_NAME, dh.DOCS_PATH, dh.DOCS_IFACE, "Add",
+                                        GLib.Variant("(hbb)", (0, False, True)), None, 0, 5000, fl, None, None)
+            os.close(fd)
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    d.signal(signal.SIGTERM)
+    status = d.wait(timeout=5)
+    elapsed = time.monotonic() - t0
+    stop.set()
+    for t in threads:
+        t.join(10)
+    assert status == 0 and elapsed < 1.0, (status, elapsed)
+    assert not dh.is_mounted(dh.mountpoint(bus))
