@@ -232,6 +232,14 @@ spin_until (gboolean (*cond) (Fixture *), Fixture *f)
   g_assert_true (cond (f));
 }
 
+static void
+assert_remote_error (const GError *error, const char *name)
+{
+  g_autofree char *got = g_dbus_error_get_remote_error (error);
+
+  g_assert_cmpstr (got, ==, name);
+}
+
 static gboolean has_response (Fixture *f) { return f->responses->len > 0; }
 
 static GVariant *
@@ -285,7 +293,7 @@ test_bad_tokens (Fixture *f, gconstpointer data)
 
       g_assert_null (path);
       g_assert_true (g_dbus_error_is_remote_error (error));
-      g_assert_cmpstr (g_dbus_error_get_remote_error (error), ==, "org.freedesktop.portal.Error.InvalidArgument");
+      assert_remote_error (error, "org.freedesktop.portal.Error.InvalidArgument");
     }
   {
     g_autoptr(GError) error = NULL;
@@ -296,7 +304,7 @@ test_bad_tokens (Fixture *f, gconstpointer data)
     g_variant_dict_insert (&d, "handle_token", "u", 5);
     path = start (f, f->client, "Start", g_variant_dict_end (&d), &error);
     g_assert_null (path);
-    g_assert_cmpstr (g_dbus_error_get_remote_error (error), ==, "org.freedesktop.portal.Error.InvalidArgument");
+    assert_remote_error (error, "org.freedesktop.portal.Error.InvalidArgument");
   }
   g_assert_cmpuint (limen_request_count_open (), ==, 0);
 }
@@ -332,7 +340,7 @@ test_close_by_caller_only (Fixture *f, gconstpointer data)
   r = call_spin (f->other, g_dbus_connection_get_unique_name (f->service), path,
                  "org.freedesktop.portal.Request", "Close", NULL, NULL, &error);
   g_assert_null (r);
-  g_assert_cmpstr (g_dbus_error_get_remote_error (error), ==, "org.freedesktop.portal.Error.NotAllowed");
+  assert_remote_error (error, "org.freedesktop.portal.Error.NotAllowed");
   g_clear_error (&error);
   g_assert_cmpuint (limen_request_count_open (), ==, 1);
 
@@ -377,6 +385,7 @@ test_session (Fixture *f, gconstpointer data)
   GVariantDict d;
   g_autofree char *path = NULL;
   g_autoptr(GVariant) r = NULL;
+  g_autoptr(LimenSession) found = NULL;
   int closed = 0;
 
   g_variant_dict_init (&d, NULL);
@@ -385,8 +394,8 @@ test_session (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_true (g_str_has_prefix (path, "/org/freedesktop/portal/desktop/session/"));
   g_assert_true (g_str_has_suffix (path, "/sess"));
-  g_assert_nonnull (limen_session_lookup (path, g_dbus_connection_get_unique_name (f->client)));
-  limen_session_unref (limen_session_lookup (path, g_dbus_connection_get_unique_name (f->client)));
+  found = limen_session_lookup (path, g_dbus_connection_get_unique_name (f->client));
+  g_assert_true (found == f->last_session);
   g_assert_null (limen_session_lookup (path, g_dbus_connection_get_unique_name (f->other)));
   g_dbus_connection_signal_subscribe (f->client, NULL, "org.freedesktop.portal.Session", "Closed", path, NULL,
                                       G_DBUS_SIGNAL_FLAGS_NONE, on_session_closed, &closed, NULL);
