@@ -23,3 +23,4 @@ set_tests_properties(bench-kde PROPERTIES LABELS bench TIMEOUT 600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
 limen_add_pytest(kde-screens test_kde_screens.py TIMEOUT 300)
 limen_add_pytest(kde-frontends test_kde_frontends.py TIMEOUT 300)
+limen_add_pytest(kde-hostile test_kde_hostile.py TIMEOUT 300)
