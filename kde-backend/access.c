@@ -75,7 +75,8 @@ on_access_dialog (LimenDbusImplPortalAccess *skeleton,
   AccessCall *call;
   LimenQtAccessSpec spec = { 0 };
 
-  if (!limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
+  if (!limen_kde_request_check_handle (handle, &error) ||
+      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
       !limen_kde_check_parent_window (parent_window, &error) ||
       !limen_kde_check_string_arg ("title", title, 1024, &error) ||
       !limen_kde_check_string_arg ("subtitle", subtitle, 4096, &error) ||

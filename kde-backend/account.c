@@ -100,7 +100,8 @@ on_get_user_information (LimenDbusImplPortalAccount *skeleton,
   LimenQtAccountSpec spec = { 0 };
   AccountCall *call;
 
-  if (!limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
+  if (!limen_kde_request_check_handle (handle, &error) ||
+      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
       !limen_kde_check_parent_window (window, &error) ||
       !limen_options_filter (options, &filtered, &error, account_options, NULL))
     {

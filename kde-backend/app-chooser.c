@@ -100,7 +100,8 @@ on_choose_application (LimenDbusImplPortalAppChooser *skeleton,
   LimenQtAppChooserSpec spec = { 0 };
   ChooserCall *call;
 
-  if (!limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
+  if (!limen_kde_request_check_handle (handle, &error) ||
+      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
       !limen_kde_check_parent_window (parent_window, &error) || !check_choices (choices, &error) ||
       !limen_options_filter (options, &filtered, &error, app_chooser_options, NULL))
     {

@@ -228,7 +228,8 @@ handle_file_call (GDBusMethodInvocation *invocation,
       ok = limen_options_filter (options, &filtered, &error, common_options, save_files_options, NULL);
       break;
     }
-  if (!ok || !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
+  if (!ok || !limen_kde_request_check_handle (handle, &error) ||
+      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
       !limen_kde_check_parent_window (parent_window, &error) ||
       !limen_kde_check_string_arg ("title", title, 1024, &error))
     {

@@ -41,6 +41,9 @@ LimenKdeRequest *limen_kde_request_new (GDBusMethodInvocation *invocation,
                                         gpointer               user_data,
                                         GError               **error);
 
+/* Check that @handle is a request path (below /org/freedesktop/portal/desktop/request/). */
+gboolean limen_kde_request_check_handle (const char *handle, GError **error);
+
 /* Unexport and free @request without running its close function (the call ended). */
 void limen_kde_request_finish (LimenKdeRequest *request);
 

@@ -172,6 +172,12 @@ check_handle (const char *handle, const char *prefix, const char *what, GError *
   return TRUE;
 }
 
+gboolean
+limen_kde_request_check_handle (const char *handle, GError **error)
+{
+  return check_handle (handle, REQUEST_PREFIX, "request", error);
+}
+
 LimenKdeRequest *
 limen_kde_request_new (GDBusMethodInvocation *invocation,
                        const char            *handle,
