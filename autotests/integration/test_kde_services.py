@@ -101,6 +101,26 @@ def test_action_invoked(bus, notifications):
     assert seen[0][3] == ["thread-7"]
 
 
+def test_default_action(bus, notifications):
+    seen = []
+    bus.conn.signal_subscribe(kh.KDE_NAME, "org.freedesktop.impl.portal.Notification", "ActionInvoked",
+                              kh.PATH, None, 0, lambda *a: seen.append(a[5].unpack()))
+    add(bus, "org.example.App", "n5", {
+        "title": GLib.Variant("s", "Click me"),
+        "default-action": GLib.Variant("s", "app.show"),
+        "default-action-target": GLib.Variant("v", GLib.Variant("u", 7)),
+    })
+    calls = limentest.wait_until(lambda: notify_calls(bus), 10)
+    server_id = calls[-1][2][1] or 1
+    actions = calls[-1][2][5]
+    assert "default" in actions[0::2]
+    bus.call(MOCK, "EmitSignal", ("org.freedesktop.Notifications", "ActionInvoked", "us",
+                                  [GLib.Variant("u", server_id), GLib.Variant("s", "default")]),
+             "(sssav)", dest="org.freedesktop.Notifications", path="/org/freedesktop/Notifications")
+    assert limentest.wait_until(lambda: seen, 5), "no ActionInvoked"
+    assert seen[0] == ("org.example.App", "n5", "app.show", [7])
+
+
 def test_remove_and_replace(bus, notifications):
     add(bus, "org.example.App", "n3", {"title": GLib.Variant("s", "one")})
     # KNotification can only close what the server has numbered, so let the first land.

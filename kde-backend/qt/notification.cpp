@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "shim-private.h"
 
+#include <KLocalizedString>
 #include <KNotification>
 #include <QPointer>
 
@@ -36,8 +37,9 @@ limen_qt_notification_show (const LimenQtNotificationSpec *spec, LimenQtNotifica
   n->setUrgency (urgencies[spec->urgency >= 0 && spec->urgency <= 3 ? spec->urgency : 1]);
   if (spec->app_id && *spec->app_id)
     n->setHint (QStringLiteral ("desktop-entry"), str (spec->app_id));
+  /* KNotification offers a default action only when it has a label; servers rarely show it. */
   if (spec->has_default_action)
-    n->setDefaultAction (QString ());
+    n->setDefaultAction (i18nc ("@action default action of a notification", "Open"));
   QStringList labels;
   for (size_t i = 0; i < spec->n_buttons; i++)
     labels += str (spec->button_labels[i]);
