@@ -153,23 +153,11 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
 
   *rights_out = 0;
   *created = FALSE;
-  if (fstat (fd, &st) != 0 || fstatfs (fd, &sfs) != 0)
-    {
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid file descriptor");
-      return NULL;
-    }
-  /* Kernel interfaces are no documents: a /proc or /sys file would hand out another
-   * process's view of itself. */
-  if (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC ||
-      sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == DEBUGFS_MAGIC || sfs.f_type == SECURITYFS_MAGIC)
-    {
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Files of kernel filesystems cannot be exported");
-      return NULL;
-    }
 
   /* A file of our own mount: only a document's own file, seen by this caller, and only
-   * to name that document again. */
-  if (limen_fuse_identify (portal->fs, &st, &doc, &node_app, &is_doc_file))
+   * to name that document again. Checked before any fstat, which would be a request to
+   * our own filesystem from the D-Bus thread. */
+  if (limen_fuse_identify_fd (portal->fs, fd, &doc, &node_app, &is_doc_file))
     {
       const char *caller_app = host ? NULL : limen_app_info_get_id (info);
 
@@ -181,6 +169,20 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
         }
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
                            "Files inside the document store cannot be exported again");
+      return NULL;
+    }
+
+  if (fstat (fd, &st) != 0 || fstatfs (fd, &sfs) != 0)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid file descriptor");
+      return NULL;
+    }
+  /* Kernel interfaces are no documents: a /proc or /sys file would hand out another
+   * process's view of itself. */
+  if (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC ||
+      sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == DEBUGFS_MAGIC || sfs.f_type == SECURITYFS_MAGIC)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Files of kernel filesystems cannot be exported");
       return NULL;
     }
 

@@ -20,6 +20,7 @@
 #include <fuse_lowlevel.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/random.h>
@@ -117,6 +118,7 @@ struct _LimenFuse {
   Node          *root;
   Node          *by_app;
   dev_t          dev;        /* of the mount, from mountinfo */
+  int            mnt_id;     /* of the mount, from mountinfo */
   GMutex         pid_lock;
   GHashTable    *pids;       /* pid → PidEntry */
   GMutex         done_lock;
@@ -1781,8 +1783,10 @@ op_rename (fuse_req_t req, fuse_ino_t parent_ino, const char *name, fuse_ino_t n
                                              parent->app ? parent->app : "", limen_doc_get_id (parent->doc),
                                              (guint64) st.st_dev, (guint64) st.st_ino);
                 g_hash_table_replace (fs->by_key, temp->key, temp);
-                close (temp->fd);
-                temp->fd = limen_steal_fd (&pfd);
+                /* Swap the file behind the fd number in one step: other workers may be
+                 * using temp->fd right now, and a close() would let the number be reused. */
+                if (dup3 (pfd, temp->fd, O_CLOEXEC) < 0)
+                  g_warning ("Cannot switch the saved file's node: %s", g_strerror (errno));
                 temp->kind = NODE_FILE;
                 temp->is_doc_file = TRUE;
                 g_clear_pointer (&temp->temp_name, g_free);
@@ -2108,7 +2112,7 @@ limen_fuse_get_mountpoint (LimenFuse *fs)
 /* The device of whatever is mounted exactly at @path, from mountinfo (no stat, which
  * could wait on a dead FUSE server); 0 when nothing is. */
 static dev_t
-mounted_dev (const char *path, gboolean *is_fuse)
+mounted_dev_full (const char *path, gboolean *is_fuse, int *mnt_id)
 {
   g_autofree char *mountinfo = NULL;
   g_auto(GStrv) lines = NULL;
@@ -2135,12 +2139,20 @@ mounted_dev (const char *path, gboolean *is_fuse)
           continue;
       }
       dev = makedev (maj, min);
+      if (mnt_id)
+        *mnt_id = atoi (f[0]);
       if (is_fuse)
         for (guint j = 6; j + 1 < n; j++)
           if (strcmp (f[j], "-") == 0)
             *is_fuse = g_str_has_prefix (f[j + 1], "fuse");
     }
   return dev;
+}
+
+static dev_t
+mounted_dev (const char *path, gboolean *is_fuse)
+{
+  return mounted_dev_full (path, is_fuse, NULL);
 }
 
 static gpointer
@@ -2224,7 +2236,7 @@ limen_fuse_start (LimenFuse *fs, GError **error)
       return FALSE;
     }
   fs->mounted = TRUE;
-  fs->dev = mounted_dev (fs->mountpoint, NULL);
+  fs->dev = mounted_dev_full (fs->mountpoint, NULL, &fs->mnt_id);
   fs->inval_thread = g_thread_new ("limen-inval", inval_thread_func, fs);
   fs->loop_thread = g_thread_new ("limen-fuse", loop_thread_func, fs);
   g_debug ("Document filesystem mounted at %s (dev %u:%u)", fs->mountpoint, major (fs->dev), minor (fs->dev));
@@ -2283,23 +2295,54 @@ limen_fuse_stop (LimenFuse *fs)
 }
 
 gboolean
-limen_fuse_identify (LimenFuse *fs, const struct stat *st, LimenDoc **doc, char **app, gboolean *is_doc_file)
+limen_fuse_identify_fd (LimenFuse *fs, int fd, LimenDoc **doc, char **app, gboolean *is_doc_file)
 {
-  Node *node;
+  char proc[64];
+  g_autofree char *info = NULL;
+  g_autofree char *path = NULL;
+  g_auto(GStrv) parts = NULL;
+  const char *p;
+  const char *id, *name;
+  int mnt_id = -1;
+  gsize len = strlen (fs->mountpoint);
 
   *doc = NULL;
   *app = NULL;
   *is_doc_file = FALSE;
-  if (fs->dev == 0 || st->st_dev != fs->dev)
+  if (!fs->mounted)
     return FALSE;
-  g_mutex_lock (&fs->lock);
-  node = g_hash_table_lookup (fs->inodes, GSIZE_TO_POINTER ((gsize) st->st_ino));
-  if (node && node->doc && node->kind == NODE_FILE)
+  /* fdinfo and the fd's path come from the kernel's own tables: unlike fstat, nothing
+   * here sends a request to our filesystem, so the D-Bus thread never waits on it. */
+  g_snprintf (proc, sizeof proc, "/proc/self/fdinfo/%d", fd);
+  if (!g_file_get_contents (proc, &info, NULL, NULL))
+    return FALSE;
+  p = strstr (info, "mnt_id:");
+  if (p)
+    mnt_id = atoi (p + 7);
+  if (mnt_id != fs->mnt_id)
+    return FALSE;
+  path = fd_path (fd);
+  if (path == NULL || strncmp (path, fs->mountpoint, len) != 0 || (path[len] != '/' && path[len] != '\0'))
+    return TRUE;
+  parts = g_strsplit (path + len + (path[len] == '/'), "/", -1);
+  if (parts[0] && strcmp (parts[0], "by-app") == 0 && parts[1] && parts[2] && parts[3] && !parts[4])
     {
-      *doc = limen_doc_ref (node->doc);
-      *app = g_strdup (node->app);
-      *is_doc_file = node->is_doc_file;
+      *app = g_strdup (parts[1]);
+      id = parts[2];
+      name = parts[3];
     }
-  g_mutex_unlock (&fs->lock);
+  else if (parts[0] && parts[1] && !parts[2])
+    {
+      id = parts[0];
+      name = parts[1];
+    }
+  else
+    return TRUE;
+  if (limen_doc_id_is_valid (id) && (*doc = limen_doc_model_lookup (fs->model, id)))
+    {
+      g_autofree char *docname = limen_doc_dup_name (*doc);
+
+      *is_doc_file = strcmp (docname, name) == 0 && !(limen_doc_get_flags (*doc) & LIMEN_DOC_FLAG_DIRECTORY);
+    }
   return TRUE;
 }

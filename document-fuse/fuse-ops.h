@@ -20,9 +20,8 @@ gboolean limen_fuse_start (LimenFuse *fs, GError **error);
 void limen_fuse_stop (LimenFuse *fs);
 /* The mount point. */
 const char *limen_fuse_get_mountpoint (LimenFuse *fs);
-/* TRUE when @st (from fstat) lies on our mount; then *@doc / *@app / *@is_doc_file tell
- * which document node it is (NULL doc when it is no document's file). */
-gboolean limen_fuse_identify (LimenFuse *fs, const struct stat *st, LimenDoc **doc, char **app,
-                              gboolean *is_doc_file);
+/* TRUE when @fd lies on our mount (found without a request to the filesystem); then
+ * *@doc / *@app / *@is_doc_file tell which document's file it is (NULL doc when none). */
+gboolean limen_fuse_identify_fd (LimenFuse *fs, int fd, LimenDoc **doc, char **app, gboolean *is_doc_file);
 
 G_END_DECLS
