@@ -159,3 +159,25 @@ def test_sandboxed_caller_gets_document_path(bus, x):
     assert uri.startswith(doc_prefix) and uri.endswith("/picked-by-sandbox.txt"), uri
     with open(uri[len("file://"):]) as f:
         assert f.read() == "for the app"
+
+
+@pytest.mark.parametrize("frontend", ["reference", "limen"])
+def test_caller_close_closes_dialog(bus, x, frontend):
+    kde = kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb"))
+    if frontend == "reference":
+        kh.start_reference_frontend(bus)
+    else:
+        start_limen_portal(bus)
+    token = "cl1"
+    request_response(bus, "org.freedesktop.portal.FileChooser", "OpenFile",
+                     ("", "Closed by caller", {"handle_token": GLib.Variant("s", token)}), "(ssa{sv})", token)
+    x.wait_window("Closed by caller")
+    sender = bus.conn.get_unique_name()[1:].replace(".", "_")
+    bus.call("org.freedesktop.portal.Request", "Close", None, None,
+             path=f"/org/freedesktop/portal/desktop/request/{sender}/{token}")
+
+    def gone():
+        r = x.run("xdotool", "search", "--onlyvisible", "--name", "Closed by caller", check=False)
+        return r.stdout.strip() == ""
+    assert limentest.wait_until(gone, 10)
+    assert kde.alive()
