@@ -130,7 +130,7 @@ limen_gvdb_free (LimenGvdb *db)
 static char *
 item_key (LimenGvdb *db, guint32 i)
 {
-  GPtrArray *parts = g_ptr_array_new ();
+  GPtrArray *parts = g_ptr_array_new_with_free_func (g_free);
   GString *key = g_string_new (NULL);
   guint depth = 0;
   Item it;
@@ -149,7 +149,6 @@ item_key (LimenGvdb *db, guint32 i)
     }
   for (guint j = parts->len; j > 0; j--)
     g_string_append (key, parts->pdata[j - 1]);
-  g_ptr_array_set_free_func (parts, g_free);
   g_ptr_array_unref (parts);
   return g_string_free (key, FALSE);
 }
