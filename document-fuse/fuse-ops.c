@@ -746,6 +746,8 @@ op_init (void *userdata, struct fuse_conn_info *conn)
   conn->max_readahead = 1024 * 1024;
   if (conn->capable & FUSE_CAP_SPLICE_WRITE)
     conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+  if (conn->capable & FUSE_CAP_SPLICE_READ)
+    conn->want |= FUSE_CAP_SPLICE_READ;
   /* We revoke through explicit invalidation; writes go straight to the host file so a
    * revoked handle can never flush data later. */
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
@@ -1196,6 +1198,26 @@ op_write (fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t o
   n = pwrite (h->fd, data, size, off);
   if (n < 0)
     fuse_reply_err (req, errno);
+  else
+    fuse_reply_write (req, n);
+}
+
+/* Writes spliced from the channel into the host file when the kernel allows it. */
+static void
+op_write_buf (fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off, struct fuse_file_info *fi)
+{
+  Handle *h = handle_checked (req, fi, LIMEN_DOC_PERM_WRITE);
+  struct fuse_bufvec out = FUSE_BUFVEC_INIT (fuse_buf_size (in_buf));
+  ssize_t n;
+
+  if (h == NULL)
+    return;
+  out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+  out.buf[0].fd = h->fd;
+  out.buf[0].pos = off;
+  n = fuse_buf_copy (&out, in_buf, 0);
+  if (n < 0)
+    fuse_reply_err (req, -n);
   else
     fuse_reply_write (req, n);
 }
@@ -2061,6 +2083,7 @@ static const struct fuse_lowlevel_ops limen_fuse_ops = {
   .open = op_open,
   .read = op_read,
   .write = op_write,
+  .write_buf = op_write_buf,
   .release = op_release,
   .fsync = op_fsync,
   .opendir = op_opendir,
