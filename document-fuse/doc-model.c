@@ -18,6 +18,7 @@ struct _LimenDoc {
   GBytes     *handle;
   GHashTable *perms;       /* app → GUINT_TO_POINTER (LimenDocPerms) */
   gboolean    deleted;
+  gint        seen;        /* atomic: served through FUSE */
 };
 
 struct _LimenDocModel {
@@ -195,6 +196,19 @@ limen_doc_get_file_id (LimenDoc *doc, guint64 *dev, guint64 *ino)
   *dev = doc->dev;
   *ino = doc->ino;
   g_mutex_unlock (doc_lock);
+}
+
+void
+limen_doc_mark_seen (LimenDoc *doc)
+{
+  if (!g_atomic_int_get (&doc->seen))
+    g_atomic_int_set (&doc->seen, 1);
+}
+
+gboolean
+limen_doc_was_seen (LimenDoc *doc)
+{
+  return g_atomic_int_get (&doc->seen);
 }
 
 GBytes *

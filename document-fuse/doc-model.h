@@ -79,6 +79,10 @@ void limen_doc_get_file_id (LimenDoc *doc, guint64 *dev, guint64 *ino);
 gboolean limen_doc_is_deleted (LimenDoc *doc);
 /* The stored name_to_handle_at() handle (a new reference) and its type, or NULL. */
 GBytes *limen_doc_dup_handle (LimenDoc *doc, int *type);
+/* The filesystem served this document to the kernel at least once (so the kernel may
+ * cache something of it); until then changes need no invalidation. */
+void limen_doc_mark_seen (LimenDoc *doc);
+gboolean limen_doc_was_seen (LimenDoc *doc);
 /* @app's rights (every right for NULL, the host), 0 once the document is deleted. */
 guint limen_doc_get_perms (LimenDoc *doc, const char *app);
 /* A{sas} of every app's rights. */

@@ -697,6 +697,9 @@ on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data)
   const char *id = limen_doc_get_id (doc);
   g_autoptr(GPtrArray) dropped = g_ptr_array_new ();
 
+  /* Never served: the kernel holds nothing of it (failed lookups are not cached). */
+  if (!limen_doc_was_seen (doc))
+    return;
   g_mutex_lock (&fs->lock);
   if (app == NULL)
     queue_inval (fs, FUSE_ROOT_ID, id, 0);
@@ -790,6 +793,7 @@ op_lookup (fuse_req_t req, fuse_ino_t parent_ino, const char *name)
           if (!caller_allowed (fs, req, NULL) || !(doc = limen_doc_model_lookup (fs->model, name)))
             goto noent;
           key = g_strdup_printf ("d::%s", name);
+          limen_doc_mark_seen (doc);
           node = node_ensure (fs, NODE_DOC_DIR, key, NULL, doc, parent, -1);
           timeout = GATE_TIMEOUT;
         }
@@ -815,6 +819,7 @@ op_lookup (fuse_req_t req, fuse_ino_t parent_ino, const char *name)
         if (doc == NULL || limen_doc_get_perms (doc, parent->app) == 0)
           goto noent;
         key = g_strdup_printf ("d:%s:%s", parent->app, name);
+        limen_doc_mark_seen (doc);
         node = node_ensure (fs, NODE_DOC_DIR, key, parent->app, doc, parent, -1);
       }
       break;
