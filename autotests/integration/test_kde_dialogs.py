@@ -302,3 +302,16 @@ def test_parent_window_is_transient_parent(bus, x, kde):
     kh.close_request(bus, handle)
     kh.close_request(bus, parent_handle)
     assert call.wait()[0] == 2 and parent_call.wait()[0] == 2
+
+
+@pytest.mark.parametrize("sig", [15, 2, 1])
+def test_signal_with_dialog_open(bus, x, kde, sig):
+    """SIGTERM/SIGINT/SIGHUP with a dialog up: the caller gets its answer, exit 0 within 1 s."""
+    call = kh.AsyncCall(bus, "FileChooser", "OpenFile", (kh.new_handle(bus), "a", "", "Open at exit", {}),
+                        "(osssa{sv})")
+    x.wait_window("Open at exit")
+    t = time.time()
+    kde.signal(sig)
+    assert kde.wait(5) == 0
+    assert time.time() - t < 1.0
+    assert call.wait()[0] == 2
