@@ -23,6 +23,8 @@ typedef struct {
   char               *id;
   char               *title, *subtitle, *body, *grant_label, *deny_label, *icon;
   gboolean            lookup_only;
+  gboolean            only_no_refuses;
+  gboolean            reported;
   LimenAccessFunc     func;
   gpointer            user_data;
 } AccessCheck;
@@ -30,6 +32,12 @@ typedef struct {
 static void
 access_check_free (AccessCheck *check)
 {
+  /* Every check reports exactly once, so the caller's data is always released. */
+  if (!check->reported)
+    {
+      check->reported = TRUE;
+      check->func (check->request, FALSE, check->user_data);
+    }
   limen_request_unref (check->request);
   g_clear_object (&check->connection);
   g_free (check->parent_window);
@@ -47,8 +55,8 @@ access_check_free (AccessCheck *check)
 static void
 access_check_done (AccessCheck *check, gboolean allowed)
 {
-  if (limen_request_is_open (check->request))
-    check->func (check->request, allowed, check->user_data);
+  check->reported = TRUE;
+  check->func (check->request, allowed && limen_request_is_open (check->request), check->user_data);
   access_check_free (check);
 }
 
@@ -79,6 +87,7 @@ on_access_reply (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list,
   g_debug ("Access dialog for %s/%s (%s) answered %u", check->table, check->id, app_id_of (check), response);
   if (response != LIMEN_RESPONSE_OTHER)
     store_answer (check, response == LIMEN_RESPONSE_SUCCESS);
+  check->reported = TRUE;
   check->func (request, response == LIMEN_RESPONSE_SUCCESS, check->user_data);
 }
 
@@ -105,7 +114,7 @@ ask_user (AccessCheck *check)
     g_variant_builder_add (&options, "{sv}", "icon", g_variant_new_string (check->icon));
   /* The check lives exactly as long as the backend call: freed by its destroy notify. */
   limen_backend_call (request, backend, ACCESS_IFACE, "AccessDialog",
-                      g_variant_new ("(ossssa{sv})", limen_request_get_path (request), app_id_of (check),
+                      g_variant_new ("(osssssa{sv})", limen_request_get_path (request), app_id_of (check),
                                      check->parent_window, check->title, check->subtitle, check->body,
                                      &options),
                       NULL, LIMEN_BACKEND_TIMEOUT_DIALOG, on_access_reply, check,
@@ -132,7 +141,9 @@ on_lookup (GObject *source, GAsyncResult *result, gpointer user_data)
     g_debug ("No stored permission %s/%s: %s", check->table, check->id, error->message);
 
   if (!limen_request_is_open (check->request))
-    access_check_free (check);
+    access_check_done (check, FALSE);
+  else if (check->only_no_refuses)
+    access_check_done (check, permission != LIMEN_PERMISSION_NO);
   else if (permission == LIMEN_PERMISSION_YES || permission == LIMEN_PERMISSION_NO || check->lookup_only)
     access_check_done (check, permission == LIMEN_PERMISSION_YES);
   else
@@ -196,5 +207,16 @@ limen_access_lookup (LimenPortalContext *context, LimenRequest *request, const c
   AccessCheck *check = check_new (context, request, table, id, func, user_data);
 
   check->lookup_only = TRUE;
+  start (check);
+}
+
+void
+limen_access_lookup_stored (LimenPortalContext *context, LimenRequest *request, const char *table,
+                            const char *id, LimenAccessFunc func, gpointer user_data)
+{
+  AccessCheck *check = check_new (context, request, table, id, func, user_data);
+
+  check->lookup_only = TRUE;
+  check->only_no_refuses = TRUE;
   start (check);
 }

@@ -16,7 +16,7 @@ typedef struct {
   const char *icon;
 } LimenAccessDialog;
 
-/* Called once with the decision; never after the request closed. */
+/* Called exactly once with the decision (FALSE when the request closed meanwhile). */
 typedef void (*LimenAccessFunc) (LimenRequest *request, gboolean allowed, gpointer user_data);
 
 /* Decide whether the caller of @request may use (@table, @id): host callers may; a stored
@@ -35,5 +35,10 @@ void limen_access_check (LimenPortalContext      *context,
  * host callers always TRUE. */
 void limen_access_lookup (LimenPortalContext *context, LimenRequest *request, const char *table, const char *id,
                           LimenAccessFunc func, gpointer user_data);
+
+/* Like limen_access_lookup, but only a stored "no" refuses (unset or "yes": TRUE), for
+ * portals whose backend asks the user itself. */
+void limen_access_lookup_stored (LimenPortalContext *context, LimenRequest *request, const char *table,
+                                 const char *id, LimenAccessFunc func, gpointer user_data);
 
 G_END_DECLS

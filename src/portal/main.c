@@ -10,32 +10,46 @@
 #include "session.h"
 
 #include "account.h"
+#include "email.h"
 #include "file-chooser.h"
 #include "game-mode.h"
+#include "inhibit.h"
 #include "memory-monitor.h"
 #include "network-monitor.h"
+#include "open-uri.h"
 #include "power-profile-monitor.h"
+#include "print.h"
 #include "proxy-resolver.h"
 #include "realtime.h"
 #include "registry.h"
+#include "screenshot.h"
+#include "secret.h"
 #include "settings.h"
 #include "trash.h"
+#include "wallpaper.h"
 
 static const struct {
   const char        *name;
   LimenPortalNewFunc new_func;
 } portals[] = {
   { "Account", limen_account_new },
+  { "Email", limen_email_new },
   { "FileChooser", limen_file_chooser_new },
   { "GameMode", limen_game_mode_new },
+  { "Inhibit", limen_inhibit_new },
   { "MemoryMonitor", limen_memory_monitor_new },
   { "NetworkMonitor", limen_network_monitor_new },
+  { "OpenURI", limen_open_uri_new },
   { "PowerProfileMonitor", limen_power_profile_monitor_new },
+  { "Print", limen_print_new },
   { "ProxyResolver", limen_proxy_resolver_new },
   { "Realtime", limen_realtime_new },
   { "Registry", limen_registry_new },
+  { "Screenshot", limen_screenshot_new },
+  { "Secret", limen_secret_new },
   { "Settings", limen_settings_new },
   { "Trash", limen_trash_new },
+  { "Wallpaper", limen_wallpaper_new },
 };
 
 static LimenPortalContext context;

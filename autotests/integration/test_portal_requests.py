@@ -1,0 +1,385 @@
+"""The request portals besides FileChooser through limen-portal, each against its dbusmock
+backend (templates/): success, cancel, Close, a killed backend, a vanished caller, bad
+input, and a bwrap-sandboxed caller."""
+import os
+import time
+
+import pytest
+from gi.repository import GLib
+
+import limentest
+import request_helpers as rh
+from request_helpers import v
+
+APP = "org.example.App"
+ALL = ["account", "access", "appchooser", "screenshot", "print", "email", "secret", "wallpaper", "inhibit",
+       "lockdown"]
+HANDLER = "org.example.Handler"
+
+# name: (portal interface, method, args, signature, impl method, GVariant text of args for the sandbox)
+CASES = {
+    "account": ("org.freedesktop.portal.Account", "GetUserInformation", ("", {"reason": v("s", "r")}),
+                "(sa{sv})", "GetUserInformation", "('', {'handle_token': <'sbx'>})"),
+    "screenshot": ("org.freedesktop.portal.Screenshot", "Screenshot", ("", {"interactive": v("b", True)}),
+                   "(sa{sv})", "Screenshot", "('', {'handle_token': <'sbx'>, 'interactive': <true>})"),
+    "pick-color": ("org.freedesktop.portal.Screenshot", "PickColor", ("", {}), "(sa{sv})", "PickColor", None),
+    "prepare-print": ("org.freedesktop.portal.Print", "PreparePrint",
+                      ("", "Doc", {"copies": v("s", "2")}, {"PPDName": v("s", "A4")}, {"modal": v("b", True)}),
+                      "(ssa{sv}a{sv}a{sv})", "PreparePrint",
+                      "('', 'Doc', @a{sv} {}, @a{sv} {}, {'handle_token': <'sbx'>})"),
+    "email": ("org.freedesktop.portal.Email", "ComposeEmail",
+              ("", {"address": v("s", "a@example.org"), "subject": v("s", "Hi")}), "(sa{sv})", "ComposeEmail",
+              "('', {'handle_token': <'sbx'>, 'address': <'a@example.org'>})"),
+    "open-uri": ("org.freedesktop.portal.OpenURI", "OpenURI", ("", "limentest:hello", {}), "(ssa{sv})",
+                 "ChooseApplication", "('', 'limentest:hello', {'handle_token': <'sbx'>})"),
+    "wallpaper": ("org.freedesktop.portal.Wallpaper", "SetWallpaperURI",
+                  ("", "https://example.org/w.png", {"set-on": v("s", "both")}), "(ssa{sv})", "SetWallpaperURI",
+                  "('', 'https://example.org/w.png', {'handle_token': <'sbx'>})"),
+}
+
+
+def install_handler(bus):
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    log = os.path.join(bus.root, "handler.log")
+    with open(os.path.join(apps, HANDLER + ".desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Handler\n"
+                f"Exec=sh -c 'echo \"$1\" >> {log}' sh %u\n"
+                "MimeType=x-scheme-handler/limentest;text/x-limentest;inode/directory;\n")
+    # GIO finds handlers through the cache update-desktop-database would write.
+    with open(os.path.join(apps, "mimeinfo.cache"), "w") as f:
+        f.write("[MIME Cache]\n")
+        for t in ("x-scheme-handler/limentest", "text/x-limentest", "inode/directory"):
+            f.write(f"{t}={HANDLER}.desktop;\n")
+    return log
+
+
+@pytest.fixture
+def env(bus):
+    log = install_handler(bus)
+    backend = rh.setup(bus, ALL)
+    return bus, backend, rh.Client(bus), log
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_success(env, case):
+    bus, backend, client, log = env
+    iface, method, args, sig, impl, _ = CASES[case]
+    response, results = client.request(iface, method, args, sig)
+    assert response == 0
+    (m, handle, app_id, opts), = backend.requests(impl)
+    assert handle.startswith("/org/freedesktop/portal/desktop/request/")
+    assert app_id == ""
+    if case == "account":
+        assert results["name"] == "Test User" and opts == {"reason": "r"}
+    if case == "pick-color":
+        assert results["color"] == (0.5, 0.25, 1.0)
+    if case == "prepare-print":
+        assert results["token"] == 7
+        assert backend.args("PreparePrint")[0] == [{"copies": "2"}, {"PPDName": "A4"}]
+    if case == "email":
+        assert opts == {"address": "a@example.org", "subject": "Hi"}
+    if case == "open-uri":
+        assert HANDLER in backend.args("ChooseApplication")[0][0]
+        assert opts["content_type"] == "x-scheme-handler/limentest" and opts["uri"] == "limentest:hello"
+        assert limentest.wait_until(lambda: os.path.exists(log) and "limentest:hello" in open(log).read())
+    if case == "wallpaper":
+        assert backend.args("SetWallpaperURI")[0] == ["https://example.org/w.png"]
+        assert opts == {"set-on": "both"}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_cancel(env, case):
+    bus, backend, client, log = env
+    iface, method, args, sig, impl, _ = CASES[case]
+    backend.set_response(impl, 1, {})
+    assert client.request(iface, method, args, sig) == (1, {})
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_close_mid_request(env, case):
+    bus, backend, client, log = env
+    iface, method, args, sig, impl, _ = CASES[case]
+    backend.set_response(impl, 0, {}, delay_ms=-1)
+    handle, pending = client.start(iface, method, args, sig)
+    assert limentest.wait_until(lambda: backend.requests(impl))
+    pending.close_request(bus)
+    assert limentest.wait_until(lambda: handle in backend.closed())
+    limentest.pump(0.1)
+    assert not pending.got()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_backend_killed(env, case):
+    bus, backend, client, log = env
+    iface, method, args, sig, impl, _ = CASES[case]
+    backend.set_response(impl, 0, {}, delay_ms=-1)
+    handle, pending = client.start(iface, method, args, sig)
+    assert limentest.wait_until(lambda: backend.requests(impl))
+    t0 = time.monotonic()
+    backend.kill()
+    assert pending.wait(5)[0] == 2
+    assert pending.time - t0 < 0.1 or limentest.SANITIZE
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_caller_vanishes(env, case):
+    bus, backend, _, log = env
+    iface, method, args, sig, impl, _ = CASES[case]
+    backend.set_response(impl, 0, {}, delay_ms=-1)
+    client = rh.Client(bus)
+    handle, pending = client.start(iface, method, args, sig)
+    assert limentest.wait_until(lambda: backend.requests(impl))
+    client.close()
+    assert limentest.wait_until(lambda: handle in backend.closed())
+
+
+@pytest.mark.parametrize("case", sorted(c for c in CASES if CASES[c][5]))
+def test_sandboxed_caller(env, case, tmp_path):
+    bus, backend, client, log = env
+    iface, method, args, sig, impl, text = CASES[case]
+    if case == "screenshot":
+        # The picture reaches a sandboxed app as a document.
+        rh.start_documents(bus)
+        shot = tmp_path / "s.png"
+        shot.write_bytes(b"png")
+        backend.set_response("Screenshot", 0, {"uri": v("s", shot.as_uri())})
+    kind, result = rh.sandboxed_request(bus, APP, iface, method, sig, text)
+    assert kind == "RESPONSE", result
+    assert result[0] == 0
+    assert backend.requests(impl)[-1][2] == APP
+    if case == "screenshot":
+        assert "/doc/" in result[1]["uri"]
+
+
+BAD = [
+    ("account", "org.freedesktop.portal.Account", "GetUserInformation", ("", {"reason": v("i", 1)}), "(sa{sv})", "reason"),
+    ("screenshot", "org.freedesktop.portal.Screenshot", "Screenshot", ("", {"interactive": v("s", "y")}), "(sa{sv})", "interactive"),
+    ("screenshot", "org.freedesktop.portal.Screenshot", "Screenshot", ("", {"handle_token": v("s", "..")}), "(sa{sv})", "handle_token"),
+    ("print", "org.freedesktop.portal.Print", "PreparePrint", ("", "T", {"x": v("as", ["a"])}, {}, {}), "(ssa{sv}a{sv}a{sv})", "settings"),
+    ("print", "org.freedesktop.portal.Print", "PreparePrint", ("", "T", {}, {}, {"modal": v("s", "no")}), "(ssa{sv}a{sv}a{sv})", "modal"),
+    ("email", "org.freedesktop.portal.Email", "ComposeEmail", ("", {"address": v("s", "not an address")}), "(sa{sv})", "address"),
+    ("email", "org.freedesktop.portal.Email", "ComposeEmail", ("", {"cc": v("as", ["a@b", "x"])}), "(sa{sv})", "cc"),
+    ("email", "org.freedesktop.portal.Email", "ComposeEmail", ("", {"subject": v("s", "a\nBcc: x@y")}), "(sa{sv})", "subject"),
+    ("email", "org.freedesktop.portal.Email", "ComposeEmail", ("", {"attachment_fds": v("ah", [0])}), "(sa{sv})", "attachment_fds"),
+    ("open-uri", "org.freedesktop.portal.OpenURI", "OpenURI", ("", "not a uri", {}), "(ssa{sv})", "uri"),
+    ("open-uri", "org.freedesktop.portal.OpenURI", "OpenURI", ("", "limentest:x", {"ask": v("s", "y")}), "(ssa{sv})", "ask"),
+    ("open-uri", "org.freedesktop.portal.OpenURI", "OpenURI", ("", "limentest:x", {"handle_token": v("s", "a-b.c")}), "(ssa{sv})", "handle_token"),
+    ("open-uri", "org.freedesktop.portal.OpenURI", "OpenURI", ("", "limentest:x", {"handle_token": v("s", "")}), "(ssa{sv})", "handle_token"),
+    ("open-uri", "org.freedesktop.portal.OpenURI", "OpenURI", ("", "limentest:x", {"handle_token": v("s", "\u00fcber")}), "(ssa{sv})", "handle_token"),
+    ("wallpaper", "org.freedesktop.portal.Wallpaper", "SetWallpaperURI", ("", "https://x/y", {"set-on": v("s", "ceiling")}), "(ssa{sv})", "set-on"),
+    ("inhibit", "org.freedesktop.portal.Inhibit", "Inhibit", ("", 16, {}), "(sua{sv})", "flags"),
+    ("inhibit", "org.freedesktop.portal.Inhibit", "Inhibit", ("", 4, {"reason": v("b", True)}), "(sua{sv})", "reason"),
+]
+
+
+@pytest.mark.parametrize("bad", BAD, ids=[f"{b[0]}-{b[5]}-{i}" for i, b in enumerate(BAD)])
+def test_bad_input(env, bad):
+    bus, backend, client, log = env
+    _, iface, method, args, sig, key = bad
+    with pytest.raises(GLib.Error) as e:
+        bus.call(iface, method, args, sig, conn=client.conn, fds=[] if "attachment_fds" == key else None)
+    assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
+    assert key in e.value.message
+    assert backend.requests() == []
+    assert client.request(*CASES["account"][:4])[0] == 0
+
+
+# ---- OpenURI specifics ------------------------------------------------------------
+
+def test_open_uri_file_from_sandbox_is_refused(env):
+    bus, backend, client, log = env
+    kind, name = rh.sandboxed_request(bus, APP, "org.freedesktop.portal.OpenURI", "OpenURI", "(ssa{sv})",
+                                      "('', 'file:///etc/passwd', {'handle_token': <'f'>})")
+    assert (kind, name) == ("ERROR", "org.freedesktop.portal.Error.InvalidArgument")
+    assert backend.requests() == []
+
+
+@pytest.mark.parametrize("index,fds", [(7, None), (7, 1), (-1, 1), (0, None)])
+def test_open_file_bad_fd_index_is_immediate(env, index, fds, tmp_path):
+    bus, backend, client, log = env
+    f = tmp_path / "x.txt"
+    f.write_text("x")
+    fdl = [os.open(str(f), os.O_RDONLY)] if fds else None
+    with pytest.raises(GLib.Error) as e:
+        bus.call("org.freedesktop.portal.OpenURI", "OpenFile", ("", index, {}), "(sha{sv})", conn=client.conn,
+                 fds=fdl if fdl is not None else [], timeout=2000)
+    assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
+    if fdl:
+        os.close(fdl[0])
+
+
+@pytest.mark.parametrize("token", ["..", "a-b.c", "", "t\u00e9st"])
+def test_open_file_bad_tokens(env, token, tmp_path):
+    bus, backend, client, log = env
+    f = tmp_path / "x.limentest"
+    f.write_text("x")
+    fd = os.open(str(f), os.O_RDONLY)
+    with pytest.raises(GLib.Error) as e:
+        bus.call("org.freedesktop.portal.OpenURI", "OpenFile", ("", 0, {"handle_token": v("s", token)}),
+                 "(sha{sv})", conn=client.conn, fds=[fd], timeout=2000)
+    os.close(fd)
+    assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
+
+
+def test_open_file_with_fd_launches_handler_with_the_host_path(env, tmp_path):
+    bus, backend, client, log = env
+    d = tmp_path / "dir"
+    d.mkdir()
+    fd = os.open(str(d), os.O_RDONLY | os.O_DIRECTORY)
+    response, _ = client.request("org.freedesktop.portal.OpenURI", "OpenFile", ("", 0, {}), "(sha{sv})", fds=[fd])
+    os.close(fd)
+    assert response == 0
+    opts = backend.requests("ChooseApplication")[0][3]
+    assert opts["content_type"] == "inode/directory"
+    # GIO hands a local file to %u as a path.
+    assert limentest.wait_until(lambda: os.path.exists(log) and str(d) in open(log).read()), \
+        open(log).read() if os.path.exists(log) else "handler not run"
+
+
+def test_open_uri_lockdown(bus):
+    install_handler(bus)
+    rh.write_config(bus, ["appchooser", "lockdown"])
+    rh.Backend(bus, ["lockdown", "appchooser"], params={"disable-application-handlers": True})
+    bus.start_portal()
+    with pytest.raises(GLib.Error) as e:
+        rh.Client(bus).request(*CASES["open-uri"][:4])
+    assert rh.error_name(e) == "org.freedesktop.portal.Error.NotAllowed"
+
+
+# ---- Screenshot permission ----------------------------------------------------------
+
+def test_sandboxed_noninteractive_screenshot_asks_and_remembers(env, tmp_path):
+    bus, backend, client, log = env
+    rh.start_documents(bus)
+    shot = tmp_path / "shot.png"
+    shot.write_bytes(b"\x89PNG")
+    backend.set_response("Screenshot", 0, {"uri": v("s", shot.as_uri())})
+    backend.set_response("AccessDialog", 1, {})
+    kind, result = rh.sandboxed_request(bus, APP, "org.freedesktop.portal.Screenshot", "Screenshot", "(sa{sv})",
+                                        "('', {'handle_token': <'s1'>})")
+    assert result[0] == 2 and backend.requests("Screenshot") == []
+    assert len(backend.requests("AccessDialog")) == 1
+    # The "no" was stored: no second dialog.
+    kind, result = rh.sandboxed_request(bus, APP, "org.freedesktop.portal.Screenshot", "Screenshot", "(sa{sv})",
+                                        "('', {'handle_token': <'s2'>})")
+    assert result[0] == 2 and len(backend.requests("AccessDialog")) == 1
+    # Allowed by the store: the screenshot comes as a read-only document.
+    bus.call("org.freedesktop.impl.portal.PermissionStore", "SetPermission",
+             ("screenshot", True, "screenshot", APP, ["yes"]), "(sbssas)",
+             dest="org.freedesktop.impl.portal.PermissionStore", path="/org/freedesktop/impl/portal/PermissionStore")
+    kind, result = rh.sandboxed_request(bus, APP, "org.freedesktop.portal.Screenshot", "Screenshot", "(sa{sv})",
+                                        "('', {'handle_token': <'s3'>})")
+    assert result[0] == 0
+    assert "/doc/" in result[1]["uri"] and result[1]["uri"].endswith("/shot.png")
+
+
+# ---- Print / Secret / Email with fds -------------------------------------------------
+
+def test_print_sends_the_checked_fd(env, tmp_path):
+    bus, backend, client, log = env
+    doc = tmp_path / "doc.pdf"
+    doc.write_bytes(b"%PDF-1.4 test")
+    fd = os.open(str(doc), os.O_RDONLY)
+    response, _ = client.request("org.freedesktop.portal.Print", "Print", ("", "Doc", 0, {"token": v("u", 7)}),
+                                 "(ssha{sv})", fds=[fd])
+    os.close(fd)
+    assert response == 0
+    assert bytes(backend.args("Print")[0][0]).startswith(b"%PDF-1.4")
+    assert backend.requests("Print")[0][3] == {"token": 7}
+
+
+def test_print_refuses_a_directory_fd_and_lockdown(bus, tmp_path):
+    rh.write_config(bus, ["print", "lockdown"])
+    rh.Backend(bus, ["lockdown", "print"], params={"disable-printing": True})
+    bus.start_portal()
+    client = rh.Client(bus)
+    fd = os.open(str(tmp_path), os.O_RDONLY | os.O_DIRECTORY)
+    with pytest.raises(GLib.Error) as e:
+        client.request("org.freedesktop.portal.Print", "Print", ("", "Doc", 0, {}), "(ssha{sv})", fds=[fd])
+    os.close(fd)
+    assert rh.error_name(e) == "org.freedesktop.portal.Error.NotAllowed"
+
+
+def test_print_directory_fd_is_refused(env, tmp_path):
+    bus, backend, client, log = env
+    fd = os.open(str(tmp_path), os.O_RDONLY | os.O_DIRECTORY)
+    with pytest.raises(GLib.Error) as e:
+        client.request("org.freedesktop.portal.Print", "Print", ("", "Doc", 0, {}), "(ssha{sv})", fds=[fd])
+    os.close(fd)
+    assert rh.error_name(e) in ("org.freedesktop.portal.Error.InvalidArgument", "org.freedesktop.portal.Error.NotAllowed")
+    assert backend.requests() == []
+
+
+def test_secret_written_into_pipe(env):
+    bus, backend, client, log = env
+    r, w = os.pipe()
+    response, _ = client.request("org.freedesktop.portal.Secret", "RetrieveSecret", (0, {}), "(ha{sv})", fds=[w])
+    os.close(w)
+    assert response == 0
+    assert os.read(r, 100) == b"secret-of-"
+    os.close(r)
+
+
+def test_secret_refuses_regular_file(env, tmp_path):
+    bus, backend, client, log = env
+    f = tmp_path / "s"
+    f.write_text("")
+    fd = os.open(str(f), os.O_WRONLY)
+    with pytest.raises(GLib.Error) as e:
+        client.request("org.freedesktop.portal.Secret", "RetrieveSecret", (0, {}), "(ha{sv})", fds=[fd])
+    os.close(fd)
+    assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
+
+
+def test_email_attachments_become_host_paths(env, tmp_path):
+    bus, backend, client, log = env
+    a = tmp_path / "att.txt"
+    a.write_text("a")
+    fd = os.open(str(a), os.O_RDONLY)
+    response, _ = client.request("org.freedesktop.portal.Email", "ComposeEmail",
+                                 ("", {"attachment_fds": v("ah", [0])}), "(sa{sv})", fds=[fd])
+    os.close(fd)
+    assert response == 0
+    assert backend.requests("ComposeEmail")[0][3] == {"attachments": [str(a)]}
+
+
+# ---- Inhibit -------------------------------------------------------------------------
+
+def test_inhibit_lives_until_close(env):
+    bus, backend, client, log = env
+    handle, pending = client.start("org.freedesktop.portal.Inhibit", "Inhibit", ("", 4 | 8, {"reason": v("s", "film")}),
+                                   "(sua{sv})")
+    assert limentest.wait_until(lambda: backend.requests("Inhibit"))
+    assert backend.args("Inhibit")[0] == [12]
+    assert backend.requests("Inhibit")[0][3] == {"reason": "film"}
+    limentest.pump(0.2)
+    assert not pending.got()
+    pending.close_request(bus)
+    assert limentest.wait_until(lambda: handle in backend.closed())
+
+
+def test_inhibit_monitor_state_reaches_owner_only(env):
+    bus, backend, client, log = env
+    other = rh.Client(bus)
+    got = []
+    sub = other.conn.signal_subscribe(None, "org.freedesktop.portal.Inhibit", "StateChanged", None, None, 0,
+                                      lambda *a: got.append(("other", a[5].unpack())))
+    mine = client.conn.signal_subscribe(None, "org.freedesktop.portal.Inhibit", "StateChanged", None, None, 0,
+                                        lambda *a: got.append(("me", a[5].unpack())))
+    response, results = client.request("org.freedesktop.portal.Inhibit", "CreateMonitor",
+                                       ("", {"session_handle_token": v("s", "mon")}), "(sa{sv})")
+    assert response == 0
+    session = results["session_handle"]
+    assert session.endswith("/mon")
+    bus.call("org.limen.MockBackend", "EmitStateChanged", (session, {"session-state": v("u", 3)}), "(oa{sv})",
+             dest=rh.BACKEND_NAME)
+    assert limentest.wait_until(lambda: got)
+    limentest.pump(0.1)
+    assert got == [("me", (session, {"session-state": 3}))]
+    bus.call("org.freedesktop.portal.Inhibit", "QueryEndResponse", (session,), "(o)", conn=client.conn)
+    assert limentest.wait_until(lambda: backend.args("QueryEndResponse"))
+    with pytest.raises(GLib.Error):
+        bus.call("org.freedesktop.portal.Inhibit", "QueryEndResponse", (session,), "(o)", conn=other.conn)
+    other.conn.signal_unsubscribe(sub)
+    client.conn.signal_unsubscribe(mine)
