@@ -315,3 +315,20 @@ def test_signal_with_dialog_open(bus, x, kde, sig):
     assert kde.wait(5) == 0
     assert time.time() - t < 1.0
     assert call.wait()[0] == 2
+
+
+def test_kio_url_comes_back_local(bus, x, kde):
+    """A KIO URL the user enters (trash:/) is handed back as the local file behind it."""
+    trash = os.path.join(bus.data_home, "Trash")
+    os.makedirs(os.path.join(trash, "files"))
+    os.makedirs(os.path.join(trash, "info"))
+    with open(os.path.join(trash, "files", "binned.txt"), "w") as f:
+        f.write("x")
+    with open(os.path.join(trash, "info", "binned.txt.trashinfo"), "w") as f:
+        f.write(f"[Trash Info]\nPath={bus.home}/binned.txt\nDeletionDate=2026-01-01T00:00:00\n")
+    _, call = open_file(bus, "Pick from the bin", {})
+    wid = x.wait_window("Pick from the bin")
+    type_and_enter(x, wid, "trash:/0-binned.txt")
+    response, results = call.wait()
+    assert response == 0
+    assert results["uris"] == ["file://" + os.path.join(trash, "files", "binned.txt")]
