@@ -16,6 +16,7 @@
 #include "inhibit.h"
 #include "memory-monitor.h"
 #include "network-monitor.h"
+#include "notification.h"
 #include "open-uri.h"
 #include "power-profile-monitor.h"
 #include "print.h"
@@ -39,6 +40,7 @@ static const struct {
   { "Inhibit", limen_inhibit_new },
   { "MemoryMonitor", limen_memory_monitor_new },
   { "NetworkMonitor", limen_network_monitor_new },
+  { "Notification", limen_notification_new },
   { "OpenURI", limen_open_uri_new },
   { "PowerProfileMonitor", limen_power_profile_monitor_new },
   { "Print", limen_print_new },

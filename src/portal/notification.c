@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Icon bytes from an app are the one input here that a complex parser would chew on, so
+ * they are judged by limen-validate-icon in a process of its own with tight limits. */
+#include "notification.h"
+
+#include <string.h>
+#include <sys/resource.h>
+
+#include "backend.h"
+#include "limen-config.h"
+
+#define IMPL_IFACE "org.freedesktop.impl.portal.Notification"
+#define ID_MAX 256
+#define BUTTONS_MAX 8
+#define ICON_BYTES_MAX (4 * 1024 * 1024)
+#define VALIDATE_TIMEOUT_S 3
+
+static LimenDbusPortalNotification *skeleton;
+static GHashTable *owners;   /* "APPID\nID" → unique name that added it */
+
+static char *
+owner_key (const char *app_id, const char *id)
+{
+  return g_strconcat (app_id, "\n", id, NULL);
+}
+
+static gboolean
+bad (GError **error, const char *key, const char *reason)
+{
+  limen_option_set_error (error, key, reason);
+  return FALSE;
+}
+
+static gboolean
+valid_action_name (const char *s)
+{
+  if (*s == '\0' || strlen (s) > 256)
+    return FALSE;
+  for (const char *p = s; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '.' && *p != '_')
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+valid_icon_name (const char *s)
+{
+  if (*s == '\0' || strlen (s) > 256)
+    return FALSE;
+  for (const char *p = s; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '.' && *p != '_')
+      return FALSE;
+  return TRUE;
+}
+
+/* Action targets travel back to the app only; they must still be small. */
+static gboolean
+check_target (GVariant *target, GError **error, const char *key)
+{
+  if (g_variant_get_size (target) > 4096)
+    return bad (error, key, "action target too large");
+  return TRUE;
+}
+
+static gboolean
+check_buttons (GVariant *buttons, GVariantBuilder *out, GError **error)
+{
+  gsize n = g_variant_n_children (buttons);
+
+  if (n > BUTTONS_MAX)
+    return bad (error, "buttons", "too many buttons");
+  g_variant_builder_init (out, G_VARIANT_TYPE ("aa{sv}"));
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) button = g_variant_get_child_value (buttons, i);
+      const char *label = NULL, *action = NULL;
+      g_autoptr(GVariant) target = g_variant_lookup_value (button, "target", NULL);
+      GVariantBuilder b;
+
+      if (!g_variant_lookup (button, "label", "&s", &label) || *label == '\0' || strlen (label) > 256)
+        {
+          g_variant_builder_clear (out);
+          return bad (error, "buttons", "a button needs a label of at most 256 bytes");
+        }
+      if (!g_variant_lookup (button, "action", "&s", &action) || !valid_action_name (action))
+        {
+          g_variant_builder_clear (out);
+          return bad (error, "buttons", "a button needs an action name");
+        }
+      if (target && !check_target (target, error, "buttons"))
+        {
+          g_variant_builder_clear (out);
+          return FALSE;
+        }
+      g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+      g_variant_builder_add (&b, "{sv}", "label", g_variant_new_string (label));
+      g_variant_builder_add (&b, "{sv}", "action", g_variant_new_string (action));
+      if (target)
+        g_variant_builder_add (&b, "{sv}", "target", target);
+      g_variant_builder_add_value (out, g_variant_builder_end (&b));
+    }
+  return TRUE;
+}
+
+static gboolean
+validate_priority (const LimenOption *o, GVariant *v, GError **error)
+{
+  const char *s = g_variant_get_string (v, NULL);
+  const char *known[] = { "low", "normal", "high", "urgent", NULL };
+
+  if (!g_strv_contains (known, s))
+    return bad (error, o->key, "must be low, normal, high or urgent");
+  return TRUE;
+}
+
+static gboolean
+validate_action (const LimenOption *o, GVariant *v, GError **error)
+{
+  if (!valid_action_name (g_variant_get_string (v, NULL)))
+    return bad (error, o->key, "not an action name");
+  return TRUE;
+}
+
+static gboolean
+validate_target (const LimenOption *o, GVariant *v, GError **error)
+{
+  g_autoptr(GVariant) inner = g_variant_get_variant (v);
+
+  return check_target (inner, error, o->key);
+}
+
+static const LimenOption notification_fields[] = {
+  { "title", "s", limen_validate_string_length, 1024 },
+  { "body", "s", limen_validate_string_length, 16384 },
+  { "priority", "s", validate_priority, 0 },
+  { "default-action", "s", validate_action, 0 },
+  { "default-action-target", "v", validate_target, 0 },
+  { NULL }
+};
+
+/* The validator: XDP_VALIDATE_ICON, else ours from the build tree when we run from it,
+ * else the installed one. */
+static const char *
+validator_path (void)
+{
+  static char *path;
+  const char *env = g_getenv ("XDP_VALIDATE_ICON");
+  g_autofree char *self = NULL;
+
+  if (env && *env)
+    return env;
+  if (path == NULL)
+    {
+      self = g_file_read_link ("/proc/self/exe", NULL);
+      if (self && g_str_has_prefix (self, LIMEN_BUILD_DIR "/"))
+        path = g_build_filename (LIMEN_BUILD_DIR, "src", "portal", "limen-validate-icon", NULL);
+      else
+        path = g_build_filename (LIMEN_LIBEXECDIR, "limen-validate-icon", NULL);
+    }
+  return path;
+}
+
+static void
+limit_child (gpointer user_data)
+{
+  struct rlimit cpu = { VALIDATE_TIMEOUT_S, VALIDATE_TIMEOUT_S };
+  struct rlimit as = { 256 * 1024 * 1024, 256 * 1024 * 1024 };
+  struct rlimit nofile = { 8, 8 };
+
+  setrlimit (RLIMIT_CPU, &cpu);
+  setrlimit (RLIMIT_AS, &as);
+  setrlimit (RLIMIT_NOFILE, &nofile);
+}
+
+typedef struct {
+  GDBusMethodInvocation *invocation;
+  LimenPortalContext    *context;
+  char                  *app_id;
+  char                  *id;
+  GVariant              *notification;   /* checked, without the icon */
+  GVariant              *icon;           /* serialized GIcon to add once validated */
+  GSubprocess           *validator;
+  guint                  timeout_id;
+} Add;
+
+static void
+add_free (Add *a)
+{
+  g_clear_object (&a->invocation);
+  g_free (a->app_id);
+  g_free (a->id);
+  g_clear_pointer (&a->notification, g_variant_unref);
+  g_clear_pointer (&a->icon, g_variant_unref);
+  g_clear_object (&a->validator);
+  if (a->timeout_id)
+    g_source_remove (a->timeout_id);
+  g_free (a);
+}
+
+static void
+on_added (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Add *a = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+
+  if (reply == NULL)
+    {
+      g_message ("Notification backend failed: %s", error->message);
+      g_dbus_method_invocation_return_error (a->invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                             "The notification could not be shown");
+    }
+  else
+    {
+      g_hash_table_replace (owners, owner_key (a->app_id, a->id),
+                            g_strdup (g_dbus_method_invocation_get_sender (a->invocation)));
+      g_dbus_method_invocation_return_value (a->invocation, NULL);
+    }
+  add_free (a);
+}
+
+static void
+send_to_backend (Add *a)
+{
+  g_autoptr(GError) error = NULL;
+  const char *backend = limen_backend_find (a->context, IMPL_IFACE, &error);
+  GVariantBuilder b;
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+
+  if (backend == NULL)
+    {
+      limen_invocation_return_gerror (a->invocation, error);
+      add_free (a);
+      return;
+    }
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_iter_init (&iter, a->notification);
+  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+    {
+      g_variant_builder_add (&b, "{sv}", key, value);
+      g_variant_unref (value);
+    }
+  if (a->icon)
+    g_variant_builder_add (&b, "{sv}", "icon", a->icon);
+  g_dbus_connection_call (a->context->connection, backend, LIMEN_PORTAL_PATH, IMPL_IFACE, "AddNotification",
+                          g_variant_new ("(ss@a{sv})", a->app_id, a->id, g_variant_builder_end (&b)),
+                          NULL, G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK, NULL, on_added, a);
+}
+
+static void
+refuse_icon (Add *a, const char *why)
+{
+  g_debug ("Icon of notification %s refused: %s", a->id, why);
+  g_dbus_method_invocation_return_error (a->invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                         "Invalid value for icon: %s", why);
+  add_free (a);
+}
+
+static gboolean
+on_validator_timeout (gpointer user_data)
+{
+  Add *a = user_data;
+
+  a->timeout_id = 0;
+  g_subprocess_force_exit (a->validator);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_validated (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Add *a = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!g_subprocess_communicate_finish (G_SUBPROCESS (source), result, NULL, NULL, &error))
+    {
+      refuse_icon (a, "could not be checked");
+      return;
+    }
+  if (!g_subprocess_get_if_exited (a->validator) || g_subprocess_get_exit_status (a->validator) != 0)
+    {
+      refuse_icon (a, "not a PNG, JPEG or SVG image of at most 512×512 pixels");
+      return;
+    }
+  send_to_backend (a);
+}
+
+static void
+validate_bytes (Add *a, GBytes *bytes)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                                                       G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                                                                       G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autoptr(GError) error = NULL;
+
+  g_subprocess_launcher_set_child_setup (launcher, limit_child, NULL, NULL);
+  g_subprocess_launcher_set_environ (launcher, (char *[]) { NULL });
+  a->validator = g_subprocess_launcher_spawn (launcher, &error, validator_path (), "--max-size=512", NULL);
+  if (a->validator == NULL)
+    {
+      g_message ("Cannot run the icon validator %s: %s", validator_path (), error->message);
+      refuse_icon (a, "could not be checked");
+      return;
+    }
+  a->timeout_id = g_timeout_add_seconds (VALIDATE_TIMEOUT_S, on_validator_timeout, a);
+  g_subprocess_communicate_async (a->validator, bytes, NULL, on_validated, a);
+}
+
+/* Serialized GIcon: ("themed", <as>) names are checked here, ("bytes", <ay>) by the
+ * validator; anything else (a file path, a GIO-specific class) is refused. */
+static gboolean
+check_icon (Add *a, GVariant *icon, GBytes **bytes, GError **error)
+{
+  const char *kind;
+  g_autoptr(GVariant) inner = NULL;
+
+  if (!g_variant_is_of_type (icon, G_VARIANT_TYPE ("(sv)")))
+    return bad (error, "icon", "must be a serialized themed or bytes icon");
+  g_variant_get (icon, "(&sv)", &kind, &inner);
+  if (g_str_equal (kind, "themed") && g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING_ARRAY))
+    {
+      g_autofree const char **names = g_variant_get_strv (inner, NULL);
+
+      if (names[0] == NULL || g_strv_length ((char **) names) > 16)
+        return bad (error, "icon", "needs 1 to 16 icon names");
+      for (guint i = 0; names[i]; i++)
+        if (!valid_icon_name (names[i]))
+          return bad (error, "icon", "not an icon name");
+      a->icon = g_variant_ref (icon);
+      return TRUE;
+    }
+  if (g_str_equal (kind, "bytes") && g_variant_is_of_type (inner, G_VARIANT_TYPE_BYTESTRING))
+    {
+      if (g_variant_get_size (inner) == 0 || g_variant_get_size (inner) > ICON_BYTES_MAX)
+        return bad (error, "icon", "image data empty or too large");
+      *bytes = g_variant_get_data_as_bytes (inner);
+      a->icon = g_variant_ref (icon);
+      return TRUE;
+    }
+  return bad (error, "icon", "must be a serialized themed or bytes icon");
+}
+
+static gboolean
+handle_add_notification (LimenDbusPortalNotification *object, GDBusMethodInvocation *invocation,
+                         const char *id, GVariant *notification, LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GVariant) buttons = NULL;
+  g_autoptr(GVariant) icon = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  GVariantBuilder button_builder;
+  Add *a;
+
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+  if (*id == '\0' || strlen (id) > ID_MAX)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                     "Invalid value for id: 1 to 256 bytes");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (!limen_options_filter (notification, &b, &error, notification_fields, NULL))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  buttons = g_variant_lookup_value (notification, "buttons", NULL);
+  if (buttons)
+    {
+      if (!g_variant_is_of_type (buttons, G_VARIANT_TYPE ("aa{sv}")))
+        {
+          g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                         "Invalid type for option buttons: expected aa{sv}");
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+      if (!check_buttons (buttons, &button_builder, &error))
+        {
+          limen_invocation_return_gerror (invocation, error);
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+      g_variant_builder_add (&b, "{sv}", "buttons", g_variant_builder_end (&button_builder));
+    }
+  a = g_new0 (Add, 1);
+  a->invocation = g_object_ref (invocation);
+  a->context = context;
+  a->app_id = g_strdup (limen_app_info_get_id (info));
+  a->id = g_strdup (id);
+  a->notification = g_variant_ref_sink (g_variant_builder_end (&b));
+  icon = g_variant_lookup_value (notification, "icon", NULL);
+  if (icon)
+    {
+      g_autoptr(GVariant) unboxed = g_variant_is_of_type (icon, G_VARIANT_TYPE_VARIANT)
+                                    ? g_variant_get_variant (icon) : g_variant_ref (icon);
+
+      if (!check_icon (a, unboxed, &bytes, &error))
+        {
+          limen_invocation_return_gerror (invocation, error);
+          add_free (a);
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+    }
+  if (bytes)
+    validate_bytes (a, bytes);
+  else
+    send_to_backend (a);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_remove_notification (LimenDbusPortalNotification *object, GDBusMethodInvocation *invocation,
+                            const char *id, LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  const char *backend;
+  g_autofree char *key = NULL;
+
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+  backend = limen_backend_find (context, IMPL_IFACE, &error);
+  if (backend == NULL)
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  key = owner_key (limen_app_info_get_id (info), id);
+  g_hash_table_remove (owners, key);
+  /* The app id is ours to give: an app can only ever remove its own notifications. */
+  g_dbus_connection_call (context->connection, backend, LIMEN_PORTAL_PATH, IMPL_IFACE, "RemoveNotification",
+                          g_variant_new ("(ss)", limen_app_info_get_id (info), id), NULL,
+                          G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK, NULL, NULL, NULL);
+  limen_dbus_portal_notification_complete_remove_notification (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void
+on_action_invoked (GDBusConnection *connection, const char *sender, const char *path, const char *iface,
+                   const char *signal, GVariant *parameters, gpointer user_data)
+{
+  LimenPortalContext *context = user_data;
+  const char *app_id, *id, *action;
+  g_autoptr(GVariant) parameter = NULL;
+  g_autofree char *key = NULL;
+  const char *owner;
+
+  if (!g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(sssav)")))
+    return;
+  g_variant_get (parameters, "(&s&s&s@av)", &app_id, &id, &action, &parameter);
+  key = owner_key (app_id, id);
+  owner = g_hash_table_lookup (owners, key);
+  if (owner == NULL)
+    return;
+  (void) context;
+  /* Unicast: another app must not learn what this one's user clicked. */
+  g_dbus_connection_emit_signal (connection, owner, LIMEN_PORTAL_PATH, "org.freedesktop.portal.Notification",
+                                 "ActionInvoked", g_variant_new ("(ss@av)", id, action, parameter), NULL);
+}
+
+static void
+on_peer_vanished (const char *name, gpointer user_data)
+{
+  GHashTableIter iter;
+  const char *owner;
+
+  g_hash_table_iter_init (&iter, owners);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &owner))
+    if (g_str_equal (owner, name))
+      g_hash_table_iter_remove (&iter);
+}
+
+GDBusInterfaceSkeleton *
+limen_notification_new (LimenPortalContext *context)
+{
+  if (!limen_backend_is_configured (context, IMPL_IFACE))
+    return NULL;
+  owners = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
+  skeleton = limen_dbus_portal_notification_skeleton_new ();
+  limen_dbus_portal_notification_set_version (skeleton, 1);
+  g_signal_connect (skeleton, "handle-add-notification", G_CALLBACK (handle_add_notification), context);
+  g_signal_connect (skeleton, "handle-remove-notification", G_CALLBACK (handle_remove_notification), context);
+  g_dbus_connection_signal_subscribe (context->connection, NULL, IMPL_IFACE, "ActionInvoked", LIMEN_PORTAL_PATH,
+                                      NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_action_invoked, context, NULL);
+  return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
+}
