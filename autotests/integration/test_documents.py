@@ -698,3 +698,33 @@ def test_sigterm_with_requests_in_flight(bus, work):
         t.join(10)
     assert status == 0 and elapsed < 1.0, (status, elapsed)
     assert not dh.is_mounted(dh.mountpoint(bus))
+
+
+def test_kill9_during_atomic_saves_leaves_whole_files(bus, work):
+    """A daemon killed while an app saves through the mount: the host file is one complete
+    version or another, and no temporary file is left in the host directory."""
+    d = dh.start(bus)
+    f = os.path.join(work, "save.txt")
+    versions = [(f"version {i} " * 2000) for i in range(200)]
+    write(f, versions[0])
+    doc = dh.add(bus, f)
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read", "write"]), "(ssas)")
+    view = f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}"
+    saver = subprocess.Popen([limentest.python_exe(), "-c", f'''
+import os
+vs = [("version %d " % i) * 2000 for i in range(200)]
+for i in range(1, 1000000):
+    tmp = {view!r} + "/.save.txt.%d" % i
+    try:
+        with open(tmp, "w") as t:
+            t.write(vs[i % 200])
+        os.rename(tmp, {view!r} + "/save.txt")
+    except OSError:
+        raise SystemExit(3)   # the daemon went away mid-save
+'''], stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    d.signal(signal.SIGKILL)
+    assert saver.wait(20) == 3           # it really was interrupted
+    d.stop()
+    assert read(f) in versions
+    assert os.listdir(work) == ["save.txt"]
