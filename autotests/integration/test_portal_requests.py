@@ -383,3 +383,57 @@ def test_inhibit_monitor_state_reaches_owner_only(env):
         bus.call("org.freedesktop.portal.Inhibit", "QueryEndResponse", (session,), "(o)", conn=other.conn)
     other.conn.signal_unsubscribe(sub)
     client.conn.signal_unsubscribe(mine)
+
+
+# ---- Background / Camera -------------------------------------------------------------
+
+BG = "org.freedesktop.portal.Background"
+
+
+@pytest.fixture
+def bgenv(bus):
+    backend = rh.setup(bus, ["background", "access"])
+    return bus, backend
+
+
+def test_background_sandboxed_asks_then_remembers(bgenv):
+    bus, backend = bgenv
+    rh.start_documents(bus)   # the permission store
+    backend.set_response("AccessDialog", 0, {})
+    text = "('', {'handle_token': <'bg'>, 'reason': <'sync'>, 'autostart': <true>, 'commandline': <['app', '--bg']>})"
+    kind, result = rh.sandboxed_request(bus, APP, BG, "RequestBackground", "(sa{sv})", text)
+    assert result == (0, {"background": True, "autostart": True})
+    assert backend.args("AccessDialog")[0][1] == "sync"
+    assert backend.args("EnableAutostart")[0] == [APP, True, ["app", "--bg"], 0]
+    kind, result = rh.sandboxed_request(bus, APP, BG, "RequestBackground", "(sa{sv})", text)
+    assert result[1]["background"] is True
+    assert len(backend.args("AccessDialog")) == 1
+
+
+def test_background_denied(bgenv):
+    bus, backend = bgenv
+    backend.set_response("AccessDialog", 1, {})
+    kind, result = rh.sandboxed_request(bus, APP, BG, "RequestBackground", "(sa{sv})",
+                                        "('', {'handle_token': <'bg'>, 'autostart': <true>})")
+    assert result == (0, {"background": False, "autostart": False})
+    assert backend.args("EnableAutostart") == []
+
+
+@pytest.mark.parametrize("opts,key", [({"commandline": v("as", [])}, "commandline"),
+                                      ({"autostart": v("s", "yes")}, "autostart"),
+                                      ({"reason": v("s", "x" * 300)}, "reason")])
+def test_background_bad_options(bgenv, opts, key):
+    bus, backend = bgenv
+    with pytest.raises(GLib.Error) as e:
+        bus.call(BG, "RequestBackground", ("", opts), "(sa{sv})")
+    assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument" and key in e.value.message
+
+
+def test_camera_is_honestly_absent(bgenv):
+    bus, backend = bgenv
+    cam = "org.freedesktop.portal.Camera"
+    assert bus.get_property(cam, "IsCameraPresent") is False
+    assert rh.Client(bus).request(cam, "AccessCamera", ({},), "(a{sv})") == (2, {})
+    with pytest.raises(GLib.Error) as e:
+        bus.call(cam, "OpenPipeWireRemote", ({},), "(a{sv})", fds=[])
+    assert rh.error_name(e) == "org.freedesktop.portal.Error.NotFound"

@@ -10,6 +10,8 @@
 #include "session.h"
 
 #include "account.h"
+#include "background.h"
+#include "camera.h"
 #include "email.h"
 #include "file-chooser.h"
 #include "game-mode.h"
@@ -34,6 +36,8 @@ static const struct {
   LimenPortalNewFunc new_func;
 } portals[] = {
   { "Account", limen_account_new },
+  { "Background", limen_background_new },
+  { "Camera", limen_camera_new },
   { "Email", limen_email_new },
   { "FileChooser", limen_file_chooser_new },
   { "GameMode", limen_game_mode_new },
