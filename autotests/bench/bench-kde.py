@@ -35,7 +35,8 @@ def call_async(bus, dest, iface, method, args, sig):
     return done
 
 
-def time_to_window(bus, x, dest, title):
+def time_to_window(bus, x, dest, title, daemon=None):
+    """Seconds to the window being mapped, and (ours only) to its file widget being built."""
     handle = kh.new_handle(bus)
     t0 = time.monotonic()
     done = call_async(bus, dest, "org.freedesktop.impl.portal.FileChooser", "OpenFile",
@@ -51,13 +52,23 @@ def time_to_window(bus, x, dest, title):
         if time.monotonic() - t0 > 60:
             raise TimeoutError(title)
     elapsed = time.monotonic() - t0
+    ready = elapsed
+    if daemon is not None:
+        # limen-kde maps the window first and builds KFileWidget in the next loop turn.
+        marker = f'file widget ready: "{title}"'
+        while marker not in daemon.output():
+            GLib.MainContext.default().iteration(False)
+            time.sleep(0.001)
+            if time.monotonic() - t0 > 60:
+                raise TimeoutError(marker)
+        ready = time.monotonic() - t0
     # Close it the way a caller giving up does.
     bus.call("org.freedesktop.impl.portal.Request", "Close", None, None, dest=dest, path=handle)
     limentest.wait_until(lambda: "r" in done, 10)
-    return elapsed
+    return elapsed, ready
 
 
-def measure(argv, name, extra_env, label, x):
+def measure(argv, name, extra_env, label, x, ours=False):
     bus = limentest.Bus()
     try:
         env = dict(x.env())
@@ -69,13 +80,18 @@ def measure(argv, name, extra_env, label, x):
         time.sleep(1.5)
         idle = pss_kib(d.pid)
         try:
-            times = [time_to_window(bus, x, name, f"Bench {label} {i}") for i in range(ROUNDS)]
+            samples = [time_to_window(bus, x, name, f"Bench {label} {i}", d if ours else None)
+                       for i in range(ROUNDS)]
         except TimeoutError:
             print(d.output()[-3000:], "alive:", d.alive(), file=sys.stderr)
             raise
         after = pss_kib(d.pid)
+        times = [m for m, _ in samples]
+        ready = [r for _, r in samples]
         return {"startup": startup, "idle_pss": idle, "cold": times[0],
-                "warm": statistics.median(times[1:]) if len(times) > 1 else times[0], "pss_after": after}
+                "warm": statistics.median(times[1:]) if len(times) > 1 else times[0],
+                "cold_ready": ready[0], "warm_ready": statistics.median(ready[1:]) if len(ready) > 1 else ready[0],
+                "pss_after": after}
     finally:
         bus.close()
 
@@ -88,7 +104,8 @@ def main():
         # Interleaved fresh processes, so load from the rest of the machine hits both alike.
         for _ in range(reps):
             runs["ours"].append(measure([limentest.binary("limen-kde")], kh.KDE_NAME,
-                                        {"QT_QPA_PLATFORM": "xcb"}, "limen", x))
+                                        {"QT_QPA_PLATFORM": "xcb", "QT_LOGGING_RULES": "limen.shim.debug=true"},
+                                        "limen", x, ours=True))
             runs["ref"].append(measure([kh.REF_KDE], REF_NAME,
                                        {"XDG_CURRENT_DESKTOP": "KDE", "QT_QPA_PLATFORM": "xcb"}, "ref", x))
     finally:
@@ -99,13 +116,16 @@ def main():
     print(f"{'':30}{'limen-kde':>12}{'xdp-kde':>12}{'ratio':>8}")
     rows = [("start to bus name (s)", "startup"), ("idle PSS (KiB)", "idle_pss"),
             ("FileChooser mapped, cold (s)", "cold"), ("FileChooser mapped, warm (s)", "warm"),
+            ("... file widget built, cold (s)", "cold_ready"), ("... file widget built, warm (s)", "warm_ready"),
             ("PSS after dialogs (KiB)", "pss_after")]
     for label, key in rows:
         a, b = ours[key], ref[key]
-        fmt = "{:>12.3f}" if key in ("startup", "cold", "warm") else "{:>12.0f}"
+        fmt = "{:>12.0f}" if "pss" in key else "{:>12.3f}"
         print(f"{label:30}" + fmt.format(a) + fmt.format(b) + f"{a / b if b else float('nan'):>8.2f}")
     print(f"idle PSS ratio {ours['idle_pss'] / ref['idle_pss']:.2f} (target <= 0.25); "
-          f"cold FileChooser ratio {ours['cold'] / ref['cold']:.2f} (target <= 1.0)")
+          f"cold FileChooser ratio {ours['cold'] / ref['cold']:.2f} (target <= 1.0); "
+          f"cold with the widget built {ours['cold_ready'] / ref['cold']:.2f} "
+          "(the reference maps its window only once its widget is built)")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 #include <QFileInfo>
 #include <QCoreApplication>
 #include <QLabel>
+#include <QLoggingCategory>
 #include <QLineEdit>
 #include <QMimeDatabase>
 #include <QPushButton>
@@ -22,6 +23,9 @@
 #include <memory>
 
 using LimenQt::str;
+
+/* QT_LOGGING_RULES=limen.shim.debug=true: the benchmark times when the widget is ready. */
+Q_LOGGING_CATEGORY (LIMEN_SHIM, "limen.shim", QtWarningMsg)
 
 QString LimenFileDialog::filterLine (const LimenQtFilter &filter)
 {
@@ -184,6 +188,7 @@ void LimenFileDialog::build ()
   m_widget->locationEdit ()->setFocus ();
   QWidget *target = m_widget->locationEdit ()->lineEdit () ? static_cast<QWidget *> (m_widget->locationEdit ()->lineEdit ())
                                                           : m_widget->locationEdit ();
+  qCDebug (LIMEN_SHIM) << "file widget ready:" << windowTitle ();
   const QVector<PendingKey> keys = std::move (m_pending_keys);
   m_pending_keys.clear ();
   for (const PendingKey &k : keys)
