@@ -10,32 +10,49 @@
 #define DBUS_NAME "org.freedesktop.DBus"
 #define DBUS_PATH "/org/freedesktop/DBus"
 
+typedef struct _BackendWatch BackendWatch;
+
 typedef struct {
   LimenRequest         *request;
   GDBusConnection      *connection;
   char                 *backend;
-  guint                 owner_watch;
-  gulong                cancel_id;
+  BackendWatch         *watch;
   gboolean              done;
   LimenBackendReplyFunc func;
   gpointer              user_data;
   GDestroyNotify        destroy;
-  gint                  ref_count;
 } BackendCall;
 
+/* One NameOwnerChanged match per backend name, kept for the daemon's life: adding and
+ * removing a match rule for every request would cost the bus two more messages each. */
+struct _BackendWatch {
+  char  *name;
+  guint  subscription;
+  GList *calls;   /* BackendCall, not owned */
+};
+
 static GDBusConnection *backend_connection;
+static GHashTable *watches;   /* name → BackendWatch */
 
 static void
-call_unref (BackendCall *call)
+call_free (BackendCall *call)
 {
-  if (--call->ref_count > 0)
-    return;
   if (call->destroy)
     call->destroy (call->user_data);
   limen_request_unref (call->request);
   g_object_unref (call->connection);
   g_free (call->backend);
   g_free (call);
+}
+
+static void
+call_unwatch (BackendCall *call)
+{
+  if (call->watch)
+    {
+      call->watch->calls = g_list_remove (call->watch->calls, call);
+      call->watch = NULL;
+    }
 }
 
 /* Deliver the outcome once; later outcomes (a reply after the name vanished) are dropped. */
@@ -45,11 +62,7 @@ call_finish (BackendCall *call, GVariant *reply, GUnixFDList *fd_list, const GEr
   if (call->done)
     return;
   call->done = TRUE;
-  if (call->owner_watch)
-    {
-      g_dbus_connection_signal_unsubscribe (call->connection, call->owner_watch);
-      call->owner_watch = 0;
-    }
+  call_unwatch (call);
   if (!limen_request_is_open (call->request))
     return;
   call->func (call->request, reply, fd_list, error, call->user_data);
@@ -59,17 +72,46 @@ static void
 on_owner_changed (GDBusConnection *connection, const char *sender, const char *path,
                   const char *iface, const char *signal, GVariant *parameters, gpointer user_data)
 {
-  BackendCall *call = user_data;
+  BackendWatch *watch = user_data;
   const char *name, *old_owner, *new_owner;
-  g_autoptr(GError) error = NULL;
+  GList *calls;
 
   g_variant_get (parameters, "(&s&s&s)", &name, &old_owner, &new_owner);
-  if (*new_owner != '\0' || *old_owner == '\0')
+  if (*new_owner != '\0' || *old_owner == '\0' || !g_str_equal (name, watch->name))
     return;
-  g_message ("Backend %s left the bus during request %s", call->backend,
-             limen_request_get_path (call->request));
-  error = g_error_new (LIMEN_ERROR, LIMEN_ERROR_FAILED, "Backend %s went away", call->backend);
-  call_finish (call, NULL, NULL, error);
+  /* Each finished call leaves the list; take it whole first. */
+  calls = g_steal_pointer (&watch->calls);
+  for (GList *l = calls; l; l = l->next)
+    {
+      BackendCall *call = l->data;
+      g_autoptr(GError) error = g_error_new (LIMEN_ERROR, LIMEN_ERROR_FAILED, "Backend %s went away", name);
+
+      call->watch = NULL;
+      g_message ("Backend %s left the bus during request %s", name, limen_request_get_path (call->request));
+      call_finish (call, NULL, NULL, error);
+    }
+  g_list_free (calls);
+}
+
+static BackendWatch *
+watch_for (GDBusConnection *connection, const char *name)
+{
+  BackendWatch *watch;
+
+  if (watches == NULL)
+    watches = g_hash_table_new (g_str_hash, g_str_equal);
+  watch = g_hash_table_lookup (watches, name);
+  if (watch == NULL)
+    {
+      watch = g_new0 (BackendWatch, 1);
+      watch->name = g_strdup (name);
+      watch->subscription = g_dbus_connection_signal_subscribe (connection, DBUS_NAME, DBUS_NAME,
+                                                                "NameOwnerChanged", DBUS_PATH, name,
+                                                                G_DBUS_SIGNAL_FLAGS_NONE, on_owner_changed,
+                                                                watch, NULL);
+      g_hash_table_insert (watches, watch->name, watch);
+    }
+  return watch;
 }
 
 static void
@@ -84,13 +126,8 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   if (reply == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
       /* The request closed: the backend was told, nobody waits for an answer. */
-      if (!call->done)
-        {
-          call->done = TRUE;
-          if (call->owner_watch)
-            g_dbus_connection_signal_unsubscribe (call->connection, call->owner_watch);
-          call->owner_watch = 0;
-        }
+      call->done = TRUE;
+      call_unwatch (call);
     }
   else
     {
@@ -99,7 +136,7 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
                  error->message);
       call_finish (call, reply, fd_list, error);
     }
-  call_unref (call);
+  call_free (call);
 }
 
 const char *
@@ -129,7 +166,6 @@ limen_backend_call (LimenRequest *request, const char *backend, const char *inte
   BackendCall *call = g_new0 (BackendCall, 1);
 
   g_return_if_fail (backend_connection != NULL);
-  call->ref_count = 2;   /* the call and the name watch */
   call->request = limen_request_ref (request);
   call->backend = g_strdup (backend);
   call->func = func;
@@ -137,12 +173,10 @@ limen_backend_call (LimenRequest *request, const char *backend, const char *inte
   call->destroy = destroy;
   call->connection = g_object_ref (backend_connection);
   limen_request_set_backend (request, backend);
-  /* Subscribed before the call goes out, so even a backend activated by the call and dying
+  /* Watched before the call goes out, so even a backend activated by the call and dying
    * right away is seen. */
-  call->owner_watch = g_dbus_connection_signal_subscribe (call->connection, DBUS_NAME, DBUS_NAME,
-                                                          "NameOwnerChanged", DBUS_PATH, backend,
-                                                          G_DBUS_SIGNAL_FLAGS_NONE, on_owner_changed,
-                                                          call, (GDestroyNotify) call_unref);
+  call->watch = watch_for (call->connection, backend);
+  call->watch->calls = g_list_prepend (call->watch->calls, call);
   g_dbus_connection_call_with_unix_fd_list (call->connection, backend, LIMEN_PORTAL_PATH,
                                             interface, method, parameters, NULL, G_DBUS_CALL_FLAGS_NONE,
                                             timeout_ms, fd_list, limen_request_get_cancellable (request),
