@@ -728,3 +728,25 @@ for i in range(1, 1000000):
     d.stop()
     assert read(f) in versions
     assert os.listdir(work) == ["save.txt"]
+
+
+def test_add_named_full_and_persistent_flags(bus, work):
+    d = dh.start(bus)
+    dfd = os.open(work, os.O_PATH)
+    try:
+        doc, extra = dh.docs(bus, "AddNamedFull", (0, b"named.txt\0", dh.FLAG_PERSISTENT, APP, ["read", "write"]),
+                             "(hayusas)", fds=[dfd])
+        again, _ = dh.docs(bus, "AddNamedFull", (0, b"named.txt", dh.FLAG_REUSE, APP, ["read"]), "(hayusas)",
+                           fds=[dfd])
+        assert dh.error_name(dh.docs, bus, "AddNamedFull", (0, b"x", dh.FLAG_DIRECTORY, "", []), "(hayusas)",
+                             fds=[dfd]) == IA
+    finally:
+        os.close(dfd)
+    assert again == doc
+    assert bytes(extra["mountpoint"]).rstrip(b"\0").decode() == dh.mountpoint(bus)
+    write(f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/named.txt", "through the app")
+    assert read(os.path.join(work, "named.txt")) == "through the app"
+    d.stop()
+    bus.wait_for_name_gone(dh.DOCS_NAME)
+    dh.start(bus)
+    assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {APP: ["read", "write"]}
