@@ -750,3 +750,30 @@ def test_add_named_full_and_persistent_flags(bus, work):
     bus.wait_for_name_gone(dh.DOCS_NAME)
     dh.start(bus)
     assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {APP: ["read", "write"]}
+
+
+def test_sandboxed_app_saves_through_its_view(bus, work):
+    dh.start(bus)
+    f = os.path.join(work, "edit.txt")
+    write(f, "before")
+    doc = dh.add(bus, f)
+    dh.docs(bus, "GrantPermissions", (doc, "org.a.App", ["read", "write"]), "(ssas)")
+    mnt = dh.mountpoint(bus)
+    out = dh.run_in_sandbox(bus, "org.a.App", f'''
+d = "/run/user/0/doc/{doc}"
+out["read"] = try_io(lambda: open(d + "/edit.txt").read())
+def save():
+    with open(d + "/.edit.txt.tmp", "w") as t:
+        t.write("after")
+    os.rename(d + "/.edit.txt.tmp", d + "/edit.txt")
+    return open(d + "/edit.txt").read()
+out["save"] = try_io(save)
+out["xattr"] = try_io(lambda: os.getxattr(d + "/edit.txt", "user.document-portal.host-path").decode())
+out["escape"] = try_io(lambda: os.listdir(d + "/../.."))
+''', extra_args=["--bind", f"{mnt}/by-app/org.a.App", "/run/user/0/doc"])
+    assert out["read"] == ["ok", "before"]
+    assert out["save"] == ["ok", "after"]
+    assert out["xattr"] == ["ok", f]
+    assert read(f) == "after" and os.listdir(work) == ["edit.txt"]
+    # ".." from the view's root stays in the sandbox's own /run/user/0, never the mount's root.
+    assert out["escape"][0] == "ok" and "by-app" not in out["escape"][1]
