@@ -100,22 +100,25 @@ def close_request(bus, handle, conn=None):
 class Xvfb:
     """A private X server for one test; DISPLAY is set only in the env we hand out."""
 
-    def __init__(self, display=None, size="1280x800x24"):
-        self.display = display or f":{90 + (os.getpid() % 9)}"
-        n = self.display[1:]
-        if os.path.exists(f"/tmp/.X11-unix/X{n}") or os.path.exists(f"/tmp/.X{n}-lock"):
-            # Another test (or person) has it; pick a free one.
-            for cand in range(90, 200):
-                if not os.path.exists(f"/tmp/.X{cand}-lock"):
-                    self.display = f":{cand}"
-                    break
-        self.proc = subprocess.Popen(["Xvfb", self.display, "-screen", "0", size, "-nolisten", "tcp"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while not os.path.exists(f"/tmp/.X11-unix/X{self.display[1:]}"):
+    def __init__(self, size="1280x800x24"):
+        # -displayfd: the server picks a free display itself, so parallel tests (and other
+        # people's servers) never collide.
+        r, w = os.pipe()
+        self.proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", size, "-nolisten", "tcp"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(w,))
+        os.close(w)
+        data = b""
+        deadline = time.time() + 15
+        while not data.endswith(b"\n"):
             if time.time() > deadline or self.proc.poll() is not None:
+                os.close(r)
                 raise RuntimeError("Xvfb did not start")
-            time.sleep(0.05)
+            chunk = os.read(r, 16)
+            if not chunk:
+                break
+            data += chunk
+        os.close(r)
+        self.display = ":" + data.decode().strip()
 
     def env(self):
         return {"DISPLAY": self.display}

@@ -26,28 +26,24 @@ namespace {
 int app_argc = 1;
 char app_name[] = "limen-kde";
 char *app_argv[] = { app_name, nullptr };
-const char *unavailable = nullptr;
-bool probed = false;
 
-/* Creating a QApplication with no reachable display aborts the process, so look first. */
+/* Creating a QApplication with no reachable display aborts the process, so look first,
+ * every time until the application exists: the display may come and go. */
 const char *probeDisplay ()
 {
-  if (probed)
-    return unavailable;
-  probed = true;
   const char *platform = getenv ("QT_QPA_PLATFORM");
   if (platform && *platform && strncmp (platform, "xcb", 3) != 0)
-    return unavailable = nullptr;
+    return nullptr;
   const char *wayland = getenv ("WAYLAND_DISPLAY");
   if (wayland && *wayland && !(platform && *platform))
-    return unavailable = nullptr;
+    return nullptr;
   const char *display = getenv ("DISPLAY");
   if (!display || !*display)
-    return unavailable = "no DISPLAY or WAYLAND_DISPLAY";
+    return "no DISPLAY or WAYLAND_DISPLAY";
   xcb_connection_t *c = xcb_connect (nullptr, nullptr);
   bool bad = xcb_connection_has_error (c);
   xcb_disconnect (c);
-  return unavailable = bad ? "the X display cannot be reached" : nullptr;
+  return bad ? "the X display cannot be reached" : nullptr;
 }
 
 void setupTranslations ()
