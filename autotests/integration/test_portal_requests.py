@@ -437,3 +437,61 @@ def test_camera_is_honestly_absent(bgenv):
     with pytest.raises(GLib.Error) as e:
         bus.call(cam, "OpenPipeWireRemote", ({},), "(a{sv})", fds=[])
     assert rh.error_name(e) == "org.freedesktop.portal.Error.NotFound"
+
+
+# ---- OpenURI: remembered choices, OpenDirectory -------------------------------------
+
+def test_open_uri_choice_remembered_then_used_without_asking(env):
+    bus, backend, client, log = env
+    rh.start_documents(bus)   # the permission store
+    text = "('', 'limentest:r{}', {{'handle_token': <'o{}'>}})"
+    for i in range(4):
+        kind, result = rh.sandboxed_request(bus, APP, "org.freedesktop.portal.OpenURI", "OpenURI", "(ssa{sv})",
+                                            text.format(i, i))
+        assert result[0] == 0
+    # Asked three times (the third saw last_choice), then the handler was used directly.
+    asked = backend.requests("ChooseApplication")
+    assert len(asked) == 3
+    assert asked[2][3]["last_choice"] == HANDLER
+    stored = bus.call("org.freedesktop.impl.portal.PermissionStore", "Lookup",
+                      ("desktop-used-apps", "x-scheme-handler/limentest"), "(ss)",
+                      dest="org.freedesktop.impl.portal.PermissionStore",
+                      path="/org/freedesktop/impl/portal/PermissionStore")[0]
+    assert stored[APP] == [HANDLER, "4"]
+    assert limentest.wait_until(lambda: "limentest:r3" in open(log).read())
+    # ask=true shows the dialog again.
+    kind, result = rh.sandboxed_request(bus, APP, "org.freedesktop.portal.OpenURI", "OpenURI", "(ssa{sv})",
+                                        "('', 'limentest:r9', {'handle_token': <'o9'>, 'ask': <true>})")
+    assert result[0] == 0 and len(backend.requests("ChooseApplication")) == 4
+
+
+def test_open_directory_uses_file_manager(env, tmp_path):
+    bus, backend, client, log = env
+    fm = bus.start([limentest.python_exe(), "-m", "dbusmock", "org.freedesktop.FileManager1",
+                    "/org/freedesktop/FileManager1", "org.freedesktop.FileManager1"],
+                   wait_name="org.freedesktop.FileManager1")
+    for m in ("ShowFolders", "ShowItems"):
+        bus.call("org.freedesktop.DBus.Mock", "AddMethod", ("", m, "ass", "", ""), "(sssss)",
+                 dest="org.freedesktop.FileManager1", path="/org/freedesktop/FileManager1")
+    f = tmp_path / "shown.txt"
+    f.write_text("x")
+    fd = os.open(str(f), os.O_RDONLY)
+    response, _ = client.request("org.freedesktop.portal.OpenURI", "OpenDirectory", ("", 0, {}), "(sha{sv})",
+                                 fds=[fd])
+    os.close(fd)
+    assert response == 0
+    calls = bus.call("org.freedesktop.DBus.Mock", "GetMethodCalls", ("ShowItems",), "(s)",
+                     dest="org.freedesktop.FileManager1", path="/org/freedesktop/FileManager1")[0]
+    assert calls[0][1][0] == [f.as_uri()]
+    assert backend.requests("ChooseApplication") == []
+    fm.stop()
+
+
+def test_open_directory_without_file_manager_falls_back_to_a_folder_handler(env, tmp_path):
+    bus, backend, client, log = env
+    fd = os.open(str(tmp_path), os.O_RDONLY | os.O_DIRECTORY)
+    response, _ = client.request("org.freedesktop.portal.OpenURI", "OpenDirectory", ("", 0, {}), "(sha{sv})",
+                                 fds=[fd])
+    os.close(fd)
+    assert response == 0
+    assert limentest.wait_until(lambda: os.path.exists(log) and str(tmp_path) in open(log).read())

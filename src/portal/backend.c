@@ -144,6 +144,9 @@ limen_backend_find (LimenPortalContext *context, const char *interface, GError *
 {
   const LimenPortalImpl *impl = limen_portal_config_find (context->config, interface);
 
+  /* Every backend call is preceded by a lookup: the place to learn the connection. */
+  if (backend_connection == NULL)
+    backend_connection = g_object_ref (context->connection);
   if (impl == NULL)
     {
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "No backend implements %s", interface);

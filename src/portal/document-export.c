@@ -100,8 +100,13 @@ static void
 set_document_uri (Export *export, guint i, const char *mountpoint, const char *doc_id)
 {
   g_autofree char *base = g_path_get_basename (export->paths[i]);
-  g_autofree char *path = g_build_filename (mountpoint, doc_id, base, NULL);
+  g_autofree char *path = NULL;
 
+  /* as-needed-by-app: no document when the app can already reach the file itself, and
+   * then the URI it already understands is the answer. */
+  if (*doc_id == '\0')
+    return;
+  path = g_build_filename (mountpoint, doc_id, base, NULL);
   g_free (export->uris[i]);
   export->uris[i] = g_filename_to_uri (path, NULL, NULL);
 }

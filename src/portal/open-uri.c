@@ -16,6 +16,13 @@
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.AppChooser"
 #define URI_MAX 16384
+#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
+#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
+#define USED_APPS_TABLE "desktop-used-apps"
+/* The same handler picked this often in a row is used without asking again. */
+#define USE_WITHOUT_ASKING 3
+#define FM_NAME "org.freedesktop.FileManager1"
+#define FM_PATH "/org/freedesktop/FileManager1"
 
 static const LimenOption open_uri_options[] = {
   { "writable", "b", limen_validate_bool, 0 },
@@ -34,6 +41,12 @@ typedef struct {
   gboolean               is_file;
   GVariant              *options;
   char                  *activation_token;
+  gboolean               directory;      /* OpenDirectory: show in the file manager */
+  gboolean               show_item;      /* ...with the file selected in its folder */
+  LimenRequest          *request;
+  char                 **choices;
+  char                  *last_choice;    /* from desktop-used-apps */
+  guint                  last_count;
 } Open;
 
 static void
@@ -46,6 +59,9 @@ open_free (Open *o)
   g_free (o->display);
   g_clear_pointer (&o->options, g_variant_unref);
   g_free (o->activation_token);
+  g_clear_pointer (&o->request, limen_request_unref);
+  g_strfreev (o->choices);
+  g_free (o->last_choice);
   g_free (o);
 }
 
@@ -89,6 +105,40 @@ launch (Open *o, const char *choice, const char *activation_token, GError **erro
   return g_app_info_launch_uris (G_APP_INFO (app), &uris, ctx, error);
 }
 
+/* Remember @choice for the content type: a run of the same choice counts up. */
+static void
+remember_choice (Open *o, const char *choice)
+{
+  const char *app_id = limen_app_info_get_id (limen_request_get_app_info (o->request));
+  g_autofree char *count = NULL;
+  const char *perms[3];
+
+  if (*app_id == '\0')
+    return;
+  count = g_strdup_printf ("%u", g_strcmp0 (choice, o->last_choice) == 0 ? o->last_count + 1 : 1);
+  perms[0] = choice;
+  perms[1] = count;
+  perms[2] = NULL;
+  g_dbus_connection_call (o->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "SetPermission",
+                          g_variant_new ("(sbss^as)", USED_APPS_TABLE, TRUE, o->content_type, app_id, perms),
+                          NULL, G_DBUS_CALL_FLAGS_NONE, 5000, NULL, NULL, NULL);
+}
+
+static void
+finish_with (Open *o, const char *choice, const char *token)
+{
+  g_autoptr(GError) launch_error = NULL;
+
+  if (!launch (o, choice, token ? token : o->activation_token, &launch_error))
+    {
+      g_message ("Could not launch %s: %s", choice, launch_error->message);
+      limen_request_respond (o->request, LIMEN_RESPONSE_OTHER, NULL);
+      return;
+    }
+  remember_choice (o, choice);
+  limen_request_respond (o->request, LIMEN_RESPONSE_SUCCESS, NULL);
+}
+
 static void
 on_chosen (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list, const GError *error, gpointer user_data)
 {
@@ -96,7 +146,6 @@ on_chosen (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list, const G
   g_autoptr(GVariant) results = NULL;
   guint response = limen_backend_reply_response (reply, &results);
   const char *choice = NULL, *token = NULL;
-  g_autoptr(GError) launch_error = NULL;
 
   if (response != LIMEN_RESPONSE_SUCCESS)
     {
@@ -110,33 +159,147 @@ on_chosen (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list, const G
       return;
     }
   g_variant_lookup (results, "activation_token", "&s", &token);
-  if (!launch (o, choice, token ? token : o->activation_token, &launch_error))
+  finish_with (o, choice, token);
+}
+
+/* Ask the AppChooser backend; @o is handed to the call. */
+static void
+choose (Open *o)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  const char *backend = limen_backend_find (o->context, IMPL_IFACE, &error);
+
+  if (backend == NULL || !limen_options_filter (o->options, &b, &error, open_uri_options, NULL))
     {
-      g_message ("Could not launch %s: %s", choice, launch_error->message);
-      limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
+      g_message ("Cannot choose a handler: %s", error->message);
+      limen_request_respond (o->request, LIMEN_RESPONSE_OTHER, NULL);
+      open_free (o);
       return;
     }
-  limen_request_respond (request, LIMEN_RESPONSE_SUCCESS, NULL);
+  g_variant_builder_add (&b, "{sv}", "content_type", g_variant_new_string (o->content_type));
+  g_variant_builder_add (&b, "{sv}", o->is_file ? "filename" : "uri", g_variant_new_string (o->display));
+  if (o->last_choice)
+    g_variant_builder_add (&b, "{sv}", "last_choice", g_variant_new_string (o->last_choice));
+  limen_backend_call (o->request, backend, IMPL_IFACE, "ChooseApplication",
+                      limen_backend_build_parameters (o->request,
+                                                      g_variant_new ("(s^as)", o->parent_window, o->choices),
+                                                      g_variant_builder_end (&b)),
+                      NULL, LIMEN_BACKEND_TIMEOUT_DIALOG, on_chosen, o, (GDestroyNotify) open_free);
+}
+
+static void
+on_used_apps (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Open *o = user_data;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  const char *app_id = limen_app_info_get_id (limen_request_get_app_info (o->request));
+  gboolean ask = FALSE;
+
+  if (!limen_request_is_open (o->request))
+    {
+      open_free (o);
+      return;
+    }
+  if (reply)
+    {
+      g_autoptr(GVariant) perms = NULL;
+      g_autofree const char **entry = NULL;
+
+      g_variant_get_child (reply, 0, "@a{sas}", &perms);
+      if (g_variant_lookup (perms, app_id, "^a&s", &entry) && entry[0] && entry[1] &&
+          g_strv_contains ((const char * const *) o->choices, entry[0]))
+        {
+          o->last_choice = g_strdup (entry[0]);
+          o->last_count = (guint) g_ascii_strtoull (entry[1], NULL, 10);
+        }
+    }
+  g_variant_lookup (o->options, "ask", "b", &ask);
+  if (o->last_choice && o->last_count >= USE_WITHOUT_ASKING && !ask)
+    {
+      g_autofree char *choice = g_strdup (o->last_choice);
+
+      g_debug ("Using %s for %s without asking: chosen %u times", choice, o->content_type, o->last_count);
+      finish_with (o, choice, NULL);
+      open_free (o);
+      return;
+    }
+  choose (o);
+}
+
+static void
+on_shown (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Open *o = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+
+  if (reply)
+    {
+      limen_request_respond (o->request, LIMEN_RESPONSE_SUCCESS, NULL);
+      open_free (o);
+      return;
+    }
+  /* No file manager service: any handler of folders will do, given the folder. */
+  g_debug ("FileManager1 failed (%s); choosing a folder handler", error->message);
+  if (!limen_request_is_open (o->request))
+    {
+      open_free (o);
+      return;
+    }
+  if (o->show_item)
+    {
+      g_autoptr(GFile) file = g_file_new_for_uri (o->uri);
+      g_autoptr(GFile) parent = g_file_get_parent (file);
+
+      g_free (o->uri);
+      o->uri = parent ? g_file_get_uri (parent) : g_file_get_uri (file);
+    }
+  choose (o);
 }
 
 static void
 start (Open *o)
 {
   g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (o->invocation);
-  g_auto(GStrv) choices = NULL;
-  g_autoptr(LimenRequest) request = NULL;
-  GVariantBuilder extra;
+  g_autoptr(GError) error = NULL;
+  const char *app_id;
 
   if (info == NULL)
-    return;
-  choices = handlers_for (o->content_type);
-  g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&extra, "{sv}", "content_type", g_variant_new_string (o->content_type));
-  g_variant_builder_add (&extra, "{sv}", o->is_file ? "filename" : "uri", g_variant_new_string (o->display));
-  request = limen_backend_request_method (o->context, o->invocation, info, IMPL_IFACE, "ChooseApplication",
-                                          g_variant_new ("(s^as)", o->parent_window, choices), o->options,
-                                          open_uri_options, g_variant_builder_end (&extra), NULL,
-                                          on_chosen, o, (GDestroyNotify) open_free);
+    {
+      open_free (o);
+      return;
+    }
+  o->request = limen_request_new (o->invocation, info, o->options, &error);
+  if (o->request == NULL)
+    {
+      limen_invocation_return_gerror (o->invocation, error);
+      open_free (o);
+      return;
+    }
+  g_dbus_method_invocation_return_value (o->invocation,
+                                         g_variant_new ("(o)", limen_request_get_path (o->request)));
+  o->choices = handlers_for (o->content_type);
+  if (o->directory)
+    {
+      g_dbus_connection_call (o->context->connection, FM_NAME, FM_PATH, FM_NAME,
+                              o->show_item ? "ShowItems" : "ShowFolders",
+                              g_variant_new ("(^ass)", (const char * const[]) { o->uri, NULL },
+                                             o->activation_token ? o->activation_token : ""),
+                              NULL, G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK,
+                              limen_request_get_cancellable (o->request), on_shown, o);
+      return;
+    }
+  app_id = limen_app_info_get_id (info);
+  if (*app_id == '\0')
+    {
+      choose (o);
+      return;
+    }
+  g_dbus_connection_call (o->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+                          g_variant_new ("(ss)", USED_APPS_TABLE, o->content_type), G_VARIANT_TYPE ("(a{sas}v)"),
+                          G_DBUS_CALL_FLAGS_NONE, 5000, limen_request_get_cancellable (o->request),
+                          on_used_apps, o);
 }
 
 static void
@@ -268,9 +431,10 @@ handle_open_fd (GDBusMethodInvocation *invocation, GUnixFDList *fd_list, const c
   o->is_file = TRUE;
   if (directory)
     {
-      g_autofree char *dir = fdinfo.is_dir ? g_strdup (host_path) : g_path_get_dirname (host_path);
-
-      o->uri = g_filename_to_uri (dir, NULL, NULL);
+      /* A file's folder is shown with the file selected; a folder is shown itself. */
+      o->directory = TRUE;
+      o->show_item = !fdinfo.is_dir;
+      o->uri = g_filename_to_uri (host_path, NULL, NULL);
       o->content_type = g_strdup ("inode/directory");
     }
   else if (fdinfo.is_dir)
