@@ -181,3 +181,28 @@ def test_caller_close_closes_dialog(bus, x, frontend):
         return r.stdout.strip() == ""
     assert limentest.wait_until(gone, 10)
     assert kde.alive()
+
+
+@pytest.mark.parametrize("frontend", ["reference", "limen"])
+def test_inhibit_through_frontend(bus, frontend):
+    import test_kde_services as svc
+    svc.start_inhibit_mocks(bus)
+    kh.start_kde(bus)
+    if frontend == "reference":
+        kh.start_reference_frontend(bus)
+    else:
+        start_limen_portal(bus)
+    token = "inh1"
+    got = request_response(bus, "org.freedesktop.portal.Inhibit", "Inhibit",
+                           ("", 8, {"handle_token": GLib.Variant("s", token),
+                                    "reason": GLib.Variant("s", "Presenting")}), "(sua{sv})", token)
+    ss = "org.freedesktop.ScreenSaver"
+
+    def calls(method):
+        return [c for c in svc.mock_calls(bus, ss, "/org/freedesktop/ScreenSaver") if c[1] == method]
+    assert limentest.wait_until(lambda: calls("Inhibit"), 10)
+    assert calls("Inhibit")[0][2][1] == "Presenting"
+    sender = bus.conn.get_unique_name()[1:].replace(".", "_")
+    bus.call("org.freedesktop.portal.Request", "Close", None, None,
+             path=f"/org/freedesktop/portal/desktop/request/{sender}/{token}")
+    assert limentest.wait_until(lambda: calls("UnInhibit"), 10)
