@@ -206,3 +206,18 @@ def test_inhibit_through_frontend(bus, frontend):
     bus.call("org.freedesktop.portal.Request", "Close", None, None,
              path=f"/org/freedesktop/portal/desktop/request/{sender}/{token}")
     assert limentest.wait_until(lambda: calls("UnInhibit"), 10)
+
+
+def test_notification_through_reference_frontend(bus):
+    import test_kde_services as svc
+    svc.install_notifyrc(bus)
+    svc.start_mock(bus, "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                   "org.freedesktop.Notifications", template="notification_daemon",
+                   params={"capabilities": "body actions"})
+    kh.start_kde(bus)
+    kh.start_reference_frontend(bus)
+    bus.call("org.freedesktop.portal.Notification", "AddNotification",
+             ("hello", {"title": GLib.Variant("s", "From the app"), "body": GLib.Variant("s", "via 1.16")}),
+             "(sa{sv})")
+    calls = limentest.wait_until(lambda: svc.notify_calls(bus), 10)
+    assert calls and calls[-1][2][3] == "From the app"
