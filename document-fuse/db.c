@@ -256,8 +256,12 @@ column_variant (sqlite3_stmt *stmt, int col, const GVariantType *type)
 
   if (sqlite3_column_type (stmt, col) == SQLITE_NULL)
     return NULL;
-  v = g_variant_ref_sink (g_variant_new_from_data (type, size ? g_memdup2 (blob, size) : g_memdup2 (nothing, 1),
-                                                   size, FALSE, g_free, NULL));
+  {
+    gpointer copy = size ? g_memdup2 (blob, size) : g_memdup2 (nothing, 1);
+
+    /* GVariant hands the notify its user_data, not the data: pass the copy itself. */
+    v = g_variant_ref_sink (g_variant_new_from_data (type, copy, size, FALSE, g_free, copy));
+  }
   /* Rows are ours, but a damaged file must not crash us: normalise untrusted data. */
   return g_variant_get_normal_form (v);
 }
