@@ -141,3 +141,24 @@ def test_backend_gone_gives_failed_promptly(env):
     with pytest.raises(GLib.Error) as e:
         add(bus, client, "n", {"title": v("s", "t")})
     assert rh.error_name(e) == "org.freedesktop.portal.Error.Failed"
+
+
+def test_turned_off_notifications_are_refused(env):
+    bus, backend, client = env
+    rh.start_documents(bus)   # the permission store
+    bus.call("org.freedesktop.impl.portal.PermissionStore", "SetPermission",
+             ("notifications", True, "notification", APP, ["no"]), "(sbssas)",
+             dest="org.freedesktop.impl.portal.PermissionStore", path="/org/freedesktop/impl/portal/PermissionStore")
+    script = ("from gi.repository import Gio, GLib\n"
+              "c = Gio.bus_get_sync(Gio.BusType.SESSION, None)\n"
+              "try:\n"
+              "    c.call_sync('org.freedesktop.portal.Desktop', '/org/freedesktop/portal/desktop', "
+              f"'{N}', 'AddNotification', GLib.Variant('(sa{{sv}})', ('sb', {{'title': GLib.Variant('s', 'x')}})), "
+              "None, 0, 5000, None)\n    print('OK')\n"
+              "except GLib.Error as e:\n    print(Gio.DBusError.get_remote_error(e))\n")
+    r = limentest.run_sandboxed(bus, APP, script)
+    assert r.stdout.strip() == "org.freedesktop.portal.Error.NotAllowed", r.stderr
+    assert backend.args("AddNotification") == []
+    # Another app is not affected.
+    r = limentest.run_sandboxed(bus, "org.example.Other", script)
+    assert r.stdout.strip() == "OK"
