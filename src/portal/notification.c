@@ -5,16 +5,14 @@
 #include "notification.h"
 
 #include <string.h>
-#include <sys/resource.h>
 
 #include "backend.h"
-#include "limen-config.h"
+#include "icon-validate.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Notification"
 #define ID_MAX 256
 #define BUTTONS_MAX 8
 #define ICON_BYTES_MAX (4 * 1024 * 1024)
-#define VALIDATE_TIMEOUT_S 3
 
 static LimenDbusPortalNotification *skeleton;
 static GHashTable *owners;   /* "APPID\nID" → unique name that added it */
@@ -139,45 +137,6 @@ static const LimenOption notification_fields[] = {
   { NULL }
 };
 
-/* The validator: XDP_VALIDATE_ICON, else ours from the build tree when we run from it,
- * else the installed one. */
-static const char *
-validator_path (void)
-{
-  static char *path;
-  const char *env = g_getenv ("XDP_VALIDATE_ICON");
-  g_autofree char *self = NULL;
-
-  if (env && *env)
-    return env;
-  if (path == NULL)
-    {
-      self = g_file_read_link ("/proc/self/exe", NULL);
-      if (self && g_str_has_prefix (self, LIMEN_BUILD_DIR "/"))
-        path = g_build_filename (LIMEN_BUILD_DIR, "src", "portal", "limen-validate-icon", NULL);
-      else
-        path = g_build_filename (LIMEN_LIBEXECDIR, "limen-validate-icon", NULL);
-    }
-  return path;
-}
-
-static void
-limit_child (gpointer user_data)
-{
-  struct rlimit cpu = { VALIDATE_TIMEOUT_S, VALIDATE_TIMEOUT_S };
-  struct rlimit as = { 256 * 1024 * 1024, 256 * 1024 * 1024 };
-  struct rlimit nofile = { 8, 8 };
-
-  setrlimit (RLIMIT_CPU, &cpu);
-#ifndef __SANITIZE_ADDRESS__
-  /* An ASan build of the validator reserves terabytes of shadow address space. */
-  setrlimit (RLIMIT_AS, &as);
-#else
-  (void) as;
-#endif
-  setrlimit (RLIMIT_NOFILE, &nofile);
-}
-
 typedef struct {
   GDBusMethodInvocation *invocation;
   LimenPortalContext    *context;
@@ -185,8 +144,6 @@ typedef struct {
   char                  *id;
   GVariant              *notification;   /* checked, without the icon */
   GVariant              *icon;           /* serialized GIcon to add once validated */
-  GSubprocess           *validator;
-  guint                  timeout_id;
 } Add;
 
 static void
@@ -197,9 +154,6 @@ add_free (Add *a)
   g_free (a->id);
   g_clear_pointer (&a->notification, g_variant_unref);
   g_clear_pointer (&a->icon, g_variant_unref);
-  g_clear_object (&a->validator);
-  if (a->timeout_id)
-    g_source_remove (a->timeout_id);
   g_free (a);
 }
 
@@ -303,54 +257,17 @@ refuse_icon (Add *a, const char *why)
   add_free (a);
 }
 
-static gboolean
-on_validator_timeout (gpointer user_data)
-{
-  Add *a = user_data;
-
-  a->timeout_id = 0;
-  g_subprocess_force_exit (a->validator);
-  return G_SOURCE_REMOVE;
-}
-
 static void
-on_validated (GObject *source, GAsyncResult *result, gpointer user_data)
+on_validated (gboolean ok, const char *format, guint width, gpointer user_data)
 {
   Add *a = user_data;
-  g_autoptr(GError) error = NULL;
 
-  if (!g_subprocess_communicate_finish (G_SUBPROCESS (source), result, NULL, NULL, &error))
-    {
-      refuse_icon (a, "could not be checked");
-      return;
-    }
-  if (!g_subprocess_get_if_exited (a->validator) || g_subprocess_get_exit_status (a->validator) != 0)
+  if (!ok)
     {
       refuse_icon (a, "not a PNG, JPEG or SVG image of at most 512×512 pixels");
       return;
     }
   check_permission_then_send (a);
-}
-
-static void
-validate_bytes (Add *a, GBytes *bytes)
-{
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
-                                                                       G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
-                                                                       G_SUBPROCESS_FLAGS_STDERR_SILENCE);
-  g_autoptr(GError) error = NULL;
-
-  g_subprocess_launcher_set_child_setup (launcher, limit_child, NULL, NULL);
-  g_subprocess_launcher_set_environ (launcher, (char *[]) { NULL });
-  a->validator = g_subprocess_launcher_spawn (launcher, &error, validator_path (), "--max-size=512", NULL);
-  if (a->validator == NULL)
-    {
-      g_message ("Cannot run the icon validator %s: %s", validator_path (), error->message);
-      refuse_icon (a, "could not be checked");
-      return;
-    }
-  a->timeout_id = g_timeout_add_seconds (VALIDATE_TIMEOUT_S, on_validator_timeout, a);
-  g_subprocess_communicate_async (a->validator, bytes, NULL, on_validated, a);
 }
 
 /* Serialized GIcon: ("themed", <as>) names are checked here, ("bytes", <ay>) by the
@@ -447,7 +364,7 @@ handle_add_notification (LimenDbusPortalNotification *object, GDBusMethodInvocat
         }
     }
   if (bytes)
-    validate_bytes (a, bytes);
+    limen_icon_validate (bytes, 512, on_validated, a);
   else
     check_permission_then_send (a);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
