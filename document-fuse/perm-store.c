@@ -58,6 +58,25 @@ perm_entry_new (void)
   return entry;
 }
 
+/* The app → permissions table, built from the a{sas} on first use: Set and Lookup of a
+ * big entry never need it, GetPermission/SetPermission and sandboxed reads do. */
+static GHashTable *
+entry_apps (PermEntry *entry)
+{
+  if (entry->apps == NULL)
+    {
+      GVariantIter iter;
+      const char *app;
+      char **strv;
+
+      entry->apps = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_strfreev);
+      g_variant_iter_init (&iter, entry->perms_cache);
+      while (g_variant_iter_next (&iter, "{&s^as}", &app, &strv))
+        g_hash_table_replace (entry->apps, g_strdup (app), strv);
+    }
+  return entry->apps;
+}
+
 static GVariant *
 perm_entry_get_perms (PermEntry *entry)
 {
@@ -293,9 +312,6 @@ load_entry (const char *table, const char *id, GVariant *data, GVariant *perms, 
 {
   LimenPermStore *store = user_data;
   PermEntry *entry = perm_entry_new ();
-  GVariantIter iter;
-  const char *app;
-  char **strv;
 
   if (data)
     {
@@ -304,9 +320,7 @@ load_entry (const char *table, const char *id, GVariant *data, GVariant *perms, 
     }
   if (perms)
     {
-      g_variant_iter_init (&iter, perms);
-      while (g_variant_iter_next (&iter, "{&s^as}", &app, &strv))
-        g_hash_table_replace (entry->apps, g_strdup (app), strv);
+      g_clear_pointer (&entry->apps, g_hash_table_unref);
       entry->perms_cache = g_variant_ref (perms);
     }
   g_hash_table_replace (get_table (store, table, TRUE), g_strdup (id), entry);
@@ -368,7 +382,6 @@ store_set (LimenPermStore *store, const char *table, const char *id, gboolean cr
 {
   PermEntry *entry = get_entry (store, table, id);
   gboolean is_new = (entry == NULL);
-  g_autoptr(GHashTable) new_apps = NULL;
 
   if (is_new && !create)
     {
@@ -381,17 +394,15 @@ store_set (LimenPermStore *store, const char *table, const char *id, gboolean cr
       const char *app;
       const char **perms;
 
-      new_apps = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_strfreev);
+      /* Only validated here; the table is built when something needs it. */
       g_variant_iter_init (&iter, apps);
       while (g_variant_iter_next (&iter, "{&s^a&s}", &app, &perms))
         {
-          if (!check_app_perms (app, perms, error))
-            {
-              g_free (perms);
-              return FALSE;
-            }
-          g_hash_table_replace (new_apps, g_strdup (app), g_strdupv ((char **) perms));
+          gboolean ok = check_app_perms (app, perms, error);
+
           g_free (perms);
+          if (!ok)
+            return FALSE;
         }
     }
 
@@ -418,10 +429,9 @@ store_set (LimenPermStore *store, const char *table, const char *id, gboolean cr
       g_variant_unref (entry->data);
       entry->data = g_variant_ref (data);
     }
-  if (new_apps)
+  if (apps)
     {
-      g_hash_table_unref (entry->apps);
-      entry->apps = g_steal_pointer (&new_apps);
+      g_clear_pointer (&entry->apps, g_hash_table_unref);
       g_clear_pointer (&entry->perms_cache, g_variant_unref);
       /* The caller's own a{sas} is exactly the new value: reuse it, don't rebuild. */
       entry->perms_cache = g_variant_ref_sink (apps);
@@ -455,7 +465,7 @@ store_set_permission (LimenPermStore *store, const char *table, const char *id, 
 
   if (!check_app_perms (app, perms, error) || !limen_db_begin (store->db, error))
     return FALSE;
-  all = perms_variant_with (entry ? entry->apps : NULL, app, perms);
+  all = perms_variant_with (entry ? entry_apps (entry) : NULL, app, perms);
   limen_db_perm_put_entry (store->db, table, id, entry ? entry->data : NULL, all, NULL);
   if (!limen_db_commit (store->db, error))
     return FALSE;
@@ -464,7 +474,7 @@ store_set_permission (LimenPermStore *store, const char *table, const char *id, 
       entry = perm_entry_new ();
       g_hash_table_insert (get_table (store, table, TRUE), g_strdup (id), entry);
     }
-  g_hash_table_replace (entry->apps, g_strdup (app), g_strdupv ((char **) perms));
+  g_hash_table_replace (entry_apps (entry), g_strdup (app), g_strdupv ((char **) perms));
   g_clear_pointer (&entry->perms_cache, g_variant_unref);
   entry->perms_cache = g_steal_pointer (&all);
   emit_changed (store, table, id, FALSE, entry);
@@ -523,7 +533,7 @@ handle_lookup (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation
   if (entry && app)
     {
       /* A sandboxed reader sees only its own row, never the shared data. */
-      const char * const *mine = g_hash_table_lookup (entry->apps, app);
+      const char * const *mine = g_hash_table_lookup (entry_apps (entry), app);
       GVariantBuilder b;
 
       if (mine == NULL)
@@ -615,16 +625,16 @@ handle_delete_permission (LimenDbusImplPortalPermissionStore *object, GDBusMetho
   if (entry == NULL)
     return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
                                                   "No entry for %s in table %s", id, table));
-  if (g_hash_table_contains (entry->apps, app))
+  if (g_hash_table_contains (entry_apps (entry), app))
     {
-      g_autoptr(GVariant) all = perms_variant_with (entry->apps, app, NULL);
+      g_autoptr(GVariant) all = perms_variant_with (entry_apps (entry), app, NULL);
 
       if (!limen_db_begin (store->db, &error))
         return return_error (invocation, error);
       limen_db_perm_put_entry (store->db, table, id, entry->data, all, NULL);
       if (!limen_db_commit (store->db, &error))
         return return_error (invocation, error);
-      g_hash_table_remove (entry->apps, app);
+      g_hash_table_remove (entry_apps (entry), app);
       g_clear_pointer (&entry->perms_cache, g_variant_unref);
       entry->perms_cache = g_steal_pointer (&all);
       emit_changed (store, table, id, FALSE, entry);
@@ -654,7 +664,7 @@ handle_get_permission (LimenDbusImplPortalPermissionStore *object, GDBusMethodIn
   if (entry == NULL)
     return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
                                                   "No entry for %s in table %s", id, table));
-  perms = g_hash_table_lookup (entry->apps, app);
+  perms = g_hash_table_lookup (entry_apps (entry), app);
   limen_dbus_impl_portal_permission_store_complete_get_permission (object, invocation, perms ? perms : none);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
@@ -705,7 +715,7 @@ handle_list (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *
     {
       g_hash_table_iter_init (&iter, t);
       while (g_hash_table_iter_next (&iter, &key, &value))
-        if (app == NULL || g_hash_table_contains (((PermEntry *) value)->apps, app))
+        if (app == NULL || g_hash_table_contains (entry_apps (value), app))
           g_ptr_array_add (ids, key);
     }
   g_ptr_array_add (ids, NULL);
