@@ -268,3 +268,22 @@ def test_200_concurrent_requests_from_20_connections(env):
     assert len(done) == 200 and all(done)
     print(f"200 requests from 20 connections answered in {elapsed * 1000:.0f} ms")
     assert len(dh.ps(bus, "List", ("load",), "(s)")[0]) == 100
+
+
+@pytest.mark.parametrize("kind", ["symlink", "directory", "slash-name"])
+def test_unidentifiable_process_gets_nothing_from_the_mount(env, kind):
+    """FUSE requests are identified by pid too: a process with a bad identity claim sees no view."""
+    bus, d, work, f, doc = env
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read"]), "(ssas)")
+    mnt = dh.mountpoint(bus)
+    info, extra = BAD_IDENTITIES[kind]
+    r = limentest.run_sandboxed(bus, APP, dh.SANDBOX_PRELUDE + f'''
+out["app_view"] = try_io(lambda: open("{mnt}/by-app/{APP}/{doc}/f.txt").read())
+out["host_view"] = try_io(lambda: open("{mnt}/{doc}/f.txt").read())
+out["root"] = try_io(lambda: os.listdir("{mnt}"))
+''' + dh.SANDBOX_EPILOGUE, flatpak_info=info, extra_args=extra + ["--bind", mnt, mnt])
+    import json
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    for k, v in out.items():
+        assert v[0] == "errno" and v[1] in ("ENOENT", "EACCES"), (kind, k, v)
