@@ -12,6 +12,7 @@
 #include "account.h"
 #include "background.h"
 #include "camera.h"
+#include "dynamic-launcher.h"
 #include "email.h"
 #include "file-chooser.h"
 #include "game-mode.h"
@@ -38,6 +39,7 @@ static const struct {
   { "Account", limen_account_new },
   { "Background", limen_background_new },
   { "Camera", limen_camera_new },
+  { "DynamicLauncher", limen_dynamic_launcher_new },
   { "Email", limen_email_new },
   { "FileChooser", limen_file_chooser_new },
   { "GameMode", limen_game_mode_new },

@@ -1,0 +1,615 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * An app may add launchers for itself only: the desktop file id must carry its app id, the
+ * user approves each one (PrepareInstall's dialog, or a backend's RequestInstallToken
+ * policy) through a single-use token, and for a sandboxed app the Exec line is rewritten so
+ * the launcher can only start that app again, inside its sandbox. */
+#include "dynamic-launcher.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <gio/gdesktopappinfo.h>
+
+#include "backend.h"
+#include "icon-validate.h"
+
+#define IMPL_IFACE "org.freedesktop.impl.portal.DynamicLauncher"
+#define TOKEN_LIFETIME_US (5 * 60 * G_USEC_PER_SEC)
+#define ICON_MAX 512
+#define ENTRY_MAX (64 * 1024)
+#define LAUNCHER_APPLICATION 1
+#define LAUNCHER_WEBAPP 2
+
+typedef struct {
+  char     *app_id;
+  char     *name;
+  GBytes   *icon;
+  char     *format;
+  guint     size;
+  gint64    expires;
+} Token;
+
+static GHashTable *tokens;   /* token → Token */
+
+static void
+token_free (Token *t)
+{
+  g_free (t->app_id);
+  g_free (t->name);
+  g_bytes_unref (t->icon);
+  g_free (t->format);
+  g_free (t);
+}
+
+static char *
+token_new (const char *app_id, const char *name, GBytes *icon, const char *format, guint size)
+{
+  Token *t = g_new0 (Token, 1);
+  guchar raw[18];
+  char *id;
+
+  for (guint i = 0; i < sizeof raw; i++)
+    raw[i] = (guchar) g_random_int_range (0, 256);
+  id = g_base64_encode (raw, sizeof raw);
+  g_strdelimit (id, "+/=", '_');
+  t->app_id = g_strdup (app_id);
+  t->name = g_strdup (name);
+  t->icon = g_bytes_ref (icon);
+  t->format = g_strdup (format);
+  t->size = size;
+  t->expires = g_get_monotonic_time () + TOKEN_LIFETIME_US;
+  g_hash_table_insert (tokens, g_strdup (id), t);
+  return id;
+}
+
+static char *
+data_dir (const char *sub)
+{
+  return g_build_filename (g_get_user_data_dir (), "xdg-desktop-portal", sub, NULL);
+}
+
+/* "APPID.SOMETHING.desktop" with plain characters only. */
+static gboolean
+desktop_id_ok (LimenAppInfo *info, const char *id, GError **error)
+{
+  const char *app_id = limen_app_info_get_id (info);
+  gsize len = strlen (id);
+
+  if (*app_id == '\0')
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Launchers need an app id");
+      return FALSE;
+    }
+  if (!g_str_has_prefix (id, app_id) || id[strlen (app_id)] != '.' || !g_str_has_suffix (id, ".desktop") ||
+      len > 255 || len <= strlen (app_id) + strlen (".desktop") + 1)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid value for desktop_file_id: must be APPID.NAME.desktop");
+      return FALSE;
+    }
+  for (const char *p = id; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '.' && *p != '_' && *p != '-')
+      {
+        g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                             "Invalid value for desktop_file_id: only [A-Za-z0-9._-]");
+        return FALSE;
+      }
+  return TRUE;
+}
+
+/* The icon must be a serialized bytes icon; its bytes are judged out of process. */
+static GBytes *
+icon_bytes (GVariant *icon_v, GError **error)
+{
+  g_autoptr(GVariant) icon = g_variant_ref (icon_v);
+  const char *kind;
+  g_autoptr(GVariant) inner = NULL;
+
+  /* The argument is a variant holding the serialized icon; unbox at most twice. */
+  for (int i = 0; i < 2 && g_variant_is_of_type (icon, G_VARIANT_TYPE_VARIANT); i++)
+    {
+      GVariant *unboxed = g_variant_get_variant (icon);
+
+      g_variant_unref (icon);
+      icon = unboxed;
+    }
+  if (g_variant_is_of_type (icon, G_VARIANT_TYPE ("(sv)")))
+    {
+      g_variant_get (icon, "(&sv)", &kind, &inner);
+      if (g_str_equal (kind, "bytes") && g_variant_is_of_type (inner, G_VARIANT_TYPE_BYTESTRING) &&
+          g_variant_get_size (inner) > 0 && g_variant_get_size (inner) <= 4 * 1024 * 1024)
+        return g_variant_get_data_as_bytes (inner);
+    }
+  g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                       "Invalid value for icon_v: must be a serialized bytes icon");
+  return NULL;
+}
+
+static gboolean
+validate_launcher_type (const LimenOption *o, GVariant *v, GError **error)
+{
+  guint32 t = g_variant_get_uint32 (v);
+
+  if (t != LAUNCHER_APPLICATION && t != LAUNCHER_WEBAPP)
+    {
+      limen_option_set_error (error, o->key, "must be 1 (application) or 2 (web application)");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+validate_target (const LimenOption *o, GVariant *v, GError **error)
+{
+  const char *s = g_variant_get_string (v, NULL);
+
+  if (!g_str_has_prefix (s, "https://") && !g_str_has_prefix (s, "http://"))
+    {
+      limen_option_set_error (error, o->key, "must be an http(s) URL");
+      return FALSE;
+    }
+  return limen_validate_string_length (o, v, error);
+}
+
+static const LimenOption prepare_options[] = {
+  { "modal", "b", limen_validate_bool, 0 },
+  { "launcher_type", "u", validate_launcher_type, 0 },
+  { "target", "s", validate_target, 4096 },
+  { "editable_name", "b", limen_validate_bool, 0 },
+  { "editable_icon", "b", limen_validate_bool, 0 },
+  { NULL }
+};
+
+static gboolean
+name_ok (const char *name, GError **error)
+{
+  if (*name == '\0' || strlen (name) > 256 || strpbrk (name, "\r\n") != NULL)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid value for name: one line of 1 to 256 bytes");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+typedef struct {
+  LimenPortalContext    *context;
+  GDBusMethodInvocation *invocation;
+  gboolean               prepare;     /* PrepareInstall, else RequestInstallToken */
+  char                  *parent_window;
+  char                  *name;
+  GVariant              *icon_v;
+  GBytes                *icon;
+  GVariant              *options;
+  char                  *format;
+  guint                  size;
+  char                  *app_id;
+} Prep;
+
+static void
+prep_free (Prep *p)
+{
+  g_clear_object (&p->invocation);
+  g_free (p->parent_window);
+  g_free (p->name);
+  g_clear_pointer (&p->icon_v, g_variant_unref);
+  g_clear_pointer (&p->icon, g_bytes_unref);
+  g_clear_pointer (&p->options, g_variant_unref);
+  g_free (p->format);
+  g_free (p->app_id);
+  g_free (p);
+}
+
+static void
+on_prepared (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list, const GError *error, gpointer user_data)
+{
+  Prep *p = user_data;
+  g_autoptr(GVariant) results = NULL;
+  guint response = limen_backend_reply_response (reply, &results);
+  const char *name = p->name;
+  g_autofree char *token = NULL;
+
+  if (response != LIMEN_RESPONSE_SUCCESS)
+    {
+      limen_request_respond (request, response, NULL);
+      return;
+    }
+  /* The user may have edited the name; an edited icon would need judging again, so the
+   * app's own (already checked) icon stays. */
+  g_variant_lookup (results, "name", "&s", &name);
+  if (!name_ok (name, NULL))
+    name = p->name;
+  token = token_new (p->app_id, name, p->icon, p->format, p->size);
+  limen_request_respond (request, LIMEN_RESPONSE_SUCCESS,
+                         g_variant_new_parsed ("{'name': <%s>, 'token': <%s>}", name, token));
+}
+
+static void
+on_token_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Prep *p = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  guint response = LIMEN_RESPONSE_OTHER;
+  g_autofree char *token = NULL;
+
+  if (reply)
+    g_variant_get (reply, "(u)", &response);
+  if (response != LIMEN_RESPONSE_SUCCESS)
+    g_dbus_method_invocation_return_error_literal (p->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                   "Installing launchers without asking is not allowed");
+  else
+    {
+      token = token_new (p->app_id, p->name, p->icon, p->format, p->size);
+      g_dbus_method_invocation_return_value (p->invocation, g_variant_new ("(s)", token));
+    }
+  prep_free (p);
+}
+
+static void
+on_icon_checked (gboolean ok, const char *format, guint width, gpointer user_data)
+{
+  Prep *p = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenAppInfo) info = NULL;
+  g_autoptr(LimenRequest) request = NULL;
+  const char *backend;
+
+  if (!ok)
+    {
+      g_dbus_method_invocation_return_error_literal (p->invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                     "Invalid value for icon_v: not a PNG, JPEG or SVG image of at most 512×512 pixels");
+      prep_free (p);
+      return;
+    }
+  p->format = g_strdup (format);
+  p->size = g_str_equal (format, "svg") ? 0 : width;
+  info = limen_app_info_get_for_invocation (p->invocation);
+  if (info == NULL)
+    {
+      g_clear_object (&p->invocation);
+      prep_free (p);
+      return;
+    }
+  p->app_id = g_strdup (limen_app_info_get_id (info));
+  if (!p->prepare)
+    {
+      backend = limen_backend_find (p->context, IMPL_IFACE, &error);
+      if (backend == NULL)
+        {
+          limen_invocation_return_gerror (p->invocation, error);
+          prep_free (p);
+          return;
+        }
+      g_dbus_connection_call (p->context->connection, backend, LIMEN_PORTAL_PATH, IMPL_IFACE,
+                              "RequestInstallToken", g_variant_new ("(s@a{sv})", p->app_id, p->options),
+                              G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
+                              on_token_reply, p);
+      return;
+    }
+  request = limen_backend_request_method (p->context, p->invocation, info, IMPL_IFACE, "PrepareInstall",
+                                          g_variant_new ("(ss@v)", p->parent_window, p->name, p->icon_v),
+                                          p->options, prepare_options, NULL, NULL, on_prepared, p,
+                                          (GDestroyNotify) prep_free);
+}
+
+static gboolean
+start_prepare (LimenPortalContext *context, GDBusMethodInvocation *invocation, gboolean prepare,
+               const char *parent_window, const char *name, GVariant *icon_v, GVariant *options)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GBytes) icon = NULL;
+  Prep *p;
+
+  if (!name_ok (name, &error) || (icon = icon_bytes (icon_v, &error)) == NULL ||
+      !limen_options_filter (options, &b, &error, prepare_options, NULL))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  p = g_new0 (Prep, 1);
+  p->context = context;
+  p->invocation = g_object_ref (invocation);
+  p->prepare = prepare;
+  p->parent_window = g_strdup (parent_window);
+  p->name = g_strdup (name);
+  p->icon_v = g_variant_ref (icon_v);
+  p->icon = g_bytes_ref (icon);
+  p->options = prepare ? g_variant_ref (options) : g_variant_ref_sink (g_variant_builder_end (&b));
+  limen_icon_validate (icon, ICON_MAX, on_icon_checked, p);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_prepare_install (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *invocation,
+                        const char *parent_window, const char *name, GVariant *icon_v, GVariant *options,
+                        LimenPortalContext *context)
+{
+  return start_prepare (context, invocation, TRUE, parent_window, name, icon_v, options);
+}
+
+static gboolean
+handle_request_install_token (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *invocation,
+                              const char *name, GVariant *icon_v, GVariant *options, LimenPortalContext *context)
+{
+  return start_prepare (context, invocation, FALSE, "", name, icon_v, options);
+}
+
+/* The launcher may only start the app itself: inside its sandbox for a Flatpak app. */
+static gboolean
+rewrite_exec (GKeyFile *kf, LimenAppInfo *info, GError **error)
+{
+  g_autofree char *exec = g_key_file_get_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_EXEC, NULL);
+  g_auto(GStrv) argv = NULL;
+  g_autoptr(GString) out = NULL;
+
+  if (exec == NULL || !g_shell_parse_argv (exec, NULL, &argv, NULL) || argv[0] == NULL)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid value for desktop_entry: needs an Exec line");
+      return FALSE;
+    }
+  if (limen_app_info_get_kind (info) != LIMEN_APP_KIND_FLATPAK)
+    return TRUE;
+  out = g_string_new ("flatpak run --command=");
+  {
+    g_autofree char *cmd = g_shell_quote (argv[0]);
+    g_string_append (out, cmd);
+  }
+  g_string_append_c (out, ' ');
+  g_string_append (out, limen_app_info_get_id (info));
+  for (guint i = 1; argv[i]; i++)
+    {
+      g_autofree char *q = g_shell_quote (argv[i]);
+
+      /* Field codes (%u, %f...) must stay unquoted to keep their meaning. */
+      g_string_append_c (out, ' ');
+      g_string_append (out, (argv[i][0] == '%' && argv[i][1] && !argv[i][2]) ? argv[i] : q);
+    }
+  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_EXEC, out->str);
+  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, "X-Flatpak", limen_app_info_get_id (info));
+  return TRUE;
+}
+
+static char *
+icon_path_for (const char *desktop_id, const char *format, guint size)
+{
+  g_autofree char *base = g_strndup (desktop_id, strlen (desktop_id) - strlen (".desktop"));
+  g_autofree char *dir_name = size ? g_strdup_printf ("%ux%u", size, size) : g_strdup ("scalable");
+  g_autofree char *dir = data_dir ("icons");
+  g_autofree char *file = g_strconcat (base, ".", format, NULL);
+
+  return g_build_filename (dir, dir_name, file, NULL);
+}
+
+static gboolean
+handle_install (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *invocation, const char *token,
+                const char *desktop_file_id, const char *desktop_entry, GVariant *options,
+                LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GKeyFile) kf = g_key_file_new ();
+  Token *t;
+  g_autofree char *apps_dir = data_dir ("applications");
+  g_autofree char *path = NULL;
+  g_autofree char *icon_path = NULL;
+  g_autofree char *icon_dir = NULL;
+  g_autofree char *link_dir = g_build_filename (g_get_user_data_dir (), "applications", NULL);
+  g_autofree char *link = NULL;
+  g_autofree char *data = NULL;
+
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+  t = g_hash_table_lookup (tokens, token);
+  if (t == NULL || t->expires < g_get_monotonic_time () ||
+      g_strcmp0 (t->app_id, limen_app_info_get_id (info)) != 0)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                     "Invalid or expired token");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (!desktop_id_ok (info, desktop_file_id, &error) ||
+      strlen (desktop_entry) > ENTRY_MAX ||
+      !g_key_file_load_from_data (kf, desktop_entry, -1, G_KEY_FILE_KEEP_TRANSLATIONS, NULL) ||
+      !g_key_file_has_group (kf, G_KEY_FILE_DESKTOP_GROUP) ||
+      !rewrite_exec (kf, info, error ? NULL : &error))
+    {
+      if (error == NULL)
+        g_set_error_literal (&error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                             "Invalid value for desktop_entry: not a desktop entry");
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  /* What the user approved is what gets installed: name and icon come from the token. */
+  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_TYPE, "Application");
+  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_NAME, t->name);
+  g_key_file_remove_key (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_TRY_EXEC, NULL);
+  g_key_file_remove_key (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_DBUS_ACTIVATABLE, NULL);
+  icon_path = icon_path_for (desktop_file_id, t->format, t->size);
+  icon_dir = g_path_get_dirname (icon_path);
+  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_ICON, icon_path);
+  path = g_build_filename (apps_dir, desktop_file_id, NULL);
+  link = g_build_filename (link_dir, desktop_file_id, NULL);
+  data = g_key_file_to_data (kf, NULL, NULL);
+  if (g_mkdir_with_parents (apps_dir, 0700) != 0 || g_mkdir_with_parents (icon_dir, 0700) != 0 ||
+      g_mkdir_with_parents (link_dir, 0700) != 0 ||
+      !g_file_set_contents (icon_path, g_bytes_get_data (t->icon, NULL), g_bytes_get_size (t->icon), &error) ||
+      !g_file_set_contents (path, data, -1, &error))
+    {
+      g_message ("Installing launcher %s failed: %s", desktop_file_id, error ? error->message : g_strerror (errno));
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                                     "The launcher could not be written");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  unlink (link);
+  if (symlink (path, link) != 0)
+    g_message ("Could not link %s: %s", link, g_strerror (errno));
+  g_hash_table_remove (tokens, token);   /* single use */
+  g_debug ("Installed launcher %s for '%s'", desktop_file_id, limen_app_info_get_id (info));
+  limen_dbus_portal_dynamic_launcher_complete_install (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* The installed key file of @id, which must be the caller's. */
+static GKeyFile *
+load_installed (LimenAppInfo *info, const char *id, char **path_out, GError **error)
+{
+  g_autofree char *dir = data_dir ("applications");
+  g_autofree char *path = NULL;
+  g_autoptr(GKeyFile) kf = g_key_file_new ();
+
+  if (!desktop_id_ok (info, id, error))
+    return NULL;
+  path = g_build_filename (dir, id, NULL);
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_KEEP_TRANSLATIONS, NULL))
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No launcher %s", id);
+      return NULL;
+    }
+  if (path_out)
+    *path_out = g_steal_pointer (&path);
+  return g_steal_pointer (&kf);
+}
+
+static gboolean
+handle_uninstall (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *invocation,
+                  const char *id, GVariant *options, LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *icon = NULL;
+  g_autofree char *link = NULL;
+  g_autoptr(GKeyFile) kf = NULL;
+
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+  kf = load_installed (info, id, &path, &error);
+  if (kf == NULL)
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  icon = g_key_file_get_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_ICON, NULL);
+  link = g_build_filename (g_get_user_data_dir (), "applications", id, NULL);
+  unlink (link);
+  unlink (path);
+  if (icon && g_str_has_prefix (icon, g_get_user_data_dir ()))
+    unlink (icon);
+  limen_dbus_portal_dynamic_launcher_complete_uninstall (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_get_desktop_entry (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *invocation,
+                          const char *id, LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GKeyFile) kf = NULL;
+  g_autofree char *data = NULL;
+
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+  kf = load_installed (info, id, NULL, &error);
+  if (kf == NULL)
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  data = g_key_file_to_data (kf, NULL, NULL);
+  limen_dbus_portal_dynamic_launcher_complete_get_desktop_entry (object, invocation, data);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_get_icon (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *invocation,
+                 const char *id, LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GKeyFile) kf = NULL;
+  g_autofree char *icon = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *dir_name = NULL;
+  const char *dot;
+  gsize len;
+  guint size = 0;
+
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+  kf = load_installed (info, id, NULL, &error);
+  if (kf == NULL ||
+      (icon = g_key_file_get_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_ICON, NULL)) == NULL ||
+      !g_file_get_contents (icon, &contents, &len, NULL) || (dot = strrchr (icon, '.')) == NULL)
+    {
+      if (error == NULL)
+        g_set_error (&error, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No icon for %s", id);
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  dir = g_path_get_dirname (icon);
+  dir_name = g_path_get_basename (dir);
+  sscanf (dir_name, "%u", &size);
+  limen_dbus_portal_dynamic_launcher_complete_get_icon (
+    object, invocation,
+    g_variant_new ("v", g_variant_new ("(sv)", "bytes",
+                                        g_variant_new_from_data (G_VARIANT_TYPE_BYTESTRING, contents, len, TRUE,
+                                                                 g_free, g_steal_pointer (&contents)))),
+    dot + 1, size);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_launch (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *invocation,
+               const char *id, GVariant *options, LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GKeyFile) kf = NULL;
+  g_autoptr(GDesktopAppInfo) app = NULL;
+  g_autoptr(GAppLaunchContext) ctx = g_app_launch_context_new ();
+  const char *token = NULL;
+
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+  kf = load_installed (info, id, &path, &error);
+  if (kf == NULL || (app = g_desktop_app_info_new_from_keyfile (kf)) == NULL)
+    {
+      if (error == NULL)
+        g_set_error (&error, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "Launcher %s cannot be started", id);
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (g_variant_lookup (options, "activation_token", "&s", &token) && *token)
+    {
+      g_app_launch_context_setenv (ctx, "XDG_ACTIVATION_TOKEN", token);
+      g_app_launch_context_setenv (ctx, "DESKTOP_STARTUP_ID", token);
+    }
+  if (!g_app_info_launch (G_APP_INFO (app), NULL, ctx, &error))
+    {
+      g_message ("Launching %s failed: %s", id, error->message);
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                                     "The launcher could not be started");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  limen_dbus_portal_dynamic_launcher_complete_launch (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+GDBusInterfaceSkeleton *
+limen_dynamic_launcher_new (LimenPortalContext *context)
+{
+  LimenDbusPortalDynamicLauncher *object;
+
+  if (!limen_backend_is_configured (context, IMPL_IFACE))
+    return NULL;
+  tokens = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) token_free);
+  object = limen_dbus_portal_dynamic_launcher_skeleton_new ();
+  limen_dbus_portal_dynamic_launcher_set_version (object, 1);
+  limen_dbus_portal_dynamic_launcher_set_supported_launcher_types (object, LAUNCHER_APPLICATION | LAUNCHER_WEBAPP);
+  g_signal_connect (object, "handle-prepare-install", G_CALLBACK (handle_prepare_install), context);
+  g_signal_connect (object, "handle-request-install-token", G_CALLBACK (handle_request_install_token), context);
+  g_signal_connect (object, "handle-install", G_CALLBACK (handle_install), context);
+  g_signal_connect (object, "handle-uninstall", G_CALLBACK (handle_uninstall), context);
+  g_signal_connect (object, "handle-get-desktop-entry", G_CALLBACK (handle_get_desktop_entry), context);
+  g_signal_connect (object, "handle-get-icon", G_CALLBACK (handle_get_icon), context);
+  g_signal_connect (object, "handle-launch", G_CALLBACK (handle_launch), context);
+  return G_DBUS_INTERFACE_SKELETON (object);
+}
