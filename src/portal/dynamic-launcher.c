@@ -530,6 +530,7 @@ handle_get_icon (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *
   g_autofree char *contents = NULL;
   g_autofree char *dir = NULL;
   g_autofree char *dir_name = NULL;
+  g_autoptr(GBytes) bytes = NULL;
   const char *dot;
   gsize len;
   guint size = 0;
@@ -548,11 +549,11 @@ handle_get_icon (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *
   dir = g_path_get_dirname (icon);
   dir_name = g_path_get_basename (dir);
   sscanf (dir_name, "%u", &size);
+  bytes = g_bytes_new_take (g_steal_pointer (&contents), len);
   limen_dbus_portal_dynamic_launcher_complete_get_icon (
     object, invocation,
     g_variant_new ("v", g_variant_new ("(sv)", "bytes",
-                                        g_variant_new_from_data (G_VARIANT_TYPE_BYTESTRING, contents, len, TRUE,
-                                                                 g_free, g_steal_pointer (&contents)))),
+                                        g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, bytes, TRUE))),
     dot + 1, size);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
