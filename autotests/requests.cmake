@@ -8,3 +8,4 @@ add_test(NAME bench-requests COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}
 set_tests_properties(bench-requests PROPERTIES LABELS bench TIMEOUT 1200
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};PYTHONDONTWRITEBYTECODE=1")
 limen_add_pytest(integration-portal-dynamic-launcher test_portal_dynamic_launcher.py)
+limen_add_pytest(integration-portal-reference-backends test_portal_reference_backends.py)

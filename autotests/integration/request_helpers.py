@@ -169,7 +169,7 @@ SANDBOX_CLIENT = r'''
 import sys
 from gi.repository import Gio, GLib
 conn = Gio.bus_get_sync(Gio.BusType.SESSION, None)
-iface, method, sig, text, token, close_after = %r
+iface, method, sig, text, token, close_after, read_back = %r
 args = GLib.Variant.parse(GLib.VariantType(sig), text, None, None)
 result = []
 conn.signal_subscribe(None, "org.freedesktop.portal.Request", "Response", None, None, 0,
@@ -194,20 +194,36 @@ def mine():
 while not mine() and time.time() < end:
     ctx.iteration(True)
 print("ELAPSED %%f" %% (time.monotonic() - t0))
+if read_back and mine():
+    res = mine()[0].unpack()[1]
+    for uri in res.get("uris", []):
+        try:
+            with open(GLib.filename_from_uri(uri)[0], "rb") as f:
+                print("READ " + f.read().hex())
+        except OSError as e:
+            print("READ-ERROR %%d" %% e.errno)
 print("RESPONSE " + (mine()[0].print_(True) if mine() else "none"))
 '''
 
 
-def sandboxed_request(bus, app_id, iface, method, signature, args_text, token="sbx", close_after=False, **kw):
+def sandboxed_request(bus, app_id, iface, method, signature, args_text, token="sbx", close_after=False,
+                      read_back=False, **kw):
     """Call @method from a bwrap sandbox as Flatpak app @app_id; returns ("RESPONSE", (u, a{sv}))
     or ("ERROR", name) or ("EXIT", None) with close_after (the caller exits right away)."""
-    script = SANDBOX_CLIENT % ((iface, method, signature, args_text, token, close_after),)
+    script = SANDBOX_CLIENT % ((iface, method, signature, args_text, token, close_after, read_back),)
+    if read_back:
+        # The app's view of the document store, where Flatpak puts it.
+        doc = os.path.join(bus.runtime_dir, "doc")
+        kw["extra_args"] = list(kw.get("extra_args", ())) + ["--bind", os.path.join(doc, "by-app", app_id), doc]
     r = limentest.run_sandboxed(bus, app_id, script, **kw)
     out = r.stdout.strip().splitlines()
     if not out:
         if close_after and r.returncode == 0:
             return ("EXIT", None)
         raise RuntimeError(f"sandboxed client failed ({r.returncode}): {r.stderr}")
+    # Contents read back inside the sandbox (bytes), or ("error", errno).
+    sandboxed_request.reads = [bytes.fromhex(l[5:]) if l.startswith("READ ") else ("error", int(l.split()[1]))
+                               for l in out if l.startswith("READ")]
     for line in out:
         if line.startswith("ELAPSED "):
             kw_elapsed = float(line.split()[1])

@@ -234,8 +234,10 @@ def test_sandboxed_open_file_exports_documents(setup, tmp_path):
     ro.write_text("r")
     backend.set_response("OpenFile", 0, {"uris": v("as", [f.as_uri()]), "writable": v("b", True)})
     kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})",
-                                                     "('', 'Pick', {'handle_token': <'sbx'>})")
+                                                     "('', 'Pick', {'handle_token': <'sbx'>})", read_back=True)
     assert response == 0
+    # Readable by the app through its own view of the mount.
+    assert rh.sandboxed_request.reads == [b"hello"]
     uri = results["uris"][0]
     assert uri.startswith("file://" + bus.runtime_dir + "/doc/")
     assert uri.endswith("/chosen.txt")
