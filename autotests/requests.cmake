@@ -4,6 +4,8 @@ limen_add_pytest(integration-portal-requests test_portal_requests.py)
 limen_add_pytest(integration-portal-notification test_portal_notification.py)
 
 # Benchmark (label bench): request round trip, ours vs the reference frontend.
+add_executable(mock-file-chooser bench/mock-file-chooser.c)
+target_link_libraries(mock-file-chooser PRIVATE PkgConfig::GLIB)
 add_test(NAME bench-requests COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-requests.py)
 set_tests_properties(bench-requests PROPERTIES LABELS bench TIMEOUT 1200
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};PYTHONDONTWRITEBYTECODE=1")
