@@ -24,3 +24,4 @@ set_tests_properties(bench-kde PROPERTIES LABELS bench TIMEOUT 600
 limen_add_pytest(kde-screens test_kde_screens.py TIMEOUT 300)
 limen_add_pytest(kde-frontends test_kde_frontends.py TIMEOUT 300)
 limen_add_pytest(kde-hostile test_kde_hostile.py TIMEOUT 300)
+limen_add_pytest(kde-screenshot test_kde_screenshot.py TIMEOUT 600)

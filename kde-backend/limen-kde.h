@@ -24,6 +24,7 @@ GDBusInterfaceSkeleton *limen_kde_inhibit_new (void);
 GDBusInterfaceSkeleton *limen_kde_app_chooser_new (void);
 GDBusInterfaceSkeleton *limen_kde_email_new (void);
 GDBusInterfaceSkeleton *limen_kde_account_new (void);
+GDBusInterfaceSkeleton *limen_kde_screenshot_new (void);
 
 /* ---- impl Request objects (request.c) ---- */
 

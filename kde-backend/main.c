@@ -22,6 +22,7 @@ static const InterfaceNew interfaces[] = {
   limen_kde_app_chooser_new,
   limen_kde_email_new,
   limen_kde_account_new,
+  limen_kde_screenshot_new,
 };
 
 static GPtrArray *skeletons;

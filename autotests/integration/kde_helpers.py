@@ -104,7 +104,10 @@ class Xvfb:
         # -displayfd: the server picks a free display itself, so parallel tests (and other
         # people's servers) never collide.
         r, w = os.pipe()
-        self.proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", size, "-nolisten", "tcp"],
+        self.proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", size, "-nolisten", "tcp",
+                                      # no reset when the last client leaves: a root
+                                      # background set by a test survives
+                                      "-noreset"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(w,))
         os.close(w)
         data = b""
@@ -157,3 +160,62 @@ def start_reference_frontend(bus, env=None):
     if env:
         e.update(env)
     return bus.start([REF_FRONTEND, "--verbose"], env=e, wait_name="org.freedesktop.portal.Desktop")
+
+
+def install_kwin_desktop_file(bus):
+    """KWin's ScreenShot2 serves only executables named by a .desktop file listing it in
+    X-KDE-DBUS-Restricted-Interfaces: ours, pointing at the build tree's limen-kde."""
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    src = os.path.join(limentest.BUILD_DIR, "kde-backend", "limen-kde.desktop")
+    exe = os.path.realpath(limentest.binary("limen-kde"))
+    with open(src) as f:
+        lines = [f"Exec={exe}" if line.startswith("Exec=") else line.rstrip("\n") for line in f]
+    path = os.path.join(apps, "limen-kde.desktop")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def start_kwin(bus, x):
+    """kwin_x11 --replace on the test's Xvfb and bus, owning org.kde.KWin."""
+    env = dict(x.env())
+    env.update({"QT_QPA_PLATFORM": "xcb", "KWIN_COMPOSE": "O2", "LIBGL_ALWAYS_SOFTWARE": "1"})
+    d = bus.start(["/usr/bin/kwin_x11", "--replace"], env=env, wait_name="org.kde.KWin", timeout=30)
+    # ScreenShot2 is an effect: wait until it is on the bus.
+    def ready():
+        try:
+            bus.introspect(dest="org.kde.KWin", path="/org/kde/KWin/ScreenShot2")
+            return "org.kde.KWin.ScreenShot2" in bus.interfaces(dest="org.kde.KWin", path="/org/kde/KWin/ScreenShot2")
+        except Exception:
+            return False
+    limentest.wait_until(ready, 20)
+    return d
+
+
+def set_root_pattern(x, path, size=(1280, 800)):
+    """Paint the X root window: left half red, right half blue, a white band at the top,
+    so a capture is never blank and a click has a known colour."""
+    w, h = size
+    x.run("convert", "-size", f"{w}x{h}", "xc:blue", "-fill", "red", "-draw", f"rectangle 0,0 {w // 2 - 1},{h - 1}",
+          "-fill", "white", "-draw", f"rectangle 0,0 {w - 1},39", path)
+    # display sets the root background and then exits 1 here (it finds no window to
+    # manage): the colour is there all the same, as the tests' captures check.
+    x.run("display", "-window", "root", path, check=False)
+
+
+def png_info(path):
+    """(width, height, number of distinct colours) of a PNG, through ImageMagick."""
+    r = subprocess.run(["identify", "-format", "%w %h %k", path], capture_output=True, text=True, check=True)
+    w, h, k = r.stdout.split()
+    return int(w), int(h), int(k)
+
+
+def show_pattern_window(bus, x, path):
+    """The same pattern as a window: KWin composites windows, not the root background,
+    so under KWin the pattern must be a client of its own."""
+    env = dict(x.env())
+    d = bus.start(["display", "-borderwidth", "0", "-geometry", "+0+0", "-title", "limen-pattern", path], env=env)
+    x.wait_window("limen-pattern")
+    time.sleep(0.5)
+    return d

@@ -225,6 +225,21 @@ typedef struct {
 
 typedef void (*LimenQtEmailDone) (int response, const char *error_message, void *user_data);
 
+typedef struct {
+  LimenQtWindow window;
+  const char   *app_id;
+  int           interactive;    /* 1: the dialog (mode, delay, preview, save/cancel) */
+  const char   *folder;         /* where the PNG goes; NULL: the user's Pictures folder */
+} LimenQtScreenshotSpec;
+
+/* @uri: file:// URI of the saved PNG (response OK only). */
+typedef void (*LimenQtScreenshotDone) (LimenQtDialog *dialog, int response, const char *uri,
+                                       void *user_data);
+
+/* @rgb: the picked colour, components in [0, 1] (response OK only). */
+typedef void (*LimenQtPickColorDone) (LimenQtDialog *dialog, int response, const double rgb[3],
+                                      void *user_data);
+
 /* Why the shim cannot show widgets (no display), or NULL when it can. Creates nothing. */
 LIMEN_QT_EXPORT const char *limen_qt_unavailable_reason (void);
 
@@ -262,6 +277,17 @@ LIMEN_QT_EXPORT void limen_qt_notification_close (LimenQtNotification *notificat
 LIMEN_QT_EXPORT int limen_qt_email_compose (const LimenQtEmailSpec *spec, LimenQtEmailDone done,
                                             void *user_data);
 
+/* Take a screenshot (KWin's ScreenShot2, else the X root window) and save it as a PNG;
+ * interactive: through the screenshot dialog. The handle exists even when no window is
+ * shown, so limen_qt_close() works the same. NULL when nothing can be captured. */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_screenshot_open (const LimenQtScreenshotSpec *spec,
+                                                         LimenQtScreenshotDone done,
+                                                         void *user_data);
+/* Let the user click a pixel of a frozen full-screen capture. */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_pick_color_open (const LimenQtWindow *window,
+                                                         LimenQtPickColorDone done,
+                                                         void *user_data);
+
 /* Entry points of liblimen-qt.so, for the loader (X-macro). */
 #define LIMEN_QT_DLOPEN_FUNCTIONS(X)   \
   X (limen_qt_unavailable_reason)      \
@@ -274,7 +300,9 @@ LIMEN_QT_EXPORT int limen_qt_email_compose (const LimenQtEmailSpec *spec, LimenQ
   X (limen_qt_dialog_window_id)        \
   X (limen_qt_notification_show)       \
   X (limen_qt_notification_close)      \
-  X (limen_qt_email_compose)
+  X (limen_qt_email_compose)          \
+  X (limen_qt_screenshot_open)         \
+  X (limen_qt_pick_color_open)
 
 #ifdef __cplusplus
 }

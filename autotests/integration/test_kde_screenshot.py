@@ -1,0 +1,194 @@
+"""limen-kde Screenshot and PickColor under Xvfb: through kwin_x11's ScreenShot2 (the
+.desktop file with X-KDE-DBUS-Restricted-Interfaces in $XDG_DATA_HOME/applications), the
+X root window fallback without KWin, the interactive dialog, the colour picker clicked
+with xdotool, Close mid-dialog and bad input. Screenshots land in
+<build>/autotests/artifacts/kde/."""
+
+import os
+import shutil
+import time
+import urllib.parse
+
+import pytest
+
+import kde_helpers as kh
+import limentest
+from limentest import GLib
+
+pytestmark = pytest.mark.skipif(not shutil.which("kwin_x11"), reason="kwin-x11 is not installed")
+
+
+@pytest.fixture
+def x():
+    xv = kh.Xvfb()
+    try:
+        yield xv
+    finally:
+        xv.close()
+
+
+@pytest.fixture
+def pattern(bus, x):
+    path = os.path.join(bus.root, "pattern.png")
+    kh.set_root_pattern(x, path)
+    return path
+
+
+def with_kwin(bus, x, pattern, desktop_file=True):
+    if desktop_file:
+        kh.install_kwin_desktop_file(bus)
+    kh.start_kwin(bus, x)
+    kh.show_pattern_window(bus, x, pattern)
+
+
+def start_kde(bus, x):
+    env = dict(x.env())
+    env["QT_QPA_PLATFORM"] = "xcb"
+    return kh.start_kde(bus, env=env)
+
+
+def screenshot(bus, options, timeout=60):
+    handle = kh.new_handle(bus)
+    call = kh.AsyncCall(bus, "Screenshot", "Screenshot", (handle, "org.example.App", "", options), "(ossa{sv})",
+                        timeout=timeout * 1000)
+    return handle, call
+
+
+def check_png(uri, bus):
+    assert uri.startswith("file://")
+    path = urllib.parse.unquote(uri[len("file://"):])
+    assert os.path.dirname(path) == os.path.join(bus.home, "Pictures")
+    w, h, colours = kh.png_info(path)
+    assert (w, h) == (1280, 800)
+    assert colours >= 3, "the screenshot is blank"
+    return path
+
+
+def test_noninteractive_through_kwin(bus, x, pattern):
+    with_kwin(bus, x, pattern)
+    kde = start_kde(bus, x)
+    _, call = screenshot(bus, {"interactive": GLib.Variant("b", False), "modal": GLib.Variant("b", True)})
+    response, results = call.wait(60)
+    assert response == 0, kde.output()
+    path = check_png(results["uri"], bus)
+    shutil.copy(path, os.path.join(kh.artifacts_dir(), "screenshot-kwin.png"))
+    assert "through KWin's ScreenShot2" in kde.output()
+    assert "grabbing the X root window" not in kde.output()
+    # A second one gets a name of its own.
+    _, call = screenshot(bus, {})
+    response, results2 = call.wait(60)
+    assert response == 0 and results2["uri"] != results["uri"]
+    check_png(results2["uri"], bus)
+
+
+def test_kwin_refuses_without_desktop_file_falls_back(bus, x, pattern):
+    with_kwin(bus, x, pattern, desktop_file=False)
+    kde = start_kde(bus, x)
+    _, call = screenshot(bus, {})
+    response, results = call.wait(60)
+    assert response == 0
+    check_png(results["uri"], bus)
+    out = kde.output()
+    assert "ScreenShot2 failed" in out and "grabbing the X root window instead" in out
+
+
+def test_fallback_without_kwin(bus, x, pattern):
+    kde = start_kde(bus, x)
+    _, call = screenshot(bus, {})
+    try:
+        response, results = call.wait(30)
+    finally:
+        print(kde.output())
+    assert response == 0
+    path = check_png(results["uri"], bus)
+    assert "KWin is not running; grabbing the X root window instead" in kde.output()
+    # The root window's pattern made it into the file: red on the left, blue on the right.
+    r = kh.subprocess.run(["convert", path, "-crop", "1x1+100+400", "txt:-"], capture_output=True, text=True)
+    assert "#FF0000" in r.stdout.upper()
+
+
+def test_interactive_dialog_save(bus, x, pattern):
+    with_kwin(bus, x, pattern)
+    kde = start_kde(bus, x)
+    _, call = screenshot(bus, {"interactive": GLib.Variant("b", True)})
+    wid = x.wait_window("Screenshot")
+    time.sleep(0.7)
+    x.screenshot("screenshot-dialog.png")
+    x.run("xdotool", "windowactivate", "--sync", str(wid), check=False)
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.3)
+    x.run("xdotool", "key", "Return")
+    response, results = call.wait(30)
+    assert response == 0, kde.output()
+    check_png(results["uri"], bus)
+
+
+def test_interactive_dialog_cancel_and_close(bus, x, pattern):
+    kde = start_kde(bus, x)
+    _, call = screenshot(bus, {"interactive": GLib.Variant("b", True)})
+    wid = x.wait_window("Screenshot")
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.3)
+    x.run("xdotool", "key", "Escape")
+    response, results = call.wait(30)
+    assert response == 1 and "uri" not in results
+    assert not os.path.exists(os.path.join(bus.home, "Pictures")) or not os.listdir(os.path.join(bus.home, "Pictures"))
+
+    handle, call = screenshot(bus, {"interactive": GLib.Variant("b", True)})
+    x.wait_window("Screenshot")
+    kh.close_request(bus, handle)
+    response, _ = call.wait(10)
+    assert response == 2
+    limentest.wait_until(lambda: x.run("xdotool", "search", "--onlyvisible", "--name", "^Screenshot$",
+                                       check=False).stdout.strip() == "", 5)
+    assert kde.alive()
+
+
+def pick_color(bus):
+    handle = kh.new_handle(bus)
+    return handle, kh.AsyncCall(bus, "Screenshot", "PickColor", (handle, "org.example.App", "", {}), "(ossa{sv})")
+
+
+@pytest.mark.parametrize("kwin", [False, True])
+def test_pick_color(bus, x, pattern, kwin):
+    if kwin:
+        with_kwin(bus, x, pattern)
+    kde = start_kde(bus, x)
+    for (px, py), expected in (((100, 400), (1.0, 0.0, 0.0)), ((1100, 400), (0.0, 0.0, 1.0))):
+        _, call = pick_color(bus)
+        x.wait_window("Pick a Colour")
+        time.sleep(0.5)
+        if px == 100:
+            x.screenshot("pick-color-overlay%s.png" % ("-kwin" if kwin else ""))
+        x.run("xdotool", "mousemove", "--sync", str(px), str(py))
+        x.run("xdotool", "click", "1")
+        response, results = call.wait(20)
+        assert response == 0, kde.output()
+        assert results["color"] == pytest.approx(expected, abs=0.01), kde.output()
+
+
+def test_pick_color_escape(bus, x, pattern):
+    start_kde(bus, x)
+    _, call = pick_color(bus)
+    x.wait_window("Pick a Colour")
+    time.sleep(0.3)
+    x.run("xdotool", "key", "Escape")
+    response, results = call.wait(20)
+    assert response == 1 and "color" not in results
+
+
+def test_bad_input(bus, x):
+    kde = start_kde(bus, x)
+    for opts, key in (({"interactive": GLib.Variant("s", "yes")}, "interactive"),
+                      ({"modal": GLib.Variant("i", 1)}, "modal")):
+        with pytest.raises(GLib.Error) as e:
+            kh.call_impl(bus, "Screenshot", "Screenshot", (kh.new_handle(bus), "a", "", opts), "(ossa{sv})")
+        assert "InvalidArgument" in str(e.value) and key in str(e.value)
+    with pytest.raises(GLib.Error) as e:
+        kh.call_impl(bus, "Screenshot", "Screenshot", ("/not/a/request", "a", "", {}), "(ossa{sv})")
+    assert "InvalidArgument" in str(e.value)
+    with pytest.raises(GLib.Error) as e:
+        kh.call_impl(bus, "Screenshot", "PickColor", (kh.new_handle(bus), "a", "x11:zz", {}), "(ossa{sv})")
+    assert "InvalidArgument" in str(e.value)
+    assert bus.get_property(kh.IMPL + "Screenshot", "version", dest=kh.KDE_NAME, path=kh.PATH) == 2
+    assert kde.alive()

@@ -1,0 +1,187 @@
+/* Limen — org.freedesktop.impl.portal.Screenshot: Screenshot (interactive or not) and
+ * PickColor. Capturing, the dialog and the picker live in the Qt shim.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "limen-kde.h"
+
+#include "errors.h"
+
+static const LimenOption screenshot_options[] = {
+  { "modal", "b", NULL, 0 },
+  { "interactive", "b", NULL, 0 },
+  { "permission_store_checked", "b", NULL, 0 },
+  { NULL }
+};
+
+static const LimenOption pick_color_options[] = {
+  { NULL }
+};
+
+typedef struct {
+  GDBusMethodInvocation *invocation;
+  LimenKdeRequest       *request;
+  LimenQtDialog         *dialog;
+} ScreenshotCall;
+
+static void
+screenshot_call_free (ScreenshotCall *call)
+{
+  g_clear_object (&call->invocation);
+  g_free (call);
+}
+
+static void
+on_request_closed (LimenKdeRequest *request, gpointer user_data)
+{
+  ScreenshotCall *call = user_data;
+
+  limen_kde_shim_get (NULL)->limen_qt_close (call->dialog);
+  limen_kde_reply_response (call->invocation, 2, NULL);
+  screenshot_call_free (call);
+}
+
+static void
+finish_call (ScreenshotCall *call, int response, GVariant *results)
+{
+  limen_kde_reply_response (call->invocation, response, results);
+  limen_kde_request_finish (call->request);
+  screenshot_call_free (call);
+}
+
+static void
+on_screenshot_done (LimenQtDialog *dialog, int response, const char *uri, void *user_data)
+{
+  GVariantBuilder results;
+
+  g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
+  if (response == LIMEN_QT_RESPONSE_OK && uri)
+    g_variant_builder_add (&results, "{sv}", "uri", g_variant_new_string (uri));
+  g_debug ("Screenshot answered %d%s%s", response, uri ? ": " : "", uri ? uri : "");
+  finish_call (user_data, response, g_variant_builder_end (&results));
+}
+
+static void
+on_pick_color_done (LimenQtDialog *dialog, int response, const double rgb[3], void *user_data)
+{
+  GVariantBuilder results;
+
+  g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
+  if (response == LIMEN_QT_RESPONSE_OK && rgb)
+    g_variant_builder_add (&results, "{sv}", "color", g_variant_new ("(ddd)", rgb[0], rgb[1], rgb[2]));
+  g_debug ("PickColor answered %d", response);
+  finish_call (user_data, response, g_variant_builder_end (&results));
+}
+
+/* Common checks; on success a call with its Request and the filtered options. */
+static ScreenshotCall *
+begin_call (GDBusMethodInvocation *invocation,
+            const char            *handle,
+            const char            *app_id,
+            const char            *parent_window,
+            GVariant              *options,
+            const LimenOption     *table,
+            GVariant             **opts_out,
+            const LimenKdeShim   **shim_out)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  ScreenshotCall *call;
+
+  if (!limen_kde_request_check_handle (handle, &error) ||
+      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
+      !limen_kde_check_parent_window (parent_window, &error) ||
+      !limen_options_filter (options, &filtered, &error, table, NULL) ||
+      !(*shim_out = limen_kde_shim_get_for_dialog (&error)))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return NULL;
+    }
+  *opts_out = g_variant_ref_sink (g_variant_builder_end (&filtered));
+  call = g_new0 (ScreenshotCall, 1);
+  call->invocation = g_object_ref (invocation);
+  call->request = limen_kde_request_new (invocation, handle, on_request_closed, call, &error);
+  if (!call->request)
+    {
+      limen_invocation_return_gerror (invocation, error);
+      screenshot_call_free (call);
+      g_clear_pointer (opts_out, g_variant_unref);
+      return NULL;
+    }
+  return call;
+}
+
+static void
+fail_open (ScreenshotCall *call, const char *what)
+{
+  g_dbus_method_invocation_return_error (call->invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                         "The %s could not be started", what);
+  limen_kde_request_finish (call->request);
+  screenshot_call_free (call);
+}
+
+static gboolean
+on_screenshot (LimenDbusImplPortalScreenshot *skeleton,
+               GDBusMethodInvocation         *invocation,
+               const char                    *handle,
+               const char                    *app_id,
+               const char                    *parent_window,
+               GVariant                      *options,
+               gpointer                       user_data)
+{
+  g_autoptr(GVariant) opts = NULL;
+  const LimenKdeShim *shim = NULL;
+  gboolean modal = TRUE, interactive = FALSE;
+  LimenQtScreenshotSpec spec = { 0 };
+  ScreenshotCall *call;
+
+  call = begin_call (invocation, handle, app_id, parent_window, options, screenshot_options, &opts, &shim);
+  if (!call)
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_variant_lookup (opts, "modal", "b", &modal);
+  g_variant_lookup (opts, "interactive", "b", &interactive);
+  spec.window.parent_window = parent_window;
+  spec.window.app_id = app_id;
+  spec.window.modal = modal;
+  spec.app_id = app_id;
+  spec.interactive = interactive;
+  call->dialog = shim->limen_qt_screenshot_open (&spec, on_screenshot_done, call);
+  if (!call->dialog)
+    fail_open (call, "screenshot");
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+on_pick_color (LimenDbusImplPortalScreenshot *skeleton,
+               GDBusMethodInvocation         *invocation,
+               const char                    *handle,
+               const char                    *app_id,
+               const char                    *parent_window,
+               GVariant                      *options,
+               gpointer                       user_data)
+{
+  g_autoptr(GVariant) opts = NULL;
+  const LimenKdeShim *shim = NULL;
+  LimenQtWindow window = { 0 };
+  ScreenshotCall *call;
+
+  call = begin_call (invocation, handle, app_id, parent_window, options, pick_color_options, &opts, &shim);
+  if (!call)
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  window.parent_window = parent_window;
+  window.app_id = app_id;
+  window.modal = TRUE;
+  call->dialog = shim->limen_qt_pick_color_open (&window, on_pick_color_done, call);
+  if (!call->dialog)
+    fail_open (call, "colour picker");
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+GDBusInterfaceSkeleton *
+limen_kde_screenshot_new (void)
+{
+  LimenDbusImplPortalScreenshot *skeleton = limen_dbus_impl_portal_screenshot_skeleton_new ();
+
+  limen_dbus_impl_portal_screenshot_set_version (skeleton, 2);
+  g_signal_connect (skeleton, "handle-screenshot", G_CALLBACK (on_screenshot), NULL);
+  g_signal_connect (skeleton, "handle-pick-color", G_CALLBACK (on_pick_color), NULL);
+  return G_DBUS_INTERFACE_SKELETON (skeleton);
+}
