@@ -11,3 +11,4 @@ set_tests_properties(bench-requests PROPERTIES LABELS bench TIMEOUT 1200
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};PYTHONDONTWRITEBYTECODE=1")
 limen_add_pytest(integration-portal-dynamic-launcher test_portal_dynamic_launcher.py)
 limen_add_pytest(integration-portal-reference-backends test_portal_reference_backends.py)
+limen_add_pytest(integration-portal-location test_portal_location.py)

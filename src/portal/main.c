@@ -17,6 +17,7 @@
 #include "file-chooser.h"
 #include "game-mode.h"
 #include "inhibit.h"
+#include "location.h"
 #include "memory-monitor.h"
 #include "network-monitor.h"
 #include "notification.h"
@@ -44,6 +45,7 @@ static const struct {
   { "FileChooser", limen_file_chooser_new },
   { "GameMode", limen_game_mode_new },
   { "Inhibit", limen_inhibit_new },
+  { "Location", limen_location_new },
   { "MemoryMonitor", limen_memory_monitor_new },
   { "NetworkMonitor", limen_network_monitor_new },
   { "Notification", limen_notification_new },
