@@ -495,3 +495,58 @@ def test_open_directory_without_file_manager_falls_back_to_a_folder_handler(env,
     os.close(fd)
     assert response == 0
     assert limentest.wait_until(lambda: os.path.exists(log) and str(tmp_path) in open(log).read())
+
+
+# ---- fds a sandbox could not reach itself ---------------------------------------------
+
+HIDDEN_FD_SCRIPT = r'''
+import sys
+from gi.repository import Gio, GLib
+c = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+iface, method, sig, text = %r
+fdl = Gio.UnixFDList.new()
+fdl.append(%d)
+try:
+    c.call_with_unix_fd_list_sync("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", iface, method,
+                                  GLib.Variant.parse(GLib.VariantType(sig), text, None, None), None, 0, 5000, fdl, None)
+    print("ACCEPTED")
+except GLib.Error as e:
+    print(Gio.DBusError.get_remote_error(e))
+'''
+
+HIDDEN_CALLS = [
+    ("org.freedesktop.portal.Print", "Print", "(ssha{sv})", "('', 'Doc', handle 0, @a{sv} {})"),
+    ("org.freedesktop.portal.Email", "ComposeEmail", "(sa{sv})", "('', {'attachment_fds': <[handle 0]>})"),
+    ("org.freedesktop.portal.OpenURI", "OpenFile", "(sha{sv})", "('', handle 0, @a{sv} {})"),
+    ("org.freedesktop.portal.Wallpaper", "SetWallpaperFile", "(sha{sv})", "('', handle 0, @a{sv} {})"),
+]
+
+
+@pytest.mark.parametrize("call", HIDDEN_CALLS, ids=[c[1] for c in HIDDEN_CALLS])
+def test_sandbox_cannot_pass_an_inherited_fd_to_a_hidden_file(env, tmp_path, call):
+    """The sandbox holds an fd (inherited from outside) to a host file it cannot see by path:
+    the portal refuses it instead of printing/mailing/opening the hidden file."""
+    bus, backend, client, log = env
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host only")
+    fd = os.open(str(secret), os.O_RDONLY)
+    try:
+        script = HIDDEN_FD_SCRIPT % (call, fd)
+        r = limentest.run_sandboxed(bus, APP, script, pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    assert r.stdout.strip() == "org.freedesktop.portal.Error.NotAllowed", r.stdout + r.stderr
+    assert backend.requests() == []
+
+
+def test_sandbox_can_print_a_file_it_sees(env, tmp_path):
+    bus, backend, client, log = env
+    doc = tmp_path / "visible.pdf"
+    doc.write_bytes(b"%PDF-1.4 visible")
+    script = HIDDEN_FD_SCRIPT.replace("fdl.append(%d)", "import os\nfdl.append(os.open(%r, os.O_RDONLY))") % (
+        HIDDEN_CALLS[0], str(doc))
+    r = limentest.run_sandboxed(bus, APP, script, binds=(str(tmp_path),))
+    assert r.stdout.strip() == "ACCEPTED", r.stdout + r.stderr
+    assert limentest.wait_until(lambda: backend.args("Print"))
+    assert bytes(backend.args("Print")[0][0]).startswith(b"%PDF-1.4 visible")
+    assert backend.requests("Print")[0][2] == APP
