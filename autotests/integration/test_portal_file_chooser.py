@@ -300,3 +300,26 @@ def test_ten_thousand_files_for_a_sandboxed_caller(setup, tmp_path):
     assert [u.rsplit("/", 1)[1] for u in got] == [u.rsplit("/", 1)[1] for u in uris]
     assert len(set(got)) == 10000
     assert elapsed < 2 or limentest.SANITIZE
+
+
+def test_200_concurrent_requests_from_20_connections(setup):
+    """Every one of them answered, quickly (issue 9's fault budget: under 1 s)."""
+    bus, backend, client = setup
+    from gi.repository import Gio
+    conns = [bus.new_connection() for _ in range(20)]
+    done = set()
+    for c in conns:
+        c.signal_subscribe(None, "org.freedesktop.portal.Request", "Response", None, None, 0,
+                           lambda conn, s, path, *a: done.add(path))
+    t0 = time.monotonic()
+    for i, c in enumerate(conns):
+        for k in range(10):
+            c.call("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", FC, "OpenFile",
+                   GLib.Variant("(ssa{sv})", ("", "T", {"handle_token": GLib.Variant("s", f"c{k}")})),
+                   None, Gio.DBusCallFlags.NONE, 10000, None, None)
+    assert limentest.wait_until(lambda: len(done) == 200, timeout=10)
+    elapsed = time.monotonic() - t0
+    print(f"200 requests answered in {elapsed * 1000:.0f} ms")
+    assert elapsed < 1 or limentest.SANITIZE
+    for c in conns:
+        c.close_sync(None)
