@@ -323,3 +323,20 @@ def test_200_concurrent_requests_from_20_connections(setup):
     assert elapsed < 1 or limentest.SANITIZE
     for c in conns:
         c.close_sync(None)
+
+
+def test_sandboxed_directory_choice_is_exported_whole(setup, tmp_path):
+    bus, backend, client = setup
+    rh.start_documents(bus)
+    d = tmp_path / "project"
+    d.mkdir()
+    (d / "inside.txt").write_text("deep")
+    backend.set_response("OpenFile", 0, {"uris": v("as", [d.as_uri()])})
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})",
+                                                     "('', 'Pick', {'handle_token': <'dir'>, 'directory': <true>})")
+    assert response == 0
+    uri = results["uris"][0]
+    assert "/doc/" in uri and uri.endswith("/project")
+    host_path, apps = documents_info(bus, uri)
+    assert host_path == str(d)
+    assert "read" in apps[APP]
