@@ -340,3 +340,27 @@ def test_sandboxed_directory_choice_is_exported_whole(setup, tmp_path):
     host_path, apps = documents_info(bus, uri)
     assert host_path == str(d)
     assert "read" in apps[APP]
+
+
+def test_sandboxed_current_file_in_the_document_store_is_mapped_to_the_host(setup, tmp_path):
+    bus, backend, client = setup
+    rh.start_documents(bus)
+    f = tmp_path / "mine.txt"
+    f.write_text("m")
+    other = tmp_path / "other.txt"
+    other.write_text("o")
+    ids = []
+    for path, app in ((f, APP), (other, "org.other.App")):
+        fd = os.open(str(path), os.O_PATH)
+        r = bus.call("org.freedesktop.portal.Documents", "AddFull", ([0], 0, app, ["read", "write"]), "(ahusas)",
+                     dest="org.freedesktop.portal.Documents", path="/org/freedesktop/portal/documents", fds=[fd])
+        os.close(fd)
+        ids.append(r[0][0])
+    text = ("('', 'Save', {'handle_token': <'cf'>, 'current_file': <b'/run/user/0/doc/%s/mine.txt'>, "
+            "'current_folder': <b'/run/user/0/doc/%s/other.txt'>})" % (ids[0], ids[1]))
+    kind, result = rh.sandboxed_request(bus, APP, FC, "SaveFile", "(ssa{sv})", text)
+    assert result[0] == 0
+    opts = backend.requests("SaveFile")[0][3]
+    assert bytes(opts["current_file"]).rstrip(b"\0").decode() == str(f)
+    # Another app's document is not looked through: passed on as the app gave it.
+    assert bytes(opts["current_folder"]).rstrip(b"\0").decode() == f"/run/user/0/doc/{ids[1]}/other.txt"

@@ -366,15 +366,12 @@ table_for (Method method)
 }
 
 static void
-start_call (Call *c)
+really_start (Call *c, LimenAppInfo *info)
 {
-  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (c->invocation);
   g_autoptr(LimenRequest) request = NULL;
   Pending *p;
   gboolean directory = FALSE;
 
-  if (info == NULL)
-    return;
   g_variant_lookup (c->options, "directory", "b", &directory);
   p = g_new0 (Pending, 1);
   p->method = c->method;
@@ -387,17 +384,138 @@ start_call (Call *c)
                                           (GDestroyNotify) pending_free);
 }
 
+/* @options with @key's value replaced by @value. */
+static GVariant *
+replace_option (GVariant *options, const char *key, GVariant *value)
+{
+  GVariantBuilder b;
+  GVariantIter iter;
+  const char *k;
+  GVariant *v;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_iter_init (&iter, options);
+  while (g_variant_iter_next (&iter, "{&sv}", &k, &v))
+    {
+      g_variant_builder_add (&b, "{sv}", k, g_str_equal (k, key) ? value : v);
+      g_variant_unref (v);
+    }
+  return g_variant_ref_sink (g_variant_builder_end (&b));
+}
+
+static const char *doc_keys[] = { "current_folder", "current_file", NULL };
+
+typedef struct {
+  Call         *c;
+  LimenAppInfo *info;
+  guint         key;    /* index into doc_keys */
+  char         *rest;   /* the path below the document id */
+} Translate;
+
+static void translate_next (Translate *t);
+
+static void
+on_doc_info (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Translate *t = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_autoptr(GVariant) apps = NULL;
+  g_autoptr(GVariant) perms = NULL;
+  const char *host = NULL;
+
+  if (reply)
+    {
+      g_variant_get (reply, "(^&ay@a{sas})", &host, &apps);
+      perms = g_variant_lookup_value (apps, limen_app_info_get_id (t->info), G_VARIANT_TYPE_STRING_ARRAY);
+    }
+  /* Only a document of this very app is translated; anything else stays as given. */
+  if (host && perms && g_path_is_absolute (host))
+    {
+      g_autofree char *parent = g_path_get_dirname (host);
+      g_autofree char *path = g_build_filename (parent, t->rest, NULL);
+      GVariant *old = t->c->options;
+
+      g_debug ("%s: document path mapped to its host path", doc_keys[t->key]);
+      t->c->options = replace_option (old, doc_keys[t->key], g_variant_new_bytestring (path));
+      g_variant_unref (old);
+    }
+  else if (error)
+    g_debug ("No document behind %s: %s", doc_keys[t->key], error->message);
+  t->key++;
+  g_clear_pointer (&t->rest, g_free);
+  translate_next (t);
+}
+
+/* A sandboxed app names its documents by their path in its own view of the document
+ * store (/run/user/UID/doc/ID/...); the dialog, outside, needs the real place. */
+static void
+translate_next (Translate *t)
+{
+  for (; doc_keys[t->key]; t->key++)
+    {
+      const char *path = NULL;
+      g_autofree char *prefix = g_strdup_printf ("/run/user/%u/doc/", (guint) limen_app_info_get_uid (t->info));
+      g_auto(GStrv) parts = NULL;
+
+      if (!g_variant_lookup (t->c->options, doc_keys[t->key], "^&ay", &path) || !g_str_has_prefix (path, prefix))
+        continue;
+      parts = g_strsplit (path + strlen (prefix), "/", 2);
+      if (parts[0] == NULL || parts[1] == NULL || *parts[0] == '\0' || *parts[1] == '\0' ||
+          g_strv_contains ((const char * const *) parts, "..") || strstr (parts[1], "/../") ||
+          g_str_has_prefix (parts[1], "../") || g_str_has_suffix (parts[1], "/.."))
+        continue;
+      t->rest = g_strdup (parts[1]);
+      g_dbus_connection_call (t->c->context->connection, "org.freedesktop.portal.Documents",
+                              "/org/freedesktop/portal/documents", "org.freedesktop.portal.Documents", "Info",
+                              g_variant_new ("(s)", parts[0]), G_VARIANT_TYPE ("(aya{sas})"),
+                              G_DBUS_CALL_FLAGS_NONE, 5000, NULL, on_doc_info, t);
+      return;
+    }
+  really_start (t->c, t->info);
+  call_free (t->c);
+  limen_app_info_unref (t->info);
+  g_free (t);
+}
+
+/* Takes @c. */
+static void
+start_call (Call *c)
+{
+  LimenAppInfo *info = limen_app_info_get_for_invocation (c->invocation);
+  Translate *t;
+
+  if (info == NULL)
+    {
+      call_free (c);
+      return;
+    }
+  if (limen_app_info_is_host (info))
+    {
+      really_start (c, info);
+      call_free (c);
+      limen_app_info_unref (info);
+      return;
+    }
+  t = g_new0 (Translate, 1);
+  t->c = c;
+  t->info = info;
+  translate_next (t);
+}
+
 static void
 on_lockdown (gboolean locked, gpointer user_data)
 {
   Call *c = user_data;
 
   if (locked)
-    g_dbus_method_invocation_return_error_literal (c->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                   "Saving files is disabled");
+    {
+      g_dbus_method_invocation_return_error_literal (c->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                     "Saving files is disabled");
+      call_free (c);
+    }
   else
     start_call (c);
-  call_free (c);
 }
 
 static gboolean
@@ -413,10 +531,7 @@ handle (LimenPortalContext *context, GDBusMethodInvocation *invocation, Method m
   c->title = g_strdup (title);
   c->options = g_variant_ref (options);
   if (method == OPEN_FILE)
-    {
-      start_call (c);
-      call_free (c);
-    }
+    start_call (c);
   else
     limen_lockdown_query (context, "disable-save-to-disk", on_lockdown, c);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
