@@ -550,3 +550,28 @@ def test_sandbox_can_print_a_file_it_sees(env, tmp_path):
     assert limentest.wait_until(lambda: backend.args("Print"))
     assert bytes(backend.args("Print")[0][0]).startswith(b"%PDF-1.4 visible")
     assert backend.requests("Print")[0][2] == APP
+
+
+def test_open_file_with_a_flatpak_handler_hands_it_a_document(env, tmp_path):
+    bus, backend, client, log = env
+    rh.start_documents(bus)
+    apps = os.path.join(bus.data_home, "applications")
+    viewer_log = os.path.join(bus.root, "viewer.log")
+    with open(os.path.join(apps, "org.example.Viewer.desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Viewer\nX-Flatpak=org.example.Viewer\n"
+                f"Exec=sh -c 'echo \"$1\" >> {viewer_log}' sh %u\nMimeType=text/plain;\n")
+    with open(os.path.join(apps, "mimeinfo.cache"), "a") as f:
+        f.write("text/plain=org.example.Viewer.desktop;\n")
+    doc = tmp_path / "notes.txt"
+    doc.write_text("read me")
+    fd = os.open(str(doc), os.O_RDONLY)
+    response, _ = client.request("org.freedesktop.portal.OpenURI", "OpenFile", ("", 0, {}), "(sha{sv})", fds=[fd])
+    os.close(fd)
+    assert response == 0
+    assert limentest.wait_until(lambda: os.path.exists(viewer_log) and "/doc/" in open(viewer_log).read())
+    launched = open(viewer_log).read().strip()
+    assert launched.endswith("/notes.txt") and launched.startswith(bus.runtime_dir + "/doc/")
+    doc_id = launched.split("/doc/")[1].split("/")[0]
+    host_path, apps_ = bus.call("org.freedesktop.portal.Documents", "Info", (doc_id,), "(s)",
+                                dest="org.freedesktop.portal.Documents", path="/org/freedesktop/portal/documents")
+    assert list(apps_["org.example.Viewer"]) == ["read"]

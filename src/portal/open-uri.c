@@ -11,6 +11,7 @@
 #include <gio/gdesktopappinfo.h>
 
 #include "backend.h"
+#include "document-export.h"
 #include "fd-check.h"
 #include "lockdown.h"
 
@@ -84,12 +85,12 @@ handlers_for (const char *content_type)
 }
 
 static gboolean
-launch (Open *o, const char *choice, const char *activation_token, GError **error)
+launch (const char *choice, const char *uri, const char *activation_token, GError **error)
 {
   g_autofree char *desktop_id = g_strconcat (choice, ".desktop", NULL);
   g_autoptr(GDesktopAppInfo) app = NULL;
   g_autoptr(GAppLaunchContext) ctx = g_app_launch_context_new ();
-  GList uris = { o->uri, NULL, NULL };
+  GList uris = { (gpointer) uri, NULL, NULL };
 
   if (strchr (choice, '/') != NULL || (app = g_desktop_app_info_new (desktop_id)) == NULL)
     {
@@ -101,7 +102,7 @@ launch (Open *o, const char *choice, const char *activation_token, GError **erro
       g_app_launch_context_setenv (ctx, "XDG_ACTIVATION_TOKEN", activation_token);
       g_app_launch_context_setenv (ctx, "DESKTOP_STARTUP_ID", activation_token);
     }
-  g_debug ("Opening %s with %s", o->is_file ? "a file" : o->uri, desktop_id);
+  g_debug ("Opening with %s", desktop_id);
   return g_app_info_launch_uris (G_APP_INFO (app), &uris, ctx, error);
 }
 
@@ -124,12 +125,18 @@ remember_choice (Open *o, const char *choice)
                           NULL, G_DBUS_CALL_FLAGS_NONE, 5000, NULL, NULL, NULL);
 }
 
+typedef struct {
+  Open *o;           /* a private copy of what the launch needs */
+  char *choice;
+  char *token;
+} Launch;
+
 static void
-finish_with (Open *o, const char *choice, const char *token)
+launch_and_respond (Open *o, const char *choice, const char *uri, const char *token)
 {
   g_autoptr(GError) launch_error = NULL;
 
-  if (!launch (o, choice, token ? token : o->activation_token, &launch_error))
+  if (!launch (choice, uri, token ? token : o->activation_token, &launch_error))
     {
       g_message ("Could not launch %s: %s", choice, launch_error->message);
       limen_request_respond (o->request, LIMEN_RESPONSE_OTHER, NULL);
@@ -137,6 +144,64 @@ finish_with (Open *o, const char *choice, const char *token)
     }
   remember_choice (o, choice);
   limen_request_respond (o->request, LIMEN_RESPONSE_SUCCESS, NULL);
+}
+
+static void
+on_exported_for_handler (char **uris, const GError *error, gpointer user_data)
+{
+  Launch *l = user_data;
+
+  if (error || uris == NULL || uris[0] == NULL)
+    {
+      g_message ("Could not hand the file to %s: %s", l->choice, error ? error->message : "no document");
+      limen_request_respond (l->o->request, LIMEN_RESPONSE_OTHER, NULL);
+    }
+  else
+    launch_and_respond (l->o, l->choice, uris[0], l->token);
+  open_free (l->o);
+  g_free (l->choice);
+  g_free (l->token);
+  g_free (l);
+}
+
+/* Launch @choice on the URI; a Flatpak handler gets a local file as a document of its own. */
+static void
+finish_with (Open *o, const char *choice, const char *token)
+{
+  g_autofree char *desktop_id = g_strconcat (choice, ".desktop", NULL);
+  g_autoptr(GDesktopAppInfo) app = strchr (choice, '/') ? NULL : g_desktop_app_info_new (desktop_id);
+  g_autofree char *flatpak = app ? g_desktop_app_info_get_string (app, "X-Flatpak") : NULL;
+  g_autofree char *data = NULL;
+  g_autoptr(LimenAppInfo) handler = NULL;
+  gboolean writable = FALSE;
+  Launch *l;
+
+  if (!o->is_file || flatpak == NULL || !limen_app_id_is_valid (flatpak))
+    {
+      launch_and_respond (o, choice, o->uri, token);
+      return;
+    }
+  data = g_strdup_printf ("[Application]\nname=%s\n", flatpak);
+  handler = limen_app_info_new_flatpak_from_data (data, strlen (data), 0, NULL);
+  if (handler == NULL)
+    {
+      launch_and_respond (o, choice, o->uri, token);
+      return;
+    }
+  g_variant_lookup (o->options, "writable", "b", &writable);
+  l = g_new0 (Launch, 1);
+  l->o = g_new0 (Open, 1);
+  l->o->context = o->context;
+  l->o->request = limen_request_ref (o->request);
+  l->o->content_type = g_strdup (o->content_type);
+  l->o->activation_token = g_strdup (o->activation_token);
+  l->o->last_choice = g_strdup (o->last_choice);
+  l->o->last_count = o->last_count;
+  l->choice = g_strdup (choice);
+  l->token = g_strdup (token);
+  limen_document_export (o->context->connection, handler, (const char * const[]) { o->uri, NULL },
+                         writable ? LIMEN_EXPORT_WRITABLE : 0, limen_request_get_cancellable (o->request),
+                         on_exported_for_handler, l);
 }
 
 static void
