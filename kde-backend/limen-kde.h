@@ -25,6 +25,11 @@ GDBusInterfaceSkeleton *limen_kde_app_chooser_new (void);
 GDBusInterfaceSkeleton *limen_kde_email_new (void);
 GDBusInterfaceSkeleton *limen_kde_account_new (void);
 GDBusInterfaceSkeleton *limen_kde_screenshot_new (void);
+GDBusInterfaceSkeleton *limen_kde_print_new (void);
+GDBusInterfaceSkeleton *limen_kde_lockdown_new (void);
+
+/* NotAllowed when the Kiosk configuration disables printing (lockdown.c). */
+gboolean limen_kde_lockdown_check_printing (GError **error);
 
 /* ---- impl Request objects (request.c) ---- */
 

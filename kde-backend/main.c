@@ -23,6 +23,8 @@ static const InterfaceNew interfaces[] = {
   limen_kde_email_new,
   limen_kde_account_new,
   limen_kde_screenshot_new,
+  limen_kde_lockdown_new,
+  limen_kde_print_new,
 };
 
 static GPtrArray *skeletons;

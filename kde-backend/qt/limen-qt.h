@@ -240,6 +240,35 @@ typedef void (*LimenQtScreenshotDone) (LimenQtDialog *dialog, int response, cons
 typedef void (*LimenQtPickColorDone) (LimenQtDialog *dialog, int response, const double rgb[3],
                                       void *user_data);
 
+/* Print settings as both sides speak them; -1 (or NULL) means "not set". */
+typedef struct {
+  const char *printer;          /* CUPS queue name */
+  int         copies;           /* >= 1 */
+  int         collate;
+  int         duplex;           /* 0 one-sided, 1 long edge, 2 short edge */
+  int         orientation;      /* 0 portrait, 1 landscape, 2 reverse landscape, 3 reverse portrait */
+  int         from_page;        /* 1-based range, 0: all pages */
+  int         to_page;
+  int         color;
+  int         reverse;
+  const char *paper_name;       /* Qt/PPD key, e.g. "A4" */
+  const char *paper_display;    /* e.g. "A4" */
+  double      paper_width_mm;   /* 0: unknown */
+  double      paper_height_mm;
+  double      margin_top_mm, margin_bottom_mm, margin_left_mm, margin_right_mm;
+} LimenQtPrintSettings;
+
+typedef struct {
+  LimenQtWindow        window;
+  const char          *title;
+  int                  print_now;   /* Print without PreparePrint: the button prints */
+  LimenQtPrintSettings initial;
+} LimenQtPrintSpec;
+
+/* @chosen lives for the call only (response OK only). */
+typedef void (*LimenQtPrintDone) (LimenQtDialog *dialog, int response, const LimenQtPrintSettings *chosen,
+                                  void *user_data);
+
 /* Why the shim cannot show widgets (no display), or NULL when it can. Creates nothing. */
 LIMEN_QT_EXPORT const char *limen_qt_unavailable_reason (void);
 
@@ -288,6 +317,10 @@ LIMEN_QT_EXPORT LimenQtDialog *limen_qt_pick_color_open (const LimenQtWindow *wi
                                                          LimenQtPickColorDone done,
                                                          void *user_data);
 
+/* Open KDE's print dialog (QPrintDialog) preset from @spec->initial. */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_print_open (const LimenQtPrintSpec *spec, LimenQtPrintDone done,
+                                                    void *user_data);
+
 /* Entry points of liblimen-qt.so, for the loader (X-macro). */
 #define LIMEN_QT_DLOPEN_FUNCTIONS(X)   \
   X (limen_qt_unavailable_reason)      \
@@ -302,7 +335,8 @@ LIMEN_QT_EXPORT LimenQtDialog *limen_qt_pick_color_open (const LimenQtWindow *wi
   X (limen_qt_notification_close)      \
   X (limen_qt_email_compose)          \
   X (limen_qt_screenshot_open)         \
-  X (limen_qt_pick_color_open)
+  X (limen_qt_pick_color_open)         \
+  X (limen_qt_print_open)
 
 #ifdef __cplusplus
 }

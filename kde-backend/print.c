@@ -1,0 +1,666 @@
+/* Limen — org.freedesktop.impl.portal.Print: PreparePrint shows the print dialog and
+ * hands back GTK-style settings, a page setup and a token; Print streams the app's PDF
+ * to CUPS (libcups, on a worker thread) with the settings the token stands for, or
+ * asks first when there is none.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "limen-kde.h"
+
+#include <cups/cups.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errors.h"
+
+#define MAX_TOKENS 64
+
+static const LimenOption prepare_options[] = {
+  { "modal", "b", NULL, 0 },
+  { "accept_label", "s", limen_validate_string_length, 256 },
+  { NULL }
+};
+
+static const LimenOption print_options[] = {
+  { "modal", "b", NULL, 0 },
+  { "token", "u", NULL, 0 },
+  { NULL }
+};
+
+/* GtkPrintSettings keys we understand; all strings. */
+static const LimenOption settings_keys[] = {
+  { "printer", "s", limen_validate_string_length, 256 },
+  { "n-copies", "s", limen_validate_string_length, 16 },
+  { "collate", "s", limen_validate_string_length, 8 },
+  { "duplex", "s", limen_validate_string_length, 16 },
+  { "orientation", "s", limen_validate_string_length, 32 },
+  { "print-pages", "s", limen_validate_string_length, 16 },
+  { "page-ranges", "s", limen_validate_string_length, 256 },
+  { "use-color", "s", limen_validate_string_length, 8 },
+  { "reverse", "s", limen_validate_string_length, 8 },
+  { "paper-format", "s", limen_validate_string_length, 64 },
+  { "paper-width", "s", limen_validate_string_length, 32 },
+  { "paper-height", "s", limen_validate_string_length, 32 },
+  { NULL }
+};
+
+static const LimenOption page_setup_keys[] = {
+  { "PPDName", "s", limen_validate_string_length, 64 },
+  { "Name", "s", limen_validate_string_length, 64 },
+  { "DisplayName", "s", limen_validate_string_length, 256 },
+  { "Width", "d", NULL, 0 },
+  { "Height", "d", NULL, 0 },
+  { "MarginTop", "d", NULL, 0 },
+  { "MarginBottom", "d", NULL, 0 },
+  { "MarginLeft", "d", NULL, 0 },
+  { "MarginRight", "d", NULL, 0 },
+  { "Orientation", "s", limen_validate_string_length, 32 },
+  { NULL }
+};
+
+static const char *const orientations[] = { "portrait", "landscape", "reverse_landscape", "reverse_portrait" };
+static const char *const duplexes[] = { "simplex", "vertical", "horizontal" };
+
+/* Settings given by a token, kept until Print uses them. */
+typedef struct {
+  char     *app_id;
+  GVariant *settings;     /* a{sv}, GTK keys */
+  GVariant *page_setup;
+} PrintToken;
+
+static GHashTable *tokens;   /* GUINT_TO_POINTER (token) → PrintToken */
+
+static void
+print_token_free (PrintToken *t)
+{
+  g_free (t->app_id);
+  g_variant_unref (t->settings);
+  g_variant_unref (t->page_setup);
+  g_free (t);
+}
+
+typedef struct {
+  GDBusMethodInvocation *invocation;
+  LimenKdeRequest       *request;
+  LimenQtDialog         *dialog;
+  char                  *app_id;
+  char                  *title;
+  int                    fd;           /* Print: the document */
+  gboolean               closed;       /* the request went away while the job ran */
+  gboolean               submitting;
+} PrintCall;
+
+static void
+print_call_free (PrintCall *call)
+{
+  g_clear_object (&call->invocation);
+  if (call->fd >= 0)
+    close (call->fd);
+  g_free (call->app_id);
+  g_free (call->title);
+  g_free (call);
+}
+
+static int
+index_of (const char *value, const char *const *names, int n)
+{
+  for (int i = 0; value && i < n; i++)
+    if (g_str_equal (value, names[i]))
+      return i;
+  return -1;
+}
+
+static int
+yes_no (GVariant *dict, const char *key)
+{
+  const char *v = NULL;
+
+  if (!g_variant_lookup (dict, key, "&s", &v))
+    return -1;
+  return g_str_equal (v, "yes") || g_str_equal (v, "true") ? 1 : 0;
+}
+
+/* GTK-style dicts → the shim's settings. Strings point into the dicts. */
+static void
+settings_from_dicts (GVariant *settings, GVariant *page_setup, LimenQtPrintSettings *out)
+{
+  const char *s = NULL;
+
+  memset (out, 0, sizeof *out);
+  out->copies = out->collate = out->duplex = out->orientation = out->color = out->reverse = -1;
+  g_variant_lookup (settings, "printer", "&s", &out->printer);
+  if (g_variant_lookup (settings, "n-copies", "&s", &s))
+    out->copies = CLAMP ((int) g_ascii_strtoll (s, NULL, 10), 1, 999);
+  out->collate = yes_no (settings, "collate");
+  out->color = yes_no (settings, "use-color");
+  out->reverse = yes_no (settings, "reverse");
+  if (g_variant_lookup (settings, "duplex", "&s", &s))
+    out->duplex = index_of (s, duplexes, G_N_ELEMENTS (duplexes));
+  if (g_variant_lookup (settings, "orientation", "&s", &s) ||
+      g_variant_lookup (page_setup, "Orientation", "&s", &s))
+    out->orientation = index_of (s, orientations, G_N_ELEMENTS (orientations));
+  if (g_variant_lookup (settings, "print-pages", "&s", &s) && g_str_equal (s, "ranges") &&
+      g_variant_lookup (settings, "page-ranges", "&s", &s))
+    {
+      /* One range ("3" or "2-5"): what the dialog can show. */
+      char *end = NULL;
+      gint64 from = g_ascii_strtoll (s, &end, 10), to = from;
+
+      if (end && *end == '-')
+        to = g_ascii_strtoll (end + 1, &end, 10);
+      if (from >= 1 && to >= from && to <= 99999 && end && (*end == '\0' || *end == ','))
+        {
+          out->from_page = (int) from;
+          out->to_page = (int) to;
+        }
+    }
+  if (!g_variant_lookup (page_setup, "PPDName", "&s", &out->paper_name))
+    g_variant_lookup (settings, "paper-format", "&s", &out->paper_name);
+  g_variant_lookup (page_setup, "DisplayName", "&s", &out->paper_display);
+  g_variant_lookup (page_setup, "Width", "d", &out->paper_width_mm);
+  g_variant_lookup (page_setup, "Height", "d", &out->paper_height_mm);
+  if (out->paper_width_mm <= 0 || out->paper_width_mm > 10000 || out->paper_height_mm <= 0 ||
+      out->paper_height_mm > 10000)
+    out->paper_width_mm = out->paper_height_mm = 0;
+}
+
+static char *
+mm (double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  return g_strdup (g_ascii_dtostr (buf, sizeof buf, v));
+}
+
+/* The shim's settings → GTK-style settings and page setup dicts. */
+static void
+settings_to_dicts (const LimenQtPrintSettings *in, GVariant **settings, GVariant **page_setup)
+{
+  GVariantBuilder s, p;
+  g_autofree char *copies = g_strdup_printf ("%d", in->copies);
+  g_autofree char *w = mm (in->paper_width_mm), *h = mm (in->paper_height_mm);
+  const char *orientation = orientations[CLAMP (in->orientation, 0, 3)];
+
+  g_variant_builder_init (&s, G_VARIANT_TYPE_VARDICT);
+  if (in->printer && *in->printer)
+    g_variant_builder_add (&s, "{sv}", "printer", g_variant_new_string (in->printer));
+  g_variant_builder_add (&s, "{sv}", "n-copies", g_variant_new_string (copies));
+  g_variant_builder_add (&s, "{sv}", "collate", g_variant_new_string (in->collate > 0 ? "yes" : "no"));
+  g_variant_builder_add (&s, "{sv}", "duplex", g_variant_new_string (duplexes[CLAMP (in->duplex, 0, 2)]));
+  g_variant_builder_add (&s, "{sv}", "orientation", g_variant_new_string (orientation));
+  g_variant_builder_add (&s, "{sv}", "use-color", g_variant_new_string (in->color > 0 ? "yes" : "no"));
+  g_variant_builder_add (&s, "{sv}", "reverse", g_variant_new_string (in->reverse > 0 ? "yes" : "no"));
+  if (in->from_page > 0)
+    {
+      g_autofree char *range = g_strdup_printf ("%d-%d", in->from_page, in->to_page);
+
+      g_variant_builder_add (&s, "{sv}", "print-pages", g_variant_new_string ("ranges"));
+      g_variant_builder_add (&s, "{sv}", "page-ranges", g_variant_new_string (range));
+    }
+  else
+    g_variant_builder_add (&s, "{sv}", "print-pages", g_variant_new_string ("all"));
+  if (in->paper_name && *in->paper_name)
+    g_variant_builder_add (&s, "{sv}", "paper-format", g_variant_new_string (in->paper_name));
+  if (in->paper_width_mm > 0)
+    {
+      g_variant_builder_add (&s, "{sv}", "paper-width", g_variant_new_string (w));
+      g_variant_builder_add (&s, "{sv}", "paper-height", g_variant_new_string (h));
+    }
+
+  g_variant_builder_init (&p, G_VARIANT_TYPE_VARDICT);
+  if (in->paper_name && *in->paper_name)
+    {
+      g_variant_builder_add (&p, "{sv}", "PPDName", g_variant_new_string (in->paper_name));
+      g_variant_builder_add (&p, "{sv}", "Name", g_variant_new_string (in->paper_name));
+    }
+  g_variant_builder_add (&p, "{sv}", "DisplayName",
+                         g_variant_new_string (in->paper_display ? in->paper_display : ""));
+  g_variant_builder_add (&p, "{sv}", "Width", g_variant_new_double (in->paper_width_mm));
+  g_variant_builder_add (&p, "{sv}", "Height", g_variant_new_double (in->paper_height_mm));
+  g_variant_builder_add (&p, "{sv}", "MarginTop", g_variant_new_double (in->margin_top_mm));
+  g_variant_builder_add (&p, "{sv}", "MarginBottom", g_variant_new_double (in->margin_bottom_mm));
+  g_variant_builder_add (&p, "{sv}", "MarginLeft", g_variant_new_double (in->margin_left_mm));
+  g_variant_builder_add (&p, "{sv}", "MarginRight", g_variant_new_double (in->margin_right_mm));
+  g_variant_builder_add (&p, "{sv}", "Orientation", g_variant_new_string (orientation));
+  *settings = g_variant_ref_sink (g_variant_builder_end (&s));
+  *page_setup = g_variant_ref_sink (g_variant_builder_end (&p));
+}
+
+/* ---- CUPS ---- */
+
+typedef struct {
+  char          *printer;
+  char          *title;
+  int            fd;
+  int            num_options;
+  cups_option_t *options;
+} CupsJob;
+
+static void
+cups_job_free (CupsJob *job)
+{
+  g_free (job->printer);
+  g_free (job->title);
+  if (job->fd >= 0)
+    close (job->fd);
+  cupsFreeOptions (job->num_options, job->options);
+  g_free (job);
+}
+
+/* IPP job attributes for the chosen settings. */
+static void
+cups_job_set_options (CupsJob *job, const LimenQtPrintSettings *s)
+{
+  static const char *const orientation_ipp[] = { "3", "4", "5", "6" };
+  static const char *const sides[] = { "one-sided", "two-sided-long-edge", "two-sided-short-edge" };
+
+  if (s->copies > 1)
+    {
+      g_autofree char *copies = g_strdup_printf ("%d", s->copies);
+
+      job->num_options = cupsAddOption ("copies", copies, job->num_options, &job->options);
+    }
+  if (s->collate >= 0)
+    job->num_options = cupsAddOption ("multiple-document-handling",
+                                      s->collate ? "separate-documents-collated-copies"
+                                                 : "separate-documents-uncollated-copies",
+                                      job->num_options, &job->options);
+  if (s->duplex >= 0)
+    job->num_options = cupsAddOption ("sides", sides[CLAMP (s->duplex, 0, 2)], job->num_options, &job->options);
+  if (s->orientation >= 0)
+    job->num_options = cupsAddOption ("orientation-requested", orientation_ipp[CLAMP (s->orientation, 0, 3)],
+                                      job->num_options, &job->options);
+  if (s->from_page > 0)
+    {
+      g_autofree char *range = g_strdup_printf ("%d-%d", s->from_page, s->to_page);
+
+      job->num_options = cupsAddOption ("page-ranges", range, job->num_options, &job->options);
+    }
+  if (s->reverse > 0)
+    job->num_options = cupsAddOption ("outputorder", "reverse", job->num_options, &job->options);
+  if (s->color == 0)
+    job->num_options = cupsAddOption ("print-color-mode", "monochrome", job->num_options, &job->options);
+  if (s->paper_name && *s->paper_name)
+    job->num_options = cupsAddOption ("media", s->paper_name, job->num_options, &job->options);
+}
+
+static void
+submit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  CupsJob *job = task_data;
+  int job_id;
+  char buf[65536];
+  ssize_t n;
+  http_status_t status = HTTP_STATUS_CONTINUE;
+
+  if (!job->printer)
+    {
+      const char *def = cupsGetDefault ();
+
+      if (!def)
+        {
+          g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "No printer chosen and CUPS has no default");
+          return;
+        }
+      job->printer = g_strdup (def);
+    }
+  /* The fd may have been read before (offset): CUPS needs the whole document. */
+  if (lseek (job->fd, 0, SEEK_SET) < 0 && errno != ESPIPE)
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Cannot rewind the document");
+      return;
+    }
+  job_id = cupsCreateJob (CUPS_HTTP_DEFAULT, job->printer, job->title, job->num_options, job->options);
+  if (job_id == 0)
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "CUPS refused the job: %s",
+                               cupsLastErrorString ());
+      return;
+    }
+  if (cupsStartDocument (CUPS_HTTP_DEFAULT, job->printer, job_id, job->title, CUPS_FORMAT_PDF, 1) !=
+      HTTP_STATUS_CONTINUE)
+    {
+      cupsCancelJob2 (CUPS_HTTP_DEFAULT, job->printer, job_id, 0);
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "CUPS: %s", cupsLastErrorString ());
+      return;
+    }
+  while ((n = read (job->fd, buf, sizeof buf)) != 0)
+    {
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 || (status = cupsWriteRequestData (CUPS_HTTP_DEFAULT, buf, (size_t) n)) != HTTP_STATUS_CONTINUE)
+        break;
+    }
+  if (n != 0)
+    {
+      cupsFinishDocument (CUPS_HTTP_DEFAULT, job->printer);
+      cupsCancelJob2 (CUPS_HTTP_DEFAULT, job->printer, job_id, 0);
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Sending the document to CUPS failed: %s",
+                               n < 0 ? g_strerror (errno) : cupsLastErrorString ());
+      return;
+    }
+  if (cupsFinishDocument (CUPS_HTTP_DEFAULT, job->printer) != IPP_STATUS_OK)
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "CUPS: %s", cupsLastErrorString ());
+      return;
+    }
+  g_debug ("CUPS job %d on %s: %s", job_id, job->printer, job->title);
+  g_task_return_int (task, job_id);
+}
+
+static void
+finish_call (PrintCall *call, guint response, GVariant *results)
+{
+  limen_kde_reply_response (call->invocation, response, results);
+  limen_kde_request_finish (call->request);
+  print_call_free (call);
+}
+
+static void
+on_submitted (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  PrintCall *call = user_data;
+  g_autoptr(GError) error = NULL;
+  gssize job_id = g_task_propagate_int (G_TASK (result), &error);
+
+  if (call->closed)
+    {
+      print_call_free (call);
+      return;
+    }
+  if (job_id <= 0)
+    g_warning ("Printing failed: %s", error->message);
+  finish_call (call, job_id > 0 ? 0 : 2, NULL);
+}
+
+static void
+submit (PrintCall *call, const LimenQtPrintSettings *settings)
+{
+  CupsJob *job = g_new0 (CupsJob, 1);
+  g_autoptr(GTask) task = g_task_new (NULL, NULL, on_submitted, call);
+  /* NULL: CUPS's default, asked on the worker (an IPP round trip). */
+  job->printer = settings->printer && *settings->printer ? g_strdup (settings->printer) : NULL;
+  job->title = g_strdup (call->title && *call->title ? call->title : "Document");
+  job->fd = call->fd;
+  call->fd = -1;
+  cups_job_set_options (job, settings);
+  call->submitting = TRUE;
+  g_task_set_task_data (task, job, (GDestroyNotify) cups_job_free);
+  g_task_run_in_thread (task, submit_thread);
+}
+
+/* ---- D-Bus ---- */
+
+static void
+on_request_closed (LimenKdeRequest *request, gpointer user_data)
+{
+  PrintCall *call = user_data;
+
+  if (call->dialog)
+    limen_kde_shim_get (NULL)->limen_qt_close (call->dialog);
+  limen_kde_reply_response (call->invocation, 2, NULL);
+  if (call->submitting)
+    {
+      /* The job is with CUPS already; the worker's end frees the call. */
+      call->closed = TRUE;
+      g_clear_object (&call->invocation);
+      return;
+    }
+  print_call_free (call);
+}
+
+static guint32
+store_token (const char *app_id, GVariant *settings, GVariant *page_setup)
+{
+  PrintToken *t = g_new0 (PrintToken, 1);
+  guint32 token;
+
+  if (!tokens)
+    tokens = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) print_token_free);
+  /* Bounded: an app preparing without ever printing must not grow us. */
+  if (g_hash_table_size (tokens) >= MAX_TOKENS)
+    g_hash_table_remove_all (tokens);
+  do
+    token = g_random_int ();
+  while (token == 0 || g_hash_table_contains (tokens, GUINT_TO_POINTER (token)));
+  t->app_id = g_strdup (app_id);
+  t->settings = g_variant_ref (settings);
+  t->page_setup = g_variant_ref (page_setup);
+  g_hash_table_insert (tokens, GUINT_TO_POINTER (token), t);
+  return token;
+}
+
+static void
+on_prepare_done (LimenQtDialog *dialog, int response, const LimenQtPrintSettings *chosen, void *user_data)
+{
+  PrintCall *call = user_data;
+  GVariantBuilder results;
+  g_autoptr(GVariant) settings = NULL;
+  g_autoptr(GVariant) page_setup = NULL;
+
+  call->dialog = NULL;
+  g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
+  if (response == LIMEN_QT_RESPONSE_OK && chosen)
+    {
+      settings_to_dicts (chosen, &settings, &page_setup);
+      g_variant_builder_add (&results, "{sv}", "settings", settings);
+      g_variant_builder_add (&results, "{sv}", "page-setup", page_setup);
+      g_variant_builder_add (&results, "{sv}", "token",
+                             g_variant_new_uint32 (store_token (call->app_id, settings, page_setup)));
+    }
+  g_debug ("PreparePrint answered %d", response);
+  finish_call (call, response, g_variant_builder_end (&results));
+}
+
+static void
+on_print_dialog_done (LimenQtDialog *dialog, int response, const LimenQtPrintSettings *chosen, void *user_data)
+{
+  PrintCall *call = user_data;
+
+  call->dialog = NULL;
+  if (response != LIMEN_QT_RESPONSE_OK || !chosen)
+    {
+      finish_call (call, response, NULL);
+      return;
+    }
+  submit (call, chosen);
+}
+
+static gboolean
+filter_dict (GVariant *dict, const char *name, const LimenOption *table, GVariant **out, GError **error)
+{
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+
+  if (!limen_options_filter (dict, &b, error, table, NULL))
+    {
+      g_prefix_error (error, "%s: ", name);
+      return FALSE;
+    }
+  *out = g_variant_ref_sink (g_variant_builder_end (&b));
+  return TRUE;
+}
+
+static gboolean
+check_common (const char *handle, const char *app_id, const char *parent_window, const char *title, GError **error)
+{
+  return limen_kde_request_check_handle (handle, error) &&
+         limen_kde_check_string_arg ("app_id", app_id, 255, error) &&
+         limen_kde_check_parent_window (parent_window, error) &&
+         limen_kde_check_string_arg ("title", title, 1024, error);
+}
+
+static PrintCall *
+new_call (GDBusMethodInvocation *invocation, const char *handle, const char *app_id, const char *title,
+          GError **error)
+{
+  PrintCall *call = g_new0 (PrintCall, 1);
+
+  call->fd = -1;
+  call->invocation = g_object_ref (invocation);
+  call->app_id = g_strdup (app_id);
+  call->title = g_strdup (title);
+  call->request = limen_kde_request_new (invocation, handle, on_request_closed, call, error);
+  if (!call->request)
+    {
+      print_call_free (call);
+      return NULL;
+    }
+  return call;
+}
+
+static gboolean
+open_dialog (PrintCall *call, const LimenKdeShim *shim, const char *parent_window, gboolean modal,
+             const LimenQtPrintSettings *initial, gboolean print_now)
+{
+  LimenQtPrintSpec spec = { 0 };
+
+  spec.window.parent_window = parent_window;
+  spec.window.app_id = call->app_id;
+  spec.window.modal = modal;
+  spec.title = call->title;
+  spec.print_now = print_now;
+  spec.initial = *initial;
+  call->dialog = shim->limen_qt_print_open (&spec, print_now ? on_print_dialog_done : on_prepare_done, call);
+  if (!call->dialog)
+    {
+      g_dbus_method_invocation_return_error_literal (call->invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                                     "The print dialog could not be shown");
+      limen_kde_request_finish (call->request);
+      print_call_free (call);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+on_prepare_print (LimenDbusImplPortalPrint *skeleton,
+                  GDBusMethodInvocation    *invocation,
+                  const char               *handle,
+                  const char               *app_id,
+                  const char               *parent_window,
+                  const char               *title,
+                  GVariant                 *settings_in,
+                  GVariant                 *page_setup_in,
+                  GVariant                 *options,
+                  gpointer                  user_data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) opts = NULL, settings = NULL, page_setup = NULL;
+  const LimenKdeShim *shim;
+  LimenQtPrintSettings initial;
+  gboolean modal = TRUE;
+  PrintCall *call;
+
+  if (!check_common (handle, app_id, parent_window, title, &error) ||
+      !filter_dict (options, "options", prepare_options, &opts, &error) ||
+      !filter_dict (settings_in, "settings", settings_keys, &settings, &error) ||
+      !filter_dict (page_setup_in, "page_setup", page_setup_keys, &page_setup, &error) ||
+      !limen_kde_lockdown_check_printing (&error) ||
+      !(shim = limen_kde_shim_get_for_dialog (&error)) ||
+      !(call = new_call (invocation, handle, app_id, title, &error)))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  g_variant_lookup (opts, "modal", "b", &modal);
+  settings_from_dicts (settings, page_setup, &initial);
+  open_dialog (call, shim, parent_window, modal, &initial, FALSE);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+on_print (LimenDbusImplPortalPrint *skeleton,
+          GDBusMethodInvocation    *invocation,
+          GUnixFDList              *fd_list,
+          const char               *handle,
+          const char               *app_id,
+          const char               *parent_window,
+          const char               *title,
+          GVariant                 *fd_v,
+          GVariant                 *options,
+          gpointer                  user_data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) opts = NULL;
+  const LimenKdeShim *shim = NULL;
+  gboolean modal = TRUE;
+  guint32 token = 0;
+  gint32 index = g_variant_get_handle (fd_v);
+  g_autofd int fd = -1;
+  struct stat st;
+  PrintToken *t = NULL;
+  PrintCall *call;
+
+  if (!check_common (handle, app_id, parent_window, title, &error) ||
+      !filter_dict (options, "options", print_options, &opts, &error) ||
+      !limen_kde_lockdown_check_printing (&error))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (!fd_list || index < 0 || index >= g_unix_fd_list_get_length (fd_list))
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                     "Invalid fd: index out of range");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  fd = g_unix_fd_list_get (fd_list, index, &error);
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (fcntl (fd, F_GETFL) & O_ACCMODE) == O_WRONLY ||
+      (fcntl (fd, F_GETFL) & O_PATH))
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                     "Invalid fd: not a readable regular file");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  g_variant_lookup (opts, "modal", "b", &modal);
+  g_variant_lookup (opts, "token", "u", &token);
+  if (token && tokens)
+    {
+      t = g_hash_table_lookup (tokens, GUINT_TO_POINTER (token));
+      /* A token is the app's own: another app cannot print with it. */
+      if (t && g_strcmp0 (t->app_id, app_id) != 0)
+        t = NULL;
+    }
+  if (!t && !(shim = limen_kde_shim_get_for_dialog (&error)))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  call = new_call (invocation, handle, app_id, title, &error);
+  if (!call)
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  call->fd = g_steal_fd (&fd);
+  if (t)
+    {
+      LimenQtPrintSettings settings;
+
+      g_hash_table_steal (tokens, GUINT_TO_POINTER (token));
+      settings_from_dicts (t->settings, t->page_setup, &settings);
+      submit (call, &settings);
+      print_token_free (t);
+    }
+  else
+    {
+      LimenQtPrintSettings initial;
+      g_autoptr(GVariant) empty = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
+
+      settings_from_dicts (empty, empty, &initial);
+      open_dialog (call, shim, parent_window, modal, &initial, TRUE);
+    }
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+GDBusInterfaceSkeleton *
+limen_kde_print_new (void)
+{
+  LimenDbusImplPortalPrint *skeleton = limen_dbus_impl_portal_print_skeleton_new ();
+
+  g_signal_connect (skeleton, "handle-prepare-print", G_CALLBACK (on_prepare_print), NULL);
+  g_signal_connect (skeleton, "handle-print", G_CALLBACK (on_print), NULL);
+  return G_DBUS_INTERFACE_SKELETON (skeleton);
+}
