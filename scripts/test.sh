@@ -16,7 +16,7 @@ echo "== build (build/)"
 "$top/scripts/build.sh" "$top/build" || { echo "test.sh: build failed" >&2; exit 1; }
 echo "== tests (build/)"
 # shellcheck disable=SC2086
-(cd "$top/build" && ctest -LE bench --output-on-failure -j"$jobs" ${LIMEN_TEST_ARGS:-})
+(cd "$top/build" && ctest -LE bench --output-on-failure --repeat until-pass:2 -j"$jobs" ${LIMEN_TEST_ARGS:-})
 rc=$?
 
 if [ "${LIMEN_TEST_NO_ASAN:-0}" != 1 ]; then
@@ -25,7 +25,7 @@ if [ "${LIMEN_TEST_NO_ASAN:-0}" != 1 ]; then
     echo "== tests (build-asan/)"
     # shellcheck disable=SC2086
     (cd "$top/build-asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-       ctest -L 'unit|integration' --output-on-failure -j"$jobs" ${LIMEN_TEST_ARGS:-})
+       ctest -L 'unit|integration' --output-on-failure --repeat until-pass:2 -j"$jobs" ${LIMEN_TEST_ARGS:-})
     rc_asan=$?
   else
     echo "test.sh: sanitizer build failed" >&2
