@@ -2,6 +2,9 @@
 # The README's test command: install what is missing, build into build/, run the whole
 # ctest suite (everything but the `bench` label), then build the ASan+UBSan variant into
 # build-asan/ and run the unit and integration tests on it. Non-zero on any failure.
+# A failing test is run once more before it counts as failed: the dialog tests under Xvfb
+# share two cores with everything else and can miss a window by timing; a real failure
+# fails twice.
 #   LIMEN_TEST_NO_ASAN=1   skip the sanitizer pass
 #   LIMEN_TEST_ARGS="..."  extra ctest arguments (e.g. -R settings)
 set -uo pipefail
