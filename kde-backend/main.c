@@ -25,6 +25,8 @@ static const InterfaceNew interfaces[] = {
   limen_kde_screenshot_new,
   limen_kde_lockdown_new,
   limen_kde_print_new,
+  limen_kde_wallpaper_new,
+  limen_kde_background_new,
 };
 
 static GPtrArray *skeletons;

@@ -269,6 +269,39 @@ typedef struct {
 typedef void (*LimenQtPrintDone) (LimenQtDialog *dialog, int response, const LimenQtPrintSettings *chosen,
                                   void *user_data);
 
+enum {
+  LIMEN_QT_WALLPAPER_BACKGROUND = 1,
+  LIMEN_QT_WALLPAPER_LOCKSCREEN = 2,
+  LIMEN_QT_WALLPAPER_BOTH = 3,
+};
+
+typedef struct {
+  LimenQtWindow window;
+  const char   *app_id;
+  const char   *uri;            /* file:// URI of the picture */
+  int           show_preview;   /* 1: ask first, with the picture shown */
+  int           set_on;         /* LIMEN_QT_WALLPAPER_* */
+} LimenQtWallpaperSpec;
+
+typedef void (*LimenQtWallpaperDone) (LimenQtDialog *dialog, int response, void *user_data);
+
+typedef struct {
+  LimenQtWindow window;
+  const char   *app_id;
+  const char   *name;           /* the app's display name */
+} LimenQtBackgroundSpec;
+
+enum {
+  LIMEN_QT_BACKGROUND_FORBID = 0,
+  LIMEN_QT_BACKGROUND_ALLOW = 1,
+  LIMEN_QT_BACKGROUND_ALLOW_ONCE = 2,
+};
+
+typedef void (*LimenQtBackgroundDone) (LimenQtDialog *dialog, int response, int choice, void *user_data);
+
+/* One app with windows: 1 running, 2 active (has the focused window). */
+typedef void (*LimenQtAppStateFunc) (const char *app_id, unsigned int state, void *user_data);
+
 /* Why the shim cannot show widgets (no display), or NULL when it can. Creates nothing. */
 LIMEN_QT_EXPORT const char *limen_qt_unavailable_reason (void);
 
@@ -321,6 +354,17 @@ LIMEN_QT_EXPORT LimenQtDialog *limen_qt_pick_color_open (const LimenQtWindow *wi
 LIMEN_QT_EXPORT LimenQtDialog *limen_qt_print_open (const LimenQtPrintSpec *spec, LimenQtPrintDone done,
                                                     void *user_data);
 
+/* Set the wallpaper (Plasma's scripting D-Bus API; the lock screen through
+ * kscreenlockerrc), after a preview dialog when asked. Reports 2 when Plasma is absent. */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_wallpaper_open (const LimenQtWallpaperSpec *spec,
+                                                        LimenQtWallpaperDone done, void *user_data);
+/* Tell the user an app runs in the background; they forbid, allow, or allow once. */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_background_open (const LimenQtBackgroundSpec *spec,
+                                                         LimenQtBackgroundDone done, void *user_data);
+/* Apps that have windows (X11: _KDE_NET_WM_DESKTOP_FILE, _GTK_APPLICATION_ID, or a
+ * reverse-DNS WM_CLASS). Nothing without a display. Returns at once. */
+LIMEN_QT_EXPORT void limen_qt_app_states (LimenQtAppStateFunc func, void *user_data);
+
 /* Entry points of liblimen-qt.so, for the loader (X-macro). */
 #define LIMEN_QT_DLOPEN_FUNCTIONS(X)   \
   X (limen_qt_unavailable_reason)      \
@@ -336,7 +380,10 @@ LIMEN_QT_EXPORT LimenQtDialog *limen_qt_print_open (const LimenQtPrintSpec *spec
   X (limen_qt_email_compose)          \
   X (limen_qt_screenshot_open)         \
   X (limen_qt_pick_color_open)         \
-  X (limen_qt_print_open)
+  X (limen_qt_print_open)              \
+  X (limen_qt_wallpaper_open)          \
+  X (limen_qt_background_open)         \
+  X (limen_qt_app_states)
 
 #ifdef __cplusplus
 }
