@@ -133,8 +133,17 @@ class Xvfb:
 
     def wait_window(self, name, timeout=20):
         """The X window id of the visible window titled @name (xdotool search --sync)."""
-        r = self.run("xdotool", "search", "--sync", "--onlyvisible", "--name", name, timeout=timeout)
-        return int(r.stdout.split()[0])
+        # Polled rather than --sync: a window that goes away while xdotool walks the
+        # tree makes it die with BadWindow, which must not fail the test.
+        deadline = time.time() + timeout
+        while True:
+            r = self.run("xdotool", "search", "--onlyvisible", "--name", name, timeout=timeout, check=False)
+            ids = r.stdout.split()
+            if r.returncode == 0 and ids:
+                return int(ids[0])
+            if time.time() > deadline:
+                raise TimeoutError(f"no visible window named {name!r}: {r.stderr.strip()}")
+            time.sleep(0.1)
 
     def screenshot(self, name):
         path = os.path.join(artifacts_dir(), name)
