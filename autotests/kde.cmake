@@ -33,3 +33,6 @@ set_target_properties(test-kde-shim-part2 PROPERTIES AUTOMOC ON)
 add_test(NAME qt-kde-shim-part2 COMMAND test-kde-shim-part2)
 set_tests_properties(qt-kde-shim-part2 PROPERTIES LABELS qt TIMEOUT 120
   ENVIRONMENT "QT_QPA_PLATFORM=offscreen;LIMEN_ARTIFACTS=${PROJECT_BINARY_DIR}/autotests/artifacts/kde;LANGUAGE=;LC_ALL=C.UTF-8;ASAN_OPTIONS=detect_leaks=0:exitcode=66;DISPLAY=;WAYLAND_DISPLAY=")
+add_test(NAME bench-kde-screenshot COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-screenshot.py)
+set_tests_properties(bench-kde-screenshot PROPERTIES LABELS bench TIMEOUT 600
+  ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
