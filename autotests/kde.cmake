@@ -36,3 +36,4 @@ set_tests_properties(qt-kde-shim-part2 PROPERTIES LABELS qt TIMEOUT 120
 add_test(NAME bench-kde-screenshot COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-screenshot.py)
 set_tests_properties(bench-kde-screenshot PROPERTIES LABELS bench TIMEOUT 600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
+limen_add_pytest(kde-frontends-part2 test_kde_frontends_part2.py TIMEOUT 600)
