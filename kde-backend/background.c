@@ -113,18 +113,31 @@ add_app_state (const char *app_id, unsigned int state, void *user_data)
   g_variant_builder_add (user_data, "{sv}", app_id, g_variant_new_uint32 (state));
 }
 
+static void
+on_apps_changed (void *user_data)
+{
+  limen_dbus_impl_portal_background_emit_running_applications_changed (user_data);
+}
+
 static gboolean
 on_get_app_state (LimenDbusImplPortalBackground *skeleton,
                   GDBusMethodInvocation         *invocation,
                   gpointer                       user_data)
 {
+  static gboolean watching;
   GVariantBuilder apps;
   const LimenKdeShim *shim = limen_kde_shim_get_for_dialog (NULL);
 
   g_variant_builder_init (&apps, G_VARIANT_TYPE_VARDICT);
   /* Without a display nobody has windows: every app is in the background. */
   if (shim)
-    shim->limen_qt_app_states (add_app_state, &apps);
+    {
+      shim->limen_qt_app_states (add_app_state, &apps);
+      /* Watch from the first question on, not from start-up: watching needs Qt, and
+       * the frontend asks before it cares about changes. */
+      if (!watching)
+        watching = shim->limen_qt_watch_app_states (on_apps_changed, skeleton);
+    }
   limen_dbus_impl_portal_background_complete_get_app_state (skeleton, invocation, g_variant_builder_end (&apps));
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }

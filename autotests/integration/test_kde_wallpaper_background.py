@@ -186,6 +186,16 @@ def test_get_app_state(bus, x):
     apps = kh.call_impl(bus, "Background", "GetAppState", None, None)[0]
     assert apps.get("org.example.Front") == 2, (apps, kde.output())
     assert apps.get("org.example.Back") == 1
+    # From the first GetAppState on, window changes are signalled.
+    seen = []
+    bus.conn.signal_subscribe(kh.KDE_NAME, kh.IMPL + "Background", "RunningApplicationsChanged", kh.PATH, None, 0,
+                              lambda *a: seen.append(1))
+    limentest.pump(0.5)
+    seen.clear()
+    x.run("xdotool", "windowactivate", "--sync", str(windows[1]), check=False)
+    assert limentest.wait_until(lambda: seen, 10)
+    apps = kh.call_impl(bus, "Background", "GetAppState", None, None)[0]
+    assert apps.get("org.example.Back") == 2 and apps.get("org.example.Front") == 1
 
 
 def test_get_app_state_without_display(bus):

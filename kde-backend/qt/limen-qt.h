@@ -364,6 +364,9 @@ LIMEN_QT_EXPORT LimenQtDialog *limen_qt_background_open (const LimenQtBackground
 /* Apps that have windows (X11: _KDE_NET_WM_DESKTOP_FILE, _GTK_APPLICATION_ID, or a
  * reverse-DNS WM_CLASS). Nothing without a display. Returns at once. */
 LIMEN_QT_EXPORT void limen_qt_app_states (LimenQtAppStateFunc func, void *user_data);
+/* Call @changed (coalesced) whenever windows come, go or the active one changes; once
+ * is enough, later calls replace the callback. 0 when there is no window system. */
+LIMEN_QT_EXPORT int limen_qt_watch_app_states (void (*changed) (void *user_data), void *user_data);
 
 /* Entry points of liblimen-qt.so, for the loader (X-macro). */
 #define LIMEN_QT_DLOPEN_FUNCTIONS(X)   \
@@ -383,7 +386,8 @@ LIMEN_QT_EXPORT void limen_qt_app_states (LimenQtAppStateFunc func, void *user_d
   X (limen_qt_print_open)              \
   X (limen_qt_wallpaper_open)          \
   X (limen_qt_background_open)         \
-  X (limen_qt_app_states)
+  X (limen_qt_app_states)              \
+  X (limen_qt_watch_app_states)
 
 #ifdef __cplusplus
 }

@@ -264,3 +264,27 @@ limen_qt_app_states (LimenQtAppStateFunc func, void *user_data)
   for (auto it = states.constBegin (); it != states.constEnd (); ++it)
     func (it.key ().toUtf8 ().constData (), it.value (), user_data);
 }
+
+extern "C" LIMEN_QT_EXPORT int
+limen_qt_watch_app_states (void (*changed) (void *user_data), void *user_data)
+{
+  static QTimer *pending = nullptr;
+  static void (*func) (void *) = nullptr;
+  static void *data = nullptr;
+  if (!LimenQt::ensureApplication () || !KWindowSystem::isPlatformX11 ())
+    return 0;
+  func = changed;
+  data = user_data;
+  if (pending)
+    return 1;
+  /* Windows come in bursts (an app maps several): one signal per burst. */
+  pending = new QTimer (QCoreApplication::instance ());
+  pending->setSingleShot (true);
+  pending->setInterval (200);
+  QObject::connect (pending, &QTimer::timeout, [] { if (func) func (data); });
+  auto kick = [] { pending->start (); };
+  QObject::connect (KX11Extras::self (), &KX11Extras::windowAdded, pending, kick);
+  QObject::connect (KX11Extras::self (), &KX11Extras::windowRemoved, pending, kick);
+  QObject::connect (KX11Extras::self (), &KX11Extras::activeWindowChanged, pending, kick);
+  return 1;
+}
