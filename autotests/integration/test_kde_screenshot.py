@@ -192,3 +192,33 @@ def test_bad_input(bus, x):
     assert "InvalidArgument" in str(e.value)
     assert bus.get_property(kh.IMPL + "Screenshot", "version", dest=kh.KDE_NAME, path=kh.PATH) == 2
     assert kde.alive()
+
+
+def test_interactive_region(bus, x, pattern):
+    kde = start_kde(bus, x)
+    _, call = screenshot(bus, {"interactive": GLib.Variant("b", True)})
+    wid = x.wait_window("^Screenshot$")
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.4)
+    x.run("xdotool", "key", "alt+a", "End")       # Area: Region
+    time.sleep(0.2)
+    x.run("xdotool", "key", "alt+t")              # Take New Screenshot
+    x.wait_window("Select a Region")
+    time.sleep(0.4)
+    x.screenshot("screenshot-region-overlay.png")
+    x.run("xdotool", "mousemove", "--sync", "100", "100", "mousedown", "1")
+    x.run("xdotool", "mousemove", "--sync", "250", "200")
+    x.run("xdotool", "mousemove", "--sync", "400", "300", "mouseup", "1")
+    wid = x.wait_window("^Screenshot$")
+    time.sleep(0.5)
+    x.screenshot("screenshot-dialog-region.png")
+    x.run("xdotool", "windowfocus", "--sync", str(wid))
+    time.sleep(0.3)
+    x.run("xdotool", "key", "Return")
+    response, results = call.wait(30)
+    assert response == 0, kde.output()
+    path = GLib.filename_from_uri(results["uri"])[0]
+    w, h, _ = kh.png_info(path)
+    assert (w, h) == (300, 200)
+    r = kh.subprocess.run(["convert", path, "-crop", "1x1+10+150", "txt:-"], capture_output=True, text=True)
+    assert "#FF0000" in r.stdout.upper()

@@ -418,7 +418,11 @@ protected:
     if (!m_dragging || e->button () != Qt::LeftButton)
       return;
     m_dragging = false;
-    QRect r = toImage (QRect (m_from, e->pos ()).normalized ());
+    /* The release point is the first pixel outside, as a drag from 0 to 10 is 10 wide
+     * (QRect (QPoint, QPoint) would include it). */
+    const QPoint to = e->pos ();
+    QRect r = toImage (QRect (QPoint (qMin (m_from.x (), to.x ()), qMin (m_from.y (), to.y ())),
+                              QSize (qAbs (to.x () - m_from.x ()), qAbs (to.y () - m_from.y ()))));
     if (r.width () < 2 || r.height () < 2)
       {
         update ();
