@@ -382,10 +382,17 @@ protected:
       }
     else
       {
+        /* On a dark plate: the screen below may be any colour. */
+        const QString hint = m_purpose == PickPixel ? i18n ("Click to pick a colour; Escape cancels.")
+                                                    : i18n ("Drag to select a region; Escape cancels.");
+        QRect box = fontMetrics ().boundingRect (hint).adjusted (-12, -8, 12, 8);
+        box.moveCenter (QPoint (width () / 2, 60));
+        p.setRenderHint (QPainter::Antialiasing);
+        p.setPen (Qt::NoPen);
+        p.setBrush (QColor (0, 0, 0, 170));
+        p.drawRoundedRect (box, 6, 6);
         p.setPen (Qt::white);
-        p.drawText (rect ().adjusted (0, 20, 0, 0), Qt::AlignHCenter | Qt::AlignTop,
-                    m_purpose == PickPixel ? i18n ("Click to pick a colour; Escape cancels.")
-                                           : i18n ("Drag to select a region; Escape cancels."));
+        p.drawText (box, Qt::AlignCenter, hint);
       }
   }
 
