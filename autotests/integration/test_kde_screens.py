@@ -3,6 +3,7 @@
 missing catalog fails the test; the images are for people to look at."""
 
 import os
+import subprocess
 import time
 
 import pytest
@@ -65,3 +66,15 @@ def test_screenshots(bus, setup):
     shoot(bus, x, tag, "Ihre Informationen teilen" if de else "Share Your Information", "Account",
           "GetUserInformation", ("org.example.App", "", {"reason": GLib.Variant("s", "To sign comments")}),
           "(ossa{sv})")
+    # Part 2: screenshot, background, wallpaper and print dialogs.
+    shoot(bus, x, tag, "Bildschirmfoto" if de else "Screenshot", "Screenshot", "Screenshot",
+          ("org.example.App", "", {"interactive": GLib.Variant("b", True)}), "(ossa{sv})")
+    shoot(bus, x, tag, "Hintergrundaktivit" if de else "Background Activity", "Background", "NotifyBackground",
+          ("org.example.App", "Example Player"), "(oss)")
+    picture = os.path.join(bus.home, "wallpaper.png")
+    subprocess.run(["convert", "-size", "640x400", "gradient:orange-purple", picture], check=True)
+    shoot(bus, x, tag, "Hintergrundbild festlegen" if de else "Set Wallpaper", "Wallpaper", "SetWallpaperURI",
+          ("org.example.App", "", GLib.filename_to_uri(picture), {"show-preview": GLib.Variant("b", True)}),
+          "(osssa{sv})")
+    shoot(bus, x, tag, "Report", "Print", "PreparePrint",
+          ("org.example.App", "", "Report", {}, {}, {}), "(osssa{sv}a{sv}a{sv})")
