@@ -2017,26 +2017,37 @@ op_listxattr (fuse_req_t req, fuse_ino_t ino, size_t size)
   reply_xattr_value (req, size, buf, len);
 }
 
-static void
-op_setxattr (fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags)
+/* The node of @ino when the caller may change its user xattr @name; NULL after replying. */
+static Node *
+xattr_node_for_change (LimenFuse *fs, fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-  LimenFuse *fs = req_fs (req);
   Node *node = node_get (fs, ino);
-  char proc[64];
-  int r;
 
   if (node == NULL)
     {
       fuse_reply_err (req, ESTALE);
-      return;
+      return NULL;
     }
   if (!xattr_node_ok (fs, req, node, LIMEN_DOC_PERM_WRITE) || !g_str_has_prefix (name, "user.") ||
       strcmp (name, HOST_PATH_XATTR) == 0)
     {
       node_put (fs, node);
       fuse_reply_err (req, EACCES);
-      return;
+      return NULL;
     }
+  return node;
+}
+
+static void
+op_setxattr (fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags)
+{
+  LimenFuse *fs = req_fs (req);
+  Node *node = xattr_node_for_change (fs, req, ino, name);
+  char proc[64];
+  int r;
+
+  if (node == NULL)
+    return;
   g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", node->fd);
   r = node->kind == NODE_TEMP ? fsetxattr (node->fd, name, value, size, flags)
                               : setxattr (proc, name, value, size, flags);
@@ -2048,22 +2059,12 @@ static void
 op_removexattr (fuse_req_t req, fuse_ino_t ino, const char *name)
 {
   LimenFuse *fs = req_fs (req);
-  Node *node = node_get (fs, ino);
+  Node *node = xattr_node_for_change (fs, req, ino, name);
   char proc[64];
   int r;
 
   if (node == NULL)
-    {
-      fuse_reply_err (req, ESTALE);
-      return;
-    }
-  if (!xattr_node_ok (fs, req, node, LIMEN_DOC_PERM_WRITE) || !g_str_has_prefix (name, "user.") ||
-      strcmp (name, HOST_PATH_XATTR) == 0)
-    {
-      node_put (fs, node);
-      fuse_reply_err (req, EACCES);
-      return;
-    }
+    return;
   g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", node->fd);
   r = node->kind == NODE_TEMP ? fremovexattr (node->fd, name) : removexattr (proc, name);
   node_put (fs, node);
