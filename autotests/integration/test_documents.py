@@ -777,3 +777,28 @@ out["escape"] = try_io(lambda: os.listdir(d + "/../.."))
     assert read(f) == "after" and os.listdir(work) == ["edit.txt"]
     # ".." from the view's root stays in the sandbox's own /run/user/0, never the mount's root.
     assert out["escape"][0] == "ok" and "by-app" not in out["escape"][1]
+
+
+def test_user_xattrs_through_the_mount(bus):
+    """user.* xattrs can be set and removed through a writable document; the host-path xattr
+    and other namespaces cannot."""
+    bus.start("limen-documents", "--verbose", wait_name="org.freedesktop.portal.Documents")
+    f = os.path.join(bus.home, "xattr.txt")
+    with open(f, "w") as fh:
+        fh.write("hi")
+    fd = os.open(f, os.O_PATH)
+    r = bus.call("org.freedesktop.portal.Documents", "AddFull", ([0], 0, "", []), "(ahusas)", fds=[fd],
+                 dest="org.freedesktop.portal.Documents", path="/org/freedesktop/portal/documents")
+    os.close(fd)
+    p = f"{bus.runtime_dir}/doc/{r[0][0]}/xattr.txt"
+    os.setxattr(p, "user.limen", b"v")
+    assert os.getxattr(p, "user.limen") == b"v"
+    os.removexattr(p, "user.limen")
+    assert "user.limen" not in os.listxattr(p)
+    for name in ("user.document-portal.host-path", "trusted.x"):
+        with pytest.raises(OSError) as e:
+            os.setxattr(p, name, b"z")
+        assert e.value.errno == errno.EACCES
+    with pytest.raises(OSError) as e:
+        os.removexattr(p, "user.document-portal.host-path")
+    assert e.value.errno == errno.EACCES
