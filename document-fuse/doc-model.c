@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "doc-model.h"
 
+#include <fcntl.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -641,4 +642,27 @@ void
 limen_doc_model_rollback (LimenDocModel *model)
 {
   limen_db_rollback (model->db);
+}
+
+char *
+limen_doc_fd_path (int fd)
+{
+  char proc[64];
+
+  g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
+  return g_file_read_link (proc, NULL);
+}
+
+GBytes *
+limen_doc_file_handle (int fd, int *type)
+{
+  struct { struct file_handle fh; unsigned char data[MAX_HANDLE_SZ]; } h;
+  int mount_id;
+
+  h.fh.handle_bytes = MAX_HANDLE_SZ;
+  *type = 0;
+  if (name_to_handle_at (fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) != 0)
+    return NULL;
+  *type = h.fh.handle_type;
+  return g_bytes_new (h.fh.f_handle, h.fh.handle_bytes);
 }

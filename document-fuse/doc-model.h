@@ -99,4 +99,10 @@ gboolean limen_doc_id_is_valid (const char *id);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LimenDoc, limen_doc_unref)
 
+/* The path the kernel gives for @fd (/proc/self/fd), or NULL. */
+char *limen_doc_fd_path (int fd);
+
+/* The name_to_handle_at() handle of @fd and its type in @type, or NULL (type 0). */
+GBytes *limen_doc_file_handle (int fd, int *type);
+
 G_END_DECLS

@@ -47,35 +47,12 @@ return_not_allowed (GDBusMethodInvocation *invocation, const char *what)
   return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "%s", what));
 }
 
-static char *
-fd_host_path (int fd)
-{
-  char proc[64];
-
-  g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
-  return g_file_read_link (proc, NULL);
-}
-
-static GBytes *
-handle_of (int fd, int *type)
-{
-  struct { struct file_handle fh; unsigned char data[MAX_HANDLE_SZ]; } h;
-  int mount_id;
-
-  h.fh.handle_bytes = MAX_HANDLE_SZ;
-  *type = 0;
-  if (name_to_handle_at (fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) != 0)
-    return NULL;
-  *type = h.fh.handle_type;
-  return g_bytes_new (h.fh.f_handle, h.fh.handle_bytes);
-}
-
 /* The host path of @fd, checked to lead back to the same file without symlinks, so the
  * document's path is canonical (and a later symlink swap on it is detectable). */
 static char *
 canonical_path (int fd, const struct stat *st, GError **error)
 {
-  g_autofree char *path = fd_host_path (fd);
+  g_autofree char *path = limen_doc_fd_path (fd);
   struct open_how how = { .flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
   g_autofd int again = -1;
@@ -231,7 +208,7 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
           rights = (cinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (cinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
           limen_fd_info_clear (&cinfo);
           st = cst;
-          handle = handle_of (child, &handle_type);
+          handle = limen_doc_file_handle (child, &handle_type);
         }
       else
         {
@@ -259,7 +236,7 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
       path = canonical_path (fd, &st, error);
       if (path == NULL)
         return NULL;
-      handle = handle_of (fd, &handle_type);
+      handle = limen_doc_file_handle (fd, &handle_type);
     }
 
   if (g_str_has_prefix (path, limen_fuse_get_mountpoint (portal->fs)) &&
@@ -327,7 +304,7 @@ limen_doc_portal_export_path (LimenDocPortal *portal, const char *path, gboolean
           g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "The file is gone");
           return NULL;
         }
-      handle = handle_of (fd, &type);
+      handle = limen_doc_file_handle (fd, &type);
       doc = limen_doc_model_add (portal->model, path, st.st_dev, st.st_ino, type, handle,
                                  is_dir ? LIMEN_DOC_FLAG_DIRECTORY : 0, error);
       if (doc == NULL)

@@ -467,29 +467,6 @@ open_doc_parent (LimenDoc *doc, char **name_out)
   return fd;
 }
 
-static char *
-fd_path (int fd)
-{
-  char proc[64];
-
-  g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
-  return g_file_read_link (proc, NULL);
-}
-
-static GBytes *
-file_handle_of (int fd, int *type)
-{
-  struct { struct file_handle fh; unsigned char data[MAX_HANDLE_SZ]; } h;
-  int mount_id;
-
-  h.fh.handle_bytes = MAX_HANDLE_SZ;
-  *type = 0;
-  if (name_to_handle_at (fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) != 0)
-    return NULL;
-  *type = h.fh.handle_type;
-  return g_bytes_new (h.fh.f_handle, h.fh.handle_bytes);
-}
-
 /* After the document's file moved on the host: find it again by its file handle on the
  * mount of its device (needs CAP_DAC_READ_SEARCH; without it the document stays lost). */
 static int
@@ -566,7 +543,7 @@ open_doc_file (LimenFuse *fs, LimenDoc *doc, struct stat *st)
       fd = reopen_by_handle (fs, doc);
       if (fd >= 0)
         {
-          g_autofree char *moved = fd_path (fd);
+          g_autofree char *moved = limen_doc_fd_path (fd);
 
           if (moved && moved[0] == '/')
             {
@@ -575,7 +552,7 @@ open_doc_file (LimenFuse *fs, LimenDoc *doc, struct stat *st)
 
               g_debug ("Document %s moved to %s", limen_doc_get_id (doc), moved);
               fstat (fd, st);
-              handle = file_handle_of (fd, &type);
+              handle = limen_doc_file_handle (fd, &type);
               limen_doc_model_update_file (fs->model, doc, moved, st->st_dev, st->st_ino, type, handle);
             }
         }
@@ -595,7 +572,7 @@ open_doc_file (LimenFuse *fs, LimenDoc *doc, struct stat *st)
       g_autoptr(GBytes) handle = NULL;
       int type = 0;
 
-      handle = file_handle_of (fd, &type);
+      handle = limen_doc_file_handle (fd, &type);
       limen_doc_model_update_file (fs->model, doc, path, st->st_dev, st->st_ino, type, handle);
     }
   return fd;
@@ -612,7 +589,7 @@ node_within_doc (LimenFuse *fs, Node *node)
 
   if (node->kind != NODE_FILE || !node_is_dir_doc (node))
     return TRUE;
-  path = fd_path (node->fd);
+  path = limen_doc_fd_path (node->fd);
   for (int attempt = 0; attempt < 2 && path; attempt++)
     {
       gsize len;
@@ -1729,7 +1706,7 @@ save_temp_over (LimenFuse *fs, Node *dir, Node *temp, const char *docname, unsig
       g_autofd int pfd = openat (dirfd, docname, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
       if (pfd >= 0)
-        handle = file_handle_of (pfd, &type);
+        handle = limen_doc_file_handle (pfd, &type);
       limen_doc_model_update_file (fs->model, dir->doc, path, st.st_dev, st.st_ino, type, handle);
     }
   return 0;
@@ -1965,7 +1942,7 @@ op_getxattr (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
     }
   if (strcmp (name, HOST_PATH_XATTR) == 0)
     {
-      g_autofree char *path = node->kind == NODE_FILE ? fd_path (node->fd) : NULL;
+      g_autofree char *path = node->kind == NODE_FILE ? limen_doc_fd_path (node->fd) : NULL;
 
       node_put (fs, node);
       if (path == NULL)
@@ -2350,7 +2327,7 @@ limen_fuse_identify_fd (LimenFuse *fs, int fd, LimenDoc **doc, char **app, gbool
     mnt_id = atoi (p + 7);
   if (mnt_id != fs->mnt_id)
     return FALSE;
-  path = fd_path (fd);
+  path = limen_doc_fd_path (fd);
   if (path == NULL || strncmp (path, fs->mountpoint, len) != 0 || (path[len] != '/' && path[len] != '\0'))
     return TRUE;
   parts = g_strsplit (path + len + (path[len] == '/'), "/", -1);
