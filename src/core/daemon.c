@@ -91,6 +91,14 @@ on_name_lost (GDBusConnection *connection, const char *name, gpointer user_data)
   names_pending--;
 }
 
+static void
+on_bus_connected (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **out = user_data;
+
+  *out = g_object_ref (result);
+}
+
 int
 limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
 {
@@ -137,7 +145,17 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   /* A write to a vanished peer must not kill the daemon. */
   signal (SIGPIPE, SIG_IGN);
 
-  daemon_connection = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
+  {
+    g_autoptr(GAsyncResult) connected = NULL;
+
+    /* GDBus authenticates on a worker thread; the main thread prepares meanwhile. */
+    g_bus_get (G_BUS_TYPE_SESSION, NULL, on_bus_connected, &connected);
+    if (spec->prepare)
+      spec->prepare (spec->user_data);
+    while (connected == NULL)
+      g_main_context_iteration (NULL, TRUE);
+    daemon_connection = g_bus_get_finish (connected, &error);
+  }
   if (daemon_connection == NULL)
     {
       g_printerr ("%s: no session bus: %s\n", spec->program, error->message);

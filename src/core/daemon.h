@@ -16,6 +16,10 @@ typedef struct {
   void        (*on_shutdown) (gpointer user_data);
   gpointer      user_data;
   GOptionEntry *extra_entries;  /* optional, NULL-terminated */
+  /* Optional: startup work that needs no bus (config files, GIO monitors). It runs on the
+   * main thread while the session bus connection is authenticated on another, so the two
+   * overlap instead of adding up; on_bus runs after both. */
+  void        (*prepare) (gpointer user_data);
 } LimenDaemonSpec;
 
 /* Run the daemon: parses --replace/--verbose/--version, owns the names, runs the GLib

@@ -69,7 +69,6 @@ static gboolean
 on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
 {
   context.connection = connection;
-  context.config = limen_portal_config_load ();
   limen_permission_store_init (connection);
   skeletons = g_ptr_array_new_with_free_func (g_object_unref);
 
@@ -91,6 +90,14 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
   return TRUE;
 }
 
+/* Runs while the bus connection is being authenticated (see LimenDaemonSpec.prepare). */
+static void
+prepare (gpointer user_data)
+{
+  context.config = limen_portal_config_load ();
+  limen_network_monitor_prepare ();
+}
+
 static void
 on_shutdown (gpointer user_data)
 {
@@ -109,6 +116,7 @@ main (int argc, char **argv)
     .program = "limen-portal",
     .summary = N_("Desktop portal frontend: answers org.freedesktop.portal.* for sandboxed and host apps."),
     .bus_names = names,
+    .prepare = prepare,
     .on_bus = on_bus,
     .on_shutdown = on_shutdown,
   };

@@ -234,12 +234,19 @@ on_network_notify (GNetworkMonitor *m, GParamSpec *pspec, LimenDbusPortalNetwork
   queue_changed (object);
 }
 
+void
+limen_network_monitor_prepare (void)
+{
+  monitor = g_network_monitor_get_default ();
+}
+
 GDBusInterfaceSkeleton *
 limen_network_monitor_new (LimenPortalContext *context)
 {
   LimenDbusPortalNetworkMonitor *object = limen_dbus_portal_network_monitor_skeleton_new ();
 
-  monitor = g_network_monitor_get_default ();
+  if (monitor == NULL)
+    limen_network_monitor_prepare ();
   sync_state ();
   limen_dbus_portal_network_monitor_set_version (object, 3);
   g_signal_connect (object, "handle-get-available", G_CALLBACK (handle_get_available), NULL);
