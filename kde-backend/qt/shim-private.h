@@ -33,6 +33,10 @@ QString mnemonicLabel (const char *label);
 /* Make @w a transient of the portal's parent window and apply modality. */
 void applyWindow (QWidget *w, const LimenQtWindow *window);
 
+/* Make @w the child of the caller's toplevel exported under xdg-foreign @handle, once
+ * @w's window is exposed (wayland-parent.cpp). A bad handle leaves it parentless, logged. */
+void setWaylandParent (QWidget *w, const QString &handle);
+
 /* Combo boxes and check boxes for portal choices; reads them back. */
 class ChoicesWidget : public QWidget
 {

@@ -164,8 +164,9 @@ void applyWindow (QWidget *w, const LimenQtWindow *window)
           KWindowSystem::setMainWindow (w->windowHandle (), xid);
         }
     }
-  /* wayland: handles need xdg-foreign, which KWindowSystem 5.103 does not offer: the
-   * dialog then opens as a top-level of its own. */
+  else if (parent.startsWith (QLatin1String ("wayland:")))
+    /* KWindowSystem 5.103 has no xdg-foreign API: imported through KWayland. */
+    setWaylandParent (w, parent.mid (8));
   /* Never application-modal: one app's dialog must not block another app's. Window
    * modality towards the (foreign) transient parent makes the window manager treat it
    * as modal for that window only. */
