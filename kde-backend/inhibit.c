@@ -2,15 +2,31 @@
  *
  * Idle inhibition goes to org.freedesktop.ScreenSaver (KScreenSaver) and to PowerDevil
  * as "change screen settings"; suspend to PowerDevil's PolicyAgent as "interrupt
- * session". Plasma has no D-Bus API to hold off logout or user switching; those flags
- * are accepted and logged. The inhibition lives as long as its impl Request: Close, or
- * the frontend leaving, releases it. CreateMonitor reports the screensaver state.
+ * session". The inhibition lives as long as its impl Request: Close, or the frontend
+ * leaving, releases it. CreateMonitor reports the screensaver state and the session
+ * state.
+ *
+ * Logout: Plasma has no D-Bus API for it, but ksmserver asks its XSMP clients before
+ * logout (session-manager.c). While a logout inhibition or a monitor exists, limen-kde
+ * is such a client. When asked, monitors go to "query end" and get a second to answer
+ * (QueryEndResponse) — an app may take a logout inhibition then, as GtkApplication
+ * does; after that the logout is cancelled if any logout inhibition is held, else the
+ * session goes to "ending". A cancelled logout goes back to "running".
+ *
+ * User switch: nothing in Plasma 5.27 asks anyone before switching. The lock screen's
+ * "Switch User" (org.freedesktop.ScreenSaver.SwitchUser, then KDisplayManager asking
+ * SDDM/logind for a new session or seat switch) only checks the Kiosk action
+ * "start_new_session"; logind's inhibitor locks know no user switch (only shutdown,
+ * sleep, idle and key handling), and KDisplayManager has no hook. Writing the Kiosk key
+ * would change the user's own configuration behind their back and outlive a crash, so
+ * the flag is accepted and logged only.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
 
 #include <string.h>
 
 #include "errors.h"
+#include "session-manager.h"
 
 #define SCREENSAVER_NAME "org.freedesktop.ScreenSaver"
 #define SCREENSAVER_PATH "/org/freedesktop/ScreenSaver"
@@ -31,6 +47,14 @@ enum {
 };
 
 #define CALL_TIMEOUT_MS 5000
+/* The specification gives monitors one second to answer a "query end". */
+#define QUERY_END_TIMEOUT_MS 1000
+
+enum {
+  SESSION_RUNNING = 1,
+  SESSION_QUERY_END = 2,
+  SESSION_ENDING = 3,
+};
 
 typedef struct {
   int                    refs;
@@ -42,9 +66,48 @@ typedef struct {
   gboolean               have_screensaver_cookie, have_policy_cookie;
   guint32                screensaver_cookie, policy_cookie;
   char                  *error;
+  char                  *app_id;
+  gboolean               holds_logout; /* in logout_inhibitions, holding the SM link */
 } Inhibition;
 
 static LimenDbusImplPortalInhibit *inhibit_skeleton;
+
+/* Logout inhibitions and monitors, both not owned; the session state all monitors see. */
+static GPtrArray *logout_inhibitions;
+static GList *monitors;
+static guint session_state = SESSION_RUNNING;
+static gboolean querying, query_can_cancel;
+static guint query_timeout;
+static guint sm_users;
+
+static void decide_query_end (void);
+static void set_session_state (guint state);
+
+static void
+sm_use (void)
+{
+  sm_users++;
+  limen_kde_sm_hold ();
+}
+
+static void
+sm_unuse (void)
+{
+  /* The last user must not leave a question of the session manager unanswered. */
+  if (--sm_users == 0 && querying)
+    decide_query_end ();
+  limen_kde_sm_release ();
+}
+
+static void
+drop_logout (Inhibition *i)
+{
+  if (!i->holds_logout)
+    return;
+  i->holds_logout = FALSE;
+  g_ptr_array_remove (logout_inhibitions, i);
+  sm_unuse ();
+}
 
 static Inhibition *
 inhibition_ref (Inhibition *i)
@@ -61,6 +124,7 @@ inhibition_unref (Inhibition *i)
   g_clear_object (&i->connection);
   g_clear_object (&i->invocation);
   g_free (i->error);
+  g_free (i->app_id);
   g_free (i);
 }
 
@@ -97,6 +161,7 @@ maybe_answer (Inhibition *i)
           LimenKdeRequest *r = i->request;
 
           i->request = NULL;
+          drop_logout (i);
           limen_kde_request_finish (r);
           inhibition_unref (i);   /* the request's reference */
         }
@@ -165,6 +230,7 @@ on_request_closed (LimenKdeRequest *request, gpointer user_data)
   g_debug ("Inhibition released");
   i->request = NULL;
   release (i);
+  drop_logout (i);
   inhibition_unref (i);
 }
 
@@ -213,6 +279,7 @@ on_inhibit (LimenDbusImplPortalInhibit *skeleton,
   i->refs = 1;   /* held by the request */
   i->connection = g_object_ref (g_dbus_method_invocation_get_connection (invocation));
   i->invocation = g_object_ref (invocation);
+  i->app_id = g_strdup (who);
   i->request = limen_kde_request_new (invocation, handle, on_request_closed, i, &error);
   if (!i->request)
     {
@@ -221,8 +288,14 @@ on_inhibit (LimenDbusImplPortalInhibit *skeleton,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  if (flags & (FLAG_LOGOUT | FLAG_USER_SWITCH))
-    g_debug ("Plasma offers no way to inhibit logout or user switching; flags %u noted only", flags);
+  if (flags & FLAG_USER_SWITCH)
+    g_debug ("Plasma offers no way to inhibit user switching; noted only");
+  if (flags & FLAG_LOGOUT)
+    {
+      i->holds_logout = TRUE;
+      g_ptr_array_add (logout_inhibitions, i);
+      sm_use ();
+    }
   if (flags & FLAG_IDLE)
     {
       i->pending++;
@@ -254,7 +327,7 @@ typedef struct {
   char            *handle;
   guint            subscription;
   gboolean         active;
-  guint            state;    /* 1 running, 2 query end, 3 ending */
+  gboolean         awaiting;  /* told "query end", no QueryEndResponse yet */
 } Monitor;
 
 static void
@@ -264,8 +337,87 @@ emit_state (Monitor *m)
 
   g_variant_builder_init (&state, G_VARIANT_TYPE_VARDICT);
   g_variant_builder_add (&state, "{sv}", "screensaver-active", g_variant_new_boolean (m->active));
-  g_variant_builder_add (&state, "{sv}", "session-state", g_variant_new_uint32 (m->state));
+  g_variant_builder_add (&state, "{sv}", "session-state", g_variant_new_uint32 (session_state));
   limen_dbus_impl_portal_inhibit_emit_state_changed (inhibit_skeleton, m->handle, g_variant_builder_end (&state));
+}
+
+static void
+set_session_state (guint state)
+{
+  if (state == session_state)
+    return;
+  session_state = state;
+  for (GList *l = monitors; l; l = l->next)
+    emit_state (l->data);
+}
+
+/* Every monitor answered or its second is up: cancel the logout if it is inhibited. */
+static void
+decide_query_end (void)
+{
+  gboolean cancel = logout_inhibitions->len > 0;
+
+  g_clear_handle_id (&query_timeout, g_source_remove);
+  querying = FALSE;
+  for (GList *l = monitors; l; l = l->next)
+    ((Monitor *) l->data)->awaiting = FALSE;
+  if (cancel && !query_can_cancel)
+    {
+      g_warning ("Logout is inhibited, but the session manager allows no cancel this time");
+      cancel = FALSE;
+    }
+  if (cancel)
+    {
+      Inhibition *first = g_ptr_array_index (logout_inhibitions, 0);
+
+      g_message ("Logout inhibited by %u inhibition(s), first by %s", logout_inhibitions->len, first->app_id);
+      /* Stays "query end" until the session manager confirms the cancel. */
+      limen_kde_sm_answer (TRUE);
+    }
+  else
+    {
+      set_session_state (SESSION_ENDING);
+      limen_kde_sm_answer (FALSE);
+    }
+}
+
+static gboolean
+on_query_end_timeout (gpointer user_data)
+{
+  query_timeout = 0;
+  g_debug ("Not every monitor answered the query end in time");
+  decide_query_end ();
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_sm_query_end (gboolean can_cancel, gpointer user_data)
+{
+  gboolean awaiting = FALSE;
+
+  querying = TRUE;
+  query_can_cancel = can_cancel;
+  for (GList *l = monitors; l; l = l->next)
+    ((Monitor *) l->data)->awaiting = awaiting = TRUE;
+  /* Each monitor hears "query end" again, even when it heard it last time. */
+  session_state = SESSION_QUERY_END;
+  for (GList *l = monitors; l; l = l->next)
+    emit_state (l->data);
+  g_clear_handle_id (&query_timeout, g_source_remove);
+  if (!awaiting)
+    decide_query_end ();
+  else
+    query_timeout = g_timeout_add (QUERY_END_TIMEOUT_MS, on_query_end_timeout, NULL);
+}
+
+static void
+on_sm_cancelled (gpointer user_data)
+{
+  g_clear_handle_id (&query_timeout, g_source_remove);
+  querying = FALSE;
+  for (GList *l = monitors; l; l = l->next)
+    ((Monitor *) l->data)->awaiting = FALSE;
+  set_session_state (SESSION_RUNNING);
 }
 
 static void
@@ -280,9 +432,23 @@ on_active_changed (GDBusConnection *connection, const char *sender, const char *
   emit_state (m);
 }
 
+static int
+monitor_is_awaiting (gconstpointer m, gconstpointer unused)
+{
+  return ((const Monitor *) m)->awaiting ? 0 : 1;
+}
+
 static void
 monitor_free (Monitor *m)
 {
+  if (g_list_find (monitors, m))
+    {
+      monitors = g_list_remove (monitors, m);
+      sm_unuse ();
+      /* The last one it waited for may be this one. */
+      if (querying && m->awaiting && !g_list_find_custom (monitors, NULL, monitor_is_awaiting))
+        decide_query_end ();
+    }
   if (m->subscription)
     g_dbus_connection_signal_unsubscribe (m->connection, m->subscription);
   g_clear_object (&m->connection);
@@ -337,7 +503,6 @@ on_create_monitor (LimenDbusImplPortalInhibit *skeleton,
   m = g_new0 (Monitor, 1);
   m->connection = g_object_ref (g_dbus_method_invocation_get_connection (invocation));
   m->handle = g_strdup (session_handle);
-  m->state = 1;
   m->session = limen_kde_session_new (invocation, session_handle, on_session_closed, m, &error);
   if (!m->session)
     {
@@ -352,6 +517,8 @@ on_create_monitor (LimenDbusImplPortalInhibit *skeleton,
                           NULL, G_VARIANT_TYPE ("(b)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, CALL_TIMEOUT_MS, NULL,
                           on_initial_active,
                           g_strconcat (session_handle, "\n", g_dbus_method_invocation_get_sender (invocation), NULL));
+  monitors = g_list_append (monitors, m);
+  sm_use ();
   limen_dbus_impl_portal_inhibit_complete_create_monitor (skeleton, invocation, 0);
   emit_state (m);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -372,14 +539,24 @@ on_query_end_response (LimenDbusImplPortalInhibit *skeleton,
                                                      "No such monitor session");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  /* Plasma's session manager does not ask us before ending: nothing waits on this. */
-  limen_dbus_impl_portal_inhibit_complete_query_end_response (skeleton, invocation);
+  {
+    Monitor *m = limen_kde_session_get_data (session);
+
+    m->awaiting = FALSE;
+    limen_dbus_impl_portal_inhibit_complete_query_end_response (skeleton, invocation);
+    if (querying && !g_list_find_custom (monitors, NULL, monitor_is_awaiting))
+      decide_query_end ();
+  }
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 GDBusInterfaceSkeleton *
 limen_kde_inhibit_new (void)
 {
+  static const LimenKdeSmCallbacks sm_callbacks = { on_sm_query_end, on_sm_cancelled };
+
+  logout_inhibitions = g_ptr_array_new ();
+  limen_kde_sm_init (&sm_callbacks, NULL);
   inhibit_skeleton = limen_dbus_impl_portal_inhibit_skeleton_new ();
   g_signal_connect (inhibit_skeleton, "handle-inhibit", G_CALLBACK (on_inhibit), NULL);
   g_signal_connect (inhibit_skeleton, "handle-create-monitor", G_CALLBACK (on_create_monitor), NULL);
