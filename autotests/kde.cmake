@@ -8,6 +8,7 @@ find_package(Qt5 5.15 REQUIRED COMPONENTS Core Gui Widgets DBus PrintSupport Tes
 find_package(XCB REQUIRED COMPONENTS XCB)
 find_package(KF5 5.103 REQUIRED COMPONENTS KIO I18n Notifications WindowSystem Config Service
                                            WidgetsAddons CoreAddons)
+find_package(KF5Wayland 5.103 REQUIRED)
 
 add_executable(test-kde-shim qt/test-kde-shim.cpp)
 target_link_libraries(test-kde-shim PRIVATE limen-qt-objects Qt5::Test)
@@ -37,3 +38,33 @@ add_test(NAME bench-kde-screenshot COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURC
 set_tests_properties(bench-kde-screenshot PROPERTIES LABELS bench TIMEOUT 600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
 limen_add_pytest(kde-frontends-part2 test_kde_frontends_part2.py TIMEOUT 600)
+
+# wayland: parents through xdg-foreign: a plain wayland-client toplevel of ours exports its
+# handle, limen-kde (Qt on kwin_wayland --virtual) imports it; KWin's scripting says who is
+# whose transient.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(WAYLAND_CLIENT REQUIRED IMPORTED_TARGET wayland-client)
+pkg_get_variable(WAYLAND_PROTOCOLS_DIR wayland-protocols pkgdatadir)
+pkg_get_variable(WAYLAND_SCANNER wayland-scanner wayland_scanner)
+set(_limen_wl_gen ${CMAKE_CURRENT_BINARY_DIR}/wayland-client)
+file(MAKE_DIRECTORY ${_limen_wl_gen})
+set(_limen_wl_sources)
+foreach(_proto stable/xdg-shell/xdg-shell unstable/xdg-foreign/xdg-foreign-unstable-v2)
+  get_filename_component(_name ${_proto} NAME)
+  set(_xml ${WAYLAND_PROTOCOLS_DIR}/${_proto}.xml)
+  add_custom_command(OUTPUT ${_limen_wl_gen}/${_name}-client-protocol.h ${_limen_wl_gen}/${_name}-protocol.c
+    COMMAND ${WAYLAND_SCANNER} client-header ${_xml} ${_limen_wl_gen}/${_name}-client-protocol.h
+    COMMAND ${WAYLAND_SCANNER} private-code ${_xml} ${_limen_wl_gen}/${_name}-protocol.c
+    DEPENDS ${_xml} VERBATIM)
+  list(APPEND _limen_wl_sources ${_limen_wl_gen}/${_name}-client-protocol.h ${_limen_wl_gen}/${_name}-protocol.c)
+endforeach()
+add_executable(limen-wayland-parent wayland-client/limen-wayland-parent.c ${_limen_wl_sources})
+target_include_directories(limen-wayland-parent PRIVATE ${_limen_wl_gen})
+target_link_libraries(limen-wayland-parent PRIVATE PkgConfig::WAYLAND_CLIENT)
+limen_add_pytest(kde-wayland test_kde_wayland.py TIMEOUT 300)
+
+# Logout inhibition: a small XSMP session manager (libSM's Sms* API) stands in for ksmserver.
+pkg_check_modules(XSMP_TEST REQUIRED IMPORTED_TARGET sm ice)
+add_executable(xsmp-test-manager xsmp-test-manager.c)
+target_link_libraries(xsmp-test-manager PRIVATE PkgConfig::XSMP_TEST PkgConfig::GLIB)
+limen_add_pytest(kde-inhibit-logout test_kde_inhibit_logout.py TIMEOUT 300)
