@@ -89,6 +89,19 @@ for (var i = 0; i < list.length; i++) {
 }
 """)]
 
+    def move(self, caption, x, y):
+        """Move the window titled @caption (its frame) to @x, @y."""
+        assert self.run_script(f"""
+var list = workspace.clientList();
+for (var i = 0; i < list.length; i++)
+  if (list[i].caption == {json.dumps(caption)}) {{
+    var g = list[i].frameGeometry;
+    list[i].frameGeometry = {{x: {x}, y: {y}, width: g.width, height: g.height}};
+    out("ok");
+  }}
+""") == ["ok"]
+        assert limentest.wait_until(lambda: (self.wait_window(caption)["x"], self.wait_window(caption)["y"]) == (x, y), 10)
+
     def activate(self, caption):
         """Make the window titled @caption the active one, as a click on it would."""
         assert self.run_script(f"""
@@ -268,17 +281,26 @@ def test_file_chooser_becomes_child_of_exported_parent(bus, kwin, parent, kde):
     point = overlap_point(win, kwin.wait_window(PARENT_TITLE))
     assert pixel(shot, *point) != PARENT_BLUE, point
     assert any("libKF5WaylandClient" in lib for lib in wayland_libraries(kde.pid))
-    assert "dialog made a child of parent " + parent.handle in kde.output()
+    assert "dialog set as child of parent " + parent.handle in kde.output()
     close_and_check(bus, kde, handle, call)
 
 
+def center(w):
+    return w["x"] + w["width"] / 2, w["y"] + w["height"] / 2
+
+
 def test_access_dialog_becomes_child(bus, kwin, parent, kde):
+    # The parent off-centre, so that placement tells a transient from a free window.
+    kwin.move(PARENT_TITLE, 40, 40)
     title = "Allow microphone access?"
     handle, call = access_dialog(bus, title, "wayland:" + parent.handle)
     kwin.wait_window(title)
     limentest.wait_until(lambda: kwin.wait_window(title)["transient"], 10)
     win = kwin.wait_window(title)
     assert win["transient"] is True and win["transientFor"] == PARENT_TITLE, win
+    # Linked before its first frame: KWin placed it as a transient, centred on the parent.
+    (px, py), (dx, dy) = center(kwin.wait_window(PARENT_TITLE)), center(win)
+    assert abs(px - dx) <= 2 and abs(py - dy) <= 2, (kwin.wait_window(PARENT_TITLE), win)
     kwin.screenshot("wayland-parent-access.png")
     close_and_check(bus, kde, handle, call)
 

@@ -99,9 +99,11 @@ private:
   QVector<QPair<QPointer<QObject>, std::function<void ()>>> m_waiting;
 };
 
-/* Lives as a child of the dialog widget: links the dialog's surface to the imported parent
- * once the dialog's window is exposed (its xdg_toplevel exists then), and unlinks with it
- * (destroying zxdg_imported_v2 ends the relation). */
+/* Lives as a child of the dialog widget. Links the dialog's surface to the imported parent
+ * as soon as its window is shown: Qt creates the xdg_toplevel inside show(), so the link
+ * precedes the first buffer and KWin can place the dialog as the parent's transient.
+ * Hiding unlinks (destroying zxdg_imported_v2 ends the relation; Qt drops the surface
+ * then), showing again links the new surface. */
 class ForeignParent : public QObject
 {
 public:
@@ -109,23 +111,19 @@ public:
     : QObject (dialog), m_window (window), m_handle (handle)
   {
     setObjectName (QStringLiteral ("limen-foreign-parent"));
-    m_window->installEventFilter (this);
+    connect (window, &QWindow::visibleChanged, this, [this] (bool visible) {
+      if (visible)
+        link ();
+      else
+        delete m_imported.data ();
+    });
     Foreign::instance ()->whenKnown (this, [this] { link (); });
-  }
-
-protected:
-  bool eventFilter (QObject *watched, QEvent *event) override
-  {
-    if (watched == m_window && event->type () == QEvent::Expose && m_window->isExposed ())
-      /* Expose is delivered from inside Qt's Wayland event handling: link afterwards. */
-      QMetaObject::invokeMethod (this, [this] { link (); }, Qt::QueuedConnection);
-    return false;
   }
 
 private:
   void link ()
   {
-    if (m_imported || m_failed || !m_window || !m_window->isExposed ())
+    if (m_imported || m_failed || !m_window || !m_window->isVisible ())
       return;
     Foreign *foreign = Foreign::instance ();
     if (foreign->state () == Foreign::State::Pending)
@@ -161,7 +159,7 @@ private:
      * harmless, so the answer need not be awaited. */
     m_imported->setParentOf (surface);
     foreign->connection ()->flush ();
-    qInfo ("limen-kde: wayland: dialog made a child of parent %s", qPrintable (m_handle));
+    qInfo ("limen-kde: wayland: dialog set as child of parent %s", qPrintable (m_handle));
   }
 
   QPointer<QWindow> m_window;
