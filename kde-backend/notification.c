@@ -2,8 +2,9 @@
  *
  * Notifications are keyed by (app_id, id): adding an existing id replaces it. Buttons
  * and the default action come back as ActionInvoked with the action's target, if any.
- * A "bytes" icon is written to a private file, because a notification server takes
- * icons by name or path.
+ * A "bytes" icon or sound is written to a private file, because a notification server
+ * takes icons by name or path and sounds as a "sound-file" path hint; "silent" becomes
+ * the "suppress-sound" hint.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
 
@@ -14,6 +15,7 @@
 
 #define MAX_BUTTONS 8
 #define MAX_ICON_BYTES (4 * 1024 * 1024)
+#define MAX_SOUND_BYTES (16 * 1024 * 1024)
 
 typedef struct {
   char                *key;
@@ -25,6 +27,7 @@ typedef struct {
   GPtrArray           *actions;            /* char*, per button */
   GPtrArray           *targets;            /* GVariant* or NULL, per button */
   char                *icon_file;
+  char                *sound_file;
 } Notification;
 
 static LimenDbusImplPortalNotification *notification_skeleton;
@@ -35,6 +38,9 @@ notification_free (Notification *n)
 {
   if (n->icon_file)
     g_unlink (n->icon_file);
+  if (n->sound_file)
+    g_unlink (n->sound_file);
+  g_free (n->sound_file);
   g_free (n->key);
   g_free (n->app_id);
   g_free (n->id);
@@ -73,6 +79,29 @@ validate_icon (const LimenOption *o, GVariant *v, GError **e)
       g_variant_get_size (data) > 0 && g_variant_get_size (data) <= MAX_ICON_BYTES)
     return TRUE;
   limen_option_set_error (e, o->key, "only themed icons and image bytes are accepted");
+  return FALSE;
+}
+
+/* "default", "silent", or sound bytes (the frontend has had them validated). */
+static gboolean
+validate_sound (const LimenOption *o, GVariant *v, GError **e)
+{
+  g_autoptr(GVariant) inner = g_variant_get_variant (v);
+  const char *kind;
+  g_autoptr(GVariant) data = NULL;
+
+  if (g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING) &&
+      (g_str_equal (g_variant_get_string (inner, NULL), "default") ||
+       g_str_equal (g_variant_get_string (inner, NULL), "silent")))
+    return TRUE;
+  if (g_variant_is_of_type (inner, G_VARIANT_TYPE ("(sv)")))
+    {
+      g_variant_get (inner, "(&sv)", &kind, &data);
+      if (g_str_equal (kind, "bytes") && g_variant_is_of_type (data, G_VARIANT_TYPE_BYTESTRING) &&
+          g_variant_get_size (data) > 0 && g_variant_get_size (data) <= MAX_SOUND_BYTES)
+        return TRUE;
+    }
+  limen_option_set_error (e, o->key, "expected \"default\", \"silent\" or sound bytes");
   return FALSE;
 }
 
@@ -138,6 +167,7 @@ static const LimenOption notification_options[] = {
   { "title", "s", limen_validate_string_length, 1024 },
   { "body", "s", limen_validate_string_length, 16384 },
   { "icon", "v", validate_icon, 0 },
+  { "sound", "v", validate_sound, 0 },
   { "priority", "s", validate_priority, 0 },
   { "default-action", "s", validate_default_action, 0 },
   { "default-action-target", "v", NULL, 0 },
@@ -184,10 +214,11 @@ on_closed (LimenQtNotification *handle, void *user_data)
   notification_free (n);
 }
 
+/* Icon and sound bytes go to a private file, since a notification server takes a path. */
 static char *
-write_icon (GVariant *bytes, GError **error)
+write_private_file (const char *subdir, GVariant *bytes, GError **error)
 {
-  g_autofree char *dir = g_build_filename (g_get_user_runtime_dir (), "limen", "notification-icons", NULL);
+  g_autofree char *dir = g_build_filename (g_get_user_runtime_dir (), "limen", subdir, NULL);
   g_autofree char *name = NULL, *checksum = NULL;
   char *path;
   gsize len;
@@ -199,7 +230,7 @@ write_icon (GVariant *bytes, GError **error)
       return NULL;
     }
   checksum = g_compute_checksum_for_data (G_CHECKSUM_SHA256, data, len);
-  /* One file per notification, so closing one never removes another's icon. */
+  /* One file per notification, so closing one never removes another's. */
   name = g_strdup_printf ("%s-%08x", checksum, g_random_int ());
   path = g_build_filename (dir, name, NULL);
   if (!g_file_set_contents_full (path, (const char *) data, len, G_FILE_SET_CONTENTS_CONSISTENT, 0600, error))
@@ -220,7 +251,7 @@ on_add_notification (LimenDbusImplPortalNotification *skeleton,
 {
   g_autoptr(GError) error = NULL;
   g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(GVariant) opts = NULL, icon = NULL, buttons = NULL;
+  g_autoptr(GVariant) opts = NULL, icon = NULL, buttons = NULL, sound = NULL;
   g_autoptr(GPtrArray) labels = g_ptr_array_new ();
   const char *title = "", *body = "", *priority = "normal", *icon_name = NULL, *default_action = NULL;
   const LimenKdeShim *shim;
@@ -254,6 +285,7 @@ on_add_notification (LimenDbusImplPortalNotification *skeleton,
   g_variant_lookup (opts, "default-action", "&s", &default_action);
   icon = g_variant_lookup_value (opts, "icon", G_VARIANT_TYPE_VARIANT);
   buttons = g_variant_lookup_value (opts, "buttons", G_VARIANT_TYPE ("aa{sv}"));
+  sound = g_variant_lookup_value (opts, "sound", G_VARIANT_TYPE_VARIANT);
 
   n = g_new0 (Notification, 1);
   n->key = g_strconcat (app_id, "\n", id, NULL);
@@ -295,12 +327,31 @@ on_add_notification (LimenDbusImplPortalNotification *skeleton,
         {
           g_autoptr(GError) icon_error = NULL;
 
-          n->icon_file = write_icon (data, &icon_error);
+          n->icon_file = write_private_file ("notification-icons", data, &icon_error);
           if (!n->icon_file)
             g_warning ("Notification icon dropped: %s", icon_error->message);
         }
     }
 
+  if (sound)
+    {
+      g_autoptr(GVariant) inner = g_variant_get_variant (sound);
+
+      if (g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING))
+        spec.suppress_sound = g_str_equal (g_variant_get_string (inner, NULL), "silent");
+      else
+        {
+          g_autoptr(GVariant) data = NULL;
+          g_autoptr(GError) sound_error = NULL;
+          const char *kind;
+
+          g_variant_get (inner, "(&sv)", &kind, &data);
+          n->sound_file = write_private_file ("notification-sounds", data, &sound_error);
+          if (!n->sound_file)
+            g_warning ("Notification sound dropped: %s", sound_error->message);
+        }
+    }
+  spec.sound_file = n->sound_file;
   spec.app_id = app_id;
   spec.title = title;
   spec.body = body;

@@ -286,3 +286,27 @@ def test_email_bad_input(bus, key, value):
     with pytest.raises(GLib.Error) as e:
         kh.call_impl(bus, "Email", "ComposeEmail", (kh.new_handle(bus), "a", "", {key: value}), "(ossa{sv})")
     assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+
+
+def test_notification_sound_hints(bus, notifications):
+    """Sound bytes (validated by the frontend) reach the server as a private sound-file;
+    "silent" as suppress-sound."""
+    data = b"RIFF" + bytes(40)
+    add(bus, "org.example.App", "s1", {"title": GLib.Variant("s", "Ding"),
+                                       "sound": GLib.Variant("v", GLib.Variant("(sv)", ("bytes", GLib.Variant("ay", data))))})
+    calls = limentest.wait_until(lambda: notify_calls(bus), 10)
+    assert calls
+    hints = calls[-1][2][6]
+    path = hints.get("sound-file")
+    assert path and path.startswith(bus.runtime_dir)
+    with open(path, "rb") as f:
+        assert f.read() == data
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    add(bus, "org.example.App", "s2", {"title": GLib.Variant("s", "Quiet"),
+                                       "sound": GLib.Variant("v", GLib.Variant("s", "silent"))})
+    assert limentest.wait_until(lambda: len(notify_calls(bus)) >= 2, 10)
+    hints = notify_calls(bus)[-1][2][6]
+    assert hints.get("suppress-sound") is True and "sound-file" not in hints
+    with pytest.raises(GLib.Error) as e:
+        add(bus, "org.example.App", "s3", {"sound": GLib.Variant("v", GLib.Variant("s", "loud"))})
+    assert "sound" in e.value.message

@@ -1,7 +1,11 @@
-"""org.freedesktop.portal.Notification through limen-portal with a dbusmock backend; icon
-bytes are judged by limen-validate-icon (or XDP_VALIDATE_ICON)."""
+"""org.freedesktop.portal.Notification (version 2) through limen-portal with a dbusmock
+backend; icon bytes are judged by limen-validate-icon (or XDP_VALIDATE_ICON), sound bytes by
+limen-validate-sound (or XDP_VALIDATE_SOUND)."""
+import math
 import os
+import struct
 import subprocess
+import wave
 
 import pytest
 from gi.repository import GLib
@@ -90,7 +94,13 @@ BAD = [
     ("n", {"buttons": v("aa{sv}", [{"label": v("s", "x"), "action": v("s", "a")}] * 9)}, "buttons"),
     ("n", {"icon": v("v", v("(sv)", ("file", v("s", "/etc/passwd"))))}, "icon"),
     ("n", {"icon": v("v", v("(sv)", ("themed", v("as", ["../../x"]))))}, "icon"),
-    ("n", {"icon": v("s", "dialog")}, "icon"),
+    ("n", {"icon": v("s", "../dialog")}, "icon"),
+    ("n", {"icon": v("v", v("(sv)", ("file-descriptor", v("h", 0))))}, "icon"),
+    ("n", {"sound": v("s", "loud")}, "sound"),
+    ("n", {"sound": v("v", v("(sv)", ("file", v("s", "/usr/share/sounds/x.oga"))))}, "sound"),
+    ("n", {"sound": v("v", v("(sv)", ("file-descriptor", v("h", 3))))}, "sound"),
+    ("n", {"sound": v("v", v("(sv)", ("bytes", v("ay", b""))))}, "sound"),
+    ("n", {"sound": v("u", 1)}, "sound"),
 ]
 
 
@@ -162,3 +172,163 @@ def test_turned_off_notifications_are_refused(env):
     # Another app is not affected.
     r = limentest.run_sandboxed(bus, "org.example.Other", script)
     assert r.stdout.strip() == "OK"
+
+
+def test_version_is_2(env):
+    bus, backend, client = env
+    assert bus.get_property(N, "version") == 2
+
+
+def test_plain_string_icon_is_a_themed_name(env):
+    bus, backend, client = env
+    add(bus, client, "s", {"icon": v("s", "dialog-information")})
+    (app_id, id, n), = backend.args("AddNotification")
+    assert n["icon"] == ("themed", ["dialog-information"])
+
+
+def memfd(data, seal=True):
+    fd = os.memfd_create("limen-test", os.MFD_ALLOW_SEALING if seal else 0)
+    os.write(fd, data)
+    return fd
+
+
+def test_icon_in_a_memfd(env, tmp_path):
+    bus, backend, client = env
+    data = png(tmp_path, 48)
+    fd = memfd(data)
+    bus.call(N, "AddNotification", ("fd", {"icon": v("v", v("(sv)", ("file-descriptor", v("h", 0))))}),
+             "(sa{sv})", conn=client.conn, fds=[fd])
+    os.close(fd)
+    (app_id, id, n), = backend.args("AddNotification")
+    assert n["icon"][0] == "bytes" and bytes(n["icon"][1]) == data
+
+
+def test_icon_fd_that_is_not_a_memfd_is_refused(env, tmp_path):
+    bus, backend, client = env
+    p = tmp_path / "i.png"
+    p.write_bytes(png(tmp_path, 16))
+    for fd in (os.open(p, os.O_RDONLY), memfd(p.read_bytes(), seal=False)):
+        with pytest.raises(GLib.Error) as e:
+            bus.call(N, "AddNotification", ("fd", {"icon": v("v", v("(sv)", ("file-descriptor", v("h", 0))))}),
+                     "(sa{sv})", conn=client.conn, fds=[fd])
+        os.close(fd)
+        assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument" and "icon" in e.value.message
+    assert backend.args("AddNotification") == []
+
+
+def wav_bytes(tmp_path, seconds=0.5, rate=22050):
+    p = tmp_path / f"s{seconds}.wav"
+    with wave.open(str(p), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(b"".join(struct.pack("<h", int(8000 * math.sin(i / 8))) for i in range(int(rate * seconds))))
+    return p
+
+
+def encoded(tmp_path, kind):
+    src = wav_bytes(tmp_path)
+    out = tmp_path / f"s.{kind}"
+    if kind == "ogg":
+        subprocess.run(["oggenc", "-Q", "-o", str(out), str(src)], check=True)
+    elif kind == "opus":
+        subprocess.run(["opusenc", "--quiet", str(src), str(out)], check=True)
+    else:
+        out = src
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["wav", "ogg", "opus"])
+def test_sound_bytes_pass_validation(env, tmp_path, kind):
+    bus, backend, client = env
+    data = encoded(tmp_path, kind)
+    add(bus, client, "snd", {"title": v("s", "t"), "sound": v("v", v("(sv)", ("bytes", v("ay", data))))})
+    (app_id, id, n), = backend.args("AddNotification")
+    assert n["sound"][0] == "bytes" and bytes(n["sound"][1]) == data
+
+
+def test_sound_in_a_memfd(env, tmp_path):
+    bus, backend, client = env
+    data = encoded(tmp_path, "opus")
+    fd = memfd(data)
+    bus.call(N, "AddNotification", ("fd", {"sound": v("v", v("(sv)", ("file-descriptor", v("h", 0))))}),
+             "(sa{sv})", conn=client.conn, fds=[fd])
+    os.close(fd)
+    (app_id, id, n), = backend.args("AddNotification")
+    assert bytes(n["sound"][1]) == data
+
+
+@pytest.mark.parametrize("word", ["default", "silent"])
+def test_sound_words_pass_through(env, word):
+    bus, backend, client = env
+    add(bus, client, "w", {"sound": v("v", v("s", word))})
+    (app_id, id, n), = backend.args("AddNotification")
+    assert n["sound"] == word
+
+
+@pytest.mark.parametrize("what", ["random", "truncated-ogg", "corrupt-opus", "mp3-like", "too-long", "float-wav"])
+def test_bad_sound_bytes_refused(env, tmp_path, what):
+    bus, backend, client = env
+    if what == "random":
+        data = os.urandom(400)
+    elif what == "truncated-ogg":
+        data = encoded(tmp_path, "ogg")[:-300]
+    elif what == "corrupt-opus":
+        data = bytearray(encoded(tmp_path, "opus"))
+        data[len(data) // 2] ^= 0x40
+        data = bytes(data)
+    elif what == "mp3-like":
+        data = b"ID3\x03\x00\x00\x00\x00\x00\x00" + os.urandom(500)
+    elif what == "too-long":
+        data = wav_bytes(tmp_path, seconds=31, rate=8000).read_bytes()
+    else:
+        data = bytearray(encoded(tmp_path, "wav"))
+        data[20] = 3  # WAVE_FORMAT_IEEE_FLOAT: not the PCM the specification names
+        data = bytes(data)
+    with pytest.raises(GLib.Error) as e:
+        add(bus, client, "bad", {"sound": v("v", v("(sv)", ("bytes", v("ay", data))))})
+    assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
+    assert "sound" in e.value.message
+    assert backend.args("AddNotification") == []
+    add(bus, client, "ok", {"title": v("s", "still serving")})
+
+
+def test_sound_validator_override(bus, tmp_path):
+    """XDP_VALIDATE_SOUND names the sound validator: the frontend runs that program, with the
+    sound on its stdin, and follows its verdict."""
+    seen = tmp_path / "seen"
+    fake = tmp_path / "fake-validate-sound.sh"
+    fake.write_text(f"#!/bin/sh\ncat > {seen}\necho 'wav 1 8000 5'\n")
+    fake.chmod(0o755)
+    backend = rh.setup(bus, ["notification"], portal_env={"XDP_VALIDATE_SOUND": str(fake)})
+    client = rh.Client(bus)
+    # Garbage our validator would refuse; the named one accepts it and saw exactly these bytes.
+    add(bus, client, "x", {"sound": v("v", v("(sv)", ("bytes", v("ay", b"not a sound at all"))))})
+    assert seen.read_bytes() == b"not a sound at all"
+    assert len(backend.args("AddNotification")) == 1
+
+
+def test_sound_validator_override_refusing(bus, tmp_path):
+    refuse = tmp_path / "refuse.sh"
+    refuse.write_text("#!/bin/sh\nexit 1\n")
+    refuse.chmod(0o755)
+    backend = rh.setup(bus, ["notification"], portal_env={"XDP_VALIDATE_SOUND": str(refuse)})
+    client = rh.Client(bus)
+    with pytest.raises(GLib.Error) as e:
+        add(bus, client, "x", {"sound": v("v", v("(sv)", ("bytes", v("ay", encoded(tmp_path, "wav")))))})
+    assert "sound" in e.value.message
+    add(bus, client, "y", {"sound": v("v", v("s", "silent"))})
+    assert len(backend.args("AddNotification")) == 1
+
+
+def test_icon_validator_override_is_what_runs(bus, tmp_path):
+    """The validator XDP_VALIDATE_ICON names really runs: it sees the bytes and its yes counts."""
+    seen = tmp_path / "seen"
+    fake = tmp_path / "fake-validate-icon.sh"
+    fake.write_text(f"#!/bin/sh\ncat > {seen}\necho 'png 16 16'\n")
+    fake.chmod(0o755)
+    backend = rh.setup(bus, ["notification"], portal_env={"XDP_VALIDATE_ICON": str(fake)})
+    client = rh.Client(bus)
+    add(bus, client, "x", {"icon": v("v", v("(sv)", ("bytes", v("ay", b"no image"))))})
+    assert seen.read_bytes() == b"no image"
+    assert len(backend.args("AddNotification")) == 1

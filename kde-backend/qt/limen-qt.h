@@ -201,6 +201,8 @@ typedef struct {
   int          has_default_action;
   size_t       n_buttons;
   const char **button_labels;   /* button i invokes action index i */
+  const char  *sound_file;      /* local sound for the server to play, or NULL */
+  int          suppress_sound;  /* the app asked for silence */
 } LimenQtNotificationSpec;
 
 typedef struct _LimenQtNotification LimenQtNotification;

@@ -37,6 +37,11 @@ limen_qt_notification_show (const LimenQtNotificationSpec *spec, LimenQtNotifica
   n->setUrgency (urgencies[spec->urgency >= 0 && spec->urgency <= 3 ? spec->urgency : 1]);
   if (spec->app_id && *spec->app_id)
     n->setHint (QStringLiteral ("desktop-entry"), str (spec->app_id));
+  /* The freedesktop notification hints for an app's own sound or for silence. */
+  if (spec->suppress_sound)
+    n->setHint (QStringLiteral ("suppress-sound"), true);
+  else if (spec->sound_file && *spec->sound_file)
+    n->setHint (QStringLiteral ("sound-file"), str (spec->sound_file));
   /* KNotification offers a default action only when it has a label; servers rarely show it. */
   if (spec->has_default_action)
     n->setDefaultAction (i18nc ("@action default action of a notification", "Open"));

@@ -13,7 +13,7 @@
 #include <gio/gdesktopappinfo.h>
 
 #include "backend.h"
-#include "icon-validate.h"
+#include "media-validate.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.DynamicLauncher"
 #define TOKEN_LIFETIME_US (5 * 60 * G_USEC_PER_SEC)

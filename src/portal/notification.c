@@ -1,18 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Icon bytes from an app are the one input here that a complex parser would chew on, so
- * they are judged by limen-validate-icon in a process of its own with tight limits. */
+ * Icon and sound bytes from an app are the inputs here that a complex parser would chew on,
+ * so they are judged by limen-validate-icon and limen-validate-sound in processes of their
+ * own with tight limits. Bytes passed as a memfd are copied once and the copy is what gets
+ * validated and forwarded, so the app cannot change them in between. Version 2 of the
+ * interface; the backend's (version 1) gets icon and sound as ("bytes", <ay>). */
 #include "notification.h"
 
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gio/gunixfdlist.h>
 
 #include "backend.h"
-#include "icon-validate.h"
+#include "fd-check.h"
+#include "media-validate.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Notification"
 #define ID_MAX 256
 #define BUTTONS_MAX 8
 #define ICON_BYTES_MAX (4 * 1024 * 1024)
+#define SOUND_BYTES_MAX (16 * 1024 * 1024)
+#define SOUND_SECONDS_MAX 30
 
 static LimenDbusPortalNotification *skeleton;
 static GHashTable *owners;   /* "APPID\nID" → unique name that added it */
@@ -144,6 +155,9 @@ typedef struct {
   char                  *id;
   GVariant              *notification;   /* checked, without the icon */
   GVariant              *icon;           /* serialized GIcon to add once validated */
+  GBytes                *icon_bytes;     /* to validate, if any */
+  GVariant              *sound;          /* "default", "silent" or ("bytes", <ay>) */
+  GBytes                *sound_bytes;    /* to validate, if any */
 } Add;
 
 static void
@@ -154,6 +168,9 @@ add_free (Add *a)
   g_free (a->id);
   g_clear_pointer (&a->notification, g_variant_unref);
   g_clear_pointer (&a->icon, g_variant_unref);
+  g_clear_pointer (&a->icon_bytes, g_bytes_unref);
+  g_clear_pointer (&a->sound, g_variant_unref);
+  g_clear_pointer (&a->sound_bytes, g_bytes_unref);
   g_free (a);
 }
 
@@ -204,6 +221,8 @@ send_to_backend (Add *a)
     }
   if (a->icon)
     g_variant_builder_add (&b, "{sv}", "icon", a->icon);
+  if (a->sound)
+    g_variant_builder_add (&b, "{sv}", "sound", a->sound);
   g_dbus_connection_call (a->context->connection, backend, LIMEN_PORTAL_PATH, IMPL_IFACE, "AddNotification",
                           g_variant_new ("(ss@a{sv})", a->app_id, a->id, g_variant_builder_end (&b)),
                           NULL, G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK, NULL, on_added, a);
@@ -249,37 +268,104 @@ check_permission_then_send (Add *a)
 }
 
 static void
-refuse_icon (Add *a, const char *why)
+refuse (Add *a, const char *key, const char *why)
 {
-  g_debug ("Icon of notification %s refused: %s", a->id, why);
+  g_debug ("The %s of notification %s was refused: %s", key, a->id, why);
   g_dbus_method_invocation_return_error (a->invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                         "Invalid value for icon: %s", why);
+                                         "Invalid value for %s: %s", key, why);
   add_free (a);
 }
 
 static void
-on_validated (gboolean ok, const char *format, guint width, gpointer user_data)
+on_sound_validated (gboolean ok, const char *format, guint milliseconds, gpointer user_data)
 {
   Add *a = user_data;
 
   if (!ok)
     {
-      refuse_icon (a, "not a PNG, JPEG or SVG image of at most 512×512 pixels");
+      refuse (a, "sound", "not a WAV (PCM), Ogg Vorbis or Ogg Opus sound of at most 30 seconds");
       return;
     }
+  g_debug ("Sound of notification %s: %s, %u ms", a->id, format, milliseconds);
   check_permission_then_send (a);
 }
 
-/* Serialized GIcon: ("themed", <as>) names are checked here, ("bytes", <ay>) by the
- * validator; anything else (a file path, a GIO-specific class) is refused. */
+static void
+validate_sound_then_send (Add *a)
+{
+  if (a->sound_bytes)
+    limen_sound_validate (a->sound_bytes, SOUND_SECONDS_MAX, on_sound_validated, a);
+  else
+    check_permission_then_send (a);
+}
+
+static void
+on_icon_validated (gboolean ok, const char *format, guint width, gpointer user_data)
+{
+  Add *a = user_data;
+
+  if (!ok)
+    {
+      refuse (a, "icon", "not a PNG, JPEG or SVG image of at most 512×512 pixels");
+      return;
+    }
+  validate_sound_then_send (a);
+}
+
+/* ("file-descriptor", <h>): the specification asks for a sealable memfd. Its bytes are
+ * read once, here; what the app does with the fd afterwards changes nothing. */
+static GBytes *
+read_memfd (GUnixFDList *fd_list, GVariant *handle, const char *key, gsize max, GError **error)
+{
+  g_autofd int fd = limen_fd_list_get (fd_list, g_variant_get_handle (handle), key, error);
+  const int fixed = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
+  struct stat st;
+  g_autofree guchar *data = NULL;
+  gsize done = 0;
+  int seals;
+
+  if (fd < 0)
+    return NULL;
+  /* Sealable: sealing still allowed, or already sealed against every change. */
+  seals = fcntl (fd, F_GET_SEALS);
+  if (seals < 0 || ((seals & F_SEAL_SEAL) && (seals & fixed) != fixed) || fstat (fd, &st) != 0 ||
+      !S_ISREG (st.st_mode))
+    return bad (error, key, "the file descriptor must be a sealable memfd"), NULL;
+  if (st.st_size <= 0 || (guint64) st.st_size > max)
+    return bad (error, key, "data empty or too large"), NULL;
+  data = g_malloc (st.st_size);
+  while (done < (gsize) st.st_size)
+    {
+      ssize_t n = pread (fd, data + done, st.st_size - done, done);
+
+      if (n <= 0)
+        return bad (error, key, "the file descriptor could not be read"), NULL;
+      done += n;
+    }
+  return g_bytes_new_take (g_steal_pointer (&data), done);
+}
+
+/* Serialized GIcon: ("themed", <as>) names are checked here, ("bytes", <ay>) and
+ * ("file-descriptor", <h>) by the validator; anything else (a file path, a GIO-specific
+ * class) is refused. */
 static gboolean
-check_icon (Add *a, GVariant *icon, GBytes **bytes, GError **error)
+check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
 {
   const char *kind;
   g_autoptr(GVariant) inner = NULL;
 
+  /* The specification's older form: one themed icon name as a plain string. */
+  if (g_variant_is_of_type (icon, G_VARIANT_TYPE_STRING))
+    {
+      const char *name = g_variant_get_string (icon, NULL);
+
+      if (!valid_icon_name (name))
+        return bad (error, "icon", "not an icon name");
+      a->icon = g_variant_ref_sink (g_variant_new ("(sv)", "themed", g_variant_new_strv (&name, 1)));
+      return TRUE;
+    }
   if (!g_variant_is_of_type (icon, G_VARIANT_TYPE ("(sv)")))
-    return bad (error, "icon", "must be a serialized themed or bytes icon");
+    return bad (error, "icon", "must be a serialized themed, bytes or file-descriptor icon");
   g_variant_get (icon, "(&sv)", &kind, &inner);
   if (g_str_equal (kind, "themed") && g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING_ARRAY))
     {
@@ -297,22 +383,83 @@ check_icon (Add *a, GVariant *icon, GBytes **bytes, GError **error)
     {
       if (g_variant_get_size (inner) == 0 || g_variant_get_size (inner) > ICON_BYTES_MAX)
         return bad (error, "icon", "image data empty or too large");
-      *bytes = g_variant_get_data_as_bytes (inner);
+      a->icon_bytes = g_variant_get_data_as_bytes (inner);
       a->icon = g_variant_ref (icon);
       return TRUE;
     }
-  return bad (error, "icon", "must be a serialized themed or bytes icon");
+  if (g_str_equal (kind, "file-descriptor") && g_variant_is_of_type (inner, G_VARIANT_TYPE_HANDLE))
+    {
+      a->icon_bytes = read_memfd (fd_list, inner, "icon", ICON_BYTES_MAX, error);
+      if (a->icon_bytes == NULL)
+        return FALSE;
+      a->icon = g_variant_ref_sink (g_variant_new ("(sv)", "bytes",
+                                                   g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING,
+                                                                             a->icon_bytes, TRUE)));
+      return TRUE;
+    }
+  return bad (error, "icon", "must be a serialized themed, bytes or file-descriptor icon");
+}
+
+/* "default" and "silent" pass as they are; sound data, inline or in a memfd, goes to the
+ * validator and on to the backend as ("bytes", <ay>). */
+static gboolean
+check_sound (Add *a, GVariant *sound, GUnixFDList *fd_list, GError **error)
+{
+  const char *kind;
+  g_autoptr(GVariant) inner = NULL;
+
+  if (g_variant_is_of_type (sound, G_VARIANT_TYPE_STRING))
+    {
+      const char *s = g_variant_get_string (sound, NULL);
+
+      if (!g_str_equal (s, "default") && !g_str_equal (s, "silent"))
+        return bad (error, "sound", "must be \"default\", \"silent\" or a serialized sound");
+      a->sound = g_variant_ref (sound);
+      return TRUE;
+    }
+  if (!g_variant_is_of_type (sound, G_VARIANT_TYPE ("(sv)")))
+    return bad (error, "sound", "must be \"default\", \"silent\" or a serialized sound");
+  g_variant_get (sound, "(&sv)", &kind, &inner);
+  if (g_str_equal (kind, "bytes") && g_variant_is_of_type (inner, G_VARIANT_TYPE_BYTESTRING))
+    {
+      if (g_variant_get_size (inner) == 0 || g_variant_get_size (inner) > SOUND_BYTES_MAX)
+        return bad (error, "sound", "sound data empty or too large");
+      a->sound_bytes = g_variant_get_data_as_bytes (inner);
+    }
+  else if (g_str_equal (kind, "file-descriptor") && g_variant_is_of_type (inner, G_VARIANT_TYPE_HANDLE))
+    {
+      a->sound_bytes = read_memfd (fd_list, inner, "sound", SOUND_BYTES_MAX, error);
+      if (a->sound_bytes == NULL)
+        return FALSE;
+    }
+  else
+    return bad (error, "sound", "must be \"default\", \"silent\" or a serialized sound");
+  a->sound = g_variant_ref_sink (g_variant_new ("(sv)", "bytes",
+                                                g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING,
+                                                                          a->sound_bytes, TRUE)));
+  return TRUE;
+}
+
+/* Icons and sounds may come boxed in one more variant; look through it. */
+static GVariant *
+lookup_unboxed (GVariant *notification, const char *key)
+{
+  g_autoptr(GVariant) v = g_variant_lookup_value (notification, key, NULL);
+
+  if (v == NULL)
+    return NULL;
+  return g_variant_is_of_type (v, G_VARIANT_TYPE_VARIANT) ? g_variant_get_variant (v) : g_steal_pointer (&v);
 }
 
 static gboolean
 handle_add_notification (LimenDbusPortalNotification *object, GDBusMethodInvocation *invocation,
-                         const char *id, GVariant *notification, LimenPortalContext *context)
+                         GUnixFDList *fd_list, const char *id, GVariant *notification, LimenPortalContext *context)
 {
   g_autoptr(GError) error = NULL;
   g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(GVariant) buttons = NULL;
   g_autoptr(GVariant) icon = NULL;
-  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GVariant) sound = NULL;
   GVariantBuilder button_builder;
   Add *a;
 
@@ -350,23 +497,18 @@ handle_add_notification (LimenDbusPortalNotification *object, GDBusMethodInvocat
   a->app_id = g_strdup (limen_app_info_get_id (info));
   a->id = g_strdup (id);
   a->notification = g_variant_ref_sink (g_variant_builder_end (&b));
-  icon = g_variant_lookup_value (notification, "icon", NULL);
-  if (icon)
+  icon = lookup_unboxed (notification, "icon");
+  sound = lookup_unboxed (notification, "sound");
+  if ((icon && !check_icon (a, icon, fd_list, &error)) || (sound && !check_sound (a, sound, fd_list, &error)))
     {
-      g_autoptr(GVariant) unboxed = g_variant_is_of_type (icon, G_VARIANT_TYPE_VARIANT)
-                                    ? g_variant_get_variant (icon) : g_variant_ref (icon);
-
-      if (!check_icon (a, unboxed, &bytes, &error))
-        {
-          limen_invocation_return_gerror (invocation, error);
-          add_free (a);
-          return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
+      limen_invocation_return_gerror (invocation, error);
+      add_free (a);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (bytes)
-    limen_icon_validate (bytes, 512, on_validated, a);
+  if (a->icon_bytes)
+    limen_icon_validate (a->icon_bytes, 512, on_icon_validated, a);
   else
-    check_permission_then_send (a);
+    validate_sound_then_send (a);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -438,7 +580,7 @@ limen_notification_new (LimenPortalContext *context)
   owners = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
   skeleton = limen_dbus_portal_notification_skeleton_new ();
-  limen_dbus_portal_notification_set_version (skeleton, 1);
+  limen_dbus_portal_notification_set_version (skeleton, 2);
   g_signal_connect (skeleton, "handle-add-notification", G_CALLBACK (handle_add_notification), context);
   g_signal_connect (skeleton, "handle-remove-notification", G_CALLBACK (handle_remove_notification), context);
   g_dbus_connection_signal_subscribe (context->connection, NULL, IMPL_IFACE, "ActionInvoked", LIMEN_PORTAL_PATH,
