@@ -305,7 +305,7 @@ def test_access_dialog_becomes_child(bus, kwin, parent, kde):
     close_and_check(bus, kde, handle, call)
 
 
-@pytest.mark.parametrize("bad", ["not-a-handle", "{00000000-0000-0000-0000-000000000000}", ""])
+@pytest.mark.parametrize("bad", ["not-a-handle", "{00000000-0000-0000-0000-000000000000}", "", "ä" * 120])
 def test_unknown_handle_opens_parentless(bus, kwin, parent, kde, bad):
     title = "Open with a bogus parent"
     handle, call = open_file(bus, title, "wayland:" + bad)
@@ -346,3 +346,36 @@ def test_x11_parent_on_wayland_is_ignored(bus, kwin, parent, kde):
     handle, call = open_file(bus, title, "x11:1234")
     assert kwin.wait_window(title)["transient"] is False
     close_and_check(bus, kde, handle, call)
+
+
+def start_limen_portal(bus):
+    """limen-portal choosing limen-kde through kde-portals.conf (XDG_CURRENT_DESKTOP=KDE)."""
+    shutil.copy(kh.portal_file_path(), os.path.join(bus.env["XDG_DESKTOP_PORTAL_DIR"], "limen.portal"))
+    conf = os.path.join(bus.config_home, "xdg-desktop-portal")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "kde-portals.conf"), "w") as f:
+        f.write("[preferred]\ndefault=limen\n")
+    return bus.start_portal(env={"XDG_CURRENT_DESKTOP": "KDE"})
+
+
+@pytest.mark.parametrize("frontend", ["limen", "reference"])
+def test_parent_through_frontend(bus, kwin, parent, kde, frontend):
+    """An app's real path: org.freedesktop.portal.FileChooser with its exported handle, through
+    limen-portal and through Debian's xdg-desktop-portal 1.16."""
+    if frontend == "limen":
+        start_limen_portal(bus)
+    else:
+        kh.start_reference_frontend(bus)
+    title = f"Through {frontend} frontend"
+    token = "wl" + frontend
+    bus.call("org.freedesktop.portal.FileChooser", "OpenFile",
+             ("wayland:" + parent.handle, title, {"handle_token": GLib.Variant("s", token)}), "(ssa{sv})")
+    kwin.wait_window(title)
+    limentest.wait_until(lambda: kwin.wait_window(title)["transient"], 10)
+    win = kwin.wait_window(title)
+    assert win["transient"] is True and win["transientFor"] == PARENT_TITLE, win
+    sender = bus.conn.get_unique_name()[1:].replace(".", "_")
+    bus.call("org.freedesktop.portal.Request", "Close",
+             path=f"/org/freedesktop/portal/desktop/request/{sender}/{token}")
+    assert limentest.wait_until(lambda: not any(w["caption"] == title for w in kwin.windows()), 10)
+    assert kde.alive()
