@@ -12,6 +12,8 @@
 
 #include <glib.h>
 
+#include "validator-main.h"
+
 #define DATA_MAX (4 * 1024 * 1024)
 
 static guint32
@@ -215,43 +217,17 @@ int
 main (int argc, char **argv)
 {
   int max_size = 512;
-  g_autoptr(GOptionContext) context = NULL;
-  GOptionEntry entries[] = {
-    { "max-size", 0, 0, G_OPTION_ARG_INT, &max_size, "Largest accepted width and height", "PIXELS" },
-    { NULL }
-  };
-  g_autoptr(GError) error = NULL;
-  g_autofree guchar *data = g_malloc (DATA_MAX + 1);
+  g_autofree guchar *data = NULL;
   gsize len = 0;
+  int status;
   guint w = 0, h = 0;
   const char *format = "", *why = "unknown format";
   gboolean ok = FALSE;
 
-  context = g_option_context_new ("< IMAGE");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    {
-      fprintf (stderr, "%s\n", error->message);
-      return 2;
-    }
-  for (;;)
-    {
-      ssize_t n = read (0, data + len, DATA_MAX + 1 - len);
-
-      if (n < 0)
-        {
-          perror ("read");
-          return 2;
-        }
-      if (n == 0)
-        break;
-      len += n;
-      if (len > DATA_MAX)
-        {
-          fprintf (stderr, "image larger than %d bytes\n", DATA_MAX);
-          return 1;
-        }
-    }
+  status = limen_validator_start (argc, argv, "< IMAGE", "max-size", "Largest accepted width and height in pixels",
+                                  &max_size, DATA_MAX, &data, &len);
+  if (status >= 0)
+    return status;
   if (len >= 8 && memcmp (data, "\x89PNG\r\n\x1a\n", 8) == 0)
     ok = check_png (data, len, &w, &h, &why), format = "png";
   else if (len >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff)

@@ -15,6 +15,8 @@
 
 #include <glib.h>
 
+#include "validator-main.h"
+
 #define DATA_MAX (16 * 1024 * 1024)
 
 typedef struct {
@@ -323,43 +325,17 @@ int
 main (int argc, char **argv)
 {
   int max_duration = 30;
-  g_autoptr(GOptionContext) context = NULL;
-  GOptionEntry entries[] = {
-    { "max-duration", 0, 0, G_OPTION_ARG_INT, &max_duration, "Longest accepted sound", "SECONDS" },
-    { NULL }
-  };
-  g_autoptr(GError) error = NULL;
-  g_autofree guchar *data = g_malloc (DATA_MAX + 1);
+  g_autofree guchar *data = NULL;
   gsize len = 0;
+  int status;
   SoundInfo info = { 0 };
   const char *why = "unknown format";
   gboolean ok = FALSE;
 
-  context = g_option_context_new ("< SOUND");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    {
-      fprintf (stderr, "%s\n", error->message);
-      return 2;
-    }
-  for (;;)
-    {
-      ssize_t n = read (0, data + len, DATA_MAX + 1 - len);
-
-      if (n < 0)
-        {
-          perror ("read");
-          return 2;
-        }
-      if (n == 0)
-        break;
-      len += n;
-      if (len > DATA_MAX)
-        {
-          fprintf (stderr, "rejected: sound larger than %d bytes\n", DATA_MAX);
-          return 1;
-        }
-    }
+  status = limen_validator_start (argc, argv, "< SOUND", "max-duration", "Longest accepted sound in seconds",
+                                  &max_duration, DATA_MAX, &data, &len);
+  if (status >= 0)
+    return status;
   if (len >= 4 && memcmp (data, "RIFF", 4) == 0)
     ok = check_wav (data, len, &info, &why);
   else if (len >= 4 && memcmp (data, "OggS", 4) == 0)
