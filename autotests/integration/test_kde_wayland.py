@@ -85,7 +85,7 @@ for (var i = 0; i < list.length; i++) {
   var w = list[i];
   out(JSON.stringify({caption: w.caption, transient: w.transient,
       transientFor: w.transientFor ? w.transientFor.caption : null, resourceClass: w.resourceClass,
-      pid: w.pid, active: w.active, x: w.x, y: w.y, width: w.width, height: w.height}));
+      pid: w.pid, active: w.active, modal: w.modal, x: w.x, y: w.y, width: w.width, height: w.height}));
 }
 """)]
 
