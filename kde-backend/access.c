@@ -9,7 +9,7 @@ static const LimenOption access_options[] = {
   { "deny_label", "s", limen_validate_string_length, 256 },
   { "grant_label", "s", limen_validate_string_length, 256 },
   { "icon", "s", limen_validate_string_length, 256 },
-  { "choices", "a(ssa(ss)s)", limen_kde_validate_choices, 0 },
+  { "choices", "a(ssa(ss)s)", limen_validate_choices, 0 },
   { NULL }
 };
 

@@ -7,108 +7,18 @@
 
 #include "errors.h"
 
-#define MAX_FILTERS 256
-#define MAX_PATTERNS 256
-#define MAX_FILES 4096
-
-static gboolean
-check_filter (const char *key, GVariant *filter, GError **e)
-{
-  const char *name;
-  g_autoptr(GVariantIter) iter = NULL;
-  guint32 type;
-  const char *pattern;
-  gsize n = 0;
-
-  g_variant_get (filter, "(&sa(us))", &name, &iter);
-  if (strlen (name) > 1024 || !g_utf8_validate (name, -1, NULL))
-    {
-      limen_option_set_error (e, key, "a filter name is too long or not UTF-8");
-      return FALSE;
-    }
-  while (g_variant_iter_next (iter, "(u&s)", &type, &pattern))
-    {
-      if (++n > MAX_PATTERNS)
-        {
-          limen_option_set_error (e, key, "too many patterns in a filter");
-          return FALSE;
-        }
-      if (type > 1)
-        {
-          limen_option_set_error (e, key, "a pattern type must be 0 (glob) or 1 (MIME type)");
-          return FALSE;
-        }
-      if (*pattern == '\0' || strlen (pattern) > 1024 || !g_utf8_validate (pattern, -1, NULL))
-        {
-          limen_option_set_error (e, key, "a pattern is empty, too long or not UTF-8");
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
-
-static gboolean
-validate_filters (const LimenOption *o, GVariant *v, GError **e)
-{
-  if (g_variant_n_children (v) > MAX_FILTERS)
-    {
-      limen_option_set_error (e, o->key, "too many filters");
-      return FALSE;
-    }
-  for (gsize i = 0; i < g_variant_n_children (v); i++)
-    {
-      g_autoptr(GVariant) f = g_variant_get_child_value (v, i);
-
-      if (!check_filter (o->key, f, e))
-        return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
-validate_filter (const LimenOption *o, GVariant *v, GError **e)
-{
-  return check_filter (o->key, v, e);
-}
-
-/* Names to save in a chosen folder: plain file names, NUL-terminated bytes. */
-static gboolean
-validate_files (const LimenOption *o, GVariant *v, GError **e)
-{
-  gsize n = g_variant_n_children (v);
-
-  if (n > MAX_FILES)
-    {
-      limen_option_set_error (e, o->key, "too many files");
-      return FALSE;
-    }
-  for (gsize i = 0; i < n; i++)
-    {
-      g_autoptr(GVariant) child = g_variant_get_child_value (v, i);
-      gsize len;
-      const char *data = g_variant_get_fixed_array (child, &len, 1);
-
-      if (len < 2 || data[len - 1] != '\0' || memchr (data, '\0', len - 1) || len - 1 > 255 ||
-          memchr (data, '/', len - 1) || strcmp (data, ".") == 0 || strcmp (data, "..") == 0)
-        {
-          limen_option_set_error (e, o->key, "each entry must be a file name (no '/', not . or ..)");
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
 
 static const LimenOption common_options[] = {
   { "accept_label", "s", limen_validate_string_length, 256 },
   { "modal", "b", NULL, 0 },
-  { "choices", "a(ssa(ss)s)", limen_kde_validate_choices, 0 },
+  { "choices", "a(ssa(ss)s)", limen_validate_choices, 0 },
   { "current_folder", "ay", limen_validate_byte_path, 0 },
   { NULL }
 };
 
 static const LimenOption filter_options[] = {
-  { "filters", "a(sa(us))", validate_filters, 0 },
-  { "current_filter", "(sa(us))", validate_filter, 0 },
+  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
+  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
   { NULL }
 };
 
@@ -125,7 +35,7 @@ static const LimenOption save_options[] = {
 };
 
 static const LimenOption save_files_options[] = {
-  { "files", "aay", validate_files, 0 },
+  { "files", "aay", limen_validate_file_names, 0 },
   { NULL }
 };
 

@@ -111,9 +111,6 @@ typedef struct {
   GPtrArray     *arrays;     /* owns option id/label arrays */
 } LimenKdeChoices;
 
-/* Validator for choices a(ssa(ss)s): bounded counts, non-empty ids, initial in options. */
-gboolean limen_kde_validate_choices (const LimenOption *o, GVariant *v, GError **e);
-
 /* Fill @out from a validated choices variant (or NULL). */
 void limen_kde_choices_init (LimenKdeChoices *out, GVariant *choices);
 void limen_kde_choices_clear (LimenKdeChoices *choices);

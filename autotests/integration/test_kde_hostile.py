@@ -27,7 +27,7 @@ CASES = [
     ("FileChooser", "OpenFile", "(osssa{sv})", lambda h: (h, "a", "", "t", {"choices": V("a(ssa(ss)s)", [("", "l", [], "")])})),
     ("FileChooser", "OpenFile", "(osssa{sv})", lambda h: (h, "a", "", "t", {"choices": V("a(ssa(ss)s)", [("c", "l", [], "maybe")])})),
     ("FileChooser", "OpenFile", "(osssa{sv})", lambda h: (h, "a", "", "t", {"choices": V("a(ssa(ss)s)", [("c", "l", [], "")] * 2)})),
-    ("FileChooser", "OpenFile", "(osssa{sv})", lambda h: (h, "a", "", "t", {"choices": V("a(ssa(ss)s)", [("c%d" % i, "l", [], "") for i in range(40)])})),
+    ("FileChooser", "OpenFile", "(osssa{sv})", lambda h: (h, "a", "", "t", {"choices": V("a(ssa(ss)s)", [("c%d" % i, "l", [], "") for i in range(70)])})),
     ("Access", "AccessDialog", "(osssssa{sv})", lambda h: (h, "a", "", "t", "s", "b", {"grant_label": V("u", 1)})),
     ("Access", "AccessDialog", "(osssssa{sv})", lambda h: (h, "a", "", "t", "s", BIG, {})),
     ("Access", "AccessDialog", "(osssssa{sv})", lambda h: (h, "a" * 300, "", "t", "s", "b", {})),

@@ -149,6 +149,173 @@ limen_validate_byte_path (const LimenOption *o, GVariant *v, GError **e)
   return TRUE;
 }
 
+/* The dialog-option validators that the frontend and the backend both apply, so one
+ * accepts exactly what the other does. */
+#define FILTERS_MAX 256
+#define PATTERNS_MAX 256
+#define CHOICES_MAX 64
+#define CHOICE_OPTIONS_MAX 256
+#define LABEL_MAX 1024
+#define FILE_NAMES_MAX 16384
+
+static gboolean
+check_label (const char *key, const char *s, gboolean allow_empty, GError **e)
+{
+  if (strlen (s) > LABEL_MAX || !g_utf8_validate (s, -1, NULL))
+    {
+      limen_option_set_error (e, key, "a label is too long or not UTF-8");
+      return FALSE;
+    }
+  if (!allow_empty && *s == '\0')
+    {
+      limen_option_set_error (e, key, "an id or pattern is empty");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* One filter (sa(us)): a name and glob (0) or MIME type (1) patterns. */
+static gboolean
+check_filter (const char *key, GVariant *filter, GError **e)
+{
+  const char *name, *pattern;
+  g_autoptr(GVariantIter) patterns = NULL;
+  guint32 kind;
+  guint n = 0;
+
+  g_variant_get (filter, "(&sa(us))", &name, &patterns);
+  if (!check_label (key, name, TRUE, e))
+    return FALSE;
+  while (g_variant_iter_next (patterns, "(u&s)", &kind, &pattern))
+    {
+      if (kind > 1)
+        {
+          limen_option_set_error (e, key, "pattern kind must be 0 (glob) or 1 (MIME type)");
+          return FALSE;
+        }
+      if (!check_label (key, pattern, FALSE, e))
+        return FALSE;
+      if (++n > PATTERNS_MAX)
+        {
+          limen_option_set_error (e, key, "too many patterns");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_file_filters (const LimenOption *o, GVariant *v, GError **e)
+{
+  gsize n = g_variant_n_children (v);
+
+  if (n > FILTERS_MAX)
+    {
+      limen_option_set_error (e, o->key, "too many filters");
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) filter = g_variant_get_child_value (v, i);
+
+      if (!check_filter (o->key, filter, e))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_file_filter (const LimenOption *o, GVariant *v, GError **e)
+{
+  return check_filter (o->key, v, e);
+}
+
+gboolean
+limen_validate_choices (const LimenOption *o, GVariant *v, GError **e)
+{
+  gsize n = g_variant_n_children (v);
+
+  if (n > CHOICES_MAX)
+    {
+      limen_option_set_error (e, o->key, "too many choices");
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      const char *id, *label, *def, *oid, *olabel;
+      g_autoptr(GVariantIter) options = NULL;
+      gboolean default_found = FALSE;
+      guint count = 0;
+
+      g_variant_get_child (v, i, "(&s&sa(ss)&s)", &id, &label, &options, &def);
+      if (!check_label (o->key, id, FALSE, e) || !check_label (o->key, label, TRUE, e) ||
+          !check_label (o->key, def, TRUE, e))
+        return FALSE;
+      for (gsize j = 0; j < i; j++)
+        {
+          const char *other;
+
+          g_variant_get_child (v, j, "(&s&sa(ss)&s)", &other, NULL, NULL, NULL);
+          if (g_str_equal (other, id))
+            {
+              limen_option_set_error (e, o->key, "duplicate choice id");
+              return FALSE;
+            }
+        }
+      while (g_variant_iter_next (options, "(&s&s)", &oid, &olabel))
+        {
+          if (!check_label (o->key, oid, FALSE, e) || !check_label (o->key, olabel, TRUE, e))
+            return FALSE;
+          if (++count > CHOICE_OPTIONS_MAX)
+            {
+              limen_option_set_error (e, o->key, "a choice has too many options");
+              return FALSE;
+            }
+          default_found |= g_str_equal (oid, def);
+        }
+      /* A check box's default is "true"/"false"; a combo box's must be one of its options. */
+      if (count == 0 && *def && !g_str_equal (def, "true") && !g_str_equal (def, "false"))
+        {
+          limen_option_set_error (e, o->key, "a boolean choice's default must be true or false");
+          return FALSE;
+        }
+      if (count > 0 && *def && !default_found)
+        {
+          limen_option_set_error (e, o->key, "a choice's default is not among its options");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_file_names (const LimenOption *o, GVariant *v, GError **e)
+{
+  gsize n = g_variant_n_children (v);
+
+  if (n > FILE_NAMES_MAX)
+    {
+      limen_option_set_error (e, o->key, "too many files");
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) name = g_variant_get_child_value (v, i);
+      const char *s;
+
+      if (!limen_validate_byte_path (o, name, e))
+        return FALSE;
+      s = g_variant_get_bytestring (name);
+      if (*s == '\0' || strlen (s) > 255 || strchr (s, '/') != NULL || g_str_equal (s, ".") ||
+          g_str_equal (s, ".."))
+        {
+          limen_option_set_error (e, o->key, "entries must be file names without a directory");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static const LimenOption *
 find_option (GPtrArray *tables, const char *key)
 {

@@ -37,6 +37,11 @@ gboolean limen_validate_uint_max (const LimenOption *o, GVariant *v, GError **e)
 gboolean limen_validate_strv_length (const LimenOption *o, GVariant *v, GError **e); /* ≤ max entries, each ≤ 4096 */
 gboolean limen_validate_fd_index (const LimenOption *o, GVariant *v, GError **e);    /* ≥ 0 */
 gboolean limen_validate_byte_path (const LimenOption *o, GVariant *v, GError **e);   /* ay, NUL-terminated, ≤ PATH_MAX */
+/* Dialog options shared by the FileChooser frontend and backends (and Access's choices). */
+gboolean limen_validate_file_filters (const LimenOption *o, GVariant *v, GError **e); /* a(sa(us)) */
+gboolean limen_validate_file_filter (const LimenOption *o, GVariant *v, GError **e);  /* (sa(us)) */
+gboolean limen_validate_choices (const LimenOption *o, GVariant *v, GError **e);      /* a(ssa(ss)s) */
+gboolean limen_validate_file_names (const LimenOption *o, GVariant *v, GError **e);   /* aay of plain names */
 
 /* A handle token check for places that read the token outside a table. */
 gboolean limen_token_is_valid (const char *token);

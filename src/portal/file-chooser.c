@@ -11,170 +11,7 @@
 #include "lockdown.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.FileChooser"
-#define FILTERS_MAX 256
-#define PATTERNS_MAX 256
-#define CHOICES_MAX 64
-#define CHOICE_OPTIONS_MAX 256
 #define LABEL_MAX 1024
-#define FILES_MAX 16384
-
-static gboolean
-check_label (const char *key, const char *s, GError **error)
-{
-  if (strlen (s) > LABEL_MAX)
-    {
-      limen_option_set_error (error, key, "a label is too long");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-/* One filter (sa(us)): a name and glob (0) or MIME type (1) patterns. */
-static gboolean
-check_filter (const char *key, GVariant *filter, GError **error)
-{
-  const char *name;
-  g_autoptr(GVariantIter) patterns = NULL;
-  const char *pattern;
-  guint32 kind;
-  guint n = 0;
-
-  g_variant_get (filter, "(&sa(us))", &name, &patterns);
-  if (!check_label (key, name, error))
-    return FALSE;
-  while (g_variant_iter_next (patterns, "(u&s)", &kind, &pattern))
-    {
-      if (kind > 1)
-        {
-          limen_option_set_error (error, key, "pattern kind must be 0 (glob) or 1 (MIME type)");
-          return FALSE;
-        }
-      if (*pattern == '\0' || !check_label (key, pattern, error))
-        {
-          if (*pattern == '\0')
-            limen_option_set_error (error, key, "empty pattern");
-          return FALSE;
-        }
-      if (++n > PATTERNS_MAX)
-        {
-          limen_option_set_error (error, key, "too many patterns");
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
-
-static gboolean
-validate_filters (const LimenOption *o, GVariant *v, GError **error)
-{
-  gsize n = g_variant_n_children (v);
-
-  if (n > FILTERS_MAX)
-    {
-      limen_option_set_error (error, o->key, "too many filters");
-      return FALSE;
-    }
-  for (gsize i = 0; i < n; i++)
-    {
-      g_autoptr(GVariant) filter = g_variant_get_child_value (v, i);
-
-      if (!check_filter (o->key, filter, error))
-        return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
-validate_filter (const LimenOption *o, GVariant *v, GError **error)
-{
-  return check_filter (o->key, v, error);
-}
-
-/* choices a(ssa(ss)s): id, label, options (empty = a check box), default. */
-static gboolean
-validate_choices (const LimenOption *o, GVariant *v, GError **error)
-{
-  gsize n = g_variant_n_children (v);
-
-  if (n > CHOICES_MAX)
-    {
-      limen_option_set_error (error, o->key, "too many choices");
-      return FALSE;
-    }
-  for (gsize i = 0; i < n; i++)
-    {
-      const char *id, *label, *def, *oid, *olabel;
-      g_autoptr(GVariantIter) options = NULL;
-      gboolean default_found = FALSE;
-      guint count = 0;
-
-      g_variant_get_child (v, i, "(&s&sa(ss)&s)", &id, &label, &options, &def);
-      if (*id == '\0')
-        {
-          limen_option_set_error (error, o->key, "a choice has an empty id");
-          return FALSE;
-        }
-      if (!check_label (o->key, id, error) || !check_label (o->key, label, error) ||
-          !check_label (o->key, def, error))
-        return FALSE;
-      while (g_variant_iter_next (options, "(&s&s)", &oid, &olabel))
-        {
-          if (*oid == '\0' || !check_label (o->key, oid, error) || !check_label (o->key, olabel, error))
-            {
-              if (*oid == '\0')
-                limen_option_set_error (error, o->key, "a choice option has an empty id");
-              return FALSE;
-            }
-          if (++count > CHOICE_OPTIONS_MAX)
-            {
-              limen_option_set_error (error, o->key, "a choice has too many options");
-              return FALSE;
-            }
-          default_found |= strcmp (oid, def) == 0;
-        }
-      /* A check box's default is "true"/"false"; a combo box's must be one of its options. */
-      if (count == 0 && *def && strcmp (def, "true") != 0 && strcmp (def, "false") != 0)
-        {
-          limen_option_set_error (error, o->key, "a boolean choice's default must be true or false");
-          return FALSE;
-        }
-      if (count > 0 && *def && !default_found)
-        {
-          limen_option_set_error (error, o->key, "a choice's default is not among its options");
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
-
-/* files aay: plain file names, no directories. */
-static gboolean
-validate_file_names (const LimenOption *o, GVariant *v, GError **error)
-{
-  gsize n = g_variant_n_children (v);
-  static const LimenOption path = { "files", "ay", limen_validate_byte_path, 0 };
-
-  if (n > FILES_MAX)
-    {
-      limen_option_set_error (error, o->key, "too many files");
-      return FALSE;
-    }
-  for (gsize i = 0; i < n; i++)
-    {
-      g_autoptr(GVariant) name = g_variant_get_child_value (v, i);
-      const char *s;
-
-      if (!limen_validate_byte_path (&path, name, error))
-        return FALSE;
-      s = g_variant_get_bytestring (name);
-      if (*s == '\0' || strchr (s, '/') != NULL || strcmp (s, ".") == 0 || strcmp (s, "..") == 0)
-        {
-          limen_option_set_error (error, o->key, "entries must be file names without a directory");
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
 
 static gboolean
 validate_current_name (const LimenOption *o, GVariant *v, GError **error)
@@ -206,22 +43,22 @@ validate_abs_path (const LimenOption *o, GVariant *v, GError **error)
 #define COMMON_OPTIONS \
   { "accept_label", "s", limen_validate_string_length, LABEL_MAX }, \
   { "modal", "b", limen_validate_bool, 0 }, \
-  { "choices", "a(ssa(ss)s)", validate_choices, 0 }, \
+  { "choices", "a(ssa(ss)s)", limen_validate_choices, 0 }, \
   { "current_folder", "ay", validate_abs_path, 0 }
 
 static const LimenOption open_file_options[] = {
   COMMON_OPTIONS,
   { "multiple", "b", limen_validate_bool, 0 },
   { "directory", "b", limen_validate_bool, 0 },
-  { "filters", "a(sa(us))", validate_filters, 0 },
-  { "current_filter", "(sa(us))", validate_filter, 0 },
+  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
+  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
   { NULL }
 };
 
 static const LimenOption save_file_options[] = {
   COMMON_OPTIONS,
-  { "filters", "a(sa(us))", validate_filters, 0 },
-  { "current_filter", "(sa(us))", validate_filter, 0 },
+  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
+  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
   { "current_name", "s", validate_current_name, LABEL_MAX },
   { "current_file", "ay", validate_abs_path, 0 },
   { NULL }
@@ -229,7 +66,7 @@ static const LimenOption save_file_options[] = {
 
 static const LimenOption save_files_options[] = {
   COMMON_OPTIONS,
-  { "files", "aay", validate_file_names, 0 },
+  { "files", "aay", limen_validate_file_names, 0 },
   { NULL }
 };
 
