@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <string.h>
+
 #include "errors.h"
 #include "options.h"
 #include "request.h"
@@ -122,6 +124,50 @@ test_tokens_and_paths (void)
   g_assert_false (limen_token_is_valid (NULL));
 }
 
+static const LimenOption dialog_table[] = {
+  { "filters", "a(sa(us))", limen_validate_file_filters },
+  { "current_filter", "(sa(us))", limen_validate_file_filter },
+  { "choices", "a(ssa(ss)s)", limen_validate_choices },
+  { "files", "aay", limen_validate_file_names },
+  { NULL }
+};
+
+static gboolean
+dialog_ok (const char *text)
+{
+  g_autoptr(GVariant) in = g_variant_ref_sink (parse (text));
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  gboolean ok = limen_options_filter (in, &b, &error, dialog_table, NULL);
+
+  if (!ok)
+    {
+      g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT);
+      g_assert_nonnull (strstr (error->message, "Invalid value"));
+    }
+  return ok;
+}
+
+/* The validators the frontend and limen-kde share: what one accepts the other must. */
+static void
+test_dialog_validators (void)
+{
+  g_assert_true (dialog_ok ("{'filters': <[('Images', [(uint32 0, '*.png'), (uint32 1, 'image/jpeg')])]>}"));
+  g_assert_true (dialog_ok ("{'current_filter': <('Text', [(uint32 1, 'text/plain')])>}"));
+  g_assert_false (dialog_ok ("{'filters': <[('Bad', [(uint32 2, '*.png')])]>}"));
+  g_assert_false (dialog_ok ("{'current_filter': <('Empty', [(uint32 0, '')])>}"));
+  g_assert_true (dialog_ok ("{'choices': <[('enc', 'Encoding', [('utf8', 'UTF-8'), ('latin1', 'Latin-1')], 'utf8'),"
+                            " ('bom', 'Write BOM', @a(ss) [], 'true')]>}"));
+  g_assert_false (dialog_ok ("{'choices': <[('', 'No id', @a(ss) [], '')]>}"));
+  g_assert_false (dialog_ok ("{'choices': <[('c', 'l', @a(ss) [], 'maybe')]>}"));
+  g_assert_false (dialog_ok ("{'choices': <[('c', 'l', [('a', 'A')], 'b')]>}"));
+  g_assert_false (dialog_ok ("{'choices': <[('c', 'l', @a(ss) [], ''), ('c', 'again', @a(ss) [], '')]>}"));
+  g_assert_true (dialog_ok ("{'files': <[b'a.txt', b'b.txt']>}"));
+  g_assert_false (dialog_ok ("{'files': <[b'dir/a.txt']>}"));
+  g_assert_false (dialog_ok ("{'files': <[b'..']>}"));
+  g_assert_false (dialog_ok ("{'files': <[b'']>}"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -130,5 +176,6 @@ main (int argc, char **argv)
   g_test_add_func ("/options/rejects", test_rejects);
   g_test_add_func ("/options/byte-path", test_invalid_utf8);
   g_test_add_func ("/options/tokens-and-paths", test_tokens_and_paths);
+  g_test_add_func ("/options/dialog-validators", test_dialog_validators);
   return g_test_run ();
 }
