@@ -62,6 +62,35 @@ static const struct {
   { "Wallpaper", limen_wallpaper_new },
 };
 
+/* Their classes are set up (properties, handle-* signals) in prepare, off the startup path. */
+static GType (*const skeleton_types[]) (void) = {
+  limen_dbus_portal_account_skeleton_get_type,
+  limen_dbus_portal_background_skeleton_get_type,
+  limen_dbus_portal_camera_skeleton_get_type,
+  limen_dbus_portal_dynamic_launcher_skeleton_get_type,
+  limen_dbus_portal_email_skeleton_get_type,
+  limen_dbus_portal_file_chooser_skeleton_get_type,
+  limen_dbus_portal_game_mode_skeleton_get_type,
+  limen_dbus_portal_inhibit_skeleton_get_type,
+  limen_dbus_portal_location_skeleton_get_type,
+  limen_dbus_portal_memory_monitor_skeleton_get_type,
+  limen_dbus_portal_network_monitor_skeleton_get_type,
+  limen_dbus_portal_notification_skeleton_get_type,
+  limen_dbus_portal_open_uri_skeleton_get_type,
+  limen_dbus_portal_power_profile_monitor_skeleton_get_type,
+  limen_dbus_portal_print_skeleton_get_type,
+  limen_dbus_portal_proxy_resolver_skeleton_get_type,
+  limen_dbus_portal_realtime_skeleton_get_type,
+  limen_dbus_host_portal_registry_skeleton_get_type,
+  limen_dbus_portal_screenshot_skeleton_get_type,
+  limen_dbus_portal_secret_skeleton_get_type,
+  limen_dbus_portal_settings_skeleton_get_type,
+  limen_dbus_portal_trash_skeleton_get_type,
+  limen_dbus_portal_wallpaper_skeleton_get_type,
+  limen_dbus_portal_request_skeleton_get_type,
+  limen_dbus_portal_session_skeleton_get_type,
+};
+
 static LimenPortalContext context;
 static GPtrArray *skeletons;
 
@@ -96,6 +125,8 @@ prepare (gpointer user_data)
 {
   context.config = limen_portal_config_load ();
   limen_network_monitor_prepare ();
+  for (guint i = 0; i < G_N_ELEMENTS (skeleton_types); i++)
+    g_type_class_unref (g_type_class_ref (skeleton_types[i] ()));
 }
 
 static void
