@@ -10,7 +10,11 @@
  *
  * The connection is opened in a worker thread (the ICE handshake blocks, and the
  * daemon must never wait on a peer), then served from the GLib main loop through the
- * ICE connection's fd. libICE's default error handlers call exit(); ours log.
+ * ICE connection's fd. libICE is not thread-safe (IceInitThreads() does nothing), so the
+ * worker is used only while no other ICE connection exists in the process; Qt's own XSMP
+ * client (the shim's QApplication on X11, unless Qt::AA_DisableSessionManager is set)
+ * makes us connect on the main thread instead. libICE's default error handlers call
+ * exit(); ours log.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "session-manager.h"
 
@@ -35,7 +39,12 @@ static struct {
   guint               watch;
   gboolean            in_save;       /* SaveYourself(shutdown) not answered yet */
   gboolean            cancel_pending;/* InteractRequest sent, waiting for Interact */
+  char               *address;       /* SESSION_MANAGER as it was at start */
+  int                 foreign_ice;   /* ICE connections of others (Qt) in the process */
 } sm;
+
+/* Set while our worker opens a connection, to tell our ICE connection from Qt's. */
+static __thread gboolean in_worker;
 
 static void close_connection (void);
 
@@ -186,7 +195,23 @@ set_properties (SmcConn conn)
 }
 
 static void
-open_in_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+on_ice_watch (IceConn ice_conn, IcePointer client_data, Bool opening, IcePointer *watch_data)
+{
+  if (opening)
+    {
+      gboolean ours = in_worker || (sm.connecting && g_atomic_int_get (&sm.foreign_ice) > 0);
+
+      *watch_data = ours ? (IcePointer) &sm : NULL;
+      if (!ours)
+        g_atomic_int_inc (&sm.foreign_ice);
+    }
+  else if (*watch_data != (IcePointer) &sm)
+    g_atomic_int_add (&sm.foreign_ice, -1);
+}
+
+/* SmcOpenConnection with our callbacks; NULL and @error filled on failure. Blocks. */
+static SmcConn
+open_connection (char *error, int error_len)
 {
   SmcCallbacks callbacks = {
     .save_yourself = { on_save_yourself, NULL },
@@ -194,15 +219,27 @@ open_in_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
     .save_complete = { on_save_complete, NULL },
     .shutdown_cancelled = { on_shutdown_cancelled, NULL },
   };
-  char error[256] = "";
   char *client_id = NULL;
   SmcConn conn;
 
-  conn = SmcOpenConnection (NULL, NULL, SmProtoMajor, SmProtoMinor,
+  /* Our own context: never share an ICE connection with Qt's XSMP client. */
+  conn = SmcOpenConnection (sm.address, &sm, SmProtoMajor, SmProtoMinor,
                             SmcSaveYourselfProcMask | SmcDieProcMask | SmcSaveCompleteProcMask |
                               SmcShutdownCancelledProcMask,
-                            &callbacks, NULL, &client_id, sizeof error, error);
+                            &callbacks, NULL, &client_id, error_len, error);
   free (client_id);
+  return conn;
+}
+
+static void
+open_in_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  char error[256] = "";
+  SmcConn conn;
+
+  in_worker = TRUE;
+  conn = open_connection (error, sizeof error);
+  in_worker = FALSE;
   if (!conn)
     g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", *error ? error : "refused");
   else
@@ -210,15 +247,12 @@ open_in_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
 }
 
 static void
-on_opened (GObject *source, GAsyncResult *res, gpointer user_data)
+connected (SmcConn conn, const char *error)
 {
-  g_autoptr(GError) error = NULL;
-  SmcConn conn = g_task_propagate_pointer (G_TASK (res), &error);
-
   sm.connecting = FALSE;
   if (!conn)
     {
-      g_warning ("Could not connect to the session manager: %s; logout cannot be inhibited", error->message);
+      g_warning ("Could not connect to the session manager: %s; logout cannot be inhibited", error);
       return;
     }
   if (sm.holds == 0)
@@ -235,15 +269,23 @@ on_opened (GObject *source, GAsyncResult *res, gpointer user_data)
 }
 
 static void
+on_opened (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+  g_autoptr(GError) error = NULL;
+  SmcConn conn = g_task_propagate_pointer (G_TASK (res), &error);
+
+  connected (conn, error ? error->message : NULL);
+}
+
+static void
 start_connecting (void)
 {
   static gboolean ice_ready;
-  const char *address = g_getenv ("SESSION_MANAGER");
   g_autoptr(GTask) task = NULL;
 
   if (sm.conn || sm.connecting || sm.died)
     return;
-  if (!address || !*address)
+  if (!sm.address)
     {
       if (!sm.told_no_sm)
         g_message ("No SESSION_MANAGER in the environment: logout inhibition is noted only");
@@ -252,14 +294,22 @@ start_connecting (void)
     }
   if (!ice_ready)
     {
-      /* The handshake runs in a worker thread, the rest on the main thread. */
-      IceInitThreads ();
       IceSetIOErrorHandler (on_ice_io_error);
       IceSetErrorHandler (on_ice_error);
       SmcSetErrorHandler (on_sm_error);
       ice_ready = TRUE;
     }
   sm.connecting = TRUE;
+  if (g_atomic_int_get (&sm.foreign_ice) > 0)
+    {
+      char error[256] = "";
+      SmcConn conn;
+
+      g_debug ("Another ICE user in the process: connecting to the session manager on the main thread");
+      conn = open_connection (error, sizeof error);
+      connected (conn, error);
+      return;
+    }
   task = g_task_new (NULL, NULL, on_opened, NULL);
   g_task_run_in_thread (task, open_in_thread);
 }
@@ -267,8 +317,15 @@ start_connecting (void)
 void
 limen_kde_sm_init (const LimenKdeSmCallbacks *callbacks, gpointer user_data)
 {
+  const char *address = g_getenv ("SESSION_MANAGER");
+
   sm.callbacks = *callbacks;
   sm.user_data = user_data;
+  /* Kept: the shim may hide the variable from Qt later. */
+  if (address && *address)
+    sm.address = g_strdup (address);
+  /* Before Qt can open one: libICE reports every ICE connection of the process. */
+  IceAddConnectionWatch (on_ice_watch, NULL);
 }
 
 void

@@ -340,3 +340,37 @@ def test_without_session_manager(bus):
     limentest.pump(0.3)
     assert kde.alive()
     assert kde.output().count("No SESSION_MANAGER") == 1
+
+
+def test_next_to_qt_session_client(bus, sm):
+    """Once the shim has loaded Qt on X11, Qt's own XSMP client may share the process: ours
+    stays a separate ICE connection (opened on the main thread, libICE being
+    thread-unsafe), and only ours cancels."""
+    x = kh.Xvfb()
+    try:
+        kde = kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb", **sm.env))
+        start_limen_portal(bus)
+        handle = kh.new_handle(bus)
+        call = kh.AsyncCall(bus, "Access", "AccessDialog",
+                            (handle, "org.example.App", "", "Loads Qt", "", "", {}), "(osssssa{sv})")
+        x.wait_window("Loads Qt")
+        limentest.pump(0.5)
+        # Qt registers the process itself unless the shim disables its session manager.
+        qt_clients = sm.has("register ")
+        at = sm.mark()
+        inh = inhibit(bus, "q1", LOGOUT)
+        ours = sm.wait_for("register ", at).split()[1]
+        assert ours not in [e.split()[1] for e in qt_clients]
+        if qt_clients:
+            assert "connecting to the session manager on the main thread" in kde.output()
+        at = sm.mark()
+        sm.send("shutdown")
+        assert sm.wait_for("cancelled", at) == f"cancelled {ours}"
+        at = sm.mark()
+        release(bus, inh)
+        sm.wait_for(f"closed {ours}", at)
+        kh.close_request(bus, handle)
+        call.wait()
+        assert kde.alive()
+    finally:
+        x.close()
