@@ -29,3 +29,10 @@ set_tests_properties(bench-portal PROPERTIES LABELS bench TIMEOUT 1800
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR}")
 limen_add_pytest(hostile-portal test_hostile_portal.py)
 limen_add_pytest(integration-portal-gamemode test_portal_gamemode.py)
+
+# Short fuzz run of the sound validator's checks (apps' sound bytes; limen-validate-sound).
+add_executable(fuzz-validate-sound fuzz/fuzz-validate-sound.c)
+target_link_libraries(fuzz-validate-sound PRIVATE PkgConfig::GLIB)
+add_test(NAME fuzz-validate-sound COMMAND fuzz-validate-sound 300000 1)
+# Also labelled unit so that the ASan build, which runs the unit tests, fuzzes it too.
+set_tests_properties(fuzz-validate-sound PROPERTIES LABELS "fuzz;unit" TIMEOUT 300)

@@ -321,6 +321,7 @@ out:
   return ok;
 }
 
+#ifndef LIMEN_VALIDATOR_NO_MAIN /* the fuzz test includes this file for its checks */
 int
 main (int argc, char **argv)
 {
@@ -353,3 +354,4 @@ main (int argc, char **argv)
   printf ("%s %u %u %" G_GUINT64_FORMAT "\n", info.format, info.channels, info.rate, info.milliseconds);
   return 0;
 }
+#endif
