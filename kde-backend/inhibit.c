@@ -372,12 +372,12 @@ decide_query_end (void)
 
       g_message ("Logout inhibited by %u inhibition(s), first by %s", logout_inhibitions->len, first->app_id);
       /* Stays "query end" until the session manager confirms the cancel. */
-      limen_kde_sm_answer (TRUE);
+      limen_kde_sm_answer (TRUE, first->app_id);
     }
   else
     {
       set_session_state (SESSION_ENDING);
-      limen_kde_sm_answer (FALSE);
+      limen_kde_sm_answer (FALSE, NULL);
     }
 }
 

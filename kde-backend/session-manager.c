@@ -47,6 +47,7 @@ static struct {
 static __thread gboolean in_worker;
 
 static void close_connection (void);
+static void set_program (SmcConn conn, const char *program);
 
 static void
 on_ice_io_error (IceConn ice_conn)
@@ -97,7 +98,7 @@ on_save_yourself (SmcConn smc_conn, SmPointer client_data, int save_type, Bool s
   if (sm.callbacks.query_end)
     sm.callbacks.query_end (interact_style == SmInteractStyleAny, sm.user_data);
   else
-    limen_kde_sm_answer (FALSE);
+    limen_kde_sm_answer (FALSE, NULL);
 }
 
 static gboolean
@@ -133,6 +134,7 @@ on_shutdown_cancelled (SmcConn smc_conn, SmPointer client_data)
       sm.in_save = FALSE;
     }
   sm.cancel_pending = FALSE;
+  set_program (smc_conn, "limen-kde");
   if (sm.callbacks.cancelled)
     sm.callbacks.cancelled (sm.user_data);
 }
@@ -169,6 +171,16 @@ on_ice_readable (int fd, GIOCondition condition, gpointer user_data)
       return G_SOURCE_REMOVE;
     }
   return G_SOURCE_CONTINUE;
+}
+
+static void
+set_program (SmcConn conn, const char *program)
+{
+  SmPropValue value = { (int) strlen (program), (SmPointer) program };
+  SmProp prop = { (char *) SmProgram, (char *) SmARRAY8, 1, &value };
+  SmProp *props[] = { &prop };
+
+  SmcSetProperties (conn, 1, props);
 }
 
 static void
@@ -351,12 +363,14 @@ limen_kde_sm_release (void)
 }
 
 void
-limen_kde_sm_answer (gboolean cancel)
+limen_kde_sm_answer (gboolean cancel, const char *who)
 {
   if (!sm.in_save || !sm.conn || sm.cancel_pending)
     return;
   if (cancel)
     {
+      /* ksmserver's notification names the Program of the client that cancelled. */
+      set_program (sm.conn, who ? who : "limen-kde");
       /* ksmserver grants interactions one client at a time; on_interact cancels. */
       sm.cancel_pending = TRUE;
       if (SmcInteractRequest (sm.conn, SmDialogNormal, on_interact, NULL))

@@ -31,8 +31,10 @@ void limen_kde_sm_hold (void);
 void limen_kde_sm_release (void);
 
 /* Answer the pending query_end: @cancel asks the session manager to cancel the logout
- * (through an interaction), else the save is done and the logout may go on. */
-void limen_kde_sm_answer (gboolean cancel);
+ * (through an interaction) in the name of @who (an app id, shown by ksmserver as the
+ * program that cancelled; NULL: limen-kde), else the save is done and the logout may
+ * go on. */
+void limen_kde_sm_answer (gboolean cancel, const char *who);
 
 /* TRUE while connected (registered with the session manager). */
 gboolean limen_kde_sm_is_connected (void);

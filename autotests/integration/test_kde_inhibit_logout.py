@@ -90,9 +90,9 @@ def sm(bus):
         m.stop()
 
 
-def start_limen_portal(bus):
+def start_limen_portal(bus, env=None):
     import test_kde_frontends as fe
-    return fe.start_limen_portal(bus)
+    return fe.start_limen_portal(bus, env=env)
 
 
 def portal_request(bus, method, args, sig, token):
@@ -217,7 +217,8 @@ def test_inhibition_alone_connects_and_disconnects(bus, sm):
     """No monitor: connected only while the logout inhibition is held; the answer comes at
     once (nobody to wait for)."""
     kde = kh.start_kde(bus, env=sm.env)
-    start_limen_portal(bus)
+    start_limen_portal(bus, env={"XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND": "host",
+                                 "XDG_DESKTOP_PORTAL_TEST_HOST_APPID": "org.example.Editor"})
     limentest.pump(0.3)
     assert not sm.has("register")
     inh = inhibit(bus, "a1", LOGOUT | USER_SWITCH)
@@ -227,6 +228,9 @@ def test_inhibition_alone_connects_and_disconnects(bus, sm):
     sm.send("shutdown")
     sm.wait_for("cancelled", at)
     assert time.time() - t < 1.0
+    # ksmserver tells the user which program cancelled: the app, not limen-kde.
+    programs = [e.split()[3] for e in sm.has(f"property {client} Program", at)]
+    assert programs == ["org.example.Editor", "limen-kde"]
     at = sm.mark()
     release(bus, inh)
     sm.wait_for(f"closed {client}", at)
