@@ -292,7 +292,6 @@ on_opened (GObject *source, GAsyncResult *res, gpointer user_data)
 static void
 start_connecting (void)
 {
-  static gboolean ice_ready;
   g_autoptr(GTask) task = NULL;
 
   if (sm.conn || sm.connecting || sm.died)
@@ -303,13 +302,6 @@ start_connecting (void)
         g_message ("No SESSION_MANAGER in the environment: logout inhibition is noted only");
       sm.told_no_sm = TRUE;
       return;
-    }
-  if (!ice_ready)
-    {
-      IceSetIOErrorHandler (on_ice_io_error);
-      IceSetErrorHandler (on_ice_error);
-      SmcSetErrorHandler (on_sm_error);
-      ice_ready = TRUE;
     }
   sm.connecting = TRUE;
   if (g_atomic_int_get (&sm.foreign_ice) > 0)
@@ -336,8 +328,12 @@ limen_kde_sm_init (const LimenKdeSmCallbacks *callbacks, gpointer user_data)
   /* Kept: the shim may hide the variable from Qt later. */
   if (address && *address)
     sm.address = g_strdup (address);
-  /* Before Qt can open one: libICE reports every ICE connection of the process. */
+  /* Before Qt can open one: libICE reports every ICE connection of the process, and its
+   * default error handlers would exit() the daemon on any of them. */
   IceAddConnectionWatch (on_ice_watch, NULL);
+  IceSetIOErrorHandler (on_ice_io_error);
+  IceSetErrorHandler (on_ice_error);
+  SmcSetErrorHandler (on_sm_error);
 }
 
 void

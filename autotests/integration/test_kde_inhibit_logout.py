@@ -378,3 +378,45 @@ def test_next_to_qt_session_client(bus, sm):
         assert kde.alive()
     finally:
         x.close()
+
+
+def test_real_ksmserver(bus):
+    """Plasma 5.27's own ksmserver on Xvfb: org.kde.KSMServerInterface.closeSession (what
+    org.kde.Shutdown calls after the logout prompt) answers False while a logout inhibition
+    is held, True once it is released; the monitor sees 2→1, then 2→3."""
+    import glob
+    x = kh.Xvfb()
+    try:
+        bus.start(["/usr/bin/ksmserver", "--no-lockscreen"], env=dict(x.env(), QT_QPA_PLATFORM="xcb"),
+                  wait_name="org.kde.ksmserver", timeout=30)
+        published = glob.glob(os.path.join(bus.runtime_dir, "KSMserver_*"))
+        assert published, "ksmserver published no SESSION_MANAGER"
+        with open(published[0]) as f:
+            address = f.readline().strip()
+        kde = kh.start_kde(bus, env={"SESSION_MANAGER": address})
+        start_limen_portal(bus)
+        mon = Monitor(bus, "k1")
+        mon.on_query_end = lambda m: m.respond()
+        assert limentest.wait_until(lambda: "Connected to the session manager" in kde.output(), 10)
+        inh = inhibit(bus, "k2", LOGOUT)
+
+        def close_session():
+            """Asynchronously, so the monitor can answer while ksmserver waits on us."""
+            out = []
+            bus.conn.call("org.kde.ksmserver", "/KSMServer", "org.kde.KSMServerInterface", "closeSession",
+                          None, None, 0, 30000, None, lambda c, res: out.append(c.call_finish(res).unpack()))
+            assert limentest.wait_until(lambda: out, 30), "closeSession did not return"
+            return out[0]
+        seen = len(mon.states)
+        assert close_session() == (False,)
+        mon.wait_state(1, seen)
+        assert mon.states[seen:] == [2, 1]
+        release(bus, inh)
+        limentest.pump(0.3)
+        seen = len(mon.states)
+        assert close_session() == (True,)
+        mon.wait_state(3, seen)
+        assert mon.states[seen:seen + 2] == [2, 3]
+        assert kde.alive()
+    finally:
+        x.close()
