@@ -12,6 +12,8 @@
  *   checkpoint                  SaveYourself(Local, no shutdown, style none)
  *   die                         Die to every client
  *   clients                     "clients N"
+ *   block / unblock             another client interacts (a "Save changes?" dialog) /
+ *                               is done: nobody else is granted an interaction meanwhile
  *
  * Events: "register ID", "property ID NAME VALUE", "save-done ID 0|1",
  * "interact-request ID", "interact-done ID 0|1", "cancelled ID", "complete" (every
@@ -41,6 +43,7 @@ typedef struct {
 static GList *clients;
 static gboolean shutting_down;
 static Client *interacting;
+static Client blocker = { .id = (char *) "blocker" };
 static GMainLoop *loop;
 
 static void
@@ -353,6 +356,14 @@ on_stdin (int fd, GIOCondition cond, gpointer user_data)
   else if (strcmp (line, "die") == 0)
     for (GList *l = clients; l; l = l->next)
       SmsDie (((Client *) l->data)->sms);
+  else if (strcmp (line, "block") == 0 && !interacting)
+    interacting = &blocker;
+  else if (strcmp (line, "unblock") == 0 && interacting == &blocker)
+    {
+      interacting = NULL;
+      grant_next_interaction ();
+      check_complete ();
+    }
   else if (strcmp (line, "clients") == 0)
     say ("clients %u", g_list_length (clients));
   else

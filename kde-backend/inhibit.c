@@ -410,6 +410,15 @@ on_sm_query_end (gboolean can_cancel, gpointer user_data)
     query_timeout = g_timeout_add (QUERY_END_TIMEOUT_MS, on_query_end_timeout, NULL);
 }
 
+static gboolean
+on_sm_confirm_cancel (gpointer user_data)
+{
+  if (logout_inhibitions->len > 0)
+    return TRUE;
+  set_session_state (SESSION_ENDING);
+  return FALSE;
+}
+
 static void
 on_sm_cancelled (gpointer user_data)
 {
@@ -553,7 +562,8 @@ on_query_end_response (LimenDbusImplPortalInhibit *skeleton,
 GDBusInterfaceSkeleton *
 limen_kde_inhibit_new (void)
 {
-  static const LimenKdeSmCallbacks sm_callbacks = { on_sm_query_end, on_sm_cancelled };
+  static const LimenKdeSmCallbacks sm_callbacks = { on_sm_query_end, on_sm_cancelled,
+                                                          on_sm_confirm_cancel };
 
   logout_inhibitions = g_ptr_array_new ();
   limen_kde_sm_init (&sm_callbacks, NULL);

@@ -76,6 +76,14 @@ on_interact (SmcConn smc_conn, SmPointer client_data)
   if (smc_conn != sm.conn || !sm.cancel_pending)
     return;
   sm.cancel_pending = FALSE;
+  if (sm.callbacks.confirm_cancel && !sm.callbacks.confirm_cancel (sm.user_data))
+    {
+      g_debug ("No logout inhibition left when the session manager let us interact");
+      SmcInteractDone (smc_conn, False);
+      SmcSaveYourselfDone (smc_conn, True);
+      sm.in_save = FALSE;
+      return;
+    }
   g_message ("Cancelling the logout: logout is inhibited");
   SmcInteractDone (smc_conn, True);
   SmcSaveYourselfDone (smc_conn, True);

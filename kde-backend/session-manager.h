@@ -18,6 +18,10 @@ typedef struct {
   /* The logout was cancelled (by us or another client), or the connection went away
    * while asking: the session goes on. */
   void (*cancelled) (gpointer user_data);
+  /* The interaction asked for by limen_kde_sm_answer(TRUE) is granted, maybe much later
+   * (ksmserver grants one client at a time): TRUE to cancel still, FALSE to let the
+   * logout go on after all. */
+  gboolean (*confirm_cancel) (gpointer user_data);
 } LimenKdeSmCallbacks;
 
 /* Set the callbacks (once, at start). */

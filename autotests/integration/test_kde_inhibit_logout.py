@@ -261,6 +261,29 @@ def test_app_inhibits_when_asked(bus, sm):
     mon.wait_state(1, 2)
 
 
+def test_released_while_another_client_interacts(bus, sm):
+    """ksmserver grants one interaction at a time: when ours comes after the inhibition was
+    released, the logout goes on after all."""
+    kh.start_kde(bus, env=sm.env)
+    start_limen_portal(bus)
+    mon = Monitor(bus, "m8")
+    mon.on_query_end = lambda m: m.respond()
+    client = sm.wait_for("register ").split()[1]
+    inh = inhibit(bus, "i9", LOGOUT)
+    at = sm.mark()
+    sm.send("block")
+    sm.send("shutdown")
+    sm.wait_for(f"interact-request {client}", at)
+    release(bus, inh)
+    limentest.pump(0.3)
+    sm.send("unblock")
+    assert sm.wait_for(f"interact-done {client}", at) == f"interact-done {client} 0"
+    sm.wait_for("complete", at)
+    assert not sm.has("cancelled", at)
+    mon.wait_state(3)
+    assert mon.states[-2:] == [2, 3]
+
+
 def test_silent_monitor_times_out(bus, sm):
     """A monitor that never answers delays the decision by the spec's one second only."""
     kh.start_kde(bus, env=sm.env)
