@@ -104,7 +104,9 @@ bool ensureApplication (const char **reason)
         *reason = why;
       return false;
     }
-  /* Session management would make us part of the user's session restore. */
+  /* Session management would make us part of the user's session restore (ksmserver would
+   * start limen-kde at the next login); the C side's own XSMP client handles logout. */
+  QCoreApplication::setAttribute (Qt::AA_DisableSessionManager);
   QGuiApplication::setFallbackSessionManagementEnabled (false);
   QApplication::setAttribute (Qt::AA_UseHighDpiPixmaps);
   auto *app = new QApplication (app_argc, app_argv);
