@@ -6,8 +6,9 @@
  *   action/file_save, action/file_save_as     → disable-save-to-disk
  *   openwith                                  → disable-application-handlers
  *   camera, location (Limen's own keys)       → disable-camera, disable-location
- * The properties follow kdeglobals live; writes from the bus are undone, since the
- * Kiosk configuration, not a D-Bus peer, is the authority.
+ * The properties follow kdeglobals live. The Kiosk configuration, not a D-Bus peer, is
+ * the authority: a Properties.Set is refused with Error.NotAllowed naming the key to
+ * change instead (the interface XML says readwrite; no value is ever written).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
@@ -23,8 +24,6 @@ typedef struct {
 } Restrictions;
 
 static LimenDbusImplPortalLockdown *lockdown;
-static Restrictions current;
-static gboolean applying;
 static GPtrArray *monitors;
 static guint reload_id;
 
@@ -62,8 +61,6 @@ load (void)
   Restrictions r = { 0 };
 
   limen_qt_kdeglobals_foreach (on_entry, &r);
-  current = r;
-  applying = TRUE;
   g_debug ("Lockdown: printing %s, save %s, handlers %s, camera %s, location %s", r.printing ? "off" : "on",
            r.save ? "off" : "on", r.handlers ? "off" : "on", r.camera ? "off" : "on", r.location ? "off" : "on");
   limen_dbus_impl_portal_lockdown_set_disable_printing (lockdown, r.printing);
@@ -71,7 +68,6 @@ load (void)
   limen_dbus_impl_portal_lockdown_set_disable_application_handlers (lockdown, r.handlers);
   limen_dbus_impl_portal_lockdown_set_disable_camera (lockdown, r.camera);
   limen_dbus_impl_portal_lockdown_set_disable_location (lockdown, r.location);
-  applying = FALSE;
 }
 
 static gboolean
@@ -92,28 +88,75 @@ on_changed (GFileMonitor *monitor, GFile *file, GFile *other, GFileMonitorEvent 
   reload_id = g_timeout_add (100, reload, NULL);
 }
 
-/* The properties are read-write in the interface, and GDBus skeletons give no hook to
- * refuse a Properties.Set: a value written from the bus is put back at once. */
-static void
-on_notify (GObject *object, GParamSpec *pspec, gpointer user_data)
+/* The Kiosk key an administrator edits for each property. */
+static const char *
+kiosk_key (const char *property)
 {
-  /* Notifications may arrive after the setter returned (frozen queue): only a value
-   * that differs from the Kiosk one needs undoing, which also ends the loop. */
-  if (applying ||
-      (limen_dbus_impl_portal_lockdown_get_disable_printing (lockdown) == current.printing &&
-       limen_dbus_impl_portal_lockdown_get_disable_save_to_disk (lockdown) == current.save &&
-       limen_dbus_impl_portal_lockdown_get_disable_application_handlers (lockdown) == current.handlers &&
-       limen_dbus_impl_portal_lockdown_get_disable_camera (lockdown) == current.camera &&
-       limen_dbus_impl_portal_lockdown_get_disable_location (lockdown) == current.location))
-    return;
-  g_warning ("Lockdown property %s written from the bus; the Kiosk configuration stays in force", pspec->name);
-  applying = TRUE;
-  limen_dbus_impl_portal_lockdown_set_disable_printing (lockdown, current.printing);
-  limen_dbus_impl_portal_lockdown_set_disable_save_to_disk (lockdown, current.save);
-  limen_dbus_impl_portal_lockdown_set_disable_application_handlers (lockdown, current.handlers);
-  limen_dbus_impl_portal_lockdown_set_disable_camera (lockdown, current.camera);
-  limen_dbus_impl_portal_lockdown_set_disable_location (lockdown, current.location);
-  applying = FALSE;
+  static const char *const keys[][2] = {
+    { "disable-printing", "print/system" },
+    { "disable-save-to-disk", "action/file_save_as" },
+    { "disable-application-handlers", "openwith" },
+    { "disable-camera", "camera" },
+    { "disable-location", "location" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
+    if (g_str_equal (property, keys[i][0]))
+      return keys[i][1];
+  return NULL;
+}
+
+/* Properties.Set: GDBus has already checked that the property exists and the value's
+ * type; the answer is always no, with where the value really comes from. */
+static gboolean
+refuse_set (GDBusConnection *connection, const char *sender, const char *object_path,
+            const char *interface_name, const char *property_name, GVariant *value,
+            GError **error, gpointer user_data)
+{
+  const char *key = kiosk_key (property_name);
+
+  g_message ("Lockdown: %s refused a write to %s", sender ? sender : "(unknown)", property_name);
+  if (key)
+    g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                 "Lockdown property %s is read-only: its value comes from the KDE Kiosk key %s=false "
+                 "in [" GROUP "] of kdeglobals", property_name, key);
+  else
+    g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                 "Lockdown property %s is read-only: KDE has no Kiosk key for it, so it is never set",
+                 property_name);
+  return FALSE;
+}
+
+/* The generated skeleton writes the GObject property on a Set; ours swaps in a vtable
+ * whose set_property refuses, so a write is never reported as done. */
+typedef LimenDbusImplPortalLockdownSkeleton LimenKdeLockdown;
+typedef LimenDbusImplPortalLockdownSkeletonClass LimenKdeLockdownClass;
+G_DEFINE_TYPE (LimenKdeLockdown, limen_kde_lockdown_skeleton, LIMEN_DBUS_TYPE_IMPL_PORTAL_LOCKDOWN_SKELETON)
+
+static GDBusInterfaceVTable *(*parent_get_vtable) (GDBusInterfaceSkeleton *skeleton);
+
+static GDBusInterfaceVTable *
+get_vtable (GDBusInterfaceSkeleton *skeleton)
+{
+  static GDBusInterfaceVTable vtable;
+
+  vtable = *parent_get_vtable (skeleton);
+  vtable.set_property = refuse_set;
+  return &vtable;
+}
+
+static void
+limen_kde_lockdown_skeleton_class_init (LimenKdeLockdownClass *klass)
+{
+  GDBusInterfaceSkeletonClass *skeleton_class = G_DBUS_INTERFACE_SKELETON_CLASS (klass);
+
+  parent_get_vtable = skeleton_class->get_vtable;
+  skeleton_class->get_vtable = get_vtable;
+}
+
+static void
+limen_kde_lockdown_skeleton_init (LimenKdeLockdown *self)
+{
 }
 
 gboolean
@@ -132,9 +175,8 @@ limen_kde_lockdown_new (void)
 {
   char **paths;
 
-  lockdown = limen_dbus_impl_portal_lockdown_skeleton_new ();
+  lockdown = g_object_new (limen_kde_lockdown_skeleton_get_type (), NULL);
   load ();
-  g_signal_connect (lockdown, "notify", G_CALLBACK (on_notify), NULL);
   monitors = g_ptr_array_new_with_free_func (g_object_unref);
   paths = limen_qt_kdeglobals_paths ();
   for (char **p = paths; p && *p; p++)
