@@ -39,6 +39,28 @@ def test_round_trip_and_changed_signal(bus):
     assert bus.get_property(dh.PS_IFACE, "version", dest=dh.PS_NAME, path=dh.PS_PATH) == 2
 
 
+@pytest.mark.parametrize("apps, ok", [
+    ({"a" * 1025: ["yes"]}, False),
+    ({"org.a.App": ["p" * 257]}, False),
+    ({"org.a.App": ["x"] * 257}, False),
+    ({"org.a.App": ["yes"], "b" * 1025: []}, False),
+    ({"a" * 1024: ["p" * 256] * 256}, True),
+])
+def test_set_limits(bus, apps, ok):
+    """Set checks every app row (length of the app id, of each permission, their number)
+    and writes nothing when one is out of bounds."""
+    dh.start(bus)
+    v = GLib.Variant("v", GLib.Variant("b", True))
+    err = dh.error_name(dh.ps, bus, "Set", ("limits", True, "id", apps, v), "(sbsa{sas}v)")
+    if ok:
+        assert err is None
+        assert dh.ps(bus, "Lookup", ("limits", "id"), "(ss)")[0] == apps
+    else:
+        assert err == "org.freedesktop.portal.Error.InvalidArgument"
+        assert dh.error_name(dh.ps, bus, "Lookup", ("limits", "id"), "(ss)") == \
+            "org.freedesktop.portal.Error.NotFound"
+
+
 def test_missing_entries(bus):
     dh.start(bus)
     nf = "org.freedesktop.portal.Error.NotFound"
