@@ -6,6 +6,7 @@ with xdotool, Close mid-dialog and bad input. Screenshots land in
 
 import os
 import shutil
+import subprocess
 import time
 import urllib.parse
 
@@ -222,3 +223,145 @@ def test_interactive_region(bus, x, pattern):
     assert (w, h) == (300, 200)
     r = kh.subprocess.run(["convert", path, "-crop", "1x1+10+150", "txt:-"], capture_output=True, text=True)
     assert "#FF0000" in r.stdout.upper()
+
+
+class ImperviousPointer:
+    """A pointer for KWin's interactive picker. KWin's X11 window selector grabs the X
+    server while the user picks (WindowSelector: pointer + keyboard grab, then
+    xcb_grab_server), so xdotool, an ordinary client, blocks until the grab ends. An XTEST
+    client that has called XTestGrabControl(impervious=True) before the grab keeps being
+    served; this is one, driven line by line over a pipe."""
+
+    SCRIPT = r'''
+import ctypes, sys
+x11 = ctypes.CDLL("libX11.so.6"); xt = ctypes.CDLL("libXtst.so.6")
+x11.XOpenDisplay.restype = ctypes.c_void_p
+x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+xt.XTestGrabControl.argtypes = [ctypes.c_void_p, ctypes.c_int]
+xt.XTestFakeMotionEvent.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_ulong]
+xt.XTestFakeButtonEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]
+dpy = x11.XOpenDisplay(None)
+if not dpy:
+    sys.exit("cannot open the display")
+xt.XTestGrabControl(dpy, 1)
+x11.XSync(dpy, 0)
+print("ready", flush=True)
+for line in sys.stdin:
+    w = line.split()
+    if w[0] == "move":
+        xt.XTestFakeMotionEvent(dpy, -1, int(w[1]), int(w[2]), 0)
+    else:
+        xt.XTestFakeButtonEvent(dpy, int(w[1]), 1 if w[0] == "down" else 0, 0)
+    x11.XSync(dpy, 0)
+    print("ok", flush=True)
+'''
+
+    def __init__(self, x):
+        env = dict(os.environ, DISPLAY=x.display)
+        self.proc = subprocess.Popen(["/usr/bin/python3", "-c", self.SCRIPT], env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().strip() == "ready"
+
+    def send(self, *words):
+        self.proc.stdin.write(" ".join(str(w) for w in words) + "\n")
+        self.proc.stdin.flush()
+        assert self.proc.stdout.readline().strip() == "ok"
+
+    def click(self, px, py):
+        self.send("move", px, py)
+        time.sleep(0.2)
+        self.send("down", 1)
+        time.sleep(0.1)
+        self.send("up", 1)
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=5)
+
+
+def server_grabbed(x):
+    """True while another client holds the X server (an ordinary request does not return)."""
+    try:
+        x.run("xdotool", "getmouselocation", timeout=0.5, check=False)
+        return False
+    except subprocess.TimeoutExpired:
+        return True
+
+
+def frame_geometry(x, wid):
+    """(x, y, width, height) of the window manager's frame around client window @wid."""
+    root = x.run("xwininfo", "-root").stdout.split("Window id:")[1].split()[0]
+    w = hex(wid)
+    while True:
+        tree = x.run("xwininfo", "-tree", "-id", w).stdout
+        parent = tree.split("Parent window id:")[1].split()[0]
+        if int(parent, 16) == int(root, 16):
+            break
+        w = parent
+    info = x.run("xwininfo", "-id", w).stdout
+
+    def field(name):
+        return int(info.split(name + ":")[1].split()[0])
+    return field("Absolute upper-left X"), field("Absolute upper-left Y"), field("Width"), field("Height")
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_interactive_window_through_kwin_picker(bus, x, pattern, lang):
+    """'Current window' reaches KWin's CaptureInteractive; the click in KWin's picker
+    selects a window of known size, which is what the PNG holds."""
+    with_kwin(bus, x, pattern)
+    target = os.path.join(bus.root, "target.png")
+    subprocess.run(["convert", "-size", "320x240", "xc:green", "-fill", "yellow", "-draw", "rectangle 0,0 159,239",
+                    target], check=True)
+    bus.start(["display", "-borderwidth", "0", "-geometry", "+200+150", "-title", "limen-target", target],
+              env=dict(x.env()))
+    twid = x.wait_window("limen-target")
+    time.sleep(0.5)
+    fx, fy, fw, fh = frame_geometry(x, twid)
+    pointer = ImperviousPointer(x)
+    env = dict(x.env(), QT_QPA_PLATFORM="xcb")
+    if lang == "de":
+        env.update({"LANGUAGE": "de", "QT_SCALE_FACTOR": "2"})
+    env["LIMEN_LOCALEDIR"] = os.path.join(limentest.BUILD_DIR, "locale")
+    kde = kh.start_kde(bus, env=env)
+    try:
+        _, call = screenshot(bus, {"interactive": GLib.Variant("b", True)})
+        title = "^Screenshot$" if lang == "en" else "^Bildschirmfoto$"
+        wid = x.wait_window(title)
+        x.run("xdotool", "windowactivate", "--sync", str(wid), check=False)
+        x.run("xdotool", "windowfocus", "--sync", str(wid))
+        time.sleep(0.4)
+        x.run("xdotool", "key", "alt+a" if lang == "en" else "alt+b", "Home", "Down")   # Area: Current window
+        time.sleep(0.2)
+        x.run("xdotool", "key", "alt+t" if lang == "en" else "alt+n")                   # Take New Screenshot
+        assert limentest.wait_until(lambda: server_grabbed(x), 15), "KWin's window picker never started"
+        pointer.click(fx + fw // 2, fy + fh // 2)
+        wid = x.wait_window(title)
+        x.run("xdotool", "windowactivate", "--sync", str(wid), check=False)
+        time.sleep(1.5)
+        x.screenshot(f"screenshot-dialog-window-{lang}.png")
+        x.run("xdotool", "windowfocus", "--sync", str(wid))
+        time.sleep(0.3)
+        x.run("xdotool", "key", "Return")
+        response, results = call.wait(30)
+    finally:
+        pointer.close()
+    assert response == 0, kde.output()
+    path = GLib.filename_from_uri(results["uri"])[0]
+    shutil.copy(path, os.path.join(kh.artifacts_dir(), f"screenshot-window-{lang}.png"))
+    w, h, colours = kh.png_info(path)
+    assert "through KWin's ScreenShot2 (%dx%d)" % (w, h) in kde.output()
+    assert colours >= 2, "the window capture is blank"
+    # KWin 5.27 captures a window with its shadow (it has no include-shadow option): the
+    # frame is the fully opaque box inside the PNG, and it has the frame's geometry.
+    box = subprocess.run(["convert", path, "-alpha", "extract", "-threshold", "99%", "-format", "%@", "info:"],
+                         capture_output=True, text=True, check=True).stdout
+    bw, bh, bx, by = (int(v) for v in box.replace("x", "+").split("+"))
+    assert (bw, bh) == (fw, fh), (box, w, h)
+    assert w >= fw and h >= fh
+    # The client area sits at the bottom of the frame: yellow left, green right.
+    for px, colour in ((fw // 4, "#FFFF00"), (fw * 3 // 4, "#008000")):
+        r = subprocess.run(["convert", path, "-crop", f"1x1+{bx + px}+{by + fh - 20}", "txt:-"],
+                           capture_output=True, text=True)
+        assert colour in r.stdout.upper(), r.stdout

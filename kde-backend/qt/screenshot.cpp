@@ -486,7 +486,12 @@ public:
     m_preview = new QLabel (this);
     m_preview->setObjectName (QStringLiteral ("preview"));
     m_preview->setAlignment (Qt::AlignCenter);
-    m_preview->setMinimumSize (480, 300);
+    /* At 200% on a small screen a fixed 480×300 preview pushes the buttons off the
+     * screen: the preview takes at most half the screen's height. */
+    const QScreen *screen = QGuiApplication::primaryScreen ();
+    const QRect avail = screen ? screen->availableGeometry () : QRect (0, 0, 1280, 800);
+    m_previewSize = QSize (qMin (480, avail.width () * 2 / 3), qMin (300, avail.height () / 2));
+    m_preview->setMinimumSize (m_previewSize);
     m_preview->setFrameShape (QFrame::StyledPanel);
     layout->addWidget (m_preview, 1);
 
@@ -583,7 +588,14 @@ private:
     if (image.isNull ())
       m_preview->setText (i18n ("No screenshot could be taken."));
     else
-      m_preview->setPixmap (QPixmap::fromImage (image.scaled (480, 300, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+      {
+        /* Scaled in device pixels, so the preview is sharp at 200%. */
+        const qreal dpr = m_preview->devicePixelRatioF ();
+        QPixmap pixmap = QPixmap::fromImage (image.scaled (m_previewSize * dpr, Qt::KeepAspectRatio,
+                                                           Qt::SmoothTransformation));
+        pixmap.setDevicePixelRatio (dpr);
+        m_preview->setPixmap (pixmap);
+      }
     m_save->setEnabled (!image.isNull ());
   }
 
@@ -631,6 +643,7 @@ private:
   QImage m_image;
   QString m_error;
   QLabel *m_preview = nullptr;
+  QSize m_previewSize;
   QComboBox *m_mode = nullptr;
   QSpinBox *m_delay = nullptr;
   QPushButton *m_take = nullptr;
