@@ -195,7 +195,12 @@ def test_bad_input(bus, x):
     assert kde.alive()
 
 
-def test_interactive_region(bus, x, pattern):
+@pytest.mark.parametrize("kwin", [False, True])
+def test_interactive_region(bus, x, pattern, kwin):
+    # Region is our own overlay over a whole-screen capture: KWin's CaptureWorkspace with
+    # KWin, the X root window without.
+    if kwin:
+        with_kwin(bus, x, pattern)
     kde = start_kde(bus, x)
     _, call = screenshot(bus, {"interactive": GLib.Variant("b", True)})
     wid = x.wait_window("^Screenshot$")
@@ -206,13 +211,13 @@ def test_interactive_region(bus, x, pattern):
     x.run("xdotool", "key", "alt+t")              # Take New Screenshot
     x.wait_window("Select a Region")
     time.sleep(0.4)
-    x.screenshot("screenshot-region-overlay.png")
+    x.screenshot("screenshot-region-overlay%s.png" % ("-kwin" if kwin else ""))
     x.run("xdotool", "mousemove", "--sync", "100", "100", "mousedown", "1")
     x.run("xdotool", "mousemove", "--sync", "250", "200")
     x.run("xdotool", "mousemove", "--sync", "400", "300", "mouseup", "1")
     wid = x.wait_window("^Screenshot$")
     time.sleep(0.5)
-    x.screenshot("screenshot-dialog-region.png")
+    x.screenshot("screenshot-dialog-region%s.png" % ("-kwin" if kwin else ""))
     x.run("xdotool", "windowfocus", "--sync", str(wid))
     time.sleep(0.3)
     x.run("xdotool", "key", "Return")
@@ -223,6 +228,7 @@ def test_interactive_region(bus, x, pattern):
     assert (w, h) == (300, 200)
     r = kh.subprocess.run(["convert", path, "-crop", "1x1+10+150", "txt:-"], capture_output=True, text=True)
     assert "#FF0000" in r.stdout.upper()
+    assert ("through KWin's ScreenShot2 (1280x800)" in kde.output()) == kwin
 
 
 class ImperviousPointer:
