@@ -277,7 +277,16 @@ limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVarian
   if (g_variant_get_size (perms) == 0)
     sqlite3_bind_zeroblob (db->put_entry, 4, 0);
   else
-    sqlite3_bind_blob64 (db->put_entry, 4, g_variant_get_data (perms), g_variant_get_size (perms), SQLITE_STATIC);
+    {
+      /* g_variant_store, not g_variant_get_data: a value that came in a D-Bus message stays
+       * in tree form, which GDBus writes out again (Lookup, Changed) much faster than the
+       * serialized form it would otherwise be turned into here. */
+      gsize size = g_variant_get_size (perms);
+      guint8 *bytes = g_malloc (size);
+
+      g_variant_store (perms, bytes);
+      sqlite3_bind_blob64 (db->put_entry, 4, bytes, size, g_free);
+    }
   return db_step (db, db->put_entry, error);
 }
 
