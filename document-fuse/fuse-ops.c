@@ -77,9 +77,7 @@ typedef struct {
 } Handle;
 
 typedef struct {
-  GArray    *entries;       /* DirEntry; for by-app/APPID built at the first readdir */
-  char      *app;           /* by-app/APPID: whose listing */
-  fuse_ino_t self, parent;
+  GArray *entries;          /* DirEntry */
 } DirHandle;
 
 typedef struct {
@@ -676,19 +674,7 @@ on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data)
   const char *id = limen_doc_get_id (doc);
   g_autoptr(GPtrArray) dropped = g_ptr_array_new ();
 
-  /* The kernel caches the listings of by-app/APPID (see op_opendir): a grant, revoke or
-   * delete changes them, also for a document that was never looked up. */
-  g_mutex_lock (&fs->lock);
-  g_hash_table_iter_init (&iter, fs->inodes);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    {
-      Node *node = value;
-
-      if (node->kind == NODE_APP_DIR && (app == NULL || g_strcmp0 (node->app, app) == 0))
-        queue_inval (fs, 0, NULL, node->ino);
-    }
-  g_mutex_unlock (&fs->lock);
-  /* Never served: the kernel holds nothing else of it (failed lookups are not cached). */
+  /* Never served: the kernel holds nothing of it (failed lookups are not cached). */
   if (!limen_doc_was_seen (doc))
     return;
   g_mutex_lock (&fs->lock);
@@ -1297,7 +1283,13 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       }
       break;
     case NODE_APP_DIR:
-      /* Listed at the first readdir: while the kernel's copy is valid there is none. */
+      {
+        g_autoptr(GPtrArray) docs = limen_doc_model_list (fs->model, node->app);
+
+        for (guint i = 0; i < docs->len; i++)
+          if (limen_doc_get_perms (docs->pdata[i], node->app))
+            dir_add (entries, limen_doc_get_id (docs->pdata[i]), S_IFDIR, 0);
+      }
       break;
     case NODE_DOC_DIR:
       {
@@ -1359,29 +1351,13 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       fuse_reply_err (req, ENOTDIR);
       return;
     }
-  /* An app's listing is kept by the kernel across opens (10,001 entries are ~120 readdir
-   * round trips otherwise) until on_doc_changed invalidates it. Every opendir still comes
-   * here and is gated, and every name in it is still looked up through us. */
-  if (node->kind == NODE_APP_DIR)
-    {
-      fi->cache_readdir = 1;
-      fi->keep_cache = 1;
-    }
-  dh = g_new0 (DirHandle, 1);
-  if (node->kind == NODE_APP_DIR)
-    {
-      dh->app = g_strdup (node->app);
-      dh->self = node->ino;
-      dh->parent = node->parent->ino;
-    }
-  else
-    dh->entries = g_steal_pointer (&entries);
   node_put (fs, node);
+  dh = g_new0 (DirHandle, 1);
+  dh->entries = g_steal_pointer (&entries);
   fi->fh = (uintptr_t) dh;
   if (fuse_reply_open (req, fi) != 0)
     {
-      g_clear_pointer (&dh->entries, g_array_unref);
-      g_free (dh->app);
+      g_array_unref (dh->entries);
       g_free (dh);
     }
 }
@@ -1392,19 +1368,6 @@ op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_
   DirHandle *dh = (DirHandle *) (uintptr_t) fi->fh;
   g_autofree char *buf = g_malloc (size);
   size_t used = 0;
-
-  if (dh->entries == NULL)
-    {
-      g_autoptr(GPtrArray) docs = limen_doc_model_list (req_fs (req)->model, dh->app);
-
-      dh->entries = g_array_new (FALSE, FALSE, sizeof (DirEntry));
-      g_array_set_clear_func (dh->entries, (GDestroyNotify) dir_entry_clear);
-      dir_add (dh->entries, ".", S_IFDIR, dh->self);
-      dir_add (dh->entries, "..", S_IFDIR, dh->parent);
-      for (guint i = 0; i < docs->len; i++)
-        if (limen_doc_get_perms (docs->pdata[i], dh->app))
-          dir_add (dh->entries, limen_doc_get_id (docs->pdata[i]), S_IFDIR, 0);
-    }
 
   for (off_t i = off; i < (off_t) dh->entries->len; i++)
     {
@@ -1424,8 +1387,7 @@ op_releasedir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   DirHandle *dh = (DirHandle *) (uintptr_t) fi->fh;
 
-  g_clear_pointer (&dh->entries, g_array_unref);
-  g_free (dh->app);
+  g_array_unref (dh->entries);
   g_free (dh);
   fuse_reply_err (req, 0);
 }
