@@ -82,43 +82,70 @@ def load(bus, iface, method, args=None, clients=1, calls=N_LAT):
     return dict(kv.split("=") for kv in out.stdout.split())
 
 
-def measure(which):
-    bus = limentest.Bus()
+ROUNDS = 3 if QUICK else 5
+READ = ("org.freedesktop.portal.Settings", "Read", "('org.freedesktop.appearance', 'color-scheme')")
+STATUS = ("org.freedesktop.portal.NetworkMonitor", "GetStatus", None)
+
+
+def measure_both():
+    """Both daemons run side by side on two private buses, and every figure is taken in
+    ROUNDS rounds that alternate limen and the reference; each daemon's figure is its median
+    over the rounds. The host is shared and its speed drifts over minutes, so measuring one
+    daemon after the other would put the drift into the ratio."""
+    which = ("limen", "reference")
+    buses = {w: limentest.Bus() for w in which}
+    res = {w: {} for w in which}
+    samples = {w: {} for w in which}
+
+    def sample(w, key, value):
+        samples[w].setdefault(key, []).append(value)
+
     try:
-        setup(bus)
-        r = {"cold_ms": cold_start(bus, which)}
-        d = limentest.Daemon(argv_for(which), bus.env)
-        bus.wait_for_name(limentest.PORTAL_BUS_NAME, daemon=d)
-        load(bus, "org.freedesktop.portal.Settings", "Read", "('org.freedesktop.appearance', 'color-scheme')",
-             calls=200)
+        for w in which:
+            setup(buses[w])
+        for _ in range(ROUNDS):
+            for w in which:
+                sample(w, "cold_ms", cold_start(buses[w], w, runs=4))
+        daemons = {}
+        for w in which:
+            daemons[w] = limentest.Daemon(argv_for(w), buses[w].env)
+            buses[w].wait_for_name(limentest.PORTAL_BUS_NAME, daemon=daemons[w])
+            load(buses[w], *READ[:2], READ[2], calls=200)
         time.sleep(1)
-        r["idle_pss_kib"] = pss_kib(d.pid)
-        s = load(bus, "org.freedesktop.portal.Settings", "Read", "('org.freedesktop.appearance', 'color-scheme')")
-        n = load(bus, "org.freedesktop.portal.NetworkMonitor", "GetStatus")
-        r.update(read_p50=int(s["p50_us"]), read_p99=int(s["p99_us"]),
-                 status_p50=int(n["p50_us"]), status_p99=int(n["p99_us"]))
-        t = load(bus, "org.freedesktop.portal.NetworkMonitor", "GetStatus", clients=8, calls=2000)
-        ts = load(bus, "org.freedesktop.portal.Settings", "Read", "('org.freedesktop.appearance', 'color-scheme')",
-                  clients=8, calls=2000)
-        r["throughput_status"] = float(t["throughput"])
-        r["throughput_read"] = float(ts["throughput"])
-        before = pss_kib(d.pid)
-        load(bus, "org.freedesktop.portal.NetworkMonitor", "GetStatus", clients=4, calls=N_GROWTH // 8)
-        load(bus, "org.freedesktop.portal.Settings", "Read", "('org.freedesktop.appearance', 'color-scheme')",
-             clients=4, calls=N_GROWTH // 8)
-        time.sleep(0.5)
-        r["growth_kib"] = pss_kib(d.pid) - before
-        d.stop()
-        return r
+        for w in which:
+            res[w]["idle_pss_kib"] = pss_kib(daemons[w].pid)
+        for _ in range(ROUNDS):
+            for w in which:
+                s = load(buses[w], *READ[:2], READ[2], calls=N_LAT // ROUNDS)
+                n = load(buses[w], *STATUS[:2], STATUS[2], calls=N_LAT // ROUNDS)
+                sample(w, "read_p50", int(s["p50_us"]))
+                sample(w, "read_p99", int(s["p99_us"]))
+                sample(w, "status_p50", int(n["p50_us"]))
+                sample(w, "status_p99", int(n["p99_us"]))
+                t = load(buses[w], *STATUS[:2], STATUS[2], clients=8, calls=2000)
+                ts = load(buses[w], *READ[:2], READ[2], clients=8, calls=2000)
+                sample(w, "throughput_status", float(t["throughput"]))
+                sample(w, "throughput_read", float(ts["throughput"]))
+        for w in which:
+            for key, values in samples[w].items():
+                res[w][key] = statistics.median(values)
+            before = pss_kib(daemons[w].pid)
+            load(buses[w], *STATUS[:2], STATUS[2], clients=4, calls=N_GROWTH // 8)
+            load(buses[w], *READ[:2], READ[2], clients=4, calls=N_GROWTH // 8)
+            time.sleep(0.5)
+            res[w]["growth_kib"] = pss_kib(daemons[w].pid) - before
+            daemons[w].stop()
+        return res["limen"], res["reference"]
     finally:
-        bus.close()
+        for b in buses.values():
+            b.close()
 
 
 def main():
     if not os.path.exists(REFERENCE):
         print(f"bench-portal: {REFERENCE} is not installed")
         return 1
-    ours, ref = measure("limen"), measure("reference")
+    ours, ref = measure_both()
     rows = [
         ("cold start to first reply (ms)", "cold_ms", "≤ 0.5×", lambda x: x <= 0.5),
         ("idle PSS (KiB)", "idle_pss_kib", "≤ 0.6×", lambda x: x <= 0.6),
