@@ -267,27 +267,43 @@ column_variant (sqlite3_stmt *stmt, int col, const GVariantType *type)
 }
 
 gboolean
-limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVariant *data, GVariant *perms,
-                         GError **error)
+limen_db_perm_put_entry_bytes (LimenDb *db, const char *table, const char *id, GVariant *data, GBytes *perms,
+                               GError **error)
 {
+  gsize size;
+  const void *bytes = g_bytes_get_data (perms, &size);
+
   sqlite3_bind_text (db->put_entry, 1, table, -1, SQLITE_STATIC);
   sqlite3_bind_text (db->put_entry, 2, id, -1, SQLITE_STATIC);
   bind_variant (db->put_entry, 3, data);
   /* An empty a{sas} serializes to no bytes at all; NULL data would bind SQL NULL. */
-  if (g_variant_get_size (perms) == 0)
+  if (size == 0)
     sqlite3_bind_zeroblob (db->put_entry, 4, 0);
   else
-    {
-      /* g_variant_store, not g_variant_get_data: a value that came in a D-Bus message stays
-       * in tree form, which GDBus writes out again (Lookup, Changed) much faster than the
-       * serialized form it would otherwise be turned into here. */
-      gsize size = g_variant_get_size (perms);
-      guint8 *bytes = g_malloc (size);
-
-      g_variant_store (perms, bytes);
-      sqlite3_bind_blob64 (db->put_entry, 4, bytes, size, g_free);
-    }
+    sqlite3_bind_blob64 (db->put_entry, 4, bytes, size, SQLITE_STATIC);
   return db_step (db, db->put_entry, error);
+}
+
+gboolean
+limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVariant *data, GVariant *perms,
+                         GError **error)
+{
+  /* g_variant_store, not g_variant_get_data: a value that came in a D-Bus message stays
+   * in tree form, which GDBus writes out again (Lookup, Changed) much faster than the
+   * serialized form it would otherwise be turned into here. */
+  gsize size = g_variant_get_size (perms);
+  g_autoptr(GBytes) bytes = NULL;
+
+  if (size == 0)
+    bytes = g_bytes_new_static ("", 0);
+  else
+    {
+      guint8 *copy = g_malloc (size);
+
+      g_variant_store (perms, copy);
+      bytes = g_bytes_new_take (copy, size);
+    }
+  return limen_db_perm_put_entry_bytes (db, table, id, data, bytes, error);
 }
 
 gboolean

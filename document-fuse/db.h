@@ -44,6 +44,9 @@ gboolean limen_db_set_meta (LimenDb *db, const char *key, const char *value, GEr
 /* Permission-store rows: (table, id) → data (may be NULL) and every app's permissions (a{sas}). */
 gboolean limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVariant *data,
                                   GVariant *perms, GError **error);
+/* The same with the a{sas} already serialized. */
+gboolean limen_db_perm_put_entry_bytes (LimenDb *db, const char *table, const char *id, GVariant *data,
+                                        GBytes *perms, GError **error);
 gboolean limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GError **error);
 gboolean limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, gpointer user_data, GError **error);
 

@@ -19,6 +19,10 @@ void limen_perm_store_free (LimenPermStore *store);
 gboolean limen_perm_store_import_entry (LimenPermStore *store, const char *table, const char *id,
                                         GVariant *data, GVariant *permissions, GError **error);
 
+/* @apps (a{sas}) in GVariant's serialized form, as g_variant_store() writes it, after checking
+ * every app and permission against the store's limits (InvalidArgument otherwise). */
+GBytes *limen_perm_serialize_app_perms (GVariant *apps, GError **error);
+
 /* TRUE when @table is a name the store accepts (no '/', no "..", no control bytes, ≤ 128 bytes). */
 gboolean limen_perm_table_name_is_valid (const char *table);
 /* TRUE when @id is an acceptable entry id (non-empty, ≤ 4096 bytes, no ".." component). */

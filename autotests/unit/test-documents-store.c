@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "errors.h"
 #include "doc-model.h"
 #include "gvdb-reader.h"
 #include "perm-store.h"
@@ -204,6 +205,87 @@ test_gvdb_reader (void)
   g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL);
 }
 
+/* The one-walk serializer writes exactly what g_variant_store() writes, across every
+ * offset width (entries and the array crossing 255, 65535 bytes), empty permission lists,
+ * empty strings and the empty array, and refuses what the store's limits refuse. */
+static void
+test_serialize_app_perms (void)
+{
+  static const gsize counts[] = { 0, 1, 2, 7, 40, 300, 3000, 20000 };
+  g_autoptr(GRand) rand = g_rand_new_with_seed (7);
+
+  for (guint c = 0; c < G_N_ELEMENTS (counts); c++)
+    for (guint form = 0; form < 2; form++)
+      {
+        GVariantBuilder b;
+        g_autoptr(GVariant) apps = NULL;
+        g_autoptr(GBytes) ours = NULL;
+        g_autoptr(GError) error = NULL;
+        g_autofree guint8 *ref = NULL;
+        gsize size;
+
+        g_variant_builder_init (&b, G_VARIANT_TYPE ("a{sas}"));
+        for (gsize i = 0; i < counts[c]; i++)
+          {
+            g_autofree char *app = g_strdup_printf ("org.example.App%" G_GSIZE_FORMAT "%s", i,
+                                                    i % 13 == 0 ? "" : ".Long.Name.Part");
+            g_autoptr(GPtrArray) perms = g_ptr_array_new_with_free_func (g_free);
+            guint n = g_rand_int_range (rand, 0, i % 97 == 5 ? 200 : 4);
+
+            for (guint j = 0; j < n; j++)
+              g_ptr_array_add (perms, g_strnfill (g_rand_int_range (rand, 0, i % 89 == 3 ? 250 : 6), 'a' + j % 26));
+            g_ptr_array_add (perms, NULL);
+            g_variant_builder_add (&b, "{s^as}", i == 1 ? "" : app, (char **) perms->pdata);
+          }
+        apps = g_variant_ref_sink (g_variant_builder_end (&b));
+        if (form == 1)
+          {
+            /* Serialized form, as entries loaded from the database are. */
+            g_autoptr(GBytes) data = g_bytes_new (g_variant_get_data (apps), g_variant_get_size (apps));
+            GVariant *copy = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE ("a{sas}"), data, FALSE));
+
+            g_variant_unref (apps);
+            apps = copy;
+          }
+        size = g_variant_get_size (apps);
+        ref = g_malloc (MAX (size, 1));
+        g_variant_store (apps, ref);
+        ours = limen_perm_serialize_app_perms (apps, &error);
+        g_assert_no_error (error);
+        g_assert_cmpmem (g_bytes_get_data (ours, NULL), g_bytes_get_size (ours), ref, size);
+      }
+
+  {
+    const char *too_many[258];
+    g_autofree char *long_perm = g_strnfill (257, 'p');
+    g_autofree char *long_app = g_strnfill (1025, 'a');
+    const char *one[] = { long_perm, NULL };
+    const char *yes[] = { "yes", NULL };
+    struct { const char *app; const char * const *perms; } bad[] = {
+      { "org.example.A", one }, { long_app, yes }, { "org.example.B", too_many },
+    };
+
+    for (guint i = 0; i < 257; i++)
+      too_many[i] = "x";
+    too_many[257] = NULL;
+    for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+      {
+        GVariantBuilder b;
+        g_autoptr(GVariant) apps = NULL;
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GBytes) bytes = NULL;
+
+        g_variant_builder_init (&b, G_VARIANT_TYPE ("a{sas}"));
+        g_variant_builder_add (&b, "{s^as}", "org.example.Fine", yes);
+        g_variant_builder_add (&b, "{s^as}", bad[i].app, bad[i].perms);
+        apps = g_variant_ref_sink (g_variant_builder_end (&b));
+        bytes = limen_perm_serialize_app_perms (apps, &error);
+        g_assert_null (bytes);
+        g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT);
+      }
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -214,6 +296,7 @@ main (int argc, char **argv)
   g_test_add_func ("/documents/names", test_names);
   g_test_add_func ("/documents/perm-strings", test_perm_strings);
   g_test_add_func ("/documents/db-reopen", test_db_reopen);
+  g_test_add_func ("/documents/serialize-app-perms", test_serialize_app_perms);
   g_test_add_func ("/documents/gvdb-reader", test_gvdb_reader);
   r = g_test_run ();
   {
