@@ -18,3 +18,14 @@ def bus():
         bad = [(argv, st) for argv, st in statuses if st not in (0, None, -15, -9) and st is not None]
         sanitizer = [(a, s) for a, s in bad if s in (66, 67) or s < 0 and s != -9]
         assert not sanitizer, f"daemon(s) ended badly: {sanitizer}"
+
+
+@pytest.fixture
+def x():
+    """A private Xvfb for the KDE tests (kde_helpers.Xvfb), stopped after the test."""
+    import kde_helpers
+    xv = kde_helpers.Xvfb()
+    try:
+        yield xv
+    finally:
+        xv.close()

@@ -43,6 +43,11 @@ def start_kde(bus, *args, env=None):
     return bus.start("limen-kde", "--verbose", *args, env=env, wait_name=KDE_NAME)
 
 
+def start_kde_x11(bus, x, **env):
+    """limen-kde showing its dialogs on the Xvfb @x (Qt's xcb platform), @env added."""
+    return start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb", **env))
+
+
 def write_kdeglobals(bus, text, name="kdeglobals"):
     """Write (atomically, as KConfig does) a kdeglobals into the test's XDG_CONFIG_HOME."""
     path = os.path.join(bus.config_home, name)
@@ -144,6 +149,29 @@ class Xvfb:
             if time.time() > deadline:
                 raise TimeoutError(f"no visible window named {name!r}: {r.stderr.strip()}")
             time.sleep(0.1)
+
+    def focus(self, wid, settle=0.3):
+        """Focus window @wid, then give the toolkit @settle seconds to take the focus."""
+        self.run("xdotool", "windowfocus", "--sync", str(wid))
+        time.sleep(settle)
+
+    def press(self, wid, *keys, settle=0.3):
+        """Focus window @wid (see focus()) and press @keys, xdotool key names, in turn."""
+        self.focus(wid, settle)
+        self.run("xdotool", "key", *keys)
+
+    def answer(self, title, *keys, shot=None, shown=0.5, settle=0.3):
+        """Wait for the window titled @title; with @shot, give it @shown seconds to draw and
+        save a screenshot named @shot; then press @keys in it (see press())."""
+        wid = self.wait_window(title)
+        if shot:
+            time.sleep(shown)
+            self.screenshot(shot)
+        self.press(wid, *keys, settle=settle)
+
+    def type_text(self, text):
+        """Type @text into the focused window, 15 ms a key."""
+        self.run("xdotool", "type", "--delay", "15", text)
 
     def screenshot(self, name):
         path = os.path.join(artifacts_dir(), name)

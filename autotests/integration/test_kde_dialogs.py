@@ -13,25 +13,13 @@ from limentest import GLib
 
 
 @pytest.fixture
-def x():
-    xv = kh.Xvfb()
-    try:
-        yield xv
-    finally:
-        xv.close()
-
-
-@pytest.fixture
 def kde(bus, x):
-    env = dict(x.env())
-    env["QT_QPA_PLATFORM"] = "xcb"
-    return kh.start_kde(bus, env=env)
+    return kh.start_kde_x11(bus, x)
 
 
 def type_and_enter(x, wid, text):
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "type", "--delay", "15", text)
+    x.focus(wid)
+    x.type_text(text)
     time.sleep(0.2)
     x.run("xdotool", "key", "Return")
 
@@ -76,10 +64,7 @@ def test_open_file_pick(bus, x, kde):
 
 def test_open_file_cancel(bus, x, kde):
     _, call = open_file(bus, "Cancel me", {})
-    wid = x.wait_window("Cancel me")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Escape")
+    x.answer("Cancel me", "Escape")
     response, results = call.wait()
     assert response == 1 and "uris" not in results
 
@@ -104,12 +89,7 @@ def test_save_file(bus, x, kde):
     opts = {"current_name": GLib.Variant("s", "report.odt"),
             "current_folder": GLib.Variant("ay", folder.encode() + b"\0")}
     _, call = open_file(bus, "Save the report", opts, method="SaveFile")
-    wid = x.wait_window("Save the report")
-    time.sleep(0.5)
-    x.screenshot("file-chooser-save.png")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Return")
+    x.answer("Save the report", "Return", shot="file-chooser-save.png")
     response, results = call.wait()
     assert response == 0
     assert results["uris"] == ["file://" + os.path.join(folder, "report.odt")]
@@ -121,12 +101,7 @@ def test_save_files(bus, x, kde):
     opts = {"files": GLib.Variant("aay", [b"one.txt\0", b"two.txt\0"]),
             "current_folder": GLib.Variant("ay", folder.encode() + b"\0")}
     _, call = open_file(bus, "Save these", opts, method="SaveFiles")
-    wid = x.wait_window("Save these")
-    time.sleep(0.5)
-    x.screenshot("file-chooser-save-files.png")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Return")
+    x.answer("Save these", "Return", shot="file-chooser-save-files.png")
     response, results = call.wait()
     assert response == 0
     assert results["uris"] == ["file://" + os.path.join(folder, n) for n in ("one.txt", "two.txt")]
@@ -175,12 +150,7 @@ def test_access_dialog(bus, x, kde):
                         (kh.new_handle(bus), "org.example.App", "", "Allow microphone access?",
                          "Example wants to record audio", "You can change this later in System Settings.", opts),
                         "(osssssa{sv})")
-    wid = x.wait_window("Allow microphone access?")
-    time.sleep(0.4)
-    x.screenshot("access.png")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "alt+r")
+    x.answer("Allow microphone access?", "alt+r", shot="access.png", shown=0.4)
     response, results = call.wait()
     assert response == 0
     assert results["choices"] == [("remember", "false")]
@@ -189,10 +159,7 @@ def test_access_dialog(bus, x, kde):
 def test_access_default_is_deny(bus, x, kde):
     call = kh.AsyncCall(bus, "Access", "AccessDialog",
                         (kh.new_handle(bus), "org.example.App", "", "Grant it?", "", "", {}), "(osssssa{sv})")
-    wid = x.wait_window("Grant it?")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Return")
+    x.answer("Grant it?", "Return")
     response, _ = call.wait()
     assert response == 1
 
@@ -243,9 +210,7 @@ def test_app_chooser(bus, x, kde):
     write_app(bus, "org.example.Third", "Third Tool")
     kh.call_impl(bus, "AppChooser", "UpdateChoices",
                  (handle, ["org.example.Viewer", "org.example.Editor", "org.example.Third"]), "(oas)")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Return")
+    x.press(wid, "Return")
     response, results = call.wait()
     assert response == 0
     # The last choice comes first and is preselected.
@@ -266,12 +231,7 @@ def test_account(bus, x, kde):
     call = kh.AsyncCall(bus, "Account", "GetUserInformation",
                         (kh.new_handle(bus), "org.example.App", "",
                          {"reason": GLib.Variant("s", "To sign your comments")}), "(ossa{sv})")
-    wid = x.wait_window("Share Your Information")
-    time.sleep(0.4)
-    x.screenshot("account.png")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "alt+s")
+    x.answer("Share Your Information", "alt+s", shot="account.png", shown=0.4)
     response, results = call.wait()
     assert response == 0
     assert results["id"] and "name" in results and "image" in results

@@ -4,7 +4,6 @@ pick comes back as a document path)."""
 
 import os
 import subprocess
-import time
 
 import pytest
 
@@ -14,15 +13,6 @@ from limentest import GLib
 
 BREEZE_DARK = "[General]\nColorScheme=BreezeDark\n[Colors:Window]\nBackgroundNormal=32,35,38\n"
 LIGHT = "[General]\nColorScheme=BreezeLight\n[Colors:Window]\nBackgroundNormal=239,240,241\n"
-
-
-@pytest.fixture
-def x():
-    xv = kh.Xvfb()
-    try:
-        yield xv
-    finally:
-        xv.close()
 
 
 def start_limen_portal(bus, env=None):
@@ -76,15 +66,14 @@ def test_file_chooser_behind_limen_portal(bus, x):
     path = os.path.join(bus.home, "via-limen.txt")
     with open(path, "w") as f:
         f.write("x")
-    kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb"))
+    kh.start_kde_x11(bus, x)
     start_limen_portal(bus)
     got = request_response(bus, "org.freedesktop.portal.FileChooser", "OpenFile",
                            ("", "Through limen-portal", {"handle_token": GLib.Variant("s", "lp1")}), "(ssa{sv})",
                            "lp1")
     wid = x.wait_window("Through limen-portal")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.4)
-    x.run("xdotool", "type", "--delay", "15", path)
+    x.focus(wid, 0.4)
+    x.type_text(path)
     x.run("xdotool", "key", "Return")
     assert limentest.wait_until(lambda: got, 20)
     response, results = got[0]
@@ -125,7 +114,7 @@ def test_sandboxed_caller_gets_document_path(bus, x):
         f.write("for the app")
     bus.start(["/usr/libexec/xdg-permission-store", "--replace"], wait_name="org.freedesktop.impl.portal.PermissionStore")
     bus.start(["/usr/libexec/xdg-document-portal", "--replace"], wait_name="org.freedesktop.portal.Documents")
-    kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb"))
+    kh.start_kde_x11(bus, x)
     kh.start_reference_frontend(bus)
     r, w = os.pipe()
     argv = limentest.bwrap_argv(bus) + ["--ro-bind-data", str(r), "/.flatpak-info",
@@ -142,9 +131,8 @@ def test_sandboxed_caller_gets_document_path(bus, x):
             proc.kill()
             out, err = proc.communicate()
             pytest.fail(f"no dialog; client said: {out} {err}")
-        x.run("xdotool", "windowfocus", "--sync", str(wid))
-        time.sleep(0.4)
-        x.run("xdotool", "type", "--delay", "15", secret)
+        x.focus(wid, 0.4)
+        x.type_text(secret)
         x.run("xdotool", "key", "Return")
         out, err = proc.communicate(timeout=45)
     finally:
@@ -163,7 +151,7 @@ def test_sandboxed_caller_gets_document_path(bus, x):
 
 @pytest.mark.parametrize("frontend", ["reference", "limen"])
 def test_caller_close_closes_dialog(bus, x, frontend):
-    kde = kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb"))
+    kde = kh.start_kde_x11(bus, x)
     if frontend == "reference":
         kh.start_reference_frontend(bus)
     else:

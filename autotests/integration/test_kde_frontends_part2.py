@@ -3,7 +3,6 @@ xdg-desktop-portal 1.16): an interactive Screenshot answered in our dialog, Prep
 answered in the print dialog, and the Lockdown that the frontends read."""
 
 import os
-import time
 
 import pytest
 
@@ -12,15 +11,6 @@ import kde_helpers as kh
 import limentest
 from limentest import GLib
 from test_kde_frontends import request_response, start_limen_portal
-
-
-@pytest.fixture
-def x():
-    xv = kh.Xvfb()
-    try:
-        yield xv
-    finally:
-        xv.close()
 
 
 def start_frontend(bus, which):
@@ -32,16 +22,13 @@ def start_frontend(bus, which):
 @pytest.mark.parametrize("which", ["limen", "reference"])
 def test_interactive_screenshot_through_frontend(bus, x, which):
     kh.set_root_pattern(x, os.path.join(bus.root, "pattern.png"))
-    kde = kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb"))
+    kde = kh.start_kde_x11(bus, x)
     start_frontend(bus, which)
     token = "shot" + which
     got = request_response(bus, "org.freedesktop.portal.Screenshot", "Screenshot",
                            ("", {"handle_token": GLib.Variant("s", token), "interactive": GLib.Variant("b", True)}),
                            "(sa{sv})", token)
-    wid = x.wait_window("Screenshot")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.4)
-    x.run("xdotool", "key", "Return")
+    x.answer("Screenshot", "Return", settle=0.4)
     assert limentest.wait_until(lambda: got, 20), kde.output()
     response, results = got[0]
     assert response == 0
@@ -54,17 +41,14 @@ def test_interactive_screenshot_through_frontend(bus, x, which):
 def test_prepare_print_through_frontend(bus, x, which):
     cups = kde_cups.Cupsd()
     try:
-        kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb", **cups.env))
+        kh.start_kde_x11(bus, x, **cups.env)
         start_frontend(bus, which)
         token = "pp" + which
         title = "Frontend print " + which
         got = request_response(bus, "org.freedesktop.portal.Print", "PreparePrint",
                                ("", title, {}, {}, {"handle_token": GLib.Variant("s", token)}),
                                "(ssa{sv}a{sv}a{sv})", token)
-        wid = x.wait_window(title)
-        x.run("xdotool", "windowfocus", "--sync", str(wid))
-        time.sleep(0.4)
-        x.run("xdotool", "key", "Return")
+        x.answer(title, "Return", settle=0.4)
         assert limentest.wait_until(lambda: got, 20)
         response, results = got[0]
         assert response == 0

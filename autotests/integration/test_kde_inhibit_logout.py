@@ -374,7 +374,7 @@ def test_next_to_qt_session_client(bus, sm):
     (the shim disables Qt's session manager), and ours still cancels."""
     x = kh.Xvfb()
     try:
-        kde = kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb", **sm.env))
+        kde = kh.start_kde_x11(bus, x, **sm.env)
         start_limen_portal(bus)
         handle = kh.new_handle(bus)
         call = kh.AsyncCall(bus, "Access", "AccessDialog",

@@ -29,15 +29,6 @@ def set_prop(bus, name, value):
              path=kh.PATH)
 
 
-@pytest.fixture
-def x():
-    xv = kh.Xvfb()
-    try:
-        yield xv
-    finally:
-        xv.close()
-
-
 def test_set_is_refused_and_changes_nothing(bus):
     kh.write_kdeglobals(bus, "[KDE Action Restrictions]\nprint/system=false\nopenwith=false\n")
     kde = kh.start_kde(bus)
@@ -101,7 +92,7 @@ def prepare_print(bus, token):
 @pytest.mark.parametrize("which", ["limen", "reference"])
 def test_frontends_read_the_kiosk_value(bus, x, which):
     kh.write_kdeglobals(bus, "[KDE Action Restrictions]\nprint/system=false\n")
-    kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb"))
+    kh.start_kde_x11(bus, x)
     if which == "limen":
         start_limen_portal(bus)
     else:

@@ -26,18 +26,8 @@ def cups():
 
 
 @pytest.fixture
-def x():
-    xv = kh.Xvfb()
-    try:
-        yield xv
-    finally:
-        xv.close()
-
-
-@pytest.fixture
 def kde(bus, x, cups):
-    env = dict(x.env(), QT_QPA_PLATFORM="xcb", **cups.env)
-    return kh.start_kde(bus, env=env)
+    return kh.start_kde_x11(bus, x, **cups.env)
 
 
 def prepare(bus, title, settings=None, page_setup=None, options=None):
@@ -79,9 +69,7 @@ def accept_dialog(x, title, shot=None):
     time.sleep(0.8)
     if shot:
         x.screenshot(shot)
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Return")
+    x.press(wid, "Return")
 
 
 def test_prepare_then_print(bus, x, kde, cups):
@@ -137,19 +125,13 @@ def test_token_of_another_app_is_not_used(bus, x, kde, cups):
     pdf = kde_cups.make_pdf(os.path.join(bus.root, "one.pdf"), 1)
     _, result = print_fd(bus, title, pdf, {"token": GLib.Variant("u", token)}, app_id="org.example.Other")
     # The other app gets the dialog, not the first app's settings; it cancels.
-    wid = x.wait_window(title)
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Escape")
+    x.answer(title, "Escape")
     assert wait_result(result)[0] == 1
 
 
 def test_cancel_and_close(bus, x, kde):
     _, call = prepare(bus, "Cancel print")
-    wid = x.wait_window("Cancel print")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Escape")
+    x.answer("Cancel print", "Escape")
     response, results = call.wait(30)
     assert response == 1 and "token" not in results
     handle, call = prepare(bus, "Close print")
@@ -189,7 +171,7 @@ def lockdown_props(bus):
 
 def test_lockdown_from_kiosk_keys(bus, x, cups):
     kh.write_kdeglobals(bus, "[KDE Action Restrictions]\nprint/system=false\nopenwith=false\n")
-    kde = kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb", **cups.env))
+    kde = kh.start_kde_x11(bus, x, **cups.env)
     props = lockdown_props(bus)
     assert props == {"disable-printing": True, "disable-save-to-disk": False, "disable-application-handlers": True,
                      "disable-camera": False, "disable-location": False}
@@ -217,9 +199,6 @@ def test_lockdown_from_kiosk_keys(bus, x, cups):
                                    "disable-application-handlers": False, "disable-camera": True,
                                    "disable-location": True}
     _, call = prepare(bus, "Unlocked")
-    wid = x.wait_window("Unlocked")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Escape")
+    x.answer("Unlocked", "Escape")
     assert call.wait(30)[0] == 1
     assert kde.alive()

@@ -20,15 +20,6 @@ pytestmark = pytest.mark.skipif(not shutil.which("kwin_x11"), reason="kwin-x11 i
 
 
 @pytest.fixture
-def x():
-    xv = kh.Xvfb()
-    try:
-        yield xv
-    finally:
-        xv.close()
-
-
-@pytest.fixture
 def pattern(bus, x):
     path = os.path.join(bus.root, "pattern.png")
     kh.set_root_pattern(x, path)
@@ -40,12 +31,6 @@ def with_kwin(bus, x, pattern, desktop_file=True):
         kh.install_kwin_desktop_file(bus)
     kh.start_kwin(bus, x)
     kh.show_pattern_window(bus, x, pattern)
-
-
-def start_kde(bus, x):
-    env = dict(x.env())
-    env["QT_QPA_PLATFORM"] = "xcb"
-    return kh.start_kde(bus, env=env)
 
 
 def screenshot(bus, options, timeout=60):
@@ -67,7 +52,7 @@ def check_png(uri, bus):
 
 def test_noninteractive_through_kwin(bus, x, pattern):
     with_kwin(bus, x, pattern)
-    kde = start_kde(bus, x)
+    kde = kh.start_kde_x11(bus, x)
     _, call = screenshot(bus, {"interactive": GLib.Variant("b", False), "modal": GLib.Variant("b", True)})
     response, results = call.wait(60)
     assert response == 0, kde.output()
@@ -84,7 +69,7 @@ def test_noninteractive_through_kwin(bus, x, pattern):
 
 def test_kwin_refuses_without_desktop_file_falls_back(bus, x, pattern):
     with_kwin(bus, x, pattern, desktop_file=False)
-    kde = start_kde(bus, x)
+    kde = kh.start_kde_x11(bus, x)
     _, call = screenshot(bus, {})
     response, results = call.wait(60)
     assert response == 0
@@ -94,7 +79,7 @@ def test_kwin_refuses_without_desktop_file_falls_back(bus, x, pattern):
 
 
 def test_fallback_without_kwin(bus, x, pattern):
-    kde = start_kde(bus, x)
+    kde = kh.start_kde_x11(bus, x)
     _, call = screenshot(bus, {})
     try:
         response, results = call.wait(30)
@@ -110,27 +95,22 @@ def test_fallback_without_kwin(bus, x, pattern):
 
 def test_interactive_dialog_save(bus, x, pattern):
     with_kwin(bus, x, pattern)
-    kde = start_kde(bus, x)
+    kde = kh.start_kde_x11(bus, x)
     _, call = screenshot(bus, {"interactive": GLib.Variant("b", True)})
     wid = x.wait_window("Screenshot")
     time.sleep(0.7)
     x.screenshot("screenshot-dialog.png")
     x.run("xdotool", "windowactivate", "--sync", str(wid), check=False)
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Return")
+    x.press(wid, "Return")
     response, results = call.wait(30)
     assert response == 0, kde.output()
     check_png(results["uri"], bus)
 
 
 def test_interactive_dialog_cancel_and_close(bus, x, pattern):
-    kde = start_kde(bus, x)
+    kde = kh.start_kde_x11(bus, x)
     _, call = screenshot(bus, {"interactive": GLib.Variant("b", True)})
-    wid = x.wait_window("Screenshot")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Escape")
+    x.answer("Screenshot", "Escape")
     response, results = call.wait(30)
     assert response == 1 and "uri" not in results
     assert not os.path.exists(os.path.join(bus.home, "Pictures")) or not os.listdir(os.path.join(bus.home, "Pictures"))
@@ -154,7 +134,7 @@ def pick_color(bus):
 def test_pick_color(bus, x, pattern, kwin):
     if kwin:
         with_kwin(bus, x, pattern)
-    kde = start_kde(bus, x)
+    kde = kh.start_kde_x11(bus, x)
     for (px, py), expected in (((100, 400), (1.0, 0.0, 0.0)), ((1100, 400), (0.0, 0.0, 1.0))):
         _, call = pick_color(bus)
         x.wait_window("Pick a Colour")
@@ -169,7 +149,7 @@ def test_pick_color(bus, x, pattern, kwin):
 
 
 def test_pick_color_escape(bus, x, pattern):
-    start_kde(bus, x)
+    kh.start_kde_x11(bus, x)
     _, call = pick_color(bus)
     x.wait_window("Pick a Colour")
     time.sleep(0.3)
@@ -179,7 +159,7 @@ def test_pick_color_escape(bus, x, pattern):
 
 
 def test_bad_input(bus, x):
-    kde = start_kde(bus, x)
+    kde = kh.start_kde_x11(bus, x)
     for opts, key in (({"interactive": GLib.Variant("s", "yes")}, "interactive"),
                       ({"modal": GLib.Variant("i", 1)}, "modal")):
         with pytest.raises(GLib.Error) as e:
@@ -201,12 +181,10 @@ def test_interactive_region(bus, x, pattern, kwin):
     # KWin, the X root window without.
     if kwin:
         with_kwin(bus, x, pattern)
-    kde = start_kde(bus, x)
+    kde = kh.start_kde_x11(bus, x)
     _, call = screenshot(bus, {"interactive": GLib.Variant("b", True)})
     wid = x.wait_window("^Screenshot$")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.4)
-    x.run("xdotool", "key", "alt+a", "End")       # Area: Region
+    x.press(wid, "alt+a", "End", settle=0.4)       # Area: Region
     time.sleep(0.2)
     x.run("xdotool", "key", "alt+t")              # Take New Screenshot
     x.wait_window("Select a Region")
@@ -215,12 +193,7 @@ def test_interactive_region(bus, x, pattern, kwin):
     x.run("xdotool", "mousemove", "--sync", "100", "100", "mousedown", "1")
     x.run("xdotool", "mousemove", "--sync", "250", "200")
     x.run("xdotool", "mousemove", "--sync", "400", "300", "mouseup", "1")
-    wid = x.wait_window("^Screenshot$")
-    time.sleep(0.5)
-    x.screenshot("screenshot-dialog-region%s.png" % ("-kwin" if kwin else ""))
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Return")
+    x.answer("^Screenshot$", "Return", shot="screenshot-dialog-region%s.png" % ("-kwin" if kwin else ""))
     response, results = call.wait(30)
     assert response == 0, kde.output()
     path = GLib.filename_from_uri(results["uri"])[0]
@@ -336,9 +309,7 @@ def test_interactive_window_through_kwin_picker(bus, x, pattern, lang):
         title = "^Screenshot$" if lang == "en" else "^Bildschirmfoto$"
         wid = x.wait_window(title)
         x.run("xdotool", "windowactivate", "--sync", str(wid), check=False)
-        x.run("xdotool", "windowfocus", "--sync", str(wid))
-        time.sleep(0.4)
-        x.run("xdotool", "key", "alt+a" if lang == "en" else "alt+b", "Home", "Down")   # Area: Current window
+        x.press(wid, "alt+a" if lang == "en" else "alt+b", "Home", "Down", settle=0.4)   # Area: Current window
         time.sleep(0.2)
         x.run("xdotool", "key", "alt+t" if lang == "en" else "alt+n")                   # Take New Screenshot
         assert limentest.wait_until(lambda: server_grabbed(x), 15), "KWin's window picker never started"
@@ -347,9 +318,7 @@ def test_interactive_window_through_kwin_picker(bus, x, pattern, lang):
         x.run("xdotool", "windowactivate", "--sync", str(wid), check=False)
         time.sleep(1.5)
         x.screenshot(f"screenshot-dialog-window-{lang}.png")
-        x.run("xdotool", "windowfocus", "--sync", str(wid))
-        time.sleep(0.3)
-        x.run("xdotool", "key", "Return")
+        x.press(wid, "Return")
         response, results = call.wait(30)
     finally:
         pointer.close()

@@ -5,8 +5,6 @@ PolicyAgent), Email (KDE's launcher starting a fake mail client)."""
 import json
 import os
 import shutil
-import stat
-import sys
 import time
 
 import pytest
@@ -75,10 +73,23 @@ def test_notification_reaches_server(bus, notifications):
     assert hints.get("desktop-entry") == "org.example.App"
 
 
-def test_action_invoked(bus, notifications):
+def watch_action_invoked(bus):
+    """The impl ActionInvoked signals limen-kde emits from now on, unpacked, in a list."""
     seen = []
     bus.conn.signal_subscribe(kh.KDE_NAME, "org.freedesktop.impl.portal.Notification", "ActionInvoked",
                               kh.PATH, None, 0, lambda *a: seen.append(a[5].unpack()))
+    return seen
+
+
+def server_invokes(bus, server_id, key):
+    """The mock notification server emits ActionInvoked(@server_id, @key), as on a click."""
+    bus.call(MOCK, "EmitSignal", ("org.freedesktop.Notifications", "ActionInvoked", "us",
+                                  [GLib.Variant("u", server_id), GLib.Variant("s", key)]),
+             "(sssav)", dest="org.freedesktop.Notifications", path="/org/freedesktop/Notifications")
+
+
+def test_action_invoked(bus, notifications):
+    seen = watch_action_invoked(bus)
     add(bus, "org.example.App", "n2", {
         "title": GLib.Variant("s", "Reply?"),
         "default-action": GLib.Variant("s", "app.activate"),
@@ -93,18 +104,14 @@ def test_action_invoked(bus, notifications):
     actions = calls[-1][2][5]
     # Action keys as KNotification sent them: pairs (key, label).
     keys = dict(zip(actions[1::2], actions[0::2]))
-    bus.call(MOCK, "EmitSignal", ("org.freedesktop.Notifications", "ActionInvoked", "us",
-                                  [GLib.Variant("u", server_id), GLib.Variant("s", keys["Reply"])]),
-             "(sssav)", dest="org.freedesktop.Notifications", path="/org/freedesktop/Notifications")
+    server_invokes(bus, server_id, keys["Reply"])
     assert limentest.wait_until(lambda: seen, 5), "no ActionInvoked"
     assert seen[0][:3] == ("org.example.App", "n2", "app.reply")
     assert seen[0][3] == ["thread-7"]
 
 
 def test_default_action(bus, notifications):
-    seen = []
-    bus.conn.signal_subscribe(kh.KDE_NAME, "org.freedesktop.impl.portal.Notification", "ActionInvoked",
-                              kh.PATH, None, 0, lambda *a: seen.append(a[5].unpack()))
+    seen = watch_action_invoked(bus)
     add(bus, "org.example.App", "n5", {
         "title": GLib.Variant("s", "Click me"),
         "default-action": GLib.Variant("s", "app.show"),
@@ -114,9 +121,7 @@ def test_default_action(bus, notifications):
     server_id = calls[-1][2][1] or 1
     actions = calls[-1][2][5]
     assert "default" in actions[0::2]
-    bus.call(MOCK, "EmitSignal", ("org.freedesktop.Notifications", "ActionInvoked", "us",
-                                  [GLib.Variant("u", server_id), GLib.Variant("s", "default")]),
-             "(sssav)", dest="org.freedesktop.Notifications", path="/org/freedesktop/Notifications")
+    server_invokes(bus, server_id, "default")
     assert limentest.wait_until(lambda: seen, 5), "no ActionInvoked"
     assert seen[0] == ("org.example.App", "n5", "app.show", [7])
 

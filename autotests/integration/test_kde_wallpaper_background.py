@@ -17,17 +17,8 @@ from limentest import GLib
 
 
 @pytest.fixture
-def x():
-    xv = kh.Xvfb()
-    try:
-        yield xv
-    finally:
-        xv.close()
-
-
-@pytest.fixture
 def kde(bus, x):
-    return kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb"))
+    return kh.start_kde_x11(bus, x)
 
 
 def plasma_mock(bus):
@@ -67,12 +58,7 @@ def test_wallpaper_with_preview_both(bus, x, kde):
     path = picture(bus)
     uri = GLib.filename_to_uri(path)
     _, call = set_wallpaper(bus, uri, {"show-preview": GLib.Variant("b", True), "set-on": GLib.Variant("s", "both")})
-    wid = x.wait_window("Set Wallpaper")
-    time.sleep(0.5)
-    x.screenshot("wallpaper-preview.png")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Return")
+    x.answer("Set Wallpaper", "Return", shot="wallpaper-preview.png")
     assert call.wait(20)[0] == 0, kde.output()
     scripts = plasma_scripts(bus)
     assert len(scripts) == 1
@@ -98,10 +84,7 @@ def test_wallpaper_cancel_and_bad_input(bus, x, kde):
     plasma_mock(bus)
     uri = GLib.filename_to_uri(picture(bus, "c.png"))
     _, call = set_wallpaper(bus, uri, {"show-preview": GLib.Variant("b", True)})
-    wid = x.wait_window("Set Wallpaper")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    x.run("xdotool", "key", "Escape")
+    x.answer("Set Wallpaper", "Escape")
     assert call.wait(20)[0] == 1
     assert plasma_scripts(bus) == [] and lockscreen_image(bus) is None
     for u, opts, err in (("https://example.com/a.png", {}, "InvalidArgument"),
@@ -126,13 +109,8 @@ def test_notify_background(bus, x, kde, button, expected):
     time.sleep(0.4)
     if button == "Return":
         x.screenshot("background-dialog.png")
-    x.run("xdotool", "windowfocus", "--sync", str(wid))
-    time.sleep(0.3)
-    if button in ("Return", "Escape"):
-        x.run("xdotool", "key", button)
-    else:
-        # Alt+mnemonic: &Forbid / &Allow.
-        x.run("xdotool", "key", "alt+" + button[0].lower())
+    # Alt+mnemonic for the buttons: &Forbid / &Allow.
+    x.press(wid, button if button in ("Return", "Escape") else "alt+" + button[0].lower())
     response, results = call.wait(20)
     assert response == 0 and results["result"] == expected
 
@@ -173,7 +151,7 @@ def test_get_app_state(bus, x):
     if not shutil.which("kwin_x11"):
         pytest.skip("kwin-x11 is not installed")
     kh.start_kwin(bus, x)
-    kde = kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb"))
+    kde = kh.start_kde_x11(bus, x)
     path = picture(bus, "w.png")
     windows = []
     for cls, title in (("org.example.Front", "limen-front"), ("org.example.Back", "limen-back")):
