@@ -11,8 +11,8 @@ limen_add_pytest(integration-documents-stress test_documents_stress.py TIMEOUT 3
 # Its lean PermissionStore client needs sd-bus; without it the bench prints only GDBus figures.
 pkg_check_modules(LIBSYSTEMD IMPORTED_TARGET libsystemd)
 if(LIBSYSTEMD_FOUND)
-  add_executable(ps-client bench/ps-client.c)
-  target_link_libraries(ps-client PRIVATE PkgConfig::LIBSYSTEMD)
+  add_executable(store-client bench/store-client.c)
+  target_link_libraries(store-client PRIVATE PkgConfig::LIBSYSTEMD)
 endif()
 add_test(NAME bench-documents COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-documents.py)
 set_tests_properties(bench-documents PROPERTIES LABELS bench TIMEOUT 3600

@@ -15,7 +15,8 @@ same bus (GDBus, keeps the a{sas} it gets and returns it): that is the floor any
 daemon behind dbus-daemon pays for carrying the message; the rest is ours. They are taken
 twice: with a GDBus client (Python gi, as flatpak and xdg-desktop-portal are GDBus
 clients), which itself spends ~10 ms writing and ~25 ms reading 20,000 apps, and with
-ps-client (sd-bus, reads in place), so what the store and the bus cost shows on its own."""
+store-client (sd-bus, reads in place), so what the store and the bus cost shows on its own;
+Add and AddFull are timed with both clients too (Python's GDBus costs ~0.3 ms of CPU per call)."""
 
 import os
 import re
@@ -155,21 +156,42 @@ def ps_set_lookup(bus, dest, path, apps, reps):
     return median(sets), median(lookups)
 
 
-def lean_set_lookup(bus, n_apps, reps):
-    """Median Set and Lookup (ms) through ps-client (sd-bus: marshals and reads in place, so
-    the figure is the bus's and the store's, not a client library's), or None when the build
-    has no ps-client (no libsystemd)."""
-    exe = os.path.join(limentest.BUILD_DIR, "autotests", "ps-client")
-    if not os.path.exists(exe):
+STORE_CLIENT = os.path.join(limentest.BUILD_DIR, "autotests", "store-client")
+
+
+def store_client(bus, *args, stdin=None):
+    """store-client's key=value output (sd-bus: marshals and reads in place, a few µs per
+    call, so the figure is the bus's and the daemon's, not a client library's), a string
+    saying why it failed, or None when the build has no store-client (no libsystemd)."""
+    if not os.path.exists(STORE_CLIENT):
         return None
-    out = subprocess.run([exe, dh.PS_NAME, dh.PS_PATH, str(n_apps), str(reps)], env=bus.env,
-                         capture_output=True, text=True, timeout=600)
+    out = subprocess.run([STORE_CLIENT, *map(str, args)], env=bus.env, input=stdin,
+                         capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
-        return (f"failed: {out.stderr.strip()[:60]}",) * 2
-    kv = dict(x.split("=") for x in out.stdout.split())
+        return f"failed: {out.stderr.strip()[:60]}"
+    return dict(x.split("=") for x in out.stdout.split())
+
+
+def lean_set_lookup(bus, n_apps, reps):
+    """Median Set and Lookup (ms) of an entry of @n_apps apps through store-client."""
+    kv = store_client(bus, "ps", dh.PS_NAME, dh.PS_PATH, n_apps, reps)
+    if not isinstance(kv, dict):
+        return kv and (kv, kv)
     if int(kv["apps"]) != n_apps:
         return (f"failed: Lookup gave {kv['apps']} apps",) * 2
     return float(kv["set_ms"]), float(kv["lookup_ms"])
+
+
+def lean_add(bus, files, per_call=None):
+    """Seconds for Add of each of @files (or AddFull, @per_call a call) through store-client."""
+    args = ("add", dh.DOCS_NAME, dh.DOCS_PATH) if per_call is None else \
+        ("addfull", dh.DOCS_NAME, dh.DOCS_PATH, APP, per_call)
+    kv = store_client(bus, *args, stdin="".join(f + "\n" for f in files))
+    if not isinstance(kv, dict):
+        return kv
+    if int(kv["docs"]) != len(files):
+        return f"failed: {kv['docs']} documents for {len(files)} files"
+    return float(kv["seconds"])
 
 
 def run(which):
@@ -243,6 +265,13 @@ def run(which):
         appdir = f"{dh.mountpoint(bus)}/by-app/{APP}"
         entries = len(os.listdir(appdir))
         r[f"readdir by-app/APP ({entries} entries)/s"] = timed_loop(lambda: os.listdir(appdir), N_READDIR)
+
+        # The same Add and AddFull calls through the lean client (after the listing: its
+        # grants would grow by-app/APP).
+        lean = lean_add(bus, small[:N_ADD])
+        if lean is not None:
+            r[f"{N_ADD} Add calls, sd-bus client s"] = lean
+            r[f"AddFull of {N_FULL} files ({per} per call), sd-bus client s"] = lean_add(bus, small[:N_FULL], per)
 
         # PermissionStore: one entry with many apps.
         n_apps = N_APPS if which == "limen" else 2000
