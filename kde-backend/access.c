@@ -13,43 +13,18 @@ static const LimenOption access_options[] = {
   { NULL }
 };
 
-typedef struct {
-  GDBusMethodInvocation *invocation;
-  LimenKdeRequest       *request;
-  LimenQtDialog         *dialog;
-} AccessCall;
-
-static void
-access_call_free (AccessCall *call)
-{
-  g_clear_object (&call->invocation);
-  g_free (call);
-}
-
-static void
-on_request_closed (LimenKdeRequest *request, gpointer user_data)
-{
-  AccessCall *call = user_data;
-
-  limen_kde_shim_get (NULL)->limen_qt_close (call->dialog);
-  limen_kde_reply_response (call->invocation, 2, NULL);
-  access_call_free (call);
-}
-
 static void
 on_done (LimenQtDialog *dialog, int response, size_t n_choices, const LimenQtChoiceResult *choices,
          void *user_data)
 {
-  AccessCall *call = user_data;
+  LimenKdeDialogCall *call = user_data;
   GVariantBuilder results;
 
   g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
   if (response == LIMEN_QT_RESPONSE_OK && n_choices > 0)
     g_variant_builder_add (&results, "{sv}", "choices", limen_kde_choices_result (n_choices, choices));
   g_debug ("Access dialog answered %d", response);
-  limen_kde_reply_response (call->invocation, response, g_variant_builder_end (&results));
-  limen_kde_request_finish (call->request);
-  access_call_free (call);
+  limen_kde_dialog_call_finish (call, response, g_variant_builder_end (&results));
 }
 
 static gboolean
@@ -72,12 +47,10 @@ on_access_dialog (LimenDbusImplPortalAccess *skeleton,
   LimenKdeChoices choices;
   const char *deny = NULL, *grant = NULL, *icon = NULL;
   gboolean modal = TRUE;
-  AccessCall *call;
+  LimenKdeDialogCall *call;
   LimenQtAccessSpec spec = { 0 };
 
-  if (!limen_kde_request_check_handle (handle, &error) ||
-      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
-      !limen_kde_check_parent_window (parent_window, &error) ||
+  if (!limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
       !limen_kde_check_string_arg ("title", title, 1024, &error) ||
       !limen_kde_check_string_arg ("subtitle", subtitle, 4096, &error) ||
       !limen_kde_check_string_arg ("body", body, 16384, &error) ||
@@ -100,15 +73,9 @@ on_access_dialog (LimenDbusImplPortalAccess *skeleton,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  call = g_new0 (AccessCall, 1);
-  call->invocation = g_object_ref (invocation);
-  call->request = limen_kde_request_new (invocation, handle, on_request_closed, call, &error);
-  if (!call->request)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      access_call_free (call);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
+  call = limen_kde_dialog_call_new (invocation, handle);
+  if (!call)
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
 
   limen_kde_choices_init (&choices, choices_v);
   spec.window.parent_window = parent_window;
@@ -125,12 +92,7 @@ on_access_dialog (LimenDbusImplPortalAccess *skeleton,
   call->dialog = shim->limen_qt_access_open (&spec, on_done, call);
   limen_kde_choices_clear (&choices);
   if (!call->dialog)
-    {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                                                     "The access dialog could not be shown");
-      limen_kde_request_finish (call->request);
-      access_call_free (call);
-    }
+    limen_kde_dialog_call_fail (call, "The access dialog could not be shown");
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -10,33 +10,10 @@ static const LimenOption account_options[] = {
   { NULL }
 };
 
-typedef struct {
-  GDBusMethodInvocation *invocation;
-  LimenKdeRequest       *request;
-  LimenQtDialog         *dialog;
-} AccountCall;
-
-static void
-account_call_free (AccountCall *call)
-{
-  g_clear_object (&call->invocation);
-  g_free (call);
-}
-
-static void
-on_request_closed (LimenKdeRequest *request, gpointer user_data)
-{
-  AccountCall *call = user_data;
-
-  limen_kde_shim_get (NULL)->limen_qt_close (call->dialog);
-  limen_kde_reply_response (call->invocation, 2, NULL);
-  account_call_free (call);
-}
-
 static void
 on_done (LimenQtDialog *dialog, int response, const char *real_name, const char *image_path, void *user_data)
 {
-  AccountCall *call = user_data;
+  LimenKdeDialogCall *call = user_data;
   GVariantBuilder results;
 
   g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
@@ -54,9 +31,7 @@ on_done (LimenQtDialog *dialog, int response, const char *real_name, const char 
       else
         g_variant_builder_add (&results, "{sv}", "image", g_variant_new_string (""));
     }
-  limen_kde_reply_response (call->invocation, response, g_variant_builder_end (&results));
-  limen_kde_request_finish (call->request);
-  account_call_free (call);
+  limen_kde_dialog_call_finish (call, response, g_variant_builder_end (&results));
 }
 
 /* The user's picture as KDE and AccountsService keep it. */
@@ -98,11 +73,9 @@ on_get_user_information (LimenDbusImplPortalAccount *skeleton,
   const char *real_name = g_get_real_name ();
   const LimenKdeShim *shim;
   LimenQtAccountSpec spec = { 0 };
-  AccountCall *call;
+  LimenKdeDialogCall *call;
 
-  if (!limen_kde_request_check_handle (handle, &error) ||
-      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
-      !limen_kde_check_parent_window (window, &error) ||
+  if (!limen_kde_check_request_args (handle, app_id, window, &error) ||
       !limen_options_filter (options, &filtered, &error, account_options, NULL))
     {
       limen_invocation_return_gerror (invocation, error);
@@ -116,15 +89,9 @@ on_get_user_information (LimenDbusImplPortalAccount *skeleton,
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  call = g_new0 (AccountCall, 1);
-  call->invocation = g_object_ref (invocation);
-  call->request = limen_kde_request_new (invocation, handle, on_request_closed, call, &error);
-  if (!call->request)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      account_call_free (call);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
+  call = limen_kde_dialog_call_new (invocation, handle);
+  if (!call)
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   face = find_face ();
   spec.window.parent_window = window;
   spec.window.app_id = app_id;
@@ -136,12 +103,7 @@ on_get_user_information (LimenDbusImplPortalAccount *skeleton,
   spec.image_path = face ? face : "";
   call->dialog = shim->limen_qt_account_open (&spec, on_done, call);
   if (!call->dialog)
-    {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                                                     "The account dialog could not be shown");
-      limen_kde_request_finish (call->request);
-      account_call_free (call);
-    }
+    limen_kde_dialog_call_fail (call, "The account dialog could not be shown");
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -100,9 +100,8 @@ on_choose_application (LimenDbusImplPortalAppChooser *skeleton,
   LimenQtAppChooserSpec spec = { 0 };
   ChooserCall *call;
 
-  if (!limen_kde_request_check_handle (handle, &error) ||
-      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
-      !limen_kde_check_parent_window (parent_window, &error) || !check_choices (choices, &error) ||
+  if (!limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
+      !check_choices (choices, &error) ||
       !limen_options_filter (options, &filtered, &error, app_chooser_options, NULL))
     {
       limen_invocation_return_gerror (invocation, error);
@@ -143,9 +142,7 @@ on_choose_application (LimenDbusImplPortalAppChooser *skeleton,
   call->dialog = shim->limen_qt_app_chooser_open (&spec, on_done, call);
   if (!call->dialog)
     {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                                                     "The application chooser could not be shown");
-      limen_kde_request_finish (call->request);
+      limen_kde_fail_dialog (invocation, call->request, "The application chooser could not be shown");
       chooser_call_free (call);
     }
   return G_DBUS_METHOD_INVOCATION_HANDLED;

@@ -12,42 +12,17 @@
 
 #define AUTOSTART_DBUS_ACTIVATABLE 1
 
-typedef struct {
-  GDBusMethodInvocation *invocation;
-  LimenKdeRequest       *request;
-  LimenQtDialog         *dialog;
-} BackgroundCall;
-
-static void
-background_call_free (BackgroundCall *call)
-{
-  g_clear_object (&call->invocation);
-  g_free (call);
-}
-
-static void
-on_request_closed (LimenKdeRequest *request, gpointer user_data)
-{
-  BackgroundCall *call = user_data;
-
-  limen_kde_shim_get (NULL)->limen_qt_close (call->dialog);
-  limen_kde_reply_response (call->invocation, 2, NULL);
-  background_call_free (call);
-}
-
 static void
 on_notify_done (LimenQtDialog *dialog, int response, int choice, void *user_data)
 {
-  BackgroundCall *call = user_data;
+  LimenKdeDialogCall *call = user_data;
   GVariantBuilder results;
 
   g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
   if (response == LIMEN_QT_RESPONSE_OK)
     g_variant_builder_add (&results, "{sv}", "result", g_variant_new_uint32 ((guint32) choice));
   g_debug ("NotifyBackground answered %d (choice %d)", response, choice);
-  limen_kde_reply_response (call->invocation, response, g_variant_builder_end (&results));
-  limen_kde_request_finish (call->request);
-  background_call_free (call);
+  limen_kde_dialog_call_finish (call, response, g_variant_builder_end (&results));
 }
 
 static gboolean
@@ -73,7 +48,7 @@ on_notify_background (LimenDbusImplPortalBackground *skeleton,
   g_autoptr(GError) error = NULL;
   const LimenKdeShim *shim = NULL;
   LimenQtBackgroundSpec spec = { 0 };
-  BackgroundCall *call;
+  LimenKdeDialogCall *call;
 
   if (!limen_kde_request_check_handle (handle, &error) ||
       !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
@@ -83,27 +58,16 @@ on_notify_background (LimenDbusImplPortalBackground *skeleton,
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  call = g_new0 (BackgroundCall, 1);
-  call->invocation = g_object_ref (invocation);
-  call->request = limen_kde_request_new (invocation, handle, on_request_closed, call, &error);
-  if (!call->request)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      background_call_free (call);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
+  call = limen_kde_dialog_call_new (invocation, handle);
+  if (!call)
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   spec.window.parent_window = "";
   spec.window.app_id = app_id;
   spec.app_id = app_id;
   spec.name = name;
   call->dialog = shim->limen_qt_background_open (&spec, on_notify_done, call);
   if (!call->dialog)
-    {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                                                     "The background dialog could not be shown");
-      limen_kde_request_finish (call->request);
-      background_call_free (call);
-    }
+    limen_kde_dialog_call_fail (call, "The background dialog could not be shown");
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -163,9 +163,7 @@ on_compose_email (LimenDbusImplPortalEmail *skeleton,
   LimenQtEmailSpec spec = { 0 };
   EmailCall *call;
 
-  if (!limen_kde_request_check_handle (handle, &error) ||
-      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
-      !limen_kde_check_parent_window (parent_window, &error) ||
+  if (!limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
       !limen_options_filter (options, &filtered, &error, email_options, NULL))
     {
       limen_invocation_return_gerror (invocation, error);

@@ -138,9 +138,7 @@ handle_file_call (GDBusMethodInvocation *invocation,
       ok = limen_options_filter (options, &filtered, &error, common_options, save_files_options, NULL);
       break;
     }
-  if (!ok || !limen_kde_request_check_handle (handle, &error) ||
-      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
-      !limen_kde_check_parent_window (parent_window, &error) ||
+  if (!ok || !limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
       !limen_kde_check_string_arg ("title", title, 1024, &error))
     {
       limen_invocation_return_gerror (invocation, error);
@@ -255,9 +253,7 @@ handle_file_call (GDBusMethodInvocation *invocation,
   limen_kde_choices_clear (&choices);
   if (!call->dialog)
     {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                                                     "The file dialog could not be shown");
-      limen_kde_request_finish (call->request);
+      limen_kde_fail_dialog (invocation, call->request, "The file dialog could not be shown");
       file_call_free (call);
     }
   return G_DBUS_METHOD_INVOCATION_HANDLED;

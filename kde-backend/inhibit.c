@@ -257,9 +257,7 @@ on_inhibit (LimenDbusImplPortalInhibit *skeleton,
   guint policies = 0;
   Inhibition *i;
 
-  if (!limen_kde_request_check_handle (handle, &error) ||
-      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
-      !limen_kde_check_parent_window (window, &error) ||
+  if (!limen_kde_check_request_args (handle, app_id, window, &error) ||
       !limen_options_filter (options, &filtered, &error, inhibit_options, NULL))
     {
       limen_invocation_return_gerror (invocation, error);

@@ -485,9 +485,7 @@ filter_dict (GVariant *dict, const char *name, const LimenOption *table, GVarian
 static gboolean
 check_common (const char *handle, const char *app_id, const char *parent_window, const char *title, GError **error)
 {
-  return limen_kde_request_check_handle (handle, error) &&
-         limen_kde_check_string_arg ("app_id", app_id, 255, error) &&
-         limen_kde_check_parent_window (parent_window, error) &&
+  return limen_kde_check_request_args (handle, app_id, parent_window, error) &&
          limen_kde_check_string_arg ("title", title, 1024, error);
 }
 
@@ -525,9 +523,7 @@ open_dialog (PrintCall *call, const LimenKdeShim *shim, const char *parent_windo
   call->dialog = shim->limen_qt_print_open (&spec, print_now ? on_print_dialog_done : on_prepare_done, call);
   if (!call->dialog)
     {
-      g_dbus_method_invocation_return_error_literal (call->invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                                                     "The print dialog could not be shown");
-      limen_kde_request_finish (call->request);
+      limen_kde_fail_dialog (call->invocation, call->request, "The print dialog could not be shown");
       print_call_free (call);
       return FALSE;
     }

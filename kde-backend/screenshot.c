@@ -16,37 +16,6 @@ static const LimenOption pick_color_options[] = {
   { NULL }
 };
 
-typedef struct {
-  GDBusMethodInvocation *invocation;
-  LimenKdeRequest       *request;
-  LimenQtDialog         *dialog;
-} ScreenshotCall;
-
-static void
-screenshot_call_free (ScreenshotCall *call)
-{
-  g_clear_object (&call->invocation);
-  g_free (call);
-}
-
-static void
-on_request_closed (LimenKdeRequest *request, gpointer user_data)
-{
-  ScreenshotCall *call = user_data;
-
-  limen_kde_shim_get (NULL)->limen_qt_close (call->dialog);
-  limen_kde_reply_response (call->invocation, 2, NULL);
-  screenshot_call_free (call);
-}
-
-static void
-finish_call (ScreenshotCall *call, int response, GVariant *results)
-{
-  limen_kde_reply_response (call->invocation, response, results);
-  limen_kde_request_finish (call->request);
-  screenshot_call_free (call);
-}
-
 static void
 on_screenshot_done (LimenQtDialog *dialog, int response, const char *uri, void *user_data)
 {
@@ -56,7 +25,7 @@ on_screenshot_done (LimenQtDialog *dialog, int response, const char *uri, void *
   if (response == LIMEN_QT_RESPONSE_OK && uri)
     g_variant_builder_add (&results, "{sv}", "uri", g_variant_new_string (uri));
   g_debug ("Screenshot answered %d%s%s", response, uri ? ": " : "", uri ? uri : "");
-  finish_call (user_data, response, g_variant_builder_end (&results));
+  limen_kde_dialog_call_finish (user_data, response, g_variant_builder_end (&results));
 }
 
 static void
@@ -68,11 +37,11 @@ on_pick_color_done (LimenQtDialog *dialog, int response, const double rgb[3], vo
   if (response == LIMEN_QT_RESPONSE_OK && rgb)
     g_variant_builder_add (&results, "{sv}", "color", g_variant_new ("(ddd)", rgb[0], rgb[1], rgb[2]));
   g_debug ("PickColor answered %d", response);
-  finish_call (user_data, response, g_variant_builder_end (&results));
+  limen_kde_dialog_call_finish (user_data, response, g_variant_builder_end (&results));
 }
 
 /* Common checks; on success a call with its Request and the filtered options. */
-static ScreenshotCall *
+static LimenKdeDialogCall *
 begin_call (GDBusMethodInvocation *invocation,
             const char            *handle,
             const char            *app_id,
@@ -84,11 +53,9 @@ begin_call (GDBusMethodInvocation *invocation,
 {
   g_autoptr(GError) error = NULL;
   g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  ScreenshotCall *call;
+  LimenKdeDialogCall *call;
 
-  if (!limen_kde_request_check_handle (handle, &error) ||
-      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
-      !limen_kde_check_parent_window (parent_window, &error) ||
+  if (!limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
       !limen_options_filter (options, &filtered, &error, table, NULL) ||
       !(*shim_out = limen_kde_shim_get_for_dialog (&error)))
     {
@@ -96,26 +63,10 @@ begin_call (GDBusMethodInvocation *invocation,
       return NULL;
     }
   *opts_out = g_variant_ref_sink (g_variant_builder_end (&filtered));
-  call = g_new0 (ScreenshotCall, 1);
-  call->invocation = g_object_ref (invocation);
-  call->request = limen_kde_request_new (invocation, handle, on_request_closed, call, &error);
-  if (!call->request)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      screenshot_call_free (call);
-      g_clear_pointer (opts_out, g_variant_unref);
-      return NULL;
-    }
+  call = limen_kde_dialog_call_new (invocation, handle);
+  if (!call)
+    g_clear_pointer (opts_out, g_variant_unref);
   return call;
-}
-
-static void
-fail_open (ScreenshotCall *call, const char *what)
-{
-  g_dbus_method_invocation_return_error (call->invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                                         "The %s could not be started", what);
-  limen_kde_request_finish (call->request);
-  screenshot_call_free (call);
 }
 
 static gboolean
@@ -131,7 +82,7 @@ on_screenshot (LimenDbusImplPortalScreenshot *skeleton,
   const LimenKdeShim *shim = NULL;
   gboolean modal = TRUE, interactive = FALSE;
   LimenQtScreenshotSpec spec = { 0 };
-  ScreenshotCall *call;
+  LimenKdeDialogCall *call;
 
   call = begin_call (invocation, handle, app_id, parent_window, options, screenshot_options, &opts, &shim);
   if (!call)
@@ -145,7 +96,7 @@ on_screenshot (LimenDbusImplPortalScreenshot *skeleton,
   spec.interactive = interactive;
   call->dialog = shim->limen_qt_screenshot_open (&spec, on_screenshot_done, call);
   if (!call->dialog)
-    fail_open (call, "screenshot");
+    limen_kde_dialog_call_fail (call, "The screenshot could not be started");
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -161,7 +112,7 @@ on_pick_color (LimenDbusImplPortalScreenshot *skeleton,
   g_autoptr(GVariant) opts = NULL;
   const LimenKdeShim *shim = NULL;
   LimenQtWindow window = { 0 };
-  ScreenshotCall *call;
+  LimenKdeDialogCall *call;
 
   call = begin_call (invocation, handle, app_id, parent_window, options, pick_color_options, &opts, &shim);
   if (!call)
@@ -171,7 +122,7 @@ on_pick_color (LimenDbusImplPortalScreenshot *skeleton,
   window.modal = TRUE;
   call->dialog = shim->limen_qt_pick_color_open (&window, on_pick_color_done, call);
   if (!call->dialog)
-    fail_open (call, "colour picker");
+    limen_kde_dialog_call_fail (call, "The colour picker could not be started");
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -108,9 +108,7 @@ on_set_wallpaper_uri (LimenDbusImplPortalWallpaper *skeleton,
   LimenQtWallpaperSpec spec = { 0 };
   WallpaperCall *call;
 
-  if (!limen_kde_request_check_handle (handle, &error) ||
-      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
-      !limen_kde_check_parent_window (parent_window, &error) ||
+  if (!limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
       !limen_options_filter (options, &filtered, &error, wallpaper_options, NULL) ||
       !check_uri (uri, &error) ||
       !(shim = limen_kde_shim_get_for_dialog (&error)))
@@ -142,9 +140,7 @@ on_set_wallpaper_uri (LimenDbusImplPortalWallpaper *skeleton,
   call->dialog = shim->limen_qt_wallpaper_open (&spec, on_done, call);
   if (!call->dialog)
     {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                                                     "The wallpaper dialog could not be shown");
-      limen_kde_request_finish (call->request);
+      limen_kde_fail_dialog (invocation, call->request, "The wallpaper dialog could not be shown");
       wallpaper_call_free (call);
     }
   return G_DBUS_METHOD_INVOCATION_HANDLED;
