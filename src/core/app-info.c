@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "errors.h"
 #include "pid-map.h"
 
@@ -823,7 +824,7 @@ limen_app_info_get_for_sender (GDBusConnection *connection, const char *sender, 
                                                          g_variant_new ("(s)", sender),
                                                          G_VARIANT_TYPE ("(a{sv})"),
                                                          G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &fds,
-                                                         NULL, &local_error);
+                                                         limen_daemon_get_quit_cancellable (), &local_error);
   if (reply == NULL)
     {
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Cannot identify caller %s: %s",

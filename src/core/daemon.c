@@ -16,6 +16,8 @@ static int exit_status;
 static gboolean quitting;
 static guint names_owned;
 static guint names_pending;
+static GCancellable *quit_cancellable;
+static GMainContext *signal_context;
 
 void
 limen_daemon_quit (int status)
@@ -24,8 +26,15 @@ limen_daemon_quit (int status)
     return;
   quitting = TRUE;
   exit_status = status;
+  g_cancellable_cancel (quit_cancellable);
   if (main_loop)
     g_main_loop_quit (main_loop);
+}
+
+GCancellable *
+limen_daemon_get_quit_cancellable (void)
+{
+  return quit_cancellable;
 }
 
 GDBusConnection *
@@ -35,11 +44,52 @@ limen_daemon_get_connection (void)
 }
 
 static gboolean
+quit_on_signal (gpointer user_data)
+{
+  limen_daemon_quit (0);
+  return G_SOURCE_REMOVE;
+}
+
+/* On the signal thread. The main thread may be waiting in a nested loop on a bus round
+ * trip that never ends: dbus-daemon silently drops its own replies (GetConnectionCredentials,
+ * ReleaseName, ...) to a connection whose queue is over its limits, e.g. more than 64 fds of
+ * queued requests. Cancelling ends that wait at once; the quit itself runs on the main thread. */
+static gboolean
 on_signal (gpointer user_data)
 {
   g_debug ("Received %s, leaving", (const char *) user_data);
-  limen_daemon_quit (0);
+  g_cancellable_cancel (quit_cancellable);
+  g_main_context_invoke_full (NULL, G_PRIORITY_HIGH, quit_on_signal, NULL, NULL);
   return G_SOURCE_CONTINUE;
+}
+
+static gpointer
+signal_thread_func (gpointer user_data)
+{
+  for (;;)
+    g_main_context_iteration (signal_context, TRUE);
+  return NULL;
+}
+
+static void
+watch_signals (void)
+{
+  static const struct { int signum; const char *name; } signals[] = {
+    { SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" }, { SIGTERM, "SIGTERM" },
+  };
+
+  quit_cancellable = g_cancellable_new ();
+  signal_context = g_main_context_new ();
+  for (guint i = 0; i < G_N_ELEMENTS (signals); i++)
+    {
+      GSource *source = g_unix_signal_source_new (signals[i].signum);
+
+      g_source_set_callback (source, on_signal, (gpointer) signals[i].name, NULL);
+      g_source_attach (source, signal_context);
+      g_source_unref (source);
+    }
+  /* Lives until the process exits. */
+  g_thread_unref (g_thread_new ("limen-signals", signal_thread_func, NULL));
 }
 
 typedef struct {
@@ -165,9 +215,7 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   g_dbus_connection_set_exit_on_close (daemon_connection, FALSE);
 
   main_loop = g_main_loop_new (NULL, FALSE);
-  g_unix_signal_add (SIGHUP, on_signal, (gpointer) "SIGHUP");
-  g_unix_signal_add (SIGINT, on_signal, (gpointer) "SIGINT");
-  g_unix_signal_add (SIGTERM, on_signal, (gpointer) "SIGTERM");
+  watch_signals ();
 
   limen_app_info_tracker_init (daemon_connection);
 
@@ -201,11 +249,13 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   if (spec->on_shutdown)
     spec->on_shutdown (spec->user_data);
 
+  /* Let queued replies and signals (Response, Closed) reach their peers, then close: that
+   * releases all our names at once. g_bus_unown_name on an open connection would wait for a
+   * ReleaseName reply (25 s), which dbus-daemon may drop (see on_signal). */
+  g_dbus_connection_flush_sync (daemon_connection, NULL, NULL);
+  g_dbus_connection_close_sync (daemon_connection, NULL, NULL);
   for (guint i = 0; i < owned_ids->len; i++)
     g_bus_unown_name (g_array_index (owned_ids, guint, i));
-
-  /* Let queued replies and signals (Response, Closed) reach their peers. */
-  g_dbus_connection_flush_sync (daemon_connection, NULL, NULL);
   limen_app_info_tracker_shutdown ();
   g_clear_object (&daemon_connection);
   g_clear_pointer (&main_loop, g_main_loop_unref);
