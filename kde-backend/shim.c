@@ -10,6 +10,9 @@
 #include "limen-kde.h"
 
 #include <dlfcn.h>
+#include <glib/gstdio.h>
+#include <elf.h>
+#include <link.h>
 
 #include "errors.h"
 #include "limen-config.h"
@@ -17,6 +20,74 @@
 static LimenKdeShim shim;
 static gboolean shim_loaded;
 static char *shim_error;
+
+/* Most of the first dialog's wait for the shim is the dynamic linker binding the ~60,000
+ * symbol references of the ~80 Qt and KF5 libraries it brings, and each lookup walks
+ * limen-kde's own ~45 libraries (GLib, libcups and its TLS chain) before it reaches the
+ * shim's. RTLD_DEEPBIND searches the shim's libraries first: the dlopen takes 25-30% less
+ * CPU (median ~38 -> ~28 ms here). It is safe only where the
+ * global scope holds nothing the shim's libraries must bind to instead of their own:
+ *  - no interposed allocator or other LD_PRELOAD/ld.so.preload library (Qt would call
+ *    libc's malloc and free memory from the preloaded one), nor AddressSanitizer, whose
+ *    runtime refuses RTLD_DEEPBIND;
+ *  - no copy relocation in limen-kde (e.g. of environ), which would leave Qt reading the
+ *    library's stale original while everyone else uses limen-kde's copy. */
+#if defined(__x86_64__)
+#define LIMEN_R_COPY(info) (ELF64_R_TYPE (info) == R_X86_64_COPY)
+#elif defined(__aarch64__)
+#define LIMEN_R_COPY(info) (ELF64_R_TYPE (info) == R_AARCH64_COPY)
+#endif
+#if defined(RTLD_DEEPBIND) && defined(LIMEN_R_COPY) && !defined(__SANITIZE_ADDRESS__)
+#define LIMEN_SHIM_DEEPBIND 1
+#endif
+
+#ifdef LIMEN_SHIM_DEEPBIND
+static int
+find_copy_relocs (struct dl_phdr_info *info, size_t size, void *data)
+{
+  gboolean *found = data;
+  const ElfW(Dyn) *dyn = NULL;
+  ElfW(Addr) rela = 0;
+  size_t relasz = 0;
+
+  /* The first object is the executable. */
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+      dyn = (const ElfW(Dyn) *) (info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+  for (; dyn && dyn->d_tag != DT_NULL; dyn++)
+    if (dyn->d_tag == DT_RELA)
+      rela = dyn->d_un.d_ptr;
+    else if (dyn->d_tag == DT_RELASZ)
+      relasz = dyn->d_un.d_val;
+  /* glibc rebases the executable's dynamic section in place; other loaders may not. */
+  if (rela && rela < info->dlpi_addr)
+    rela += info->dlpi_addr;
+  for (size_t i = 0; rela && i < relasz / sizeof (ElfW(Rela)); i++)
+    if (LIMEN_R_COPY (((const ElfW(Rela) *) rela)[i].r_info))
+      *found = TRUE;
+  return 1;
+}
+#endif
+
+static int
+shim_dlopen_flags (void)
+{
+  int flags = RTLD_LAZY | RTLD_LOCAL;
+#ifdef LIMEN_SHIM_DEEPBIND
+  gboolean copy_relocs = FALSE;
+  const char *preload = g_getenv ("LD_PRELOAD");
+  GStatBuf st;
+
+  dl_iterate_phdr (find_copy_relocs, &copy_relocs);
+  if (!copy_relocs && !(preload && *preload) &&
+      !(g_stat ("/etc/ld.so.preload", &st) == 0 && st.st_size > 0))
+    flags |= RTLD_DEEPBIND;
+  else
+    g_debug ("Loading the Qt shim without RTLD_DEEPBIND (%s)",
+             copy_relocs ? "copy relocations in limen-kde" : "preloaded libraries");
+#endif
+  return flags;
+}
 
 /* The build tree keeps the module next to the binary (qt/); an installed limen-kde
  * finds it in its private library directory. */
@@ -53,7 +124,7 @@ limen_kde_shim_get (GError **error)
       gboolean ok = TRUE;
 
       g_debug ("Loading the Qt shim from %s", path);
-      module = dlopen (path, RTLD_LAZY | RTLD_LOCAL);
+      module = dlopen (path, shim_dlopen_flags ());
       if (!module)
         shim_error = g_strdup_printf ("Cannot load the Qt shim: %s", dlerror ());
       else

@@ -127,6 +127,10 @@ def main():
         a, b = ours[key], ref[key]
         fmt = "{:>12.0f}" if "pss" in key else "{:>12.3f}"
         print(f"{label:30}" + fmt.format(a) + fmt.format(b) + f"{a / b if b else float('nan'):>8.2f}")
+    for key, label in (("cold", "cold FileChooser mapped (s)"), ("idle_pss", "idle PSS (KiB)")):
+        fmt = "{:.0f}" if "pss" in key else "{:.3f}"
+        print(f"{label} per process: limen-kde " + " ".join(fmt.format(r[key]) for r in runs["ours"]) +
+              "; xdp-kde " + " ".join(fmt.format(r[key]) for r in runs["ref"]))
     print(f"idle PSS ratio {ours['idle_pss'] / ref['idle_pss']:.2f} (target <= 0.25); "
           f"cold FileChooser ratio {ours['cold'] / ref['cold']:.2f} (target <= 1.0); "
           f"cold with the widget built {ours['cold_ready'] / ref['cold']:.2f} "

@@ -34,8 +34,16 @@ QString mnemonicLabel (const char *label);
 void applyWindow (QWidget *w, const LimenQtWindow *window);
 
 /* Make @w the child of the caller's toplevel exported under xdg-foreign @handle, once
- * @w's window is exposed (wayland-parent.cpp). A bad handle leaves it parentless, logged. */
+ * @w's window is exposed. A bad handle leaves it parentless, logged. The work is done by
+ * liblimen-qt-wayland.so (wayland-parent.cpp), loaded from beside this module on first use. */
 void setWaylandParent (QWidget *w, const QString &handle);
+
+} // namespace LimenQt
+
+/* liblimen-qt-wayland.so's entry point. */
+extern "C" LIMEN_QT_EXPORT void limen_qt_wayland_set_parent (QWidget *w, const QString &handle);
+
+namespace LimenQt {
 
 /* Combo boxes and check boxes for portal choices; reads them back. */
 class ChoicesWidget : public QWidget

@@ -12,12 +12,14 @@
 #include <QApplication>
 #include <QFormLayout>
 #include <QLabel>
+#include <QOpenGLContext>
 #include <QScreen>
 #include <QThread>
 #include <QTimer>
 #include <QWindow>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <libintl.h>
 #include <xcb/xcb.h>
 
@@ -109,7 +111,23 @@ bool ensureApplication (const char **reason)
   QCoreApplication::setAttribute (Qt::AA_DisableSessionManager);
   QGuiApplication::setFallbackSessionManagementEnabled (false);
   QApplication::setAttribute (Qt::AA_UseHighDpiPixmaps);
+  /* No dialog of ours draws with OpenGL, but Qt 5's xcb plugin gives every widget window
+   * a GLX visual, and picking one loads Mesa (and LLVM for llvmpipe) on the first show():
+   * ~45 ms of the first dialog and ~10 MiB. "none" keeps the windows plain X ones. Qt
+   * reads the variable once, when its GL integration is first asked for, which
+   * supportsThreadedOpenGL() does here; then it is put back so that nothing we start
+   * (a mail client, KIO workers) inherits it. A value the user set is left alone. */
+  const bool no_gl = !qEnvironmentVariableIsSet ("QT_XCB_GL_INTEGRATION");
+  if (no_gl)
+    qputenv ("QT_XCB_GL_INTEGRATION", "none");
   auto *app = new QApplication (app_argc, app_argv);
+  if (no_gl)
+    {
+      /* Only on xcb: on Wayland the same question would load EGL. */
+      if (QGuiApplication::platformName () == QLatin1String ("xcb"))
+        QOpenGLContext::supportsThreadedOpenGL ();
+      qunsetenv ("QT_XCB_GL_INTEGRATION");
+    }
   app->setQuitOnLastWindowClosed (false);
   app->setApplicationName (QStringLiteral ("limen-kde"));
   app->setDesktopFileName (QStringLiteral ("limen-kde"));
@@ -126,6 +144,42 @@ void ensureCoreApplication ()
   auto *app = new QCoreApplication (app_argc, app_argv);
   app->setApplicationName (QStringLiteral ("limen-kde"));
   setupTranslations ();
+}
+
+void setWaylandParent (QWidget *w, const QString &handle)
+{
+  if (QGuiApplication::platformName () != QLatin1String ("wayland"))
+    {
+      qInfo ("limen-kde: parent wayland:%s ignored: the dialog is not on Wayland (Qt platform %s)",
+             qPrintable (handle), qPrintable (QGuiApplication::platformName ()));
+      return;
+    }
+  if (handle.isEmpty ())
+    {
+      qWarning ("limen-kde: wayland: empty parent handle; the dialog is parentless");
+      return;
+    }
+  static decltype (&limen_qt_wayland_set_parent) set_parent = nullptr;
+  static bool tried = false;
+  if (!tried)
+    {
+      tried = true;
+      Dl_info self {};
+      QByteArray path;
+      if (dladdr (reinterpret_cast<void *> (&limen_qt_unavailable_reason), &self) && self.dli_fname)
+        {
+          path = QByteArray (self.dli_fname);
+          path = path.left (path.lastIndexOf ('/') + 1);
+        }
+      path += "liblimen-qt-wayland.so";
+      if (void *module = dlopen (path.constData (), RTLD_LAZY | RTLD_LOCAL))
+        set_parent = reinterpret_cast<decltype (set_parent)> (dlsym (module, "limen_qt_wayland_set_parent"));
+      if (!set_parent)
+        qWarning ("limen-kde: wayland: cannot load %s (%s); wayland: parents are ignored", path.constData (),
+                  dlerror ());
+    }
+  if (set_parent)
+    set_parent (w, handle);
 }
 
 QString mnemonicLabel (const char *label)
