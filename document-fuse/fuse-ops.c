@@ -69,6 +69,10 @@ struct Node {
   /* Page-cache validity for keep_cache: what the file looked like at the last open. */
   struct timespec cached_mtime;
   off_t       cached_size;
+  /* APP_DIR, under fs->lock: bumped by every grant, revoke and delete for the app; the
+   * kernel's copy of the listing is current while list_cached == gen + 1 (see op_opendir). */
+  guint64     list_gen;
+  guint64     list_cached;
 };
 
 typedef struct {
@@ -77,7 +81,11 @@ typedef struct {
 } Handle;
 
 typedef struct {
-  GArray *entries;          /* DirEntry */
+  GArray    *entries;       /* DirEntry; for by-app/APPID built at the first readdir */
+  Node      *app_dir;       /* by-app/APPID: a reference */
+  guint64    gen;           /* by-app/APPID: the listing generation at opendir */
+  gboolean   refill;        /* by-app/APPID: opened without keep_cache */
+  gboolean   read_to_end;
 } DirHandle;
 
 typedef struct {
@@ -117,6 +125,7 @@ struct _LimenFuse {
   fuse_ino_t     next_ino;
   Node          *root;
   Node          *by_app;
+  guint64        all_gen;    /* under lock: bumped by changes to every view (Delete) */
   dev_t          dev;        /* of the mount, from mountinfo */
   int            mnt_id;     /* of the mount, from mountinfo */
   GMutex         pid_lock;
@@ -674,7 +683,22 @@ on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data)
   const char *id = limen_doc_get_id (doc);
   g_autoptr(GPtrArray) dropped = g_ptr_array_new ();
 
-  /* Never served: the kernel holds nothing of it (failed lookups are not cached). */
+  /* The kernel keeps the listings of by-app/APPID (see op_opendir): a grant, revoke or
+   * delete changes them, also for a document that was never looked up. Counted here,
+   * before the D-Bus reply, so every opendir after the reply lists afresh. */
+  g_mutex_lock (&fs->lock);
+  if (app == NULL)
+    fs->all_gen++;
+  else
+    {
+      g_autofree char *key = g_strdup_printf ("a:%s", app);
+      Node *dir = g_hash_table_lookup (fs->by_key, key);
+
+      if (dir)
+        dir->list_gen++;
+    }
+  g_mutex_unlock (&fs->lock);
+  /* Never served: the kernel holds nothing else of it (failed lookups are not cached). */
   if (!limen_doc_was_seen (doc))
     return;
   g_mutex_lock (&fs->lock);
@@ -1283,13 +1307,7 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       }
       break;
     case NODE_APP_DIR:
-      {
-        g_autoptr(GPtrArray) docs = limen_doc_model_list (fs->model, node->app);
-
-        for (guint i = 0; i < docs->len; i++)
-          if (limen_doc_get_perms (docs->pdata[i], node->app))
-            dir_add (entries, limen_doc_get_id (docs->pdata[i]), S_IFDIR, 0);
-      }
+      /* Listed at the first readdir: while the kernel's copy is valid there is none. */
       break;
     case NODE_DOC_DIR:
       {
@@ -1351,13 +1369,35 @@ op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       fuse_reply_err (req, ENOTDIR);
       return;
     }
-  node_put (fs, node);
   dh = g_new0 (DirHandle, 1);
-  dh->entries = g_steal_pointer (&entries);
+  /* An app's listing is kept by the kernel across opens (10,001 entries are ~120 readdir
+   * round trips otherwise). An open without keep_cache makes the kernel drop its copy and
+   * list through us; the copy counts as current once such an open was read to the end
+   * with no change since it was opened (op_releasedir). A change only bumps a counter
+   * (on_doc_changed, before its D-Bus reply): no kernel notification, and no window in
+   * which a later open sees the old listing. Every opendir still comes here and is
+   * gated, and every name in it is still looked up through us. */
+  if (node->kind == NODE_APP_DIR)
+    {
+      g_mutex_lock (&fs->lock);
+      dh->gen = node->list_gen + fs->all_gen;
+      dh->refill = node->list_cached != dh->gen + 1;
+      g_mutex_unlock (&fs->lock);
+      fi->cache_readdir = 1;
+      fi->keep_cache = !dh->refill;
+      dh->app_dir = node;   /* our reference, dropped at releasedir */
+    }
+  else
+    {
+      dh->entries = g_steal_pointer (&entries);
+      node_put (fs, node);
+    }
   fi->fh = (uintptr_t) dh;
   if (fuse_reply_open (req, fi) != 0)
     {
-      g_array_unref (dh->entries);
+      if (dh->app_dir)
+        node_put (fs, dh->app_dir);
+      g_clear_pointer (&dh->entries, g_array_unref);
       g_free (dh);
     }
 }
@@ -1368,6 +1408,22 @@ op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_
   DirHandle *dh = (DirHandle *) (uintptr_t) fi->fh;
   g_autofree char *buf = g_malloc (size);
   size_t used = 0;
+
+  if (dh->entries == NULL)
+    {
+      Node *dir = dh->app_dir;
+      g_autoptr(GPtrArray) docs = limen_doc_model_list (req_fs (req)->model, dir->app);
+
+      dh->entries = g_array_new (FALSE, FALSE, sizeof (DirEntry));
+      g_array_set_clear_func (dh->entries, (GDestroyNotify) dir_entry_clear);
+      dir_add (dh->entries, ".", S_IFDIR, dir->ino);
+      dir_add (dh->entries, "..", S_IFDIR, dir->parent->ino);
+      for (guint i = 0; i < docs->len; i++)
+        if (limen_doc_get_perms (docs->pdata[i], dir->app))
+          dir_add (dh->entries, limen_doc_get_id (docs->pdata[i]), S_IFDIR, 0);
+    }
+  if (off >= (off_t) dh->entries->len)
+    dh->read_to_end = TRUE;
 
   for (off_t i = off; i < (off_t) dh->entries->len; i++)
     {
@@ -1386,8 +1442,17 @@ static void
 op_releasedir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   DirHandle *dh = (DirHandle *) (uintptr_t) fi->fh;
+  LimenFuse *fs = req_fs (req);
 
-  g_array_unref (dh->entries);
+  if (dh->app_dir)
+    {
+      g_mutex_lock (&fs->lock);
+      if (dh->refill && dh->read_to_end && dh->app_dir->list_gen + fs->all_gen == dh->gen)
+        dh->app_dir->list_cached = dh->gen + 1;
+      g_mutex_unlock (&fs->lock);
+      node_put (fs, dh->app_dir);
+    }
+  g_clear_pointer (&dh->entries, g_array_unref);
   g_free (dh);
   fuse_reply_err (req, 0);
 }

@@ -802,3 +802,28 @@ def test_user_xattrs_through_the_mount(bus):
     with pytest.raises(OSError) as e:
         os.removexattr(p, "user.document-portal.host-path")
     assert e.value.errno == errno.EACCES
+
+
+def test_app_listing_follows_changes(bus, work):
+    """by-app/APPID's listing is cached by the kernel across opens: every grant, revoke and
+    delete must show in the next listing at once."""
+    dh.start(bus)
+    appdir = f"{dh.mountpoint(bus)}/by-app/{APP}"
+    paths = []
+    for i in range(3):
+        paths.append(os.path.join(work, f"l{i}.txt"))
+        with open(paths[-1], "w") as f:
+            f.write("x")
+    a = dh.add(bus, paths[0])
+    dh.docs(bus, "GrantPermissions", (a, APP, ["read"]), "(ssas)")
+    assert sorted(os.listdir(appdir)) == [a]
+    assert sorted(os.listdir(appdir)) == [a]  # served from the kernel's copy
+    b = dh.add(bus, paths[1])
+    dh.docs(bus, "GrantPermissions", (b, APP, ["read"]), "(ssas)")
+    assert sorted(os.listdir(appdir)) == sorted([a, b])
+    c = dh.add_full(bus, [paths[2]], 0, APP, ["read"])[0][0]
+    assert sorted(os.listdir(appdir)) == sorted([a, b, c])
+    dh.docs(bus, "RevokePermissions", (a, APP, ["read"]), "(ssas)")
+    assert sorted(os.listdir(appdir)) == sorted([b, c])
+    dh.docs(bus, "Delete", (b,), "(s)")
+    assert os.listdir(appdir) == [c]
