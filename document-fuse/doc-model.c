@@ -339,13 +339,14 @@ notify (LimenDocModel *model, LimenDoc *doc, const char *app)
     model->changed (doc, app, model->changed_data);
 }
 
-LimenDoc *
-limen_doc_model_lookup (LimenDocModel *model, const char *id)
+/* A reference to the document under @key in @table (docs or by_path), or NULL. */
+static LimenDoc *
+lookup_ref (LimenDocModel *model, GHashTable *table, const char *key)
 {
   LimenDoc *doc;
 
   g_mutex_lock (&model->lock);
-  doc = g_hash_table_lookup (model->docs, id);
+  doc = g_hash_table_lookup (table, key);
   if (doc)
     limen_doc_ref (doc);
   g_mutex_unlock (&model->lock);
@@ -353,16 +354,15 @@ limen_doc_model_lookup (LimenDocModel *model, const char *id)
 }
 
 LimenDoc *
+limen_doc_model_lookup (LimenDocModel *model, const char *id)
+{
+  return lookup_ref (model, model->docs, id);
+}
+
+LimenDoc *
 limen_doc_model_find_by_path (LimenDocModel *model, const char *path)
 {
-  LimenDoc *doc;
-
-  g_mutex_lock (&model->lock);
-  doc = g_hash_table_lookup (model->by_path, path);
-  if (doc)
-    limen_doc_ref (doc);
-  g_mutex_unlock (&model->lock);
-  return doc;
+  return lookup_ref (model, model->by_path, path);
 }
 
 GPtrArray *

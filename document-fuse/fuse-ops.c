@@ -322,6 +322,17 @@ node_get (LimenFuse *fs, fuse_ino_t ino)
   return node;
 }
 
+/* node_get for an operation on @ino: NULL (and ESTALE answered) when it is gone. */
+static Node *
+node_get_or_stale (LimenFuse *fs, fuse_req_t req, fuse_ino_t ino)
+{
+  Node *node = node_get (fs, ino);
+
+  if (node == NULL)
+    fuse_reply_err (req, ESTALE);
+  return node;
+}
+
 static void
 node_put (LimenFuse *fs, Node *node)
 {
@@ -764,15 +775,12 @@ static void
 op_lookup (fuse_req_t req, fuse_ino_t parent_ino, const char *name)
 {
   LimenFuse *fs = req_fs (req);
-  Node *parent = node_get (fs, parent_ino);
+  Node *parent = node_get_or_stale (fs, req, parent_ino);
   Node *node = NULL;
   double timeout = ENTRY_TIMEOUT;
 
   if (parent == NULL)
-    {
-      fuse_reply_err (req, ESTALE);
-      return;
-    }
+    return;
   if (!name_is_valid (name))
     goto noent;
 
@@ -937,15 +945,12 @@ static void
 op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   LimenFuse *fs = req_fs (req);
-  Node *node = node_get (fs, ino);
+  Node *node = node_get_or_stale (fs, req, ino);
   struct stat st;
   int err;
 
   if (node == NULL)
-    {
-      fuse_reply_err (req, ESTALE);
-      return;
-    }
+    return;
   err = node_stat (fs, node, &st);
   if (err)
     fuse_reply_err (req, err);
@@ -967,15 +972,12 @@ static void
 op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
   LimenFuse *fs = req_fs (req);
-  Node *node = node_get (fs, ino);
+  Node *node = node_get_or_stale (fs, req, ino);
   int err = 0;
   char proc[64];
 
   if (node == NULL)
-    {
-      fuse_reply_err (req, ESTALE);
-      return;
-    }
+    return;
   if ((node->kind != NODE_FILE && node->kind != NODE_TEMP) || !node_gate (fs, req, node))
     {
       err = EACCES;
@@ -1051,15 +1053,12 @@ static void
 op_readlink (fuse_req_t req, fuse_ino_t ino)
 {
   LimenFuse *fs = req_fs (req);
-  Node *node = node_get (fs, ino);
+  Node *node = node_get_or_stale (fs, req, ino);
   char buf[PATH_MAX + 1];
   ssize_t n;
 
   if (node == NULL)
-    {
-      fuse_reply_err (req, ESTALE);
-      return;
-    }
+    return;
   if (node->kind != NODE_FILE || !(node_rights (node) & LIMEN_DOC_PERM_READ) || !node_gate (fs, req, node))
     {
       node_put (fs, node);
@@ -1132,15 +1131,12 @@ static void
 op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   LimenFuse *fs = req_fs (req);
-  Node *node = node_get (fs, ino);
+  Node *node = node_get_or_stale (fs, req, ino);
   struct stat st;
   int fd;
 
   if (node == NULL)
-    {
-      fuse_reply_err (req, ESTALE);
-      return;
-    }
+    return;
   if ((node->kind != NODE_FILE && node->kind != NODE_TEMP) || !node_gate (fs, req, node) ||
       !rights_allow (node_rights (node), fi->flags) || !node_within_doc (fs, node))
     {
@@ -1148,7 +1144,9 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       fuse_reply_err (req, EACCES);
       return;
     }
-  if (fstatat (node->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG (st.st_mode))
+  if (fstatat (node->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+    st.st_mode = 0;   /* refused below, not read uninitialised */
+  if (!S_ISREG (st.st_mode))
     {
       node_put (fs, node);
       fuse_reply_err (req, S_ISDIR (st.st_mode) ? EISDIR : EACCES);
@@ -1269,16 +1267,13 @@ static void
 op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   LimenFuse *fs = req_fs (req);
-  Node *node = node_get (fs, ino);
+  Node *node = node_get_or_stale (fs, req, ino);
   g_autoptr(GArray) entries = g_array_new (FALSE, FALSE, sizeof (DirEntry));
   DirHandle *dh;
 
   g_array_set_clear_func (entries, (GDestroyNotify) dir_entry_clear);
   if (node == NULL)
-    {
-      fuse_reply_err (req, ESTALE);
-      return;
-    }
+    return;
   if (!node_gate (fs, req, node))
     {
       node_put (fs, node);
@@ -1944,15 +1939,12 @@ static void
 op_access (fuse_req_t req, fuse_ino_t ino, int mask)
 {
   LimenFuse *fs = req_fs (req);
-  Node *node = node_get (fs, ino);
+  Node *node = node_get_or_stale (fs, req, ino);
   struct stat st;
   int err = 0;
 
   if (node == NULL)
-    {
-      fuse_reply_err (req, ESTALE);
-      return;
-    }
+    return;
   if (!node_gate (fs, req, node))
     err = EACCES;
   else if ((err = node_stat (fs, node, &st)) == 0 && mask != F_OK)
@@ -1989,16 +1981,13 @@ static void
 op_getxattr (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
   LimenFuse *fs = req_fs (req);
-  Node *node = node_get (fs, ino);
+  Node *node = node_get_or_stale (fs, req, ino);
   char proc[64];
   g_autofree char *buf = NULL;
   ssize_t len;
 
   if (node == NULL)
-    {
-      fuse_reply_err (req, ESTALE);
-      return;
-    }
+    return;
   if (!xattr_node_ok (fs, req, node, LIMEN_DOC_PERM_READ))
     {
       node_put (fs, node);
@@ -2029,16 +2018,13 @@ static void
 op_listxattr (fuse_req_t req, fuse_ino_t ino, size_t size)
 {
   LimenFuse *fs = req_fs (req);
-  Node *node = node_get (fs, ino);
+  Node *node = node_get_or_stale (fs, req, ino);
   char proc[64];
   char buf[65536];
   ssize_t len = 0;
 
   if (node == NULL)
-    {
-      fuse_reply_err (req, ESTALE);
-      return;
-    }
+    return;
   if (!xattr_node_ok (fs, req, node, LIMEN_DOC_PERM_READ))
     {
       node_put (fs, node);
@@ -2063,13 +2049,10 @@ op_listxattr (fuse_req_t req, fuse_ino_t ino, size_t size)
 static Node *
 xattr_node_for_change (LimenFuse *fs, fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-  Node *node = node_get (fs, ino);
+  Node *node = node_get_or_stale (fs, req, ino);
 
   if (node == NULL)
-    {
-      fuse_reply_err (req, ESTALE);
-      return NULL;
-    }
+    return NULL;
   if (!xattr_node_ok (fs, req, node, LIMEN_DOC_PERM_WRITE) || !g_str_has_prefix (name, "user.") ||
       strcmp (name, HOST_PATH_XATTR) == 0)
     {
