@@ -129,6 +129,7 @@ struct _LimenFuse {
   dev_t          dev;        /* of the mount, from mountinfo */
   int            mnt_id;     /* of the mount, from mountinfo */
   GMutex         pid_lock;
+  GMutex         seen_lock;  /* first sight of a document: doc_first_seen */
   GHashTable    *pids;       /* pid → PidEntry */
   GMutex         done_lock;
   GCond          done_cond;
@@ -771,6 +772,30 @@ op_init (void *userdata, struct fuse_conn_info *conn)
   conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 }
 
+/* A save links the new file under .limen-save-DOCID for the instant before its rename
+ * (save_temp_over); a daemon killed in that instant leaves it behind. It is removed the
+ * first time this process serves the document, before any save through it can start. */
+static void
+doc_mark_seen (LimenFuse *fs, LimenDoc *doc)
+{
+  if (limen_doc_was_seen (doc))
+    return;
+  g_mutex_lock (&fs->seen_lock);
+  if (!limen_doc_was_seen (doc))
+    {
+      if (!(limen_doc_get_flags (doc) & LIMEN_DOC_FLAG_DIRECTORY))
+        {
+          g_autofd int dirfd = open_doc_parent (doc, NULL);
+          g_autofree char *hidden = g_strdup_printf (".limen-save-%s", limen_doc_get_id (doc));
+
+          if (dirfd >= 0)
+            unlinkat (dirfd, hidden, 0);
+        }
+      limen_doc_mark_seen (doc);
+    }
+  g_mutex_unlock (&fs->seen_lock);
+}
+
 static void
 op_lookup (fuse_req_t req, fuse_ino_t parent_ino, const char *name)
 {
@@ -802,7 +827,7 @@ op_lookup (fuse_req_t req, fuse_ino_t parent_ino, const char *name)
           if (!caller_allowed (fs, req, NULL) || !(doc = limen_doc_model_lookup (fs->model, name)))
             goto noent;
           key = g_strdup_printf ("d::%s", name);
-          limen_doc_mark_seen (doc);
+          doc_mark_seen (fs, doc);
           node = node_ensure (fs, NODE_DOC_DIR, key, NULL, doc, parent, -1);
           timeout = GATE_TIMEOUT;
         }
@@ -828,7 +853,7 @@ op_lookup (fuse_req_t req, fuse_ino_t parent_ino, const char *name)
         if (doc == NULL || limen_doc_get_perms (doc, parent->app) == 0)
           goto noent;
         key = g_strdup_printf ("d:%s:%s", parent->app, name);
-        limen_doc_mark_seen (doc);
+        doc_mark_seen (fs, doc);
         node = node_ensure (fs, NODE_DOC_DIR, key, parent->app, doc, parent, -1);
       }
       break;
@@ -1743,12 +1768,19 @@ save_temp_over (LimenFuse *fs, Node *dir, Node *temp, const char *docname, unsig
   if ((flags & RENAME_NOREPLACE) && fstatat (dirfd, docname, &st, AT_SYMLINK_NOFOLLOW) == 0)
     return EEXIST;
   g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", temp->fd);
-  /* Give the unnamed file a hidden name for the instant before the rename. */
+  /* Give the unnamed file a hidden name for the instant before the rename: the document's
+   * own (doc_mark_seen removes it after a crash), or a random one while another save of the
+   * same document holds that. */
   for (int attempt = 0; ; attempt++)
     {
-      if (getrandom (&rnd, sizeof rnd, 0) != sizeof rnd)
-        rnd = g_random_int ();
-      g_snprintf (hidden, sizeof hidden, ".limen-save-%08x", rnd);
+      if (attempt == 0)
+        g_snprintf (hidden, sizeof hidden, ".limen-save-%s", limen_doc_get_id (dir->doc));
+      else
+        {
+          if (getrandom (&rnd, sizeof rnd, 0) != sizeof rnd)
+            rnd = g_random_int ();
+          g_snprintf (hidden, sizeof hidden, ".limen-save-%08x", rnd);
+        }
       if (linkat (AT_FDCWD, proc, dirfd, hidden, AT_SYMLINK_FOLLOW) == 0)
         break;
       if (errno != EEXIST || attempt > 8)
@@ -2140,6 +2172,7 @@ limen_fuse_new (LimenDocModel *model, const char *mountpoint)
   fs->mountpoint = g_strdup (mountpoint);
   g_mutex_init (&fs->lock);
   g_mutex_init (&fs->pid_lock);
+  g_mutex_init (&fs->seen_lock);
   g_mutex_init (&fs->done_lock);
   g_cond_init (&fs->done_cond);
   fs->inodes = g_hash_table_new (g_direct_hash, g_direct_equal);

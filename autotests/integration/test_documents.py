@@ -727,8 +727,32 @@ for i in range(1, 1000000):
     assert saver.wait(20) == 3           # it really was interrupted
     d.stop()
     assert read(f) in versions
+    # Killed between linking the new file under its hidden name and the rename, the daemon
+    # leaves that one name (nothing else); the next daemon removes it on first serving the
+    # document, before any save through it.
+    left = sorted(os.listdir(work))
+    assert left in (["save.txt"], sorted(["save.txt", f".limen-save-{doc}"])), left
+    dh.start(bus)
+    # The killed daemon's mount stays listed until the new one replaces it.
+    assert limentest.wait_until(lambda: os.path.isdir(view), 10)
     assert os.listdir(work) == ["save.txt"]
 
+
+
+def test_stale_save_name_removed_on_first_serve(bus, work):
+    """What a daemon killed mid-save leaves (the document's .limen-save-DOCID) is removed
+    when the next daemon first serves the document; other files are left alone."""
+    f = os.path.join(work, "doc.txt")
+    write(f, "content")
+    d = dh.start(bus)
+    doc = dh.add(bus, f)
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read", "write"]), "(ssas)")
+    assert d.stop() == 0
+    write(os.path.join(work, f".limen-save-{doc}"), "half a save")
+    write(os.path.join(work, ".limen-save-other"), "not ours to judge")
+    dh.start(bus)
+    assert read(f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/doc.txt") == "content"
+    assert sorted(os.listdir(work)) == [".limen-save-other", "doc.txt"]
 
 def test_add_named_full_and_persistent_flags(bus, work):
     d = dh.start(bus)
