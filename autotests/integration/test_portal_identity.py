@@ -159,9 +159,11 @@ work = {work!r}
 s = rawbus.connect('/run/user/0/bus')
 name = rawbus.hello(s)
 if os.fork() == 0:
-    # The child: wait until the host has reused our parent's pid, then call.
-    with open(work + '/name', 'w') as f:
+    # The child: wait until the host has reused our parent's pid, then call. The name is
+    # written whole under another name and renamed, so the test never reads it half-written.
+    with open(work + '/name.tmp', 'w') as f:
         f.write(name)
+    os.rename(work + '/name.tmp', work + '/name')
     while not os.path.exists(work + '/go'):
         time.sleep(0.02)
     err, body = rawbus.call(s, 2, 'org.freedesktop.portal.Desktop', '/org/freedesktop/portal/desktop',
