@@ -165,6 +165,15 @@ def release(bus, path):
     bus.call("org.freedesktop.portal.Request", "Close", None, None, path=path)
 
 
+def registered(sm, since=0):
+    """The id of the next client to register, once it has answered the first SaveYourself
+    a new client gets: XSMP lets a manager send the next one only after that (a shutdown
+    sent earlier crossed it under load and was never answered)."""
+    client = sm.wait_for("register ", since).split()[1]
+    sm.wait_for(f"save-done {client}", since)
+    return client
+
+
 @pytest.mark.parametrize("frontend", ["limen", "reference"])
 def test_logout_inhibition_cancels_logout(bus, sm, frontend):
     kde = kh.start_kde(bus, env=sm.env)
@@ -222,7 +231,7 @@ def test_inhibition_alone_connects_and_disconnects(bus, sm):
     limentest.pump(0.3)
     assert not sm.has("register")
     inh = inhibit(bus, "a1", LOGOUT | USER_SWITCH)
-    client = sm.wait_for("register ").split()[1]
+    client = registered(sm)
     at = sm.mark()
     t = time.time()
     sm.send("shutdown")
@@ -247,7 +256,7 @@ def test_app_inhibits_when_asked(bus, sm):
     kh.start_kde(bus, env=sm.env)
     start_limen_portal(bus)
     mon = Monitor(bus, "m2")
-    client = sm.wait_for("register ").split()[1]
+    client = registered(sm)
     taken = []
 
     def on_query_end(m):
@@ -268,7 +277,7 @@ def test_released_while_another_client_interacts(bus, sm):
     start_limen_portal(bus)
     mon = Monitor(bus, "m8")
     mon.on_query_end = lambda m: m.respond()
-    client = sm.wait_for("register ").split()[1]
+    client = registered(sm)
     inh = inhibit(bus, "i9", LOGOUT)
     at = sm.mark()
     sm.send("block")
@@ -289,7 +298,7 @@ def test_silent_monitor_times_out(bus, sm):
     kh.start_kde(bus, env=sm.env)
     start_limen_portal(bus)
     mon = Monitor(bus, "m3")
-    sm.wait_for("register ")
+    registered(sm)
     inhibit(bus, "i3", LOGOUT)
     at = sm.mark()
     t = time.time()
@@ -308,7 +317,7 @@ def test_no_cancel_allowed_and_die(bus, sm):
     start_limen_portal(bus)
     mon = Monitor(bus, "m4")
     mon.on_query_end = lambda m: m.respond()
-    client = sm.wait_for("register ").split()[1]
+    client = registered(sm)
     inhibit(bus, "i4", LOGOUT)
     at = sm.mark()
     sm.send("shutdown none")
@@ -329,8 +338,7 @@ def test_checkpoint_is_answered_without_state_change(bus, sm):
     kh.start_kde(bus, env=sm.env)
     start_limen_portal(bus)
     mon = Monitor(bus, "m6")
-    client = sm.wait_for("register ").split()[1]
-    sm.wait_for(f"save-done {client}")
+    client = registered(sm)
     at, seen = sm.mark(), len(mon.states)
     sm.send("checkpoint")
     sm.wait_for(f"save-done {client} 1", at)
@@ -344,7 +352,7 @@ def test_session_manager_gone_mid_question(bus, sm):
     kde = kh.start_kde(bus, env=sm.env)
     start_limen_portal(bus)
     mon = Monitor(bus, "m7")
-    sm.wait_for("register ")
+    registered(sm)
     inhibit(bus, "i7", LOGOUT)
     sm.send("shutdown")
     mon.wait_state(2)
@@ -386,7 +394,7 @@ def test_next_to_qt_session_client(bus, sm):
         assert not sm.has("register "), "Qt registered limen-kde with the session manager"
         at = sm.mark()
         inh = inhibit(bus, "q1", LOGOUT)
-        ours = sm.wait_for("register ", at).split()[1]
+        ours = registered(sm, at)
         at = sm.mark()
         sm.send("shutdown")
         assert sm.wait_for("cancelled", at) == f"cancelled {ours}"
