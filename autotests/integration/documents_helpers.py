@@ -2,6 +2,9 @@
 PermissionStore, and a prelude for scripts that run inside a bwrap sandbox."""
 
 import os
+import signal
+import subprocess
+import threading
 import time
 
 import limentest
@@ -114,3 +117,44 @@ def run_in_sandbox(bus, app_id, body, **kwargs):
     r = limentest.run_sandboxed(bus, app_id, SANDBOX_PRELUDE + body + SANDBOX_EPILOGUE, **kwargs)
     assert r.returncode == 0, f"sandbox failed ({r.returncode}):\n{r.stderr}\n{r.stdout}"
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def sigterm_during_fd_flood(bus, work, peers, calls):
+    """Starts the daemon, floods it from @peers connections with @calls fd-carrying Add calls
+    each (not waited for), sends SIGTERM mid-flood; returns (status or None if it did not
+    exit within 5 s, seconds to exit, the daemon's output)."""
+    d = start(bus)
+    files = []
+    for i in range(calls):
+        p = os.path.join(work, f"f{i}")
+        with open(p, "w") as f:
+            f.write("x")
+        files.append(p)
+    stop = threading.Event()
+
+    def load():
+        conn = bus.new_connection()
+        for p in files:
+            if stop.is_set():
+                return
+            fd = os.open(p, os.O_PATH)
+            fl = Gio.UnixFDList.new()
+            fl.append(fd)
+            os.close(fd)
+            conn.call_with_unix_fd_list(DOCS_NAME, DOCS_PATH, DOCS_IFACE, "Add",
+                                        GLib.Variant("(hbb)", (0, False, True)), None, 0, 5000, fl, None, None)
+    threads = [threading.Thread(target=load) for _ in range(peers)]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    d.signal(signal.SIGTERM)
+    try:
+        status = d.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        status = None
+    elapsed = time.monotonic() - t0
+    stop.set()
+    for t in threads:
+        t.join(10)
+    return status, elapsed, d.output()

@@ -666,36 +666,7 @@ def test_file_transfer_rules(bus, work):
 
 
 def test_sigterm_with_requests_in_flight(bus, work):
-    d = dh.start(bus)
-    files = []
-    for i in range(300):
-        p = os.path.join(work, f"l{i}")
-        write(p, "l")
-        files.append(p)
-    stop = threading.Event()
-
-    def load():
-        conn = bus.new_connection()
-        for p in files:
-            if stop.is_set():
-                return
-            fd = os.open(p, os.O_PATH)
-            fl = __import__("gi.repository.Gio", fromlist=["Gio"]).UnixFDList.new()
-            fl.append(fd)
-            conn.call_with_unix_fd_list(dh.DOCS_NAME, dh.DOCS_PATH, dh.DOCS_IFACE, "Add",
-                                        GLib.Variant("(hbb)", (0, False, True)), None, 0, 5000, fl, None, None)
-            os.close(fd)
-    threads = [threading.Thread(target=load) for _ in range(4)]
-    for t in threads:
-        t.start()
-    time.sleep(0.2)
-    t0 = time.monotonic()
-    d.signal(signal.SIGTERM)
-    status = d.wait(timeout=5)
-    elapsed = time.monotonic() - t0
-    stop.set()
-    for t in threads:
-        t.join(10)
+    status, elapsed, _ = dh.sigterm_during_fd_flood(bus, work, peers=4, calls=300)
     assert status == 0 and elapsed < 1.0, (status, elapsed)
     assert not dh.is_mounted(dh.mountpoint(bus))
 

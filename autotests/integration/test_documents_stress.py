@@ -37,52 +37,6 @@ def test_stress_grant_revoke_while_busy(bus):
 
 
 
-def _sigterm_during_fd_flood(bus, work, peers=16, calls=300):
-    """Starts the daemon, floods it from @peers connections with @calls fd-carrying Add calls
-    each (not waited for), sends SIGTERM mid-flood; returns (status, seconds to exit)."""
-    import signal
-    import threading
-    import time
-
-    from gi.repository import Gio, GLib
-
-    d = dh.start(bus)
-    files = []
-    for i in range(calls):
-        p = os.path.join(work, f"f{i}")
-        with open(p, "w") as f:
-            f.write("x")
-        files.append(p)
-    stop = threading.Event()
-
-    def load():
-        conn = bus.new_connection()
-        for p in files:
-            if stop.is_set():
-                return
-            fd = os.open(p, os.O_PATH)
-            fl = Gio.UnixFDList.new()
-            fl.append(fd)
-            os.close(fd)
-            conn.call_with_unix_fd_list(dh.DOCS_NAME, dh.DOCS_PATH, dh.DOCS_IFACE, "Add",
-                                        GLib.Variant("(hbb)", (0, False, True)), None, 0, 5000, fl, None, None)
-    threads = [threading.Thread(target=load) for _ in range(peers)]
-    for t in threads:
-        t.start()
-    time.sleep(0.2)
-    t0 = time.monotonic()
-    d.signal(signal.SIGTERM)
-    try:
-        status = d.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        status = None
-    elapsed = time.monotonic() - t0
-    stop.set()
-    for t in threads:
-        t.join(10)
-    return status, elapsed, d.output()
-
-
 def test_sigterm_while_fd_requests_flood_in():
     """SIGTERM while 16 peers flood the daemon with fd-carrying Add calls: it ends with status
     0 within 1 s, in every round (each on a bus of its own). Under such a flood dbus-daemon's
@@ -94,7 +48,7 @@ def test_sigterm_while_fd_requests_flood_in():
         try:
             work = os.path.join(b.root, "work")
             os.makedirs(work)
-            status, elapsed, output = _sigterm_during_fd_flood(b, work)
+            status, elapsed, output = dh.sigterm_during_fd_flood(b, work, peers=16, calls=300)
             assert status == 0 and elapsed < 1.0, (round_, status, elapsed, output[-2000:])
             assert not dh.is_mounted(dh.mountpoint(b))
         finally:
