@@ -109,7 +109,8 @@ def main():
         # Interleaved fresh processes, so load from the rest of the machine hits both alike.
         for _ in range(reps):
             runs["ours"].append(measure([limentest.binary("limen-kde")], kh.KDE_NAME,
-                                        {"QT_QPA_PLATFORM": "xcb", "QT_LOGGING_RULES": "limen.shim.debug=true"},
+                                        {"XDG_CURRENT_DESKTOP": "KDE", "QT_QPA_PLATFORM": "xcb",
+                                         "QT_LOGGING_RULES": "limen.shim.debug=true"},
                                         "limen", x, ours=True))
             runs["ref"].append(measure([kh.REF_KDE], REF_NAME,
                                        {"XDG_CURRENT_DESKTOP": "KDE", "QT_QPA_PLATFORM": "xcb"}, "ref", x))
