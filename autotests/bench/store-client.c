@@ -6,6 +6,7 @@
  *   store-client ps DEST PATH N_APPS REPS
  *   store-client add DEST PATH < FILES
  *   store-client addfull DEST PATH APP PER_CALL < FILES
+ *   store-client addpipe DEST PATH WINDOW < FILES
  *
  * ps: each rep Sets a fresh entry of N_APPS apps (table "bench", each app ["yes"]) and Looks
  * it up, reading every app and permission of the reply. The message is built and sealed
@@ -14,6 +15,9 @@
  * add: one Documents.Add (O_PATH fd, not reusing, persistent) per file named on stdin;
  * addfull: AddFull of PER_CALL files a call, granting APP "read". Both open every fd
  * before the clock starts and print "seconds=TOTAL docs=N".
+ * addpipe: the same Adds as add, but up to WINDOW of them in flight at once, as a client
+ * exporting many files asynchronously sends them: the figure is then the daemon's
+ * throughput rather than the sum of round trips through dbus-daemon.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
 #include <stdio.h>
@@ -162,6 +166,62 @@ run_add (sd_bus *bus, const char *dest, const char *path, const char *app, int p
   return 0;
 }
 
+typedef struct {
+  int done, docs, failed;
+} PipeState;
+
+static int
+on_add_reply (sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+  PipeState *st = userdata;
+  const char *doc;
+
+  (void) ret_error;
+  st->done++;
+  if (sd_bus_message_is_method_error (reply, NULL) || sd_bus_message_read (reply, "s", &doc) < 0)
+    {
+      if (!st->failed)
+        fprintf (stderr, "Add failed: %s\n", sd_bus_message_get_error (reply) ? sd_bus_message_get_error (reply)->message : "bad reply");
+      st->failed++;
+    }
+  else
+    st->docs++;
+  return 1;
+}
+
+static int
+run_add_pipelined (sd_bus *bus, const char *dest, const char *path, int window)
+{
+  int *fds, n = open_files (&fds), sent = 0, r;
+  PipeState st = { 0 };
+  double t = now_ms ();
+
+  while (st.done < n)
+    {
+      while (sent < n && sent - st.done < window)
+        {
+          sd_bus_message *m = NULL;
+
+          if ((r = sd_bus_message_new_method_call (bus, &m, dest, path, DOCS_IFACE, "Add")) < 0
+              || (r = sd_bus_message_append (m, "hbb", fds[sent], 0, 1)) < 0)
+            return fail ("build Add", r, NULL);
+          if ((r = sd_bus_call_async (bus, NULL, m, on_add_reply, &st, 60 * 1000000ULL)) < 0)
+            return fail ("send Add", r, NULL);
+          sd_bus_message_unref (m);
+          sent++;
+        }
+      if ((r = sd_bus_process (bus, NULL)) < 0)
+        return fail ("process", r, NULL);
+      if (r == 0 && (r = sd_bus_wait (bus, UINT64_MAX)) < 0)
+        return fail ("wait", r, NULL);
+    }
+  printf ("seconds=%.4f docs=%d\n", (now_ms () - t) / 1000, st.docs);
+  for (int i = 0; i < n; i++)
+    close (fds[i]);
+  free (fds);
+  return st.failed ? 1 : 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -172,11 +232,14 @@ main (int argc, char **argv)
 
   if (argc < 4 || (strcmp (argv[1], "ps") == 0 && argc != 6)
       || (strcmp (argv[1], "add") == 0 && argc != 4) || (strcmp (argv[1], "addfull") == 0 && argc != 6)
-      || (strcmp (argv[1], "ps") && strcmp (argv[1], "add") && strcmp (argv[1], "addfull")))
+      || (strcmp (argv[1], "addpipe") == 0 && argc != 5)
+      || (strcmp (argv[1], "ps") && strcmp (argv[1], "add") && strcmp (argv[1], "addfull")
+          && strcmp (argv[1], "addpipe")))
     {
       fprintf (stderr, "usage: store-client ps DEST PATH N_APPS REPS\n"
                        "       store-client add DEST PATH < FILES\n"
-                       "       store-client addfull DEST PATH APP PER_CALL < FILES\n");
+                       "       store-client addfull DEST PATH APP PER_CALL < FILES\n"
+                       "       store-client addpipe DEST PATH WINDOW < FILES\n");
       return 2;
     }
   dest = argv[2];
@@ -185,6 +248,8 @@ main (int argc, char **argv)
     return fail ("connect", r, NULL);
   if (strcmp (argv[1], "add") == 0)
     return run_add (bus, dest, path, NULL, 0);
+  if (strcmp (argv[1], "addpipe") == 0)
+    return atoi (argv[4]) > 0 ? run_add_pipelined (bus, dest, path, atoi (argv[4])) : 2;
   if (strcmp (argv[1], "addfull") == 0)
     return atoi (argv[5]) > 0 ? run_add (bus, dest, path, argv[4], atoi (argv[5])) : 2;
   n_apps = atoi (argv[4]);
