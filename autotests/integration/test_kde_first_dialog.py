@@ -91,3 +91,29 @@ def test_user_gl_integration_is_honoured(bus, x):
     close(bus, handle, call)
     assert mailer_environment(bus, out).get("QT_XCB_GL_INTEGRATION") == "xcb_glx"
     assert kde.alive()
+
+
+def icon_theme_line(kde):
+    lines = [line for line in kde.output().splitlines() if "icon theme:" in line]
+    assert lines, kde.output()[-2000:]
+    return lines[-1]
+
+
+def test_icon_theme_outside_plasma_is_kdes(bus, x):
+    """Without the KDE platform theme (XDG_CURRENT_DESKTOP is not KDE here) Qt would look up
+    icons in hicolor; the first dialog uses the theme KDE's settings name: Breeze by
+    default, the one kdeglobals' [Icons] Theme names when it does."""
+    kde = kh.start_kde_x11(bus, x, QT_LOGGING_RULES="limen.shim.debug=true")
+    handle, call = first_file_chooser(bus, x, "Icons default")
+    assert 'icon theme: "breeze" (Qt chose "hicolor" )' in icon_theme_line(kde)
+    close(bus, handle, call)
+    assert kde.alive()
+
+
+def test_icon_theme_follows_kdeglobals(bus, x):
+    kh.write_kdeglobals(bus, "[Icons]\nTheme=breeze-dark\n")
+    kde = kh.start_kde_x11(bus, x, QT_LOGGING_RULES="limen.shim.debug=true")
+    handle, call = first_file_chooser(bus, x, "Icons dark")
+    assert 'icon theme: "breeze-dark"' in icon_theme_line(kde)
+    close(bus, handle, call)
+    assert kde.alive()

@@ -7,11 +7,15 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
+#include <QLoggingCategory>
 #include <QPointer>
 #include <QString>
 #include <QVector>
 #include <QWidget>
 #include <functional>
+
+/* "limen.shim" (debug off by default): QT_LOGGING_RULES=limen.shim.debug=true. */
+Q_DECLARE_LOGGING_CATEGORY (LIMEN_SHIM)
 
 namespace LimenQt {
 
