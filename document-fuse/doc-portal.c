@@ -814,6 +814,7 @@ limen_doc_portal_export (LimenDocPortal *portal, GDBusConnection *connection, GE
 {
   portal->skeleton = limen_dbus_portal_documents_skeleton_new ();
   limen_dbus_portal_documents_set_version (portal->skeleton, 5);
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (portal->skeleton));
   g_signal_connect (portal->skeleton, "handle-get-mount-point", G_CALLBACK (handle_get_mount_point), portal);
   g_signal_connect (portal->skeleton, "handle-add", G_CALLBACK (handle_add), portal);
   g_signal_connect (portal->skeleton, "handle-add-named", G_CALLBACK (handle_add_named), portal);

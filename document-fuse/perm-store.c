@@ -894,6 +894,7 @@ limen_perm_store_export (LimenPermStore *store, GDBusConnection *connection, GEr
 {
   store->skeleton = limen_dbus_impl_portal_permission_store_skeleton_new ();
   limen_dbus_impl_portal_permission_store_set_version (store->skeleton, 2);
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (store->skeleton));
   g_signal_connect (store->skeleton, "handle-lookup", G_CALLBACK (handle_lookup), store);
   g_signal_connect (store->skeleton, "handle-set", G_CALLBACK (handle_set), store);
   g_signal_connect (store->skeleton, "handle-set-value", G_CALLBACK (handle_set_value), store);

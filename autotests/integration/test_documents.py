@@ -10,7 +10,7 @@ import threading
 import time
 
 import pytest
-from gi.repository import GLib
+from gi.repository import Gio, GLib
 
 import documents_helpers as dh
 import limentest
@@ -822,3 +822,64 @@ def test_app_listing_follows_changes(bus, work):
     assert sorted(os.listdir(appdir)) == sorted([b, c])
     dh.docs(bus, "Delete", (b,), "(s)")
     assert os.listdir(appdir) == [c]
+
+
+def _call_async(conn, method, args, sig, fds=None):
+    """Send a Documents call without waiting; returns a dict that gets "r" (value or GLib.Error) and "t"."""
+    out = {}
+    fl = None
+    if fds:
+        fl = Gio.UnixFDList.new()
+        for fd in fds:
+            fl.append(fd)
+
+    def done(c, res):
+        try:
+            v, _ = c.call_with_unix_fd_list_finish(res)
+            out["r"] = v.unpack()
+        except GLib.Error as e:
+            out["r"] = e
+        out["t"] = time.monotonic()
+    conn.call_with_unix_fd_list(dh.DOCS_NAME, dh.DOCS_PATH, dh.DOCS_IFACE, method, GLib.Variant(sig, args), None,
+                                0, 20000, fl, None, done)
+    return out
+
+
+@pytest.mark.skipif("test hooks: compiled in" not in subprocess.run(
+    [limentest.binary("limen-documents"), "--version"], capture_output=True, text=True).stdout,
+    reason="built without LIMEN_TEST_HOOKS")
+def test_identifying_a_new_caller_blocks_no_one(bus, tmp_path):
+    """While the bus is asked who a new peer is (held here for 1.5 s by a test hook), the daemon
+    serves peers it knows; the new peer's calls wait and then run in the order they were sent."""
+    dh.start(bus, env={"LIMEN_TEST_IDENTIFY_DELAY_MS": "1500"})
+    known = bus.new_connection()
+    f = tmp_path / "ordered.txt"
+    f.write_text("x")
+    t0 = time.monotonic()
+    assert dh.docs(bus, "List", ("",), "(s)", conn=known, timeout=20000) is not None   # identified now
+    assert time.monotonic() - t0 >= 1.4
+
+    newcomer = bus.new_connection()
+    fd = os.open(f, os.O_PATH)
+    try:
+        t_sent = time.monotonic()
+        added = _call_async(newcomer, "Add", (0, False, True), "(hbb)", fds=[fd])
+        looked_up = _call_async(newcomer, "Lookup", (str(f).encode(),), "(ay)")
+    finally:
+        os.close(fd)
+    # The known peer is answered at once, the newcomer's calls are still held.
+    t = time.monotonic()
+    dh.docs(bus, "List", ("",), "(s)", conn=known)
+    assert time.monotonic() - t < 1.0
+    limentest.wait_until(lambda: False, 0.05)
+    assert "r" not in added and "r" not in looked_up
+    assert limentest.wait_until(lambda: "r" in added and "r" in looked_up, 10)
+    assert added["t"] - t_sent >= 1.4
+    assert not isinstance(added["r"], GLib.Error), added["r"]
+    assert not isinstance(looked_up["r"], GLib.Error), looked_up["r"]
+    # Add ran before the Lookup sent after it, so the Lookup finds the new document.
+    assert looked_up["r"][0] == added["r"][0] != ""
+    # Once known, the newcomer is answered without waiting.
+    t = time.monotonic()
+    dh.docs(bus, "Info", (added["r"][0],), "(s)", conn=newcomer)
+    assert time.monotonic() - t < 1.0

@@ -63,6 +63,9 @@ now_in_ticks (void)
   return (guint64) ts.tv_sec * hz + (guint64) ts.tv_nsec / (1000000000 / hz);
 }
 
+static void mark_pending_vanished (const char *name);
+static void drain_pending (void);
+
 static void
 on_name_owner_changed (GDBusConnection *connection,
                        const char      *sender_name,
@@ -88,6 +91,7 @@ on_name_owner_changed (GDBusConnection *connection,
       g_hash_table_remove (cache, name);
       g_mutex_unlock (&cache_lock);
       g_hash_table_remove (appeared, name);
+      mark_pending_vanished (name);
       for (guint i = 0; i < vanished_watches->len; i++)
         {
           VanishedWatch *w = &g_array_index (vanished_watches, VanishedWatch, i);
@@ -142,6 +146,7 @@ limen_app_info_tracker_shutdown (void)
 {
   if (cache == NULL)
     return;
+  drain_pending ();
   g_dbus_connection_signal_unsubscribe (tracker_connection, name_owner_changed_id);
   g_mutex_lock (&cache_lock);
   g_clear_pointer (&cache, g_hash_table_unref);
@@ -799,12 +804,15 @@ pidfd_alive (int pidfd)
   return poll (&pfd, 1, 0) == 0;
 }
 
-LimenAppInfo *
-limen_app_info_get_for_sender (GDBusConnection *connection, const char *sender, GError **error)
+/* The rest of identifying @sender once the bus answered GetConnectionCredentials: the
+ * process (by its pidfd where the bus gives one), its /proc entry, its sandbox metadata.
+ * @joined_by: a time the name was surely on the bus, for a name whose NameOwnerChanged we
+ * have not seen yet (0: now). Caches the result while the peer is on the bus. */
+static LimenAppInfo *
+identify_from_credentials (const char *sender, GVariant *reply, GUnixFDList *fds, guint64 joined_by,
+                           GError **error)
 {
-  g_autoptr(GVariant) reply = NULL;
   g_autoptr(GVariant) creds = NULL;
-  g_autoptr(GUnixFDList) fds = NULL;
   g_autoptr(GError) local_error = NULL;
   LimenAppInfo *info;
   guint32 pid32 = 0;
@@ -815,22 +823,6 @@ limen_app_info_get_for_sender (GDBusConnection *connection, const char *sender, 
   guint64 not_after = 0;
   guint64 *appeared_at;
 
-  if (cache && (info = g_hash_table_lookup (cache, sender)))
-    return limen_app_info_ref (info);
-
-  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.freedesktop.DBus",
-                                                         "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                                         "GetConnectionCredentials",
-                                                         g_variant_new ("(s)", sender),
-                                                         G_VARIANT_TYPE ("(a{sv})"),
-                                                         G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &fds,
-                                                         limen_daemon_get_quit_cancellable (), &local_error);
-  if (reply == NULL)
-    {
-      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Cannot identify caller %s: %s",
-                   sender, local_error->message);
-      return NULL;
-    }
   creds = g_variant_get_child_value (reply, 0);
   g_variant_lookup (creds, "ProcessID", "u", &pid32);
   if (g_variant_lookup (creds, "ProcessFD", "h", &pidfd_index) && fds &&
@@ -856,8 +848,8 @@ limen_app_info_get_for_sender (GDBusConnection *connection, const char *sender, 
         }
       appeared_at = appeared ? g_hash_table_lookup (appeared, sender) : NULL;
       /* Names on the bus before we started were recorded then; a name we have not seen
-       * appear yet (its NameOwnerChanged still queued) joined just now. */
-      not_after = appeared_at ? *appeared_at : now_in_ticks ();
+       * appear yet (its NameOwnerChanged still queued) joined before it called us. */
+      not_after = appeared_at ? *appeared_at : (joined_by ? joined_by : now_in_ticks ());
     }
 
   proc_fd = open_proc_dir (pid, error);
@@ -891,6 +883,304 @@ limen_app_info_get_for_sender (GDBusConnection *connection, const char *sender, 
   return info;
 }
 
+static GVariant *
+credentials_call_params (const char *sender)
+{
+  return g_variant_new ("(s)", sender);
+}
+
+LimenAppInfo *
+limen_app_info_get_for_sender (GDBusConnection *connection, const char *sender, GError **error)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GUnixFDList) fds = NULL;
+  g_autoptr(GError) local_error = NULL;
+  LimenAppInfo *info;
+
+  if (cache && (info = g_hash_table_lookup (cache, sender)))
+    return limen_app_info_ref (info);
+
+#ifdef LIMEN_TEST_HOOKS
+  /* The same slow bus as start_lookup's, for callers that are not gated. */
+  if (g_getenv ("LIMEN_TEST_IDENTIFY_DELAY_MS"))
+    g_usleep (1000 * g_ascii_strtoull (g_getenv ("LIMEN_TEST_IDENTIFY_DELAY_MS"), NULL, 10));
+#endif
+  reply = g_dbus_connection_call_with_unix_fd_list_sync (connection, "org.freedesktop.DBus",
+                                                         "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                                         "GetConnectionCredentials",
+                                                         credentials_call_params (sender),
+                                                         G_VARIANT_TYPE ("(a{sv})"),
+                                                         G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &fds,
+                                                         limen_daemon_get_quit_cancellable (), &local_error);
+  if (reply == NULL)
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Cannot identify caller %s: %s",
+                   sender, local_error->message);
+      return NULL;
+    }
+  return identify_from_credentials (sender, reply, fds, 0, error);
+}
+
+/* ---- identifying before dispatch ------------------------------------------------------
+ *
+ * A method call from a peer not identified yet is held back, not answered on the spot: the
+ * bus is asked for its credentials asynchronously, and meanwhile the main thread serves
+ * everyone else. (dbus-daemon drops its own replies to a connection whose queue there holds
+ * more than 64 fds, which one app flooding us with fd-carrying calls reaches; a synchronous
+ * lookup then stalled every caller for the 5 s timeout.) The held calls of one peer are
+ * dispatched again in the order they came, once the answer is in, with the identity (or the
+ * reason there is none) attached to the invocation for limen_app_info_get_for_invocation. */
+
+typedef struct {
+  char      *sender;
+  guint64    started;    /* ticks: the name was on the bus by then */
+  GPtrArray *held;       /* GDBusMethodInvocation*, each with its skeleton as qdata */
+  gboolean   orphaned;   /* the tracker shut down first: only free this */
+  gboolean   vanished;   /* the peer left before the answer came: do not cache it */
+} PendingLookup;
+
+static GHashTable *pending;   /* sender → PendingLookup; main thread only */
+
+static void
+mark_pending_vanished (const char *name)
+{
+  PendingLookup *p = pending ? g_hash_table_lookup (pending, name) : NULL;
+
+  if (p)
+    p->vanished = TRUE;
+}
+
+static void on_credentials (GObject *source, GAsyncResult *result, gpointer user_data);
+
+static gboolean
+send_credentials_call (gpointer user_data)
+{
+  PendingLookup *p = user_data;
+
+  g_dbus_connection_call_with_unix_fd_list (tracker_connection, "org.freedesktop.DBus",
+                                            "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                            "GetConnectionCredentials", credentials_call_params (p->sender),
+                                            G_VARIANT_TYPE ("(a{sv})"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL,
+                                            limen_daemon_get_quit_cancellable (), on_credentials, p);
+  return G_SOURCE_REMOVE;
+}
+
+/* Ask the bus who @p's sender is. LIMEN_TEST_HOOKS builds honour
+ * LIMEN_TEST_IDENTIFY_DELAY_MS, so tests can hold a first call while others are served. */
+static void
+start_lookup (PendingLookup *p)
+{
+#ifdef LIMEN_TEST_HOOKS
+  const char *delay = g_getenv ("LIMEN_TEST_IDENTIFY_DELAY_MS");
+
+  if (delay && *delay && tracker_connection)
+    {
+      g_timeout_add ((guint) g_ascii_strtoull (delay, NULL, 10), send_credentials_call, p);
+      return;
+    }
+#endif
+  send_credentials_call (p);
+}
+
+static GQuark
+identity_quark (void)
+{
+  return g_quark_from_static_string ("limen-app-info-identity");
+}
+
+static GQuark
+identity_error_quark (void)
+{
+  return g_quark_from_static_string ("limen-app-info-identity-error");
+}
+
+static GQuark
+skeleton_quark (void)
+{
+  return g_quark_from_static_string ("limen-app-info-held-by");
+}
+
+static void
+redispatch (GDBusMethodInvocation *invocation)
+{
+  GDBusInterfaceSkeleton *skeleton = g_object_steal_qdata (G_OBJECT (invocation), skeleton_quark ());
+  GDBusInterfaceVTable *vtable = g_dbus_interface_skeleton_get_vtable (skeleton);
+
+  /* Through the skeleton's own table, past the gate: the method's handlers run as if the
+   * call had just arrived; they own the invocation from here. */
+  vtable->method_call (g_dbus_method_invocation_get_connection (invocation),
+                       g_dbus_method_invocation_get_sender (invocation),
+                       g_dbus_method_invocation_get_object_path (invocation),
+                       g_dbus_method_invocation_get_interface_name (invocation),
+                       g_dbus_method_invocation_get_method_name (invocation),
+                       g_dbus_method_invocation_get_parameters (invocation),
+                       invocation, skeleton);
+  g_object_unref (skeleton);
+}
+
+static void
+pending_lookup_free (PendingLookup *p)
+{
+  g_free (p->sender);
+  g_clear_pointer (&p->held, g_ptr_array_unref);
+  g_free (p);
+}
+
+static void
+on_credentials (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  PendingLookup *p = user_data;
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GUnixFDList) fds = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenAppInfo) info = NULL;
+
+  reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source), &fds, result, &error);
+  if (p->orphaned)
+    {
+      pending_lookup_free (p);
+      return;
+    }
+  g_hash_table_steal (pending, p->sender);
+  if (reply)
+    {
+      info = identify_from_credentials (p->sender, reply, fds, p->started, &error);
+      if (info && p->vanished && cache)
+        {
+          /* Its departure was seen already; nothing else would drop the entry. */
+          g_mutex_lock (&cache_lock);
+          g_hash_table_remove (cache, p->sender);
+          g_mutex_unlock (&cache_lock);
+        }
+    }
+  else
+    {
+      g_autoptr(GError) bus_error = g_steal_pointer (&error);
+
+      g_set_error (&error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Cannot identify caller %s: %s",
+                   p->sender, bus_error->message);
+    }
+  for (guint i = 0; i < p->held->len; i++)
+    {
+      GDBusMethodInvocation *invocation = g_ptr_array_index (p->held, i);
+
+      if (info)
+        g_object_set_qdata_full (G_OBJECT (invocation), identity_quark (), limen_app_info_ref (info),
+                                 (GDestroyNotify) limen_app_info_unref);
+      else
+        g_object_set_qdata_full (G_OBJECT (invocation), identity_error_quark (), g_error_copy (error),
+                                 (GDestroyNotify) g_error_free);
+      redispatch (invocation);
+    }
+  g_ptr_array_set_size (p->held, 0);
+  pending_lookup_free (p);
+}
+
+/* The first handler of every handle-* signal of a gated skeleton: TRUE (the call is held)
+ * for a peer that has no identity yet. */
+static gboolean
+gate (GDBusInterfaceSkeleton *skeleton, GDBusMethodInvocation *invocation)
+{
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  PendingLookup *p;
+
+  if (sender == NULL || cache == NULL || tracker_connection == NULL ||
+      g_dbus_method_invocation_get_connection (invocation) != tracker_connection)
+    return FALSE;
+  if (g_object_get_qdata (G_OBJECT (invocation), identity_quark ()) ||
+      g_object_get_qdata (G_OBJECT (invocation), identity_error_quark ()))
+    return FALSE;                       /* dispatched again by on_credentials */
+  p = pending ? g_hash_table_lookup (pending, sender) : NULL;
+  if (p == NULL && g_hash_table_contains (cache, sender))
+    return FALSE;
+  if (p == NULL)
+    {
+      if (pending == NULL)
+        pending = g_hash_table_new (g_str_hash, g_str_equal);
+      p = g_new0 (PendingLookup, 1);
+      p->sender = g_strdup (sender);
+      p->started = now_in_ticks ();
+      p->held = g_ptr_array_new ();
+      g_hash_table_insert (pending, p->sender, p);
+      start_lookup (p);
+    }
+  /* The handler's share of the invocation is ours now; the skeleton stays alive with it. */
+  g_object_set_qdata (G_OBJECT (invocation), skeleton_quark (), g_object_ref (skeleton));
+  g_ptr_array_add (p->held, invocation);
+  return TRUE;
+}
+
+static void
+gate_marshal (GClosure *closure, GValue *return_value, guint n_param_values, const GValue *param_values,
+              gpointer invocation_hint, gpointer marshal_data)
+{
+  (void) closure;
+  (void) invocation_hint;
+  (void) marshal_data;
+  g_return_if_fail (n_param_values >= 2);
+  g_value_set_boolean (return_value, gate (G_DBUS_INTERFACE_SKELETON (g_value_get_object (&param_values[0])),
+                                           G_DBUS_METHOD_INVOCATION (g_value_get_object (&param_values[1]))));
+}
+
+void
+limen_app_info_gate_skeleton (GDBusInterfaceSkeleton *skeleton)
+{
+  guint n_ifaces = 0;
+  g_autofree GType *ifaces = g_type_interfaces (G_OBJECT_TYPE (skeleton), &n_ifaces);
+
+  for (guint i = 0; i < n_ifaces; i++)
+    {
+      guint n_ids = 0;
+      g_autofree guint *ids = NULL;
+
+      if (ifaces[i] == G_TYPE_DBUS_INTERFACE)
+        continue;
+      ids = g_signal_list_ids (ifaces[i], &n_ids);
+      for (guint j = 0; j < n_ids; j++)
+        {
+          GSignalQuery q;
+          GClosure *closure;
+
+          g_signal_query (ids[j], &q);
+          if (!g_str_has_prefix (q.signal_name, "handle-") || q.return_type != G_TYPE_BOOLEAN ||
+              q.n_params < 1 || q.param_types[0] != G_TYPE_DBUS_METHOD_INVOCATION)
+            continue;
+          closure = g_closure_new_simple (sizeof (GClosure), NULL);
+          g_closure_set_marshal (closure, gate_marshal);
+          g_signal_connect_closure_by_id (skeleton, ids[j], 0, closure, FALSE);
+        }
+    }
+}
+
+static void
+drain_pending (void)
+{
+  GHashTableIter iter;
+  PendingLookup *p;
+
+  if (pending == NULL)
+    return;
+  /* Closing the connection failed the lookups still out; let their callbacks run. */
+  for (int i = 0; i < 100 && g_hash_table_size (pending) > 0 && g_main_context_iteration (NULL, FALSE); i++)
+    ;
+  g_hash_table_iter_init (&iter, pending);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &p))
+    {
+      for (guint i = 0; i < p->held->len; i++)
+        {
+          GDBusMethodInvocation *invocation = g_ptr_array_index (p->held, i);
+          GDBusInterfaceSkeleton *skeleton = g_object_steal_qdata (G_OBJECT (invocation), skeleton_quark ());
+
+          g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                                         "The service is shutting down");
+          g_clear_object (&skeleton);
+        }
+      g_ptr_array_set_size (p->held, 0);
+      p->orphaned = TRUE;             /* its callback, if it ever runs, frees it */
+    }
+  g_clear_pointer (&pending, g_hash_table_unref);
+}
+
 LimenAppInfo *
 limen_app_info_lookup_cached (const char *sender)
 {
@@ -908,7 +1198,18 @@ limen_app_info_get_for_invocation (GDBusMethodInvocation *invocation)
 {
   g_autoptr(GError) error = NULL;
   LimenAppInfo *info;
+  const GError *held_error;
 
+  /* Identified (or refused) while the call was held at the gate. */
+  info = g_object_get_qdata (G_OBJECT (invocation), identity_quark ());
+  if (info)
+    return limen_app_info_ref (info);
+  held_error = g_object_get_qdata (G_OBJECT (invocation), identity_error_quark ());
+  if (held_error)
+    {
+      limen_invocation_return_gerror (invocation, held_error);
+      return NULL;
+    }
   info = limen_app_info_get_for_sender (g_dbus_method_invocation_get_connection (invocation),
                                         g_dbus_method_invocation_get_sender (invocation), &error);
   if (info == NULL)

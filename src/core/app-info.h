@@ -36,6 +36,11 @@ LimenAppInfo *limen_app_info_get_for_sender (GDBusConnection *connection,
 /* The cached identity of @sender, or NULL when it was not identified yet; any thread. */
 LimenAppInfo *limen_app_info_lookup_cached (const char *sender);
 
+/* Hold back every method call on @skeleton from a peer not identified yet until the bus
+ * told us who it is, without blocking the main thread; the peer's held calls are then
+ * dispatched in order. Call before connecting the skeleton's handle-* handlers. */
+void limen_app_info_gate_skeleton (GDBusInterfaceSkeleton *skeleton);
+
 /* Identify the sender of @invocation; on failure returns NULL after answering @invocation. */
 LimenAppInfo *limen_app_info_get_for_invocation (GDBusMethodInvocation *invocation);
 

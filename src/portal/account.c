@@ -31,6 +31,7 @@ limen_account_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   object = limen_dbus_portal_account_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_account_set_version (object, 1);
   g_signal_connect (object, "handle-get-user-information", G_CALLBACK (handle_get_user_information), context);
   return G_DBUS_INTERFACE_SKELETON (object);

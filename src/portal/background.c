@@ -162,6 +162,7 @@ limen_background_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   object = limen_dbus_portal_background_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_background_set_version (object, 1);
   g_signal_connect (object, "handle-request-background", G_CALLBACK (handle_request_background), context);
   return G_DBUS_INTERFACE_SKELETON (object);

@@ -41,6 +41,7 @@ GDBusInterfaceSkeleton *
 limen_camera_new (LimenPortalContext *context)
 {
   LimenDbusPortalCamera *object = limen_dbus_portal_camera_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
 
   limen_dbus_portal_camera_set_version (object, 1);
   limen_dbus_portal_camera_set_is_camera_present (object, FALSE);

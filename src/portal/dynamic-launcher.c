@@ -603,6 +603,7 @@ limen_dynamic_launcher_new (LimenPortalContext *context)
     return NULL;
   tokens = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) token_free);
   object = limen_dbus_portal_dynamic_launcher_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_dynamic_launcher_set_version (object, 1);
   limen_dbus_portal_dynamic_launcher_set_supported_launcher_types (object, LAUNCHER_APPLICATION | LAUNCHER_WEBAPP);
   g_signal_connect (object, "handle-prepare-install", G_CALLBACK (handle_prepare_install), context);

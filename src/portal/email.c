@@ -175,6 +175,7 @@ limen_email_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   object = limen_dbus_portal_email_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_email_set_version (object, 4);
   g_signal_connect (object, "handle-compose-email", G_CALLBACK (handle_compose_email), context);
   return G_DBUS_INTERFACE_SKELETON (object);

@@ -403,6 +403,7 @@ limen_file_chooser_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   object = limen_dbus_portal_file_chooser_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_file_chooser_set_version (object, 4);
   g_signal_connect (object, "handle-open-file", G_CALLBACK (handle_open_file), context);
   g_signal_connect (object, "handle-save-file", G_CALLBACK (handle_save_file), context);

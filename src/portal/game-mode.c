@@ -178,6 +178,7 @@ limen_game_mode_new (LimenPortalContext *context)
 {
   connection = context->connection;
   skeleton = limen_dbus_portal_game_mode_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_game_mode_set_version (skeleton, 4);
   g_signal_connect (skeleton, "handle-query-status", G_CALLBACK (handle_query_status), NULL);
   g_signal_connect (skeleton, "handle-register-game", G_CALLBACK (handle_register_game), NULL);

@@ -178,6 +178,7 @@ limen_inhibit_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   skeleton = limen_dbus_portal_inhibit_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_inhibit_set_version (skeleton, 3);
   g_signal_connect (skeleton, "handle-inhibit", G_CALLBACK (handle_inhibit), context);
   g_signal_connect (skeleton, "handle-create-monitor", G_CALLBACK (handle_create_monitor), context);

@@ -307,6 +307,7 @@ GDBusInterfaceSkeleton *
 limen_location_new (LimenPortalContext *context)
 {
   skeleton = limen_dbus_portal_location_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_location_set_version (skeleton, 1);
   g_signal_connect (skeleton, "handle-create-session", G_CALLBACK (handle_create_session), context);
   g_signal_connect (skeleton, "handle-start", G_CALLBACK (handle_start), context);

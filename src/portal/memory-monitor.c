@@ -27,6 +27,7 @@ GDBusInterfaceSkeleton *
 limen_memory_monitor_new (LimenPortalContext *context)
 {
   LimenDbusPortalMemoryMonitor *object = limen_dbus_portal_memory_monitor_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
 
   limen_dbus_portal_memory_monitor_set_version (object, 1);
   g_idle_add_full (G_PRIORITY_DEFAULT, create_monitor, g_object_ref (object), g_object_unref);

@@ -244,6 +244,7 @@ GDBusInterfaceSkeleton *
 limen_network_monitor_new (LimenPortalContext *context)
 {
   LimenDbusPortalNetworkMonitor *object = limen_dbus_portal_network_monitor_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
 
   if (monitor == NULL)
     limen_network_monitor_prepare ();

@@ -580,6 +580,7 @@ limen_notification_new (LimenPortalContext *context)
   owners = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
   skeleton = limen_dbus_portal_notification_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_notification_set_version (skeleton, 2);
   g_signal_connect (skeleton, "handle-add-notification", G_CALLBACK (handle_add_notification), context);
   g_signal_connect (skeleton, "handle-remove-notification", G_CALLBACK (handle_remove_notification), context);

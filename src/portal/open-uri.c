@@ -542,6 +542,7 @@ limen_open_uri_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   object = limen_dbus_portal_open_uri_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_open_uri_set_version (object, 4);
   g_signal_connect (object, "handle-open-uri", G_CALLBACK (handle_open_uri), context);
   g_signal_connect (object, "handle-open-file", G_CALLBACK (handle_open_file), context);

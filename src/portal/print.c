@@ -202,6 +202,7 @@ limen_print_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   object = limen_dbus_portal_print_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_print_set_version (object, 2);
   g_signal_connect (object, "handle-prepare-print", G_CALLBACK (handle_prepare_print), context);
   g_signal_connect (object, "handle-print", G_CALLBACK (handle_print), context);

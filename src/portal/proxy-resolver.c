@@ -54,6 +54,7 @@ GDBusInterfaceSkeleton *
 limen_proxy_resolver_new (LimenPortalContext *context)
 {
   LimenDbusPortalProxyResolver *object = limen_dbus_portal_proxy_resolver_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
 
   limen_dbus_portal_proxy_resolver_set_version (object, 1);
   g_signal_connect (object, "handle-lookup", G_CALLBACK (handle_lookup), NULL);

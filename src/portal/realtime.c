@@ -139,6 +139,7 @@ GDBusInterfaceSkeleton *
 limen_realtime_new (LimenPortalContext *context)
 {
   skeleton = limen_dbus_portal_realtime_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_realtime_set_version (skeleton, 1);
   g_signal_connect (skeleton, "handle-make-thread-realtime-with-pid", G_CALLBACK (handle_make_realtime), NULL);
   g_signal_connect (skeleton, "handle-make-thread-high-priority-with-pid",

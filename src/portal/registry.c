@@ -22,6 +22,7 @@ GDBusInterfaceSkeleton *
 limen_registry_new (LimenPortalContext *context)
 {
   LimenDbusHostPortalRegistry *object = limen_dbus_host_portal_registry_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
 
   limen_dbus_host_portal_registry_set_version (object, 1);
   g_signal_connect (object, "handle-register", G_CALLBACK (handle_register), NULL);

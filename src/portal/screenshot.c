@@ -186,6 +186,7 @@ limen_screenshot_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   object = limen_dbus_portal_screenshot_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_screenshot_set_version (object, 2);
   g_signal_connect (object, "handle-screenshot", G_CALLBACK (handle_screenshot), context);
   g_signal_connect (object, "handle-pick-color", G_CALLBACK (handle_pick_color), context);

@@ -62,6 +62,7 @@ limen_secret_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   object = limen_dbus_portal_secret_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_secret_set_version (object, 1);
   g_signal_connect (object, "handle-retrieve-secret", G_CALLBACK (handle_retrieve_secret), context);
   return G_DBUS_INTERFACE_SKELETON (object);

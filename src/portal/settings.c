@@ -568,6 +568,8 @@ limen_settings_new (LimenPortalContext *context)
     }
 
   skeleton = limen_dbus_portal_settings_skeleton_new ();
+
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_settings_set_version (skeleton, 2);
   g_signal_connect (skeleton, "handle-read-all", G_CALLBACK (handle_read_all), NULL);
   g_signal_connect (skeleton, "handle-read", G_CALLBACK (handle_read), NULL);

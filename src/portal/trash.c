@@ -67,6 +67,7 @@ GDBusInterfaceSkeleton *
 limen_trash_new (LimenPortalContext *context)
 {
   LimenDbusPortalTrash *object = limen_dbus_portal_trash_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
 
   limen_dbus_portal_trash_set_version (object, 1);
   g_signal_connect (object, "handle-trash-file", G_CALLBACK (handle_trash_file), NULL);

@@ -167,6 +167,7 @@ limen_wallpaper_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   object = limen_dbus_portal_wallpaper_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_wallpaper_set_version (object, 1);
   g_signal_connect (object, "handle-set-wallpaper-uri", G_CALLBACK (handle_set_wallpaper_uri), context);
   g_signal_connect (object, "handle-set-wallpaper-file", G_CALLBACK (handle_set_wallpaper_file), context);
