@@ -2,6 +2,7 @@
 the XDG_DESKTOP_PORTAL_TEST_* hooks in the daemon's own environment."""
 import os
 import subprocess
+import threading
 import time
 
 import pytest
@@ -228,3 +229,37 @@ def test_pid_reuse_is_refused(bus, tmp_path):
     finally:
         open(f"{work}/done", "w").close()
         sandbox.wait(timeout=10)
+
+
+def test_held_new_caller_is_served_as_itself(bus):
+    """While the bus is asked who a new peer is (held 1.5 s here by a test hook), limen-portal
+    serves the peers it knows; the held calls then run as the sandboxed app that sent them —
+    refused for lack of network access, never answered as if from the host."""
+    d = bus.start_portal(env={"LIMEN_TEST_IDENTIFY_DELAY_MS": "1500"})
+    known = bus.new_connection()
+    t0 = time.monotonic()
+    bus.call("org.freedesktop.portal.NetworkMonitor", "GetAvailable", conn=known, timeout=20000)
+    assert time.monotonic() - t0 >= 1.4          # the hook holds every new peer, this one too
+
+    result = {}
+
+    def sandboxed():
+        t = time.monotonic()
+        result["out"] = run(bus, "[Application]\nname=org.example.App\n")
+        result["took"] = time.monotonic() - t
+
+    th = threading.Thread(target=sandboxed)
+    th.start()
+    slowest = 0.0
+    while th.is_alive():
+        # Not a worker-thread fast-path method: this one needs the main thread.
+        t = time.monotonic()
+        bus.call("org.freedesktop.DBus.Properties", "Get",
+                 ("org.freedesktop.portal.NetworkMonitor", "version"), "(ss)", conn=known)
+        slowest = max(slowest, time.monotonic() - t)
+        time.sleep(0.05)
+    th.join()
+    assert result["out"] == "org.freedesktop.portal.Error.NotAllowed"
+    assert result["took"] >= 1.4, result                  # its first call was held
+    assert slowest < 1.0, slowest                         # the known peer never waited for it
+    assert "a Flatpak app 'org.example.App'" in d.output()
