@@ -883,3 +883,31 @@ def test_identifying_a_new_caller_blocks_no_one(bus, tmp_path):
     t = time.monotonic()
     dh.docs(bus, "Info", (added["r"][0],), "(s)", conn=newcomer)
     assert time.monotonic() - t < 1.0
+
+
+@pytest.mark.skipif("test hooks: compiled in" not in subprocess.run(
+    [limentest.binary("limen-documents"), "--version"], capture_output=True, text=True).stdout,
+    reason="built without LIMEN_TEST_HOOKS")
+def test_sigterm_while_calls_are_held(bus, tmp_path):
+    """SIGTERM while a new peer's calls wait for its identity: the daemon still exits at once and
+    cleanly (status 0, also under ASan), the held calls end in an error, none succeeds."""
+    d = dh.start(bus, env={"LIMEN_TEST_IDENTIFY_DELAY_MS": "3000"})
+    f = tmp_path / "held.txt"
+    f.write_text("x")
+    newcomer = bus.new_connection()
+    fd = os.open(f, os.O_PATH)
+    try:
+        added = _call_async(newcomer, "Add", (0, False, True), "(hbb)", fds=[fd])
+        listed = _call_async(newcomer, "List", ("",), "(s)")
+    finally:
+        os.close(fd)
+    limentest.wait_until(lambda: False, 0.3)
+    assert "r" not in added and "r" not in listed
+    t0 = time.monotonic()
+    d.signal(signal.SIGTERM)
+    status = d.wait(timeout=5)
+    assert time.monotonic() - t0 < 1.0
+    assert status == 0, d.output()
+    assert limentest.wait_until(lambda: "r" in added and "r" in listed, 5)
+    assert isinstance(added["r"], GLib.Error) and isinstance(listed["r"], GLib.Error), (added, listed)
+    assert not dh.is_mounted(dh.mountpoint(bus))
