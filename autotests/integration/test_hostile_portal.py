@@ -158,6 +158,14 @@ def build_cases(bus):
              extra_args=("--setenv", "XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND", "host")), error=NOT_ALLOWED, timeout=15))
     add(Case("identity/valid-without-network", sandboxed(bus, "[Application]\nname=org.example.App\n", NM, "GetStatus"),
              error=NOT_ALLOWED, timeout=15))
+    # Settings answers the same to everyone, but not to a caller whose claim does not parse.
+    add(Case("identity/settings-bad-app-id", sandboxed(bus, "[Application]\nname=../x\n", S, "ReadAll", "(as)",
+             ([],)), error=NOT_ALLOWED, timeout=15))
+    add(Case("identity/settings-read-flatpak-info-directory",
+             sandboxed(bus, False, S, "ReadOne", "(ss)", ("org.example", "k"), extra_args=("--dir", "/.flatpak-info")),
+             error=NOT_ALLOWED, timeout=15))
+    add(Case("identity/settings-valid-app", sandboxed(bus, "[Application]\nname=org.example.App\n", S, "ReadOne",
+             "(ss)", ("org.example", "k")), expect="accepted", timeout=15))
     add(Case("identity/valid-with-network", sandboxed(bus, net_info, NM, "GetStatus"), expect="accepted", timeout=15))
     add(Case("identity/proxy-without-network", sandboxed(bus, "[Application]\nname=org.example.App\n",
              "org.freedesktop.portal.ProxyResolver", "Lookup", "(s)", ("http://x/",)), error=NOT_ALLOWED, timeout=15))

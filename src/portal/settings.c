@@ -458,6 +458,9 @@ handle_read_all (LimenDbusPortalSettings *object, GDBusMethodInvocation *invocat
                  const char * const *namespaces)
 {
   guint n = g_strv_length ((char **) namespaces);
+  /* No answer depends on who asks, but a caller that cannot be identified is refused here
+   * as by every portal (its metadata is a claim that did not parse). */
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
 
   if (n > NAMESPACES_MAX)
     {
@@ -476,6 +479,7 @@ static gboolean
 start_read (GDBusMethodInvocation *invocation, const char *ns, const char *key, gboolean wrap)
 {
   ReadData *rd;
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
 
   if (!check_name (invocation, "namespace", ns) || !check_name (invocation, "key", key))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
