@@ -1160,9 +1160,8 @@ drain_pending (void)
 
   if (pending == NULL)
     return;
-  /* Closing the connection failed the lookups still out; let their callbacks run. */
-  for (int i = 0; i < 100 && g_hash_table_size (pending) > 0 && g_main_context_iteration (NULL, FALSE); i++)
-    ;
+  /* No main-loop iteration here: the daemon's own state is gone by now, and an iteration
+   * would dispatch calls (held ones or new ones) into it. Lookups still out are orphaned. */
   g_hash_table_iter_init (&iter, pending);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &p))
     {
