@@ -278,6 +278,12 @@ def run(which):
                               stdin="".join(f + "\n" for f in small[:N_ADD]))
             r[f"{N_ADD} Add calls, sd-bus client, 16 in flight s"] = \
                 float(kv["seconds"]) if isinstance(kv, dict) and int(kv["docs"]) == N_ADD else kv
+            # The floor under those Adds: as many Peer.Ping calls to the same daemon, which
+            # GDBus answers on its worker thread without running any of the daemon's code (and
+            # which carry no fd, so the floor of an fd-carrying Add is, if anything, higher).
+            kv = store_client(bus, "ping", dh.DOCS_NAME, dh.DOCS_PATH, N_ADD)
+            r[f"{N_ADD} Peer.Ping calls, sd-bus client: bus floor s"] = \
+                float(kv["seconds"]) if isinstance(kv, dict) else kv
 
         # PermissionStore: one entry with many apps.
         n_apps = N_APPS if which == "limen" else 2000
@@ -320,11 +326,12 @@ def main():
             rk = next((x for x in ref if re.sub(r"\d+", "N", x) == re.sub(r"\d+", "N", k)), None)
         a, b = ours[k], ref.get(rk) if rk else None
         ratio = ""
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b:
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b and "floor" not in k:
             lower_is_better = k.endswith(" s") or k.endswith(" ms") or "KiB" in k
             ratio = f"{(b / a if lower_is_better else a / b):.2f}"
-        fa = f"{a:.1f}" if isinstance(a, float) else str(a)
-        fb = f"{b:.1f}" if isinstance(b, float) else str(b)
+        fmt = "{:.3f}" if k.endswith(" s") else "{:.1f}"
+        fa = fmt.format(a) if isinstance(a, float) else str(a)
+        fb = fmt.format(b) if isinstance(b, float) else str(b)
         print(f"{k:48} {fa:>14} {fb:>14} {ratio:>9}")
         if rk and rk != k:
             print(f"{'  (reference measured with ' + rk + ')':48}")
@@ -332,6 +339,10 @@ def main():
     for kind in ("warm", "cold"):
         print(f"ours: mount read ({kind}) / native read ({kind}) = "
               f"{ours[f'mount read MB/s ({kind})'] / ours[f'native read MB/s ({kind})']:.2f}")
+    add_k, ping_k = f"{N_ADD} Add calls, sd-bus client s", f"{N_ADD} Peer.Ping calls, sd-bus client: bus floor s"
+    if all(isinstance(d.get(k), float) for d in (ours, ref) for k in (add_k, ping_k)):
+        print(f"ours: {N_ADD} Adds {ours[add_k]:.3f} s; 3x the reference's would be {ref[add_k] / 3:.3f} s; "
+              f"{N_ADD} bare Peer.Pings to the same daemon take {ours[ping_k]:.3f} s (reference's: {ref[ping_k]:.3f} s)")
     for m in ("Set", "Lookup"):
         k = f"PS {m} {N_APPS} apps ms"
         floor = ours.get(f"PS {m} {N_APPS} apps: GDBus echo floor ms")

@@ -7,6 +7,7 @@
  *   store-client add DEST PATH < FILES
  *   store-client addfull DEST PATH APP PER_CALL < FILES
  *   store-client addpipe DEST PATH WINDOW < FILES
+ *   store-client ping DEST PATH N
  *
  * ps: each rep Sets a fresh entry of N_APPS apps (table "bench", each app ["yes"]) and Looks
  * it up, reading every app and permission of the reply. The message is built and sealed
@@ -18,6 +19,9 @@
  * addpipe: the same Adds as add, but up to WINDOW of them in flight at once, as a client
  * exporting many files asynchronously sends them: the figure is then the daemon's
  * throughput rather than the sum of round trips through dbus-daemon.
+ * ping: N org.freedesktop.DBus.Peer.Ping calls one after another (GDBus answers them on its
+ * worker thread, no handler of the daemon's runs): the round-trip floor of any method call to
+ * that peer through dbus-daemon. Prints "seconds=TOTAL calls=N".
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
 #include <stdio.h>
@@ -166,6 +170,25 @@ run_add (sd_bus *bus, const char *dest, const char *path, const char *app, int p
   return 0;
 }
 
+static int
+run_ping (sd_bus *bus, const char *dest, const char *path, int n)
+{
+  double t = now_ms ();
+  int r;
+
+  for (int i = 0; i < n; i++)
+    {
+      sd_bus_message *reply = NULL;
+      sd_bus_error error = SD_BUS_ERROR_NULL;
+
+      if ((r = sd_bus_call_method (bus, dest, path, "org.freedesktop.DBus.Peer", "Ping", &error, &reply, "")) < 0)
+        return fail ("Ping", r, &error);
+      sd_bus_message_unref (reply);
+    }
+  printf ("seconds=%.4f calls=%d\n", (now_ms () - t) / 1000, n);
+  return 0;
+}
+
 typedef struct {
   int done, docs, failed;
 } PipeState;
@@ -232,14 +255,15 @@ main (int argc, char **argv)
 
   if (argc < 4 || (strcmp (argv[1], "ps") == 0 && argc != 6)
       || (strcmp (argv[1], "add") == 0 && argc != 4) || (strcmp (argv[1], "addfull") == 0 && argc != 6)
-      || (strcmp (argv[1], "addpipe") == 0 && argc != 5)
+      || (strcmp (argv[1], "addpipe") == 0 && argc != 5) || (strcmp (argv[1], "ping") == 0 && argc != 5)
       || (strcmp (argv[1], "ps") && strcmp (argv[1], "add") && strcmp (argv[1], "addfull")
-          && strcmp (argv[1], "addpipe")))
+          && strcmp (argv[1], "addpipe") && strcmp (argv[1], "ping")))
     {
       fprintf (stderr, "usage: store-client ps DEST PATH N_APPS REPS\n"
                        "       store-client add DEST PATH < FILES\n"
                        "       store-client addfull DEST PATH APP PER_CALL < FILES\n"
-                       "       store-client addpipe DEST PATH WINDOW < FILES\n");
+                       "       store-client addpipe DEST PATH WINDOW < FILES\n"
+                       "       store-client ping DEST PATH N\n");
       return 2;
     }
   dest = argv[2];
@@ -248,6 +272,8 @@ main (int argc, char **argv)
     return fail ("connect", r, NULL);
   if (strcmp (argv[1], "add") == 0)
     return run_add (bus, dest, path, NULL, 0);
+  if (strcmp (argv[1], "ping") == 0)
+    return atoi (argv[4]) > 0 ? run_ping (bus, dest, path, atoi (argv[4])) : 2;
   if (strcmp (argv[1], "addpipe") == 0)
     return atoi (argv[4]) > 0 ? run_add_pipelined (bus, dest, path, atoi (argv[4])) : 2;
   if (strcmp (argv[1], "addfull") == 0)
