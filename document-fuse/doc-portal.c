@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "app-access.h"
 #include "app-info.h"
 #include "compat.h"
 #include "errors.h"
@@ -112,7 +113,8 @@ grant_caller (LimenDocPortal *portal, LimenAppInfo *info, LimenDoc *doc, guint r
 
 static LimenDoc *
 export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
-           guint flags, guint *rights_out, gboolean *created, GError **error)
+           guint flags, guint *rights_out, gboolean *created,
+           LimenAppAccessRules *reach, LimenAppAccess need, gboolean *reached, GError **error)
 {
   gboolean host = limen_app_info_is_host (info);
   gboolean want_dir = (flags & LIMEN_DOC_EXPORT_DIRECTORY) != 0;
@@ -248,6 +250,13 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
       return NULL;
     }
 
+  /* as-needed-by-app: no document for a file the app opens by its own path already. */
+  if (reach && limen_app_access_rules_check (reach, path) >= need)
+    {
+      *reached = TRUE;
+      return NULL;
+    }
+
   rights |= LIMEN_DOC_PERM_GRANT | LIMEN_DOC_PERM_DELETE;
   *rights_out = host ? LIMEN_DOC_PERM_ALL : rights;
 
@@ -280,7 +289,7 @@ limen_doc_portal_export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, 
 {
   gboolean created;
 
-  return export_fd (portal, info, fd, name, flags, rights, &created, error);
+  return export_fd (portal, info, fd, name, flags, rights, &created, NULL, LIMEN_APP_ACCESS_NONE, NULL, error);
 }
 
 LimenDoc *
@@ -440,6 +449,8 @@ add_full (LimenDocPortal *portal, LimenAppInfo *info, int *fds, guint n, const c
   g_autoptr(GPtrArray) docs = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_doc_unref);
   g_autoptr(GPtrArray) created_docs = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_doc_unref);
   gboolean host = limen_app_info_is_host (info);
+  g_autoptr(LimenAppAccessRules) reach = NULL;
+  LimenAppAccess need;
   guint perms;
 
   if (flags & ~KNOWN_FLAGS)
@@ -461,6 +472,13 @@ add_full (LimenDocPortal *portal, LimenAppInfo *info, int *fds, guint n, const c
       return NULL;
     }
 
+  /* as-needed-by-app from the host (a frontend exporting for @app_id): what the app's
+   * installed permissions let it reach needs no document. A sandboxed caller naming another
+   * app always gets documents: the answer would tell it about that app's permissions. */
+  if ((flags & LIMEN_DOC_EXPORT_AS_NEEDED) && host && app_id[0] != '\0')
+    reach = limen_app_access_rules_load (app_id);
+  need = (perms & (LIMEN_DOC_PERM_WRITE | LIMEN_DOC_PERM_DELETE)) ? LIMEN_APP_ACCESS_WRITE : LIMEN_APP_ACCESS_READ;
+
   /* All files in one transaction: all are exported, or none is. */
   if (!limen_doc_model_begin (portal->model, error))
     return NULL;
@@ -468,7 +486,7 @@ add_full (LimenDocPortal *portal, LimenAppInfo *info, int *fds, guint n, const c
     {
       LimenDoc *doc;
       guint rights;
-      gboolean created;
+      gboolean created, reached = FALSE;
 
       if ((flags & LIMEN_DOC_EXPORT_AS_NEEDED) && !host && g_strcmp0 (app_id, limen_app_info_get_id (info)) == 0)
         {
@@ -483,7 +501,13 @@ add_full (LimenDocPortal *portal, LimenAppInfo *info, int *fds, guint n, const c
           g_ptr_array_add (ids, g_strdup (""));
           continue;
         }
-      doc = export_fd (portal, info, fds[i], name, flags & ~LIMEN_DOC_EXPORT_AS_NEEDED, &rights, &created, error);
+      doc = export_fd (portal, info, fds[i], name, flags & ~LIMEN_DOC_EXPORT_AS_NEEDED, &rights, &created,
+                       reach, need, &reached, error);
+      if (doc == NULL && reached)
+        {
+          g_ptr_array_add (ids, g_strdup (""));
+          continue;
+        }
       if (doc == NULL)
         goto fail;
       g_ptr_array_add (docs, doc);

@@ -158,3 +158,36 @@ def sigterm_during_fd_flood(bus, work, peers, calls):
     for t in threads:
         t.join(10)
     return status, elapsed, d.output()
+
+
+# ---- an installed Flatpak app (local repo, no network) ------------------------------
+
+def run(bus, *argv, check=True):
+    """@argv with the bus's environment; raises with its stderr when it fails."""
+    r = subprocess.run(list(argv), env=bus.env, capture_output=True, text=True, timeout=120)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{argv}: {r.stderr.strip()}")
+    return r
+
+
+def install_flatpak_app(bus, root, app_id, system=False):
+    """A runtime and @app_id exported to a local repo and installed (no [Context] of its own)."""
+    repo = os.path.join(root, "repo")
+    rt = os.path.join(root, "rt")
+    if not os.path.isdir(rt):
+        os.makedirs(os.path.join(rt, "files"))
+        os.makedirs(os.path.join(rt, "usr"))
+        with open(os.path.join(rt, "metadata"), "w") as f:
+            f.write("[Runtime]\nname=org.example.Platform\nruntime=org.example.Platform/x86_64/1\n"
+                    "sdk=org.example.Platform/x86_64/1\n")
+        run(bus, "flatpak", "build-export", "--runtime", repo, rt, "1")
+    app = os.path.join(root, app_id)
+    os.makedirs(os.path.join(app, "files", "bin"))
+    os.makedirs(os.path.join(app, "export"))
+    with open(os.path.join(app, "metadata"), "w") as f:
+        f.write(f"[Application]\nname={app_id}\nruntime=org.example.Platform/x86_64/1\ncommand=true\n")
+    run(bus, "flatpak", "build-export", repo, app, "stable")
+    where = "--system" if system else "--user"
+    if run(bus, "flatpak", where, "remotes", check=False).stdout.find("local") < 0:
+        run(bus, "flatpak", where, "remote-add", "--no-gpg-verify", "local", f"file://{repo}")
+    run(bus, "flatpak", where, "install", "-y", "--noninteractive", "local", f"{app_id}//stable")

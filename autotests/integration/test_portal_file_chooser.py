@@ -269,6 +269,41 @@ def test_sandboxed_save_file_exports_new_file(setup, tmp_path):
     assert sorted(apps[APP]) == ["read", "write"]
 
 
+def test_sandboxed_app_that_reaches_the_file_gets_its_real_path(setup, tmp_path):
+    """The app is installed with xdg-documents: a file picked there (even through a
+    symlink the sandbox does not have) comes back as its real path, no document."""
+    import shutil
+    import documents_helpers as dh
+    if shutil.which("flatpak") is None:
+        pytest.skip("flatpak CLI not installed")
+    bus, backend, client = setup
+    with open(os.path.join(bus.config_home, "user-dirs.dirs"), "w") as f:
+        f.write('XDG_DOCUMENTS_DIR="$HOME/Documents"\n')
+    bus.env["FLATPAK_SYSTEM_DIR"] = os.path.join(bus.root, "system-flatpak")
+    dh.install_flatpak_app(bus, os.path.join(bus.root, "flatpak-build"), APP)
+    dh.run(bus, "flatpak", "override", "--user", "--filesystem=xdg-documents", APP)
+    docs = os.path.join(bus.home, "Documents")
+    os.makedirs(docs)
+    with open(os.path.join(docs, "mine.txt"), "w") as f:
+        f.write("m")
+    os.symlink(docs, os.path.join(bus.home, "via-link"))
+    outside = tmp_path / "outside.txt"
+    outside.write_text("o")
+    rh.start_documents(bus)
+    picked = [GLib.filename_to_uri(os.path.join(bus.home, "via-link", "mine.txt")), outside.as_uri()]
+    backend.set_response("OpenFile", 0, {"uris": v("as", picked), "writable": v("b", True)})
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})",
+                                                     "('', 'Pick', {'handle_token': <'reach'>, 'multiple': <true>})")
+    assert response == 0
+    assert results["uris"][0] == GLib.filename_to_uri(os.path.join(docs, "mine.txt"))
+    assert "/doc/" in results["uris"][1] and documents_info(bus, results["uris"][1])[0] == str(outside)
+    # Saving a new file there: its real path too.
+    backend.set_response("SaveFile", 0, {"uris": v("as", [GLib.filename_to_uri(os.path.join(bus.home, "via-link", "new.txt"))])})
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "SaveFile", "(ssa{sv})",
+                                                     "('', 'Save', {'handle_token': <'reach2'>, 'current_name': <'new.txt'>})")
+    assert response == 0 and results["uris"] == [GLib.filename_to_uri(os.path.join(docs, "new.txt"))]
+
+
 def test_host_caller_gets_real_uris_even_with_documents(setup, tmp_path):
     bus, backend, client = setup
     rh.start_documents(bus)

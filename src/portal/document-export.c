@@ -7,6 +7,7 @@
 #include "document-export.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <gio/gunixfdlist.h>
 
@@ -102,10 +103,26 @@ set_document_uri (Export *export, guint i, const char *mountpoint, const char *d
   g_autofree char *base = g_path_get_basename (export->paths[i]);
   g_autofree char *path = NULL;
 
-  /* as-needed-by-app: no document when the app can already reach the file itself, and
-   * then the URI it already understands is the answer. */
+  /* as-needed-by-app: no document when the app can already reach the file itself. The
+   * store decided that for the file's real path (symlinks resolved), which is then the
+   * answer: a symlink the user went through may not exist in the app's sandbox. */
   if (*doc_id == '\0')
-    return;
+    {
+      g_autofree char *dir = g_path_get_dirname (export->paths[i]);
+      char *real = realpath (export->paths[i], NULL);
+      char *real_dir = real ? NULL : realpath (dir, NULL);   /* a file still to be created */
+
+      if (real || real_dir)
+        {
+          g_autofree char *resolved = real ? g_strdup (real) : g_build_filename (real_dir, base, NULL);
+
+          g_free (export->uris[i]);
+          export->uris[i] = g_filename_to_uri (resolved, NULL, NULL);
+        }
+      free (real);
+      free (real_dir);
+      return;
+    }
   path = g_build_filename (mountpoint, doc_id, base, NULL);
   g_free (export->uris[i]);
   export->uris[i] = g_filename_to_uri (path, NULL, NULL);
