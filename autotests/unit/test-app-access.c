@@ -211,10 +211,13 @@ main (int argc, char **argv)
   user_dir = g_build_filename (root, "user-flatpak", NULL);
   system_dir = g_build_filename (root, "system-flatpak", NULL);
   g_setenv ("HOME", home, TRUE);
-  g_setenv ("XDG_CONFIG_HOME", g_build_filename (home, ".config", NULL), TRUE);
+  g_autofree char *config = g_build_filename (home, ".config", NULL);
+  g_autofree char *user_dirs = g_build_filename (config, "user-dirs.dirs", NULL);
+
+  g_setenv ("XDG_CONFIG_HOME", config, TRUE);
   g_setenv ("FLATPAK_USER_DIR", user_dir, TRUE);
   g_setenv ("FLATPAK_SYSTEM_DIR", system_dir, TRUE);
-  put (g_build_filename (home, ".config", "user-dirs.dirs", NULL), "XDG_DOCUMENTS_DIR=\"$HOME/Documents\"\n");
+  put (user_dirs, "XDG_DOCUMENTS_DIR=\"$HOME/Documents\"\n");
   /* Locations must exist to be shared (they are resolved to their real paths). */
   for (const char *d = "Documents\0Projects/sub\0Projectsx\0.config/foo\0.config/bar\0.var/app/" APP "/data\0"
                        ".var/app/org.example.Other/data\0";
