@@ -269,10 +269,26 @@ load_installation (LimenAppAccessRules *rules, const char *system_dir, const cha
         }
       if (location == NULL || (hidden_only && mode != LIMEN_APP_ACCESS_NONE))
         continue;
+      /* Nothing is resolved below the runtime directory: the document store's own mount is
+       * there, and this runs on the D-Bus thread. Grants there count for nothing. */
+      if (path_within (location, g_get_user_runtime_dir ()))
+        {
+          if (mode == LIMEN_APP_ACCESS_NONE)
+            add_rule (set, g_strdup (location), mode);
+          continue;
+        }
+      /* A hidden location is hidden under its own name and where it points. */
+      if (mode == LIMEN_APP_ACCESS_NONE)
+        add_rule (set, g_strdup (location), mode);
       /* A location that does not exist holds no existing file; one that is a symlink is
        * shared where it points, as flatpak does. */
       if ((root = realpath (location, NULL)) == NULL)
         continue;
+      if (mode == LIMEN_APP_ACCESS_NONE && strcmp (root, location) == 0)
+        {
+          free (root);
+          continue;
+        }
       if (mode != LIMEN_APP_ACCESS_NONE && is_reserved (root))
         {
           free (root);

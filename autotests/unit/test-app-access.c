@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <glib/gstdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "app-access.h"
 
@@ -99,6 +100,39 @@ test_deepest_location_decides (void)
   override (FALSE, APP, "!home;");
   g_assert_cmpint (home_access ("Documents/a"), ==, LIMEN_APP_ACCESS_NONE);
   g_assert_cmpint (home_access ("Projects/sub/y"), ==, LIMEN_APP_ACCESS_READ);
+}
+
+static void
+test_symlinks (void)
+{
+  g_autofree char *link = in_home ("plink");
+  g_autofree char *target = in_home ("Projects");
+
+  reset ();
+  g_unlink (link);
+  g_assert_cmpint (symlink (target, link), ==, 0);
+  /* A shared symlink shares where it points... */
+  install (FALSE, "~/plink;");
+  g_assert_cmpint (home_access ("Projects/sub/y"), ==, LIMEN_APP_ACCESS_WRITE);
+  g_assert_cmpint (home_access ("Documents/a"), ==, LIMEN_APP_ACCESS_NONE);
+  /* ... and a hidden one hides it. */
+  install (FALSE, "home;!~/plink;");
+  g_assert_cmpint (home_access ("Projects/sub/y"), ==, LIMEN_APP_ACCESS_NONE);
+  g_assert_cmpint (home_access ("Documents/a"), ==, LIMEN_APP_ACCESS_WRITE);
+}
+
+static void
+test_runtime_dir_is_not_resolved (void)
+{
+  g_autofree char *key = g_strdup_printf ("home;%s/doc;", g_get_user_runtime_dir ());
+  g_autofree char *doc = g_build_filename (g_get_user_runtime_dir (), "doc", "x", NULL);
+
+  reset ();
+  /* A real directory: resolving it would have granted it. */
+  g_assert_cmpint (g_mkdir_with_parents (doc, 0700), ==, 0);
+  install (FALSE, key);
+  g_assert_cmpint (access_of (doc), ==, LIMEN_APP_ACCESS_NONE);
+  g_assert_cmpint (home_access ("other"), ==, LIMEN_APP_ACCESS_WRITE);
 }
 
 static void
@@ -217,6 +251,10 @@ main (int argc, char **argv)
   g_setenv ("XDG_CONFIG_HOME", config, TRUE);
   g_setenv ("FLATPAK_USER_DIR", user_dir, TRUE);
   g_setenv ("FLATPAK_SYSTEM_DIR", system_dir, TRUE);
+  g_autofree char *runtime = g_build_filename (root, "runtime", NULL);
+
+  g_setenv ("XDG_RUNTIME_DIR", runtime, TRUE);
+  g_assert_cmpint (g_mkdir_with_parents (runtime, 0700), ==, 0);
   put (user_dirs, "XDG_DOCUMENTS_DIR=\"$HOME/Documents\"\n");
   /* Locations must exist to be shared (they are resolved to their real paths). */
   for (const char *d = "Documents\0Projects/sub\0Projectsx\0.config/foo\0.config/bar\0.var/app/" APP "/data\0"
@@ -230,6 +268,8 @@ main (int argc, char **argv)
 
   g_test_add_func ("/app-access/not-installed", test_not_installed);
   g_test_add_func ("/app-access/deepest-location-decides", test_deepest_location_decides);
+  g_test_add_func ("/app-access/symlinks", test_symlinks);
+  g_test_add_func ("/app-access/runtime-dir-is-not-resolved", test_runtime_dir_is_not_resolved);
   g_test_add_func ("/app-access/same-location-twice", test_same_location_twice_gives_the_lesser);
   g_test_add_func ("/app-access/reset-and-global-overrides", test_reset_and_global_overrides);
   g_test_add_func ("/app-access/unfollowed-keys", test_unfollowed_keys);
