@@ -724,21 +724,37 @@ handle_lookup (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* Set and SetValue: checks, then the write. FALSE: the invocation has been answered with
+ * an error; TRUE: written, the caller sends its own reply. */
+static gboolean
+set_checked (GDBusMethodInvocation *invocation, const char *table, gboolean create, const char *id,
+             GVariant *app_permissions, GVariant *data, LimenPermStore *store)
+{
+  GError *error = NULL;
+
+  if (!check_table_id (table, id, &error))
+    {
+      return_error (invocation, error);
+      return FALSE;
+    }
+  if (!caller_check (invocation, TRUE, NULL))
+    return FALSE;
+  g_autoptr(GVariant) inner = g_variant_get_variant (data);
+  if (!store_set (store, table, id, create, inner, app_permissions, &error))
+    {
+      return_error (invocation, error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 handle_set (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
             const char *table, gboolean create, const char *id, GVariant *app_permissions,
             GVariant *data, LimenPermStore *store)
 {
-  GError *error = NULL;
-
-  if (!check_table_id (table, id, &error))
-    return return_error (invocation, error);
-  if (!caller_check (invocation, TRUE, NULL))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-  g_autoptr(GVariant) inner = g_variant_get_variant (data);
-  if (!store_set (store, table, id, create, inner, app_permissions, &error))
-    return return_error (invocation, error);
-  limen_dbus_impl_portal_permission_store_complete_set (object, invocation);
+  if (set_checked (invocation, table, create, id, app_permissions, data, store))
+    limen_dbus_impl_portal_permission_store_complete_set (object, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -746,16 +762,8 @@ static gboolean
 handle_set_value (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
                   const char *table, gboolean create, const char *id, GVariant *data, LimenPermStore *store)
 {
-  GError *error = NULL;
-
-  if (!check_table_id (table, id, &error))
-    return return_error (invocation, error);
-  if (!caller_check (invocation, TRUE, NULL))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-  g_autoptr(GVariant) inner = g_variant_get_variant (data);
-  if (!store_set (store, table, id, create, inner, NULL, &error))
-    return return_error (invocation, error);
-  limen_dbus_impl_portal_permission_store_complete_set_value (object, invocation);
+  if (set_checked (invocation, table, create, id, NULL, data, store))
+    limen_dbus_impl_portal_permission_store_complete_set_value (object, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
