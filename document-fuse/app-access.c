@@ -36,7 +36,8 @@ typedef struct {
 
 struct _LimenAppAccessRules {
   char      *app_id;
-  char      *home;       /* canonical $HOME, or NULL */
+  char      *var_app;    /* canonical $HOME/.var/app, or NULL */
+  char      *own_data;   /* $HOME/.var/app/APP_ID, or NULL */
   GPtrArray *sets;       /* one RuleSet per installation the app is installed in */
 };
 
@@ -312,7 +313,11 @@ limen_app_access_rules_load (const char *app_id)
   char *home = realpath (g_get_home_dir (), NULL);
 
   rules->app_id = g_strdup (app_id);
-  rules->home = home ? g_strdup (home) : NULL;
+  if (home)
+    {
+      rules->var_app = g_build_filename (home, ".var", "app", NULL);
+      rules->own_data = g_build_filename (rules->var_app, app_id, NULL);
+    }
   free (home);
   rules->sets = g_ptr_array_new_with_free_func (rule_set_free);
   for (int system = 0; system <= 1; system++)
@@ -331,7 +336,8 @@ limen_app_access_rules_free (LimenAppAccessRules *rules)
   if (rules == NULL)
     return;
   g_free (rules->app_id);
-  g_free (rules->home);
+  g_free (rules->var_app);
+  g_free (rules->own_data);
   g_ptr_array_unref (rules->sets);
   g_free (rules);
 }
@@ -384,16 +390,10 @@ limen_app_access_rules_check (LimenAppAccessRules *rules, const char *path)
   for (guint i = 0; i < rules->sets->len; i++)
     if (((RuleSet *) rules->sets->pdata[i])->broken)
       return LIMEN_APP_ACCESS_NONE;
-  if (rules->home)
-    {
-      g_autofree char *var_app = g_build_filename (rules->home, ".var", "app", NULL);
-      g_autofree char *own = g_build_filename (var_app, rules->app_id, NULL);
-
-      if (path_within (path, own))
-        return LIMEN_APP_ACCESS_WRITE;   /* the app's own data, always mounted */
-      if (path_within (path, var_app))
-        return LIMEN_APP_ACCESS_NONE;    /* other apps' data, always hidden */
-    }
+  if (rules->var_app && path_within (path, rules->own_data))
+    return LIMEN_APP_ACCESS_WRITE;   /* the app's own data, always mounted */
+  if (rules->var_app && path_within (path, rules->var_app))
+    return LIMEN_APP_ACCESS_NONE;    /* other apps' data, always hidden */
   for (guint i = 0; i < rules->sets->len; i++)
     result = MIN (result, check_set (rules->sets->pdata[i], path));
   return result;
