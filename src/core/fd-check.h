@@ -33,6 +33,7 @@ gboolean limen_fd_check (LimenAppInfo *info, int fd, LimenFdFlags flags,
 
 /* Free the strings of @fdinfo. */
 void limen_fd_info_clear (LimenFdInfo *fdinfo);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LimenFdInfo, limen_fd_info_clear)
 
 /* Take the fd at @index from @fd_list with bounds checking: -1 and INVALID_ARGUMENT
  * naming @key when there is no such fd. The result is a dup the caller owns. */
