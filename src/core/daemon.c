@@ -217,7 +217,7 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   main_loop = g_main_loop_new (NULL, FALSE);
   watch_signals ();
 
-  limen_app_info_tracker_init (daemon_connection);
+  limen_app_info_tracker_init (daemon_connection, quit_cancellable);
 
   if (spec->on_bus && !spec->on_bus (daemon_connection, spec->user_data, &error))
     {
