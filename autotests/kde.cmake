@@ -70,3 +70,6 @@ add_executable(xsmp-test-manager xsmp-test-manager.c)
 target_link_libraries(xsmp-test-manager PRIVATE PkgConfig::XSMP_TEST PkgConfig::GLIB)
 limen_add_pytest(kde-inhibit-logout test_kde_inhibit_logout.py TIMEOUT 300)
 limen_add_pytest(kde-first-dialog test_kde_first_dialog.py TIMEOUT 300)
+# limen-kde's kdeglobals reader (plain C, no Qt).
+limen_add_unit_test(test-kdeglobals SOURCES unit/test-kdeglobals.c ${PROJECT_SOURCE_DIR}/kde-backend/kdeglobals.c LIBS m)
+target_include_directories(test-kdeglobals PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)

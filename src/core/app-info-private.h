@@ -8,7 +8,7 @@
 
 G_BEGIN_DECLS
 
-/* The most we read of a /proc file (stat, status, cgroup). */
+/* The most we read of a /proc file (status, cgroup). */
 #define LIMEN_APP_INFO_PROC_FILE_MAX (64 * 1024)
 
 struct _LimenAppInfo {
@@ -40,9 +40,6 @@ char *limen_app_info_read_fd (int fd, const char *name, gsize max, gsize *len_ou
 
 /* Read file @name below @dirfd without following a symlink (at most @max bytes). */
 char *limen_app_info_read_at (int dirfd, const char *name, gsize max, gsize *len_out, GError **error);
-
-/* The start time (clock ticks since boot) of the process whose /proc directory is @proc_fd. */
-gboolean limen_app_info_read_start_time (int proc_fd, guint64 *start_time, GError **error);
 
 /* Fill @info's uid and gid from its /proc status (left at -1 when unreadable). */
 void limen_app_info_read_ids (LimenAppInfo *info);

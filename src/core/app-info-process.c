@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "proc-stat.h"
 
 char *
 limen_app_info_read_fd (int fd, const char *name, gsize max, gsize *len_out, GError **error)
@@ -62,31 +63,6 @@ limen_app_info_read_at (int dirfd, const char *name, gsize max, gsize *len_out, 
   return limen_app_info_read_fd (fd, name, max, len_out, error);
 }
 
-/* Field 22 of /proc/PID/stat; the comm field may hold spaces and parentheses. */
-gboolean
-limen_app_info_read_start_time (int proc_fd, guint64 *start_time, GError **error)
-{
-  g_autofree char *stat = limen_app_info_read_at (proc_fd, "stat", LIMEN_APP_INFO_PROC_FILE_MAX, NULL, error);
-  const char *p;
-  g_auto(GStrv) fields = NULL;
-
-  if (stat == NULL)
-    return FALSE;
-  p = strrchr (stat, ')');
-  if (p == NULL)
-    goto bad;
-  fields = g_strsplit (p + 2, " ", 0);
-  /* After ")": field 3 is state, so field 22 is index 19. */
-  if (g_strv_length (fields) < 20)
-    goto bad;
-  *start_time = g_ascii_strtoull (fields[19], NULL, 10);
-  return TRUE;
-
-bad:
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "unparsable /proc stat");
-  return FALSE;
-}
-
 void
 limen_app_info_read_ids (LimenAppInfo *info)
 {
@@ -125,7 +101,7 @@ limen_app_info_open_root (LimenAppInfo *info, GError **error)
       return -1;
     }
   /* /proc/PID of a dead process answers ESRCH; a live one must still be the same process. */
-  if (!limen_app_info_read_start_time (info->proc_fd, &start_time, NULL) || start_time != info->start_time)
+  if (!limen_proc_stat_read_start_time_at (info->proc_fd, &start_time, NULL) || start_time != info->start_time)
     {
       close (fd);
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Caller's process is gone");
@@ -197,7 +173,7 @@ limen_app_info_identify_process (int proc_fd_in, pid_t pid, guint64 not_after, G
   guint64 again;
 
   info->proc_fd = proc_fd_in;
-  if (!limen_app_info_read_start_time (info->proc_fd, &info->start_time, &local_error))
+  if (!limen_proc_stat_read_start_time_at (info->proc_fd, &info->start_time, &local_error))
     {
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Cannot inspect caller process %d: %s",
                    pid, local_error->message);
@@ -217,7 +193,7 @@ limen_app_info_identify_process (int proc_fd_in, pid_t pid, guint64 not_after, G
 
   /* The metadata must describe the process we started with, not a successor. */
   if (!identify_kind (info, error) ||
-      !limen_app_info_read_start_time (info->proc_fd, &again, NULL) || again != info->start_time)
+      !limen_proc_stat_read_start_time_at (info->proc_fd, &again, NULL) || again != info->start_time)
     {
       if (error && *error == NULL)
         g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Caller process %d went away", pid);

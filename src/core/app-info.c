@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "proc-stat.h"
 
 /* ---- tracker (main thread only) ----------------------------------------------------- */
 
@@ -316,7 +317,7 @@ identify_from_test_hook (const char *kind, int proc_fd, pid_t pid, GError **erro
   if (proc_fd >= 0)
     {
       info->proc_fd = proc_fd;
-      limen_app_info_read_start_time (proc_fd, &info->start_time, NULL);
+      limen_proc_stat_read_start_time_at (proc_fd, &info->start_time, NULL);
       limen_app_info_read_ids (info);
     }
   if (g_str_equal (kind, "host"))

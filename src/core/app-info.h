@@ -34,15 +34,16 @@ LimenAppInfo *limen_app_info_get_for_sender (GDBusConnection *connection,
                                              const char      *sender,
                                              GError         **error);
 
-/* Identify @sender without blocking on the bus; cached as limen_app_info_get_for_sender
- * does. Finish with limen_app_info_get_for_sender_finish. */
+/* Identify @sender without blocking on the bus (main thread); cached as
+ * limen_app_info_get_for_sender does. Finish with limen_app_info_get_for_sender_finish. */
 void limen_app_info_get_for_sender_async (GDBusConnection     *connection,
                                           const char          *sender,
                                           GCancellable        *cancellable,
                                           GAsyncReadyCallback  callback,
                                           gpointer             user_data);
 
-/* The identity limen_app_info_get_for_sender_async found, or NULL + LIMEN_ERROR_NOT_ALLOWED. */
+/* The identity limen_app_info_get_for_sender_async found, or NULL + LIMEN_ERROR_NOT_ALLOWED
+ * (LIMEN_ERROR_FAILED when the tracker shut down meanwhile). */
 LimenAppInfo *limen_app_info_get_for_sender_finish (GAsyncResult *result, GError **error);
 
 /* The cached identity of @sender, or NULL when it was not identified yet; any thread. */
