@@ -217,6 +217,10 @@ op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
   if (node == NULL)
     return;
+  /* The kernel asks again when its attributes expired: the moment to notice that a host
+   * program replaced the document's file, so stat by path sees the new one too. */
+  if (node->is_doc_file && fstat (node->fd, &st) == 0)
+    limen_fuse_node_follow_doc (fs, node, &st);
   err = limen_fuse_node_stat (fs, node, &st);
   if (err)
     fuse_reply_err (req, err);
@@ -367,6 +371,12 @@ limen_fuse_finish_open (LimenFuse *fs, fuse_req_t req, Node *node, int fd, struc
       node->cached_size = st.st_size;
       g_mutex_unlock (&fs->lock);
     }
+  /* The pages go (no keep_cache), but the kernel may still hold the old size for up to
+   * ATTR_TIMEOUT, and a read stops there. Drop the attributes (offset -1: attributes
+   * only) before the open returns, so the first read asks for them again. Safe from a
+   * worker: the kernel takes no lock here that an opening task holds. */
+  if (!fi->keep_cache && entry == NULL && fs->se)
+    fuse_lowlevel_notify_inval_inode (fs->se, node->ino, -1, 0);
   if (entry)
     {
       if (fuse_reply_create (req, entry, fi) != 0)
@@ -403,6 +413,8 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     }
   if (fstatat (node->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
     st.st_mode = 0;   /* refused below, not read uninitialised */
+  else if (node->is_doc_file)
+    limen_fuse_node_follow_doc (fs, node, &st);   /* replaced on the host since the lookup */
   if (!S_ISREG (st.st_mode))
     {
       limen_fuse_node_put (fs, node);

@@ -135,6 +135,10 @@ Node *limen_fuse_file_node (LimenFuse *fs, Node *parent, LimenDoc *doc, int fd, 
                             gboolean is_doc_file);
 /* First sight of a document in this process: remove a save left half-done by a crash. */
 void limen_fuse_doc_mark_seen (LimenFuse *fs, LimenDoc *doc);
+/* The node of a single-file document's own file follows the document's path: when a
+ * host program replaced the file there (write a temporary file, rename it over), the node
+ * is switched to the new file and @st (the node's stat) updated. TRUE when it switched. */
+gboolean limen_fuse_node_follow_doc (LimenFuse *fs, Node *node, struct stat *st);
 /* A real open of the node's O_PATH fd with @flags (through /proc/self/fd). */
 int limen_fuse_node_reopen (Node *node, int flags);
 
