@@ -84,7 +84,11 @@ struct _LimenFuse {
   GMutex         done_lock;
   GCond          done_cond;
   gboolean       loop_done;
+  gboolean       stopping;   /* under done_lock: limen_fuse_stop ended the loop */
   gboolean       mounted;
+  LimenFuseLostFunc lost_func;
+  gpointer       lost_data;
+  char          *status_file; /* test hooks: TEST_DOCUMENT_PORTAL_FUSE_STATUS */
 };
 
 /* The filesystem a request belongs to. */

@@ -3,13 +3,18 @@ document's file, the mount taken away under the daemon, and the whole mount comp
 with the reference document portal (xdg-document-portal) run side by side."""
 
 import os
+import signal
+import subprocess
 import time
 
 import pytest
 
 import documents_helpers as dh
+import limentest
 
 APP = "org.example.App"
+HOOKS = "test hooks: compiled in" in subprocess.run(
+    [limentest.binary("limen-documents"), "--version"], capture_output=True, text=True).stdout
 
 
 def write(path, data):
@@ -99,3 +104,34 @@ def test_unchanged_file_keeps_its_page_cache(bus, work):
     # Any real change is seen at the next open.
     write(f, "cached contents, v2\n")
     assert read(p) == "cached contents, v2\n"
+
+
+def test_mount_taken_away_ends_the_daemon(bus, work):
+    """fusermount3 -u under a running daemon: it notices, says so, and exits with 0; the
+    FUSE loop's end status is "ok" (test hooks); a new daemon serves the documents again."""
+    status = os.path.join(work, "fuse-status")
+    d = dh.start(bus, env={"TEST_DOCUMENT_PORTAL_FUSE_STATUS": status})
+    f = os.path.join(work, "kept.txt")
+    write(f, "kept")
+    doc = dh.add(bus, f)
+    mnt = dh.mountpoint(bus)
+    assert read(f"{mnt}/{doc}/kept.txt") == "kept"
+    subprocess.run(["fusermount3", "-u", mnt], check=True)
+    assert d.wait(timeout=10) == 0
+    assert "document filesystem at %s was unmounted" % mnt in d.output()
+    if HOOKS:
+        assert read(status) == "ok"
+    bus.wait_for_name_gone(dh.DOCS_NAME)
+    dh.start(bus)
+    assert read(f"{mnt}/{doc}/kept.txt") == "kept"
+
+
+@pytest.mark.skipif(not HOOKS, reason="built without LIMEN_TEST_HOOKS")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_fuse_status_after_a_normal_stop(bus, work, sig):
+    status = os.path.join(work, "fuse-status")
+    d = dh.start(bus, env={"TEST_DOCUMENT_PORTAL_FUSE_STATUS": status})
+    d.signal(sig)
+    assert d.wait(timeout=10) == 0
+    assert read(status) == "ok"
+    assert not dh.is_mounted(dh.mountpoint(bus))
