@@ -255,7 +255,9 @@ writable_parent (LimenFuse *fs, fuse_req_t req, fuse_ino_t ino, const char *name
     *err = ESTALE;
   else if (!limen_fuse_name_is_valid (name))
     *err = EINVAL;
-  else if ((parent->kind != NODE_DOC_DIR && parent->kind != NODE_FILE) || !limen_fuse_node_gate (fs, req, parent))
+  else if (parent->kind != NODE_DOC_DIR && parent->kind != NODE_FILE)
+    *err = EPERM;   /* the root, by-app and an app's directory hold only what we put there */
+  else if (!limen_fuse_node_gate (fs, req, parent))
     *err = EACCES;
   else if (!(limen_fuse_node_rights (parent) & LIMEN_DOC_PERM_WRITE) || !limen_fuse_node_within_doc (fs, parent))
     *err = EACCES;
@@ -458,8 +460,9 @@ limen_fuse_op_mkdir (fuse_req_t req, fuse_ino_t parent_ino, const char *name, mo
     }
   if (parent->kind != NODE_FILE)
     {
+      /* A single-file document's directory holds its file and the temps of saves. */
       limen_fuse_node_put (fs, parent);
-      fuse_reply_err (req, EACCES);
+      fuse_reply_err (req, EPERM);
       return;
     }
   if (mkdirat (parent->fd, name, mode & 07777) != 0 ||
@@ -724,5 +727,6 @@ limen_fuse_op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 void
 limen_fuse_op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
-  op_refuse (req);
+  /* No device nodes, fifos or sockets in a document; ENOSYS as from the reference. */
+  fuse_reply_err (req, ENOSYS);
 }

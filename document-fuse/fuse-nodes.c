@@ -147,7 +147,7 @@ limen_fuse_node_stat (LimenFuse *fs, Node *node, struct stat *st)
     {
     case NODE_ROOT:
     case NODE_BY_APP:
-      st->st_mode = S_IFDIR | 0555;
+      st->st_mode = S_IFDIR | 0500;   /* as the reference's: only the user's own processes */
       break;
     case NODE_APP_DIR:
       st->st_mode = S_IFDIR | 0500;
