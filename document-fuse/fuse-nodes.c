@@ -67,6 +67,7 @@ node_free_locked (LimenFuse *fs, Node *node)
   g_free (node->key);
   g_free (node->app);
   g_free (node->temp_name);
+  g_free (node->list_sig);
   g_free (node);
 }
 

@@ -56,6 +56,9 @@ struct Node {
    * kernel's copy of the listing is current while list_cached == gen + 1 (see op_opendir). */
   guint64     list_gen;
   guint64     list_cached;
+  /* DOC_DIR, under fs->lock: the names in the kernel's copy of the listing, NULL when
+   * it is not known to hold a complete one (see open_doc_listing). */
+  char       *list_sig;
 };
 
 typedef struct {

@@ -278,7 +278,18 @@ def run(which):
 
         appdir = f"{dh.mountpoint(bus)}/by-app/{APP}"
         entries = len(os.listdir(appdir))
-        r[f"readdir by-app/APP ({entries} entries)/s"] = timed_loop(lambda: os.listdir(appdir), N_READDIR)
+        if want("readdir"):
+            r[f"readdir by-app/APP ({entries} entries)/s"] = timed_loop(lambda: os.listdir(appdir), N_READDIR)
+            # by-app/ itself: the apps holding any document (here 21, among all the documents).
+            first = dh.docs(bus, "List", (APP,), "(s)", conn=conn)[0]
+            one = next(iter(first))
+            for i in range(20):
+                dh.docs(bus, "GrantPermissions", (one, f"org.example.Other{i}", ["read"]), "(ssas)", conn=conn)
+            by_app = f"{dh.mountpoint(bus)}/by-app"
+            r[f"readdir by-app/ ({len(os.listdir(by_app))} apps)/s"] = timed_loop(lambda: os.listdir(by_app),
+                                                                                N_READDIR)
+            docdir = f"{appdir}/{one}"
+            r["readdir by-app/APP/DOCID/s"] = timed_loop(lambda: os.listdir(docdir), N_OPEN // 4)
 
         # The same Add and AddFull calls through the lean client (after the listing: its
         # grants would grow by-app/APP).

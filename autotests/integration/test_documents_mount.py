@@ -135,3 +135,48 @@ def test_fuse_status_after_a_normal_stop(bus, work, sig):
     assert d.wait(timeout=10) == 0
     assert read(status) == "ok"
     assert not dh.is_mounted(dh.mountpoint(bus))
+
+
+def test_by_app_listing_follows_changes(bus, work):
+    """by-app/ is kept by the kernel between opens; every grant, revoke and delete shows in
+    the next listing after its D-Bus reply."""
+    dh.start(bus)
+    by_app = f"{dh.mountpoint(bus)}/by-app"
+    f = os.path.join(work, "shared.txt")
+    write(f, "x")
+    doc = dh.add(bus, f)
+    assert os.listdir(by_app) == []
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read"]), "(ssas)")
+    for _ in range(3):                       # a listing the kernel may keep
+        assert os.listdir(by_app) == [APP]
+    dh.docs(bus, "GrantPermissions", (doc, "org.example.Second", ["read"]), "(ssas)")
+    assert sorted(os.listdir(by_app)) == [APP, "org.example.Second"]
+    assert sorted(os.listdir(by_app)) == [APP, "org.example.Second"]
+    dh.docs(bus, "RevokePermissions", (doc, "org.example.Second", ["read"]), "(ssas)")
+    assert os.listdir(by_app) == [APP]
+    dh.docs(bus, "Delete", (doc,), "(s)")
+    assert os.listdir(by_app) == []
+
+
+def test_document_listing_follows_changes(bus, work):
+    """A document's listing may be kept by the kernel: it still shows every save in
+    progress through the mount and every rename or removal of the file on the host."""
+    dh.start(bus)
+    f = os.path.join(work, "list.txt")
+    write(f, "x")
+    doc = dh.add(bus, f)
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read", "write"]), "(ssas)")
+    for d in [f"{dh.mountpoint(bus)}/{doc}", f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}"]:
+        for _ in range(3):
+            assert os.listdir(d) == ["list.txt"]
+        fd = os.open(f"{d}/.list.txt.tmp", os.O_CREAT | os.O_WRONLY, 0o644)
+        assert sorted(os.listdir(d)) == [".list.txt.tmp", "list.txt"]
+        os.close(fd)
+        os.unlink(f"{d}/.list.txt.tmp")
+        assert os.listdir(d) == ["list.txt"]
+    d = f"{dh.mountpoint(bus)}/{doc}"
+    os.rename(f, os.path.join(work, "renamed.txt"))        # the document follows its file
+    assert os.listdir(d) == ["renamed.txt"]
+    assert os.listdir(d) == ["renamed.txt"]
+    os.unlink(os.path.join(work, "renamed.txt"))
+    assert os.listdir(d) == []
