@@ -16,9 +16,11 @@
 
 typedef struct {
   GArray    *entries;       /* DirEntry; for by-app/APPID built at the first readdir */
-  Node      *app_dir;       /* by-app/APPID: a reference */
-  guint64    gen;           /* by-app/APPID: the listing generation at opendir */
-  gboolean   refill;        /* by-app/APPID: opened without keep_cache */
+  Node      *app_dir;       /* by-app/ or by-app/APPID (a listing the kernel keeps): a reference */
+  guint64    gen;           /* the listing generation at opendir */
+  gboolean   refill;        /* opened without keep_cache */
+  Node      *doc_dir;       /* a document's directory: a reference */
+  char      *sig;           /* its names at opendir, joined by '/' */
   gboolean   read_to_end;
 } DirHandle;
 
@@ -62,22 +64,45 @@ list_by_app (LimenFuse *fs, GArray *entries)
     dir_add (entries, apps->pdata[i], S_IFDIR, 0);
 }
 
+/* by-app/APPID: the documents the app holds a right on. */
+static void
+list_app_dir (LimenFuse *fs, Node *dir, GArray *entries)
+{
+  g_autoptr(GPtrArray) docs = limen_doc_model_list (fs->model, dir->app);
+
+  for (guint i = 0; i < docs->len; i++)
+    if (limen_doc_get_perms (docs->pdata[i], dir->app))
+      dir_add (entries, limen_doc_get_id (docs->pdata[i]), S_IFDIR, 0);
+}
+
 /* A document's directory: its file (under its current name) and the temps of saves. */
 static void
 list_doc_dir (LimenFuse *fs, Node *node, GArray *entries)
 {
   g_autofree char *name = NULL;
+  g_autofree char *path = NULL;
   g_autofd int file = -1;
   struct stat st;
   GHashTableIter iter;
   gpointer key;
+  guint64 dev, ino;
+  mode_t want = limen_fuse_node_is_dir_doc (node) ? S_IFDIR : S_IFREG;
+  gboolean found;
 
   if (limen_fuse_node_rights (node) == 0)
     return;
-  /* Resolves a moved file by its handle, so the listing shows its current name. */
-  file = limen_fuse_open_doc_file (fs, node->doc, &st);
+  /* The common case costs one stat: the file is where the model has it (a stat grants
+   * nothing, so it may follow symlinks on the way). Otherwise the checked open resolves
+   * a moved or replaced file (by its handle) and updates the model, so the listing shows
+   * its current name. */
+  path = limen_doc_dup_path (node->doc);
+  limen_doc_get_file_id (node->doc, &dev, &ino);
+  found = fstatat (AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_IFMT) == want &&
+          (guint64) st.st_dev == dev && (guint64) st.st_ino == ino;
+  if (!found)
+    found = (file = limen_fuse_open_doc_file (fs, node->doc, &st)) >= 0;
   name = limen_doc_dup_name (node->doc);
-  if (file >= 0)
+  if (found)
     dir_add (entries, name, st.st_mode & S_IFMT, 0);
   g_mutex_lock (&fs->lock);
   if (node->temps)
@@ -115,8 +140,8 @@ list_host_dir (LimenFuse *fs, Node *node, GArray *entries)
   return 0;
 }
 
-/* An app's listing is kept by the kernel across opens (10,001 entries are ~120 readdir
- * round trips otherwise). An open without keep_cache makes the kernel drop its copy and
+/* The listings of by-app/ and of an app are kept by the kernel across opens (10,001
+ * entries are ~120 readdir round trips otherwise, and by-app/ walks every document). An open without keep_cache makes the kernel drop its copy and
  * list through us; the copy counts as current once such an open was read to the end
  * with no change since it was opened (op_releasedir). A change only bumps a counter
  * (on_doc_changed, before its D-Bus reply): no kernel notification, and no window in
@@ -132,6 +157,34 @@ open_app_listing (LimenFuse *fs, Node *node, DirHandle *dh, struct fuse_file_inf
   fi->cache_readdir = 1;
   fi->keep_cache = !dh->refill;
   dh->app_dir = node;   /* our reference, dropped at releasedir */
+}
+
+/* A document's listing (its file and the temps of saves) is kept by the kernel while the
+ * names are the ones it holds: they are found at every opendir anyway (one stat), and a
+ * listing kept by the kernel saves the READDIR round trips. Any open that refills bumps
+ * the generation and forgets the names, so only the last complete fill is recorded
+ * (op_releasedir). Takes @node's reference. */
+static void
+open_doc_listing (LimenFuse *fs, Node *node, DirHandle *dh, struct fuse_file_info *fi)
+{
+  GString *sig = g_string_new (NULL);
+  gboolean keep;
+
+  for (guint i = 2; i < dh->entries->len; i++)
+    g_string_append_printf (sig, "%s/", g_array_index (dh->entries, DirEntry, i).name);
+  g_mutex_lock (&fs->lock);
+  keep = node->list_sig != NULL && strcmp (node->list_sig, sig->str) == 0;
+  if (!keep)
+    {
+      dh->gen = ++node->list_gen;
+      g_clear_pointer (&node->list_sig, g_free);
+    }
+  g_mutex_unlock (&fs->lock);
+  fi->cache_readdir = 1;
+  fi->keep_cache = keep;
+  dh->refill = !keep;
+  dh->doc_dir = node;
+  dh->sig = g_string_free (sig, FALSE);
 }
 
 void
@@ -157,8 +210,6 @@ limen_fuse_op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     }
   if (err == 0 && node->kind == NODE_ROOT)
     list_root (fs, entries);
-  else if (err == 0 && node->kind == NODE_BY_APP)
-    list_by_app (fs, entries);
   else if (err == 0 && node->kind == NODE_DOC_DIR)
     list_doc_dir (fs, node, entries);
   else if (err == 0 && node->kind == NODE_FILE)
@@ -170,19 +221,23 @@ limen_fuse_op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
       return;
     }
   dh = g_new0 (DirHandle, 1);
-  if (node->kind == NODE_APP_DIR)
+  if (node->kind == NODE_APP_DIR || node->kind == NODE_BY_APP)
     open_app_listing (fs, node, dh, fi);
   else
     {
       dh->entries = g_steal_pointer (&entries);
-      limen_fuse_node_put (fs, node);
+      if (node->kind == NODE_DOC_DIR)
+        open_doc_listing (fs, node, dh, fi);
+      else
+        limen_fuse_node_put (fs, node);
     }
   fi->fh = (uintptr_t) dh;
   if (fuse_reply_open (req, fi) != 0)
     {
-      if (dh->app_dir)
-        limen_fuse_node_put (fs, dh->app_dir);
+      limen_fuse_node_put (fs, dh->app_dir);
+      limen_fuse_node_put (fs, dh->doc_dir);
       g_clear_pointer (&dh->entries, g_array_unref);
+      g_free (dh->sig);
       g_free (dh);
     }
 }
@@ -197,15 +252,15 @@ limen_fuse_op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   if (dh->entries == NULL)
     {
       Node *dir = dh->app_dir;
-      g_autoptr(GPtrArray) docs = limen_doc_model_list (req_fs (req)->model, dir->app);
 
       dh->entries = g_array_new (FALSE, FALSE, sizeof (DirEntry));
       g_array_set_clear_func (dh->entries, (GDestroyNotify) dir_entry_clear);
       dir_add (dh->entries, ".", S_IFDIR, dir->ino);
       dir_add (dh->entries, "..", S_IFDIR, dir->parent->ino);
-      for (guint i = 0; i < docs->len; i++)
-        if (limen_doc_get_perms (docs->pdata[i], dir->app))
-          dir_add (dh->entries, limen_doc_get_id (docs->pdata[i]), S_IFDIR, 0);
+      if (dir->kind == NODE_BY_APP)
+        list_by_app (req_fs (req), dh->entries);
+      else
+        list_app_dir (req_fs (req), dir, dh->entries);
     }
   if (off >= (off_t) dh->entries->len)
     dh->read_to_end = TRUE;
@@ -237,6 +292,18 @@ limen_fuse_op_releasedir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
       g_mutex_unlock (&fs->lock);
       limen_fuse_node_put (fs, dh->app_dir);
     }
+  if (dh->doc_dir)
+    {
+      g_mutex_lock (&fs->lock);
+      if (dh->refill && dh->read_to_end && dh->doc_dir->list_gen == dh->gen)
+        {
+          g_free (dh->doc_dir->list_sig);
+          dh->doc_dir->list_sig = g_steal_pointer (&dh->sig);
+        }
+      g_mutex_unlock (&fs->lock);
+      limen_fuse_node_put (fs, dh->doc_dir);
+    }
+  g_free (dh->sig);
   g_clear_pointer (&dh->entries, g_array_unref);
   g_free (dh);
   fuse_reply_err (req, 0);
@@ -255,7 +322,9 @@ writable_parent (LimenFuse *fs, fuse_req_t req, fuse_ino_t ino, const char *name
     *err = ESTALE;
   else if (!limen_fuse_name_is_valid (name))
     *err = EINVAL;
-  else if ((parent->kind != NODE_DOC_DIR && parent->kind != NODE_FILE) || !limen_fuse_node_gate (fs, req, parent))
+  else if (parent->kind != NODE_DOC_DIR && parent->kind != NODE_FILE)
+    *err = EPERM;   /* the root, by-app and an app's directory hold only what we put there */
+  else if (!limen_fuse_node_gate (fs, req, parent))
     *err = EACCES;
   else if (!(limen_fuse_node_rights (parent) & LIMEN_DOC_PERM_WRITE) || !limen_fuse_node_within_doc (fs, parent))
     *err = EACCES;
@@ -458,8 +527,9 @@ limen_fuse_op_mkdir (fuse_req_t req, fuse_ino_t parent_ino, const char *name, mo
     }
   if (parent->kind != NODE_FILE)
     {
+      /* A single-file document's directory holds its file and the temps of saves. */
       limen_fuse_node_put (fs, parent);
-      fuse_reply_err (req, EACCES);
+      fuse_reply_err (req, EPERM);
       return;
     }
   if (mkdirat (parent->fd, name, mode & 07777) != 0 ||
@@ -724,5 +794,6 @@ limen_fuse_op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 void
 limen_fuse_op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
-  op_refuse (req);
+  /* No device nodes, fifos or sockets in a document; ENOSYS as from the reference. */
+  fuse_reply_err (req, ENOSYS);
 }

@@ -61,9 +61,9 @@ limen_fuse_on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data)
   const char *id = limen_doc_get_id (doc);
   g_autoptr(GPtrArray) dropped = g_ptr_array_new ();
 
-  /* The kernel keeps the listings of by-app/APPID (see op_opendir): a grant, revoke or
-   * delete changes them, also for a document that was never looked up. Counted here,
-   * before the D-Bus reply, so every opendir after the reply lists afresh. */
+  /* The kernel keeps the listings of by-app/ and by-app/APPID (see op_opendir): a grant,
+   * revoke or delete changes them, also for a document that was never looked up. Counted
+   * here, before the D-Bus reply, so every opendir after the reply lists afresh. */
   g_mutex_lock (&fs->lock);
   if (app == NULL)
     fs->all_gen++;
@@ -74,6 +74,7 @@ limen_fuse_on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data)
 
       if (dir)
         dir->list_gen++;
+      fs->by_app->list_gen++;   /* the app may have gained its first or lost its last document */
     }
   g_mutex_unlock (&fs->lock);
   /* Never served: the kernel holds nothing else of it (failed lookups are not cached). */

@@ -34,8 +34,20 @@ limen_fuse_new (LimenDocModel *model, const char *mountpoint)
   fs->by_app->ref = 1;
   g_mutex_unlock (&fs->lock);
   fs->inval_queue = g_async_queue_new ();
+#ifdef LIMEN_TEST_HOOKS
+  fs->status_file = g_strdup (g_getenv ("TEST_DOCUMENT_PORTAL_FUSE_STATUS"));
+  if (fs->status_file && fs->status_file[0] == '\0')
+    g_clear_pointer (&fs->status_file, g_free);
+#endif
   limen_doc_model_set_changed_func (model, limen_fuse_on_doc_changed, fs);
   return fs;
+}
+
+void
+limen_fuse_set_lost_func (LimenFuse *fs, LimenFuseLostFunc func, gpointer user_data)
+{
+  fs->lost_func = func;
+  fs->lost_data = user_data;
 }
 
 const char *
@@ -90,21 +102,59 @@ mounted_dev (const char *path, gboolean *is_fuse)
   return mounted_dev_full (path, is_fuse, NULL);
 }
 
+/* Test harnesses (the reference's among them) wait for the FUSE loop's end status in
+ * the file named by TEST_DOCUMENT_PORTAL_FUSE_STATUS: "ok", or what went wrong. */
+static void
+write_loop_status (LimenFuse *fs, int res)
+{
+#ifdef LIMEN_TEST_HOOKS
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+
+  if (fs->status_file == NULL)
+    return;
+  text = res == 0 ? g_strdup ("ok") : g_strdup_printf ("FUSE loop ended with an error: %s", g_strerror (ABS (res)));
+  if (!g_file_set_contents (fs->status_file, text, -1, &error))
+    g_warning ("Cannot write the FUSE status: %s", error->message);
+#endif
+}
+
+/* Main thread: the loop ended without limen_fuse_stop (the mount was taken away). */
+static gboolean
+report_lost (gpointer user_data)
+{
+  LimenFuse *fs = user_data;
+
+  g_message ("The document filesystem at %s was unmounted", fs->mountpoint);
+  fs->mounted = FALSE;
+  if (fs->lost_func)
+    fs->lost_func (fs->lost_data);
+  return G_SOURCE_REMOVE;
+}
+
 static gpointer
 loop_thread_func (gpointer user_data)
 {
   LimenFuse *fs = user_data;
   struct fuse_loop_config *cfg = fuse_loop_cfg_create ();
+  gboolean stopping;
+  int res;
 
   fuse_loop_cfg_set_clone_fd (cfg, 0);
   fuse_loop_cfg_set_idle_threads (cfg, 4);
   fuse_loop_cfg_set_max_threads (cfg, 16);
-  fuse_session_loop_mt (fs->se, cfg);
+  /* Ends when we exit the session, or when the kernel ends the connection: an unmount
+   * (fusermount3 -u) or an abort through /sys/fs/fuse/connections. */
+  res = fuse_session_loop_mt (fs->se, cfg);
   fuse_loop_cfg_destroy (cfg);
+  write_loop_status (fs, res);
   g_mutex_lock (&fs->done_lock);
   fs->loop_done = TRUE;
+  stopping = fs->stopping;
   g_cond_signal (&fs->done_cond);
   g_mutex_unlock (&fs->done_lock);
+  if (!stopping)
+    g_main_context_invoke (NULL, report_lost, fs);
   return NULL;
 }
 
@@ -185,6 +235,9 @@ limen_fuse_stop (LimenFuse *fs)
   gboolean done;
 
   limen_doc_model_set_changed_func (fs->model, NULL, NULL);
+  g_mutex_lock (&fs->done_lock);
+  fs->stopping = TRUE;
+  g_mutex_unlock (&fs->done_lock);
   if (fs->se)
     {
       char abort_path[64];

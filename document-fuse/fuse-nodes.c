@@ -67,6 +67,7 @@ node_free_locked (LimenFuse *fs, Node *node)
   g_free (node->key);
   g_free (node->app);
   g_free (node->temp_name);
+  g_free (node->list_sig);
   g_free (node);
 }
 
@@ -147,7 +148,7 @@ limen_fuse_node_stat (LimenFuse *fs, Node *node, struct stat *st)
     {
     case NODE_ROOT:
     case NODE_BY_APP:
-      st->st_mode = S_IFDIR | 0555;
+      st->st_mode = S_IFDIR | 0500;   /* as the reference's: only the user's own processes */
       break;
     case NODE_APP_DIR:
       st->st_mode = S_IFDIR | 0500;
@@ -446,3 +447,41 @@ limen_fuse_node_reopen (Node *node, int flags)
   return open (proc, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY)) | O_CLOEXEC);
 }
 
+
+gboolean
+limen_fuse_node_follow_doc (LimenFuse *fs, Node *node, struct stat *st)
+{
+  g_autofree char *path = NULL;
+  struct stat now;
+  int fd;
+
+  if (node->kind != NODE_FILE || !node->is_doc_file || limen_fuse_node_is_dir_doc (node))
+    return FALSE;
+  /* A plain stat of the stored path is enough to see that nothing changed (the common
+   * case, one syscall); it grants nothing, so following symlinks here is harmless. Only
+   * a different file there is opened, through the checked path. */
+  path = limen_doc_dup_path (node->doc);
+  if (fstatat (AT_FDCWD, path, &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+      (now.st_dev == st->st_dev && now.st_ino == st->st_ino))
+    return FALSE;
+  fd = limen_fuse_open_doc_file (fs, node->doc, &now);
+  if (fd < 0)
+    return FALSE;
+  g_mutex_lock (&fs->lock);
+  if (g_hash_table_lookup (fs->by_key, node->key) == node)
+    g_hash_table_remove (fs->by_key, node->key);
+  g_free (node->key);
+  node->key = g_strdup_printf ("f:%s:%s:%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT, node->app ? node->app : "",
+                               limen_doc_get_id (node->doc), (guint64) now.st_dev, (guint64) now.st_ino);
+  g_hash_table_replace (fs->by_key, node->key, node);
+  /* One step, as for a save through the mount: other workers may be using node->fd. */
+  if (dup3 (fd, node->fd, O_CLOEXEC) < 0)
+    g_warning ("Cannot switch document %s to its new file: %s", limen_doc_get_id (node->doc), g_strerror (errno));
+  /* The kernel's pages and attributes are of the old file: never keep them. */
+  node->cached_size = -1;
+  g_mutex_unlock (&fs->lock);
+  close (fd);
+  g_debug ("Document %s: %s was replaced on the host", limen_doc_get_id (node->doc), path);
+  *st = now;
+  return TRUE;
+}

@@ -217,12 +217,29 @@ op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
   if (node == NULL)
     return;
+  /* The kernel asks again when its attributes expired: the moment to notice that a host
+   * program replaced the document's file, so stat by path sees the new one too. */
+  if (node->is_doc_file && fstat (node->fd, &st) == 0)
+    limen_fuse_node_follow_doc (fs, node, &st);
   err = limen_fuse_node_stat (fs, node, &st);
   if (err)
     fuse_reply_err (req, err);
   else
     fuse_reply_attr (req, &st, node->kind == NODE_FILE || node->kind == NODE_TEMP ? ATTR_TIMEOUT : 0);
   limen_fuse_node_put (fs, node);
+}
+
+/* Ownership never changes through the mount; a chown to the owner the file has (cp -p,
+ * rsync, editors keeping attributes) is the no-op it is on the host. */
+static gboolean
+owner_unchanged (Node *node, const struct stat *attr, int to_set)
+{
+  struct stat st;
+
+  if (fstatat (node->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+    return FALSE;
+  return (!(to_set & FUSE_SET_ATTR_UID) || attr->st_uid == st.st_uid) &&
+         (!(to_set & FUSE_SET_ATTR_GID) || attr->st_gid == st.st_gid);
 }
 
 static void
@@ -235,18 +252,19 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struc
 
   if (node == NULL)
     return;
-  if ((node->kind != NODE_FILE && node->kind != NODE_TEMP) || !limen_fuse_node_gate (fs, req, node))
+  /* The directories are ours, not the host's: nothing about them can be set. */
+  if (node->kind != NODE_FILE && node->kind != NODE_TEMP)
     {
-      err = EACCES;
+      err = EPERM;
       goto out;
     }
-  if (!(limen_fuse_node_rights (node) & LIMEN_DOC_PERM_WRITE))
+  if (!limen_fuse_node_gate (fs, req, node) || !(limen_fuse_node_rights (node) & LIMEN_DOC_PERM_WRITE))
     {
       err = EACCES;
       goto out;
     }
   g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", node->fd);
-  if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+  if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && !owner_unchanged (node, attr, to_set))
     {
       err = EPERM;
       goto out;
@@ -367,6 +385,12 @@ limen_fuse_finish_open (LimenFuse *fs, fuse_req_t req, Node *node, int fd, struc
       node->cached_size = st.st_size;
       g_mutex_unlock (&fs->lock);
     }
+  /* The pages go (no keep_cache), but the kernel may still hold the old size for up to
+   * ATTR_TIMEOUT, and a read stops there. Drop the attributes (offset -1: attributes
+   * only) before the open returns, so the first read asks for them again. Safe from a
+   * worker: the kernel takes no lock here that an opening task holds. */
+  if (!fi->keep_cache && entry == NULL && fs->se)
+    fuse_lowlevel_notify_inval_inode (fs->se, node->ino, -1, 0);
   if (entry)
     {
       if (fuse_reply_create (req, entry, fi) != 0)
@@ -403,6 +427,8 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     }
   if (fstatat (node->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
     st.st_mode = 0;   /* refused below, not read uninitialised */
+  else if (node->is_doc_file)
+    limen_fuse_node_follow_doc (fs, node, &st);   /* replaced on the host since the lookup */
   if (!S_ISREG (st.st_mode))
     {
       limen_fuse_node_put (fs, node);
@@ -607,10 +633,17 @@ op_listxattr (fuse_req_t req, fuse_ino_t ino, size_t size)
 
   if (node == NULL)
     return;
-  if (!xattr_node_ok (fs, req, node, LIMEN_DOC_PERM_READ))
+  if (node->kind == NODE_ROOT || node->kind == NODE_BY_APP || node->kind == NODE_APP_DIR)
     {
       limen_fuse_node_put (fs, node);
-      fuse_reply_xattr (req, 0);
+      fuse_reply_err (req, ENOTSUP);   /* as the reference: no xattrs on the fixed directories */
+      return;
+    }
+  if (!xattr_node_ok (fs, req, node, LIMEN_DOC_PERM_READ))
+    {
+      /* A document's directory, or a file the view may not read: an empty list. */
+      limen_fuse_node_put (fs, node);
+      reply_xattr_value (req, size, "", 0);
       return;
     }
   g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", node->fd);
@@ -633,13 +666,21 @@ xattr_node_for_change (LimenFuse *fs, fuse_req_t req, fuse_ino_t ino, const char
 {
   Node *node = limen_fuse_node_get_or_stale (fs, req, ino);
 
+  int err = 0;
+
   if (node == NULL)
     return NULL;
-  if (!xattr_node_ok (fs, req, node, LIMEN_DOC_PERM_WRITE) || !g_str_has_prefix (name, "user.") ||
+  /* Only a file's user xattrs, never the host path we show (EPERM as the kernel answers
+   * for a namespace that is not allowed); a view without write access: EACCES. */
+  if ((node->kind != NODE_FILE && node->kind != NODE_TEMP) || !g_str_has_prefix (name, "user.") ||
       strcmp (name, HOST_PATH_XATTR) == 0)
+    err = EPERM;
+  else if (!xattr_node_ok (fs, req, node, LIMEN_DOC_PERM_WRITE))
+    err = EACCES;
+  if (err)
     {
       limen_fuse_node_put (fs, node);
-      fuse_reply_err (req, EACCES);
+      fuse_reply_err (req, err);
       return NULL;
     }
   return node;

@@ -56,6 +56,9 @@ struct Node {
    * kernel's copy of the listing is current while list_cached == gen + 1 (see op_opendir). */
   guint64     list_gen;
   guint64     list_cached;
+  /* DOC_DIR, under fs->lock: the names in the kernel's copy of the listing, NULL when
+   * it is not known to hold a complete one (see open_doc_listing). */
+  char       *list_sig;
 };
 
 typedef struct {
@@ -84,7 +87,11 @@ struct _LimenFuse {
   GMutex         done_lock;
   GCond          done_cond;
   gboolean       loop_done;
+  gboolean       stopping;   /* under done_lock: limen_fuse_stop ended the loop */
   gboolean       mounted;
+  LimenFuseLostFunc lost_func;
+  gpointer       lost_data;
+  char          *status_file; /* test hooks: TEST_DOCUMENT_PORTAL_FUSE_STATUS */
 };
 
 /* The filesystem a request belongs to. */
@@ -135,6 +142,10 @@ Node *limen_fuse_file_node (LimenFuse *fs, Node *parent, LimenDoc *doc, int fd, 
                             gboolean is_doc_file);
 /* First sight of a document in this process: remove a save left half-done by a crash. */
 void limen_fuse_doc_mark_seen (LimenFuse *fs, LimenDoc *doc);
+/* The node of a single-file document's own file follows the document's path: when a
+ * host program replaced the file there (write a temporary file, rename it over), the node
+ * is switched to the new file and @st (the node's stat) updated. TRUE when it switched. */
+gboolean limen_fuse_node_follow_doc (LimenFuse *fs, Node *node, struct stat *st);
 /* A real open of the node's O_PATH fd with @flags (through /proc/self/fd). */
 int limen_fuse_node_reopen (Node *node, int flags);
 
