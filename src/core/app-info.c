@@ -994,6 +994,13 @@ identity_error_quark (void)
   return g_quark_from_static_string ("limen-app-info-identity-error");
 }
 
+/* Set on the first call the gate held for a peer: the call that identified it. */
+static GQuark
+first_call_quark (void)
+{
+  return g_quark_from_static_string ("limen-app-info-first-call");
+}
+
 static GQuark
 skeleton_quark (void)
 {
@@ -1064,6 +1071,8 @@ on_credentials (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       GDBusMethodInvocation *invocation = g_ptr_array_index (p->held, i);
 
+      if (i == 0)
+        g_object_set_qdata (G_OBJECT (invocation), first_call_quark (), GINT_TO_POINTER (1));
       if (info)
         g_object_set_qdata_full (G_OBJECT (invocation), identity_quark (), limen_app_info_ref (info),
                                  (GDestroyNotify) limen_app_info_unref);
@@ -1217,6 +1226,12 @@ limen_app_info_get_for_invocation (GDBusMethodInvocation *invocation)
 }
 
 gboolean
+limen_app_info_invocation_is_first (GDBusMethodInvocation *invocation)
+{
+  return g_object_get_qdata (G_OBJECT (invocation), first_call_quark ()) != NULL;
+}
+
+gboolean
 limen_app_info_register_host_id (GDBusConnection *connection, const char *sender,
                                  const char *app_id, GError **error)
 {
@@ -1236,10 +1251,10 @@ limen_app_info_register_host_id (GDBusConnection *connection, const char *sender
                    "Invalid application id '%s'", app_id);
       return FALSE;
     }
-  if (info->registered && g_strcmp0 (info->id, app_id) != 0)
+  if (info->registered)
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_EXISTS,
-                           "This connection already registered another application id");
+                           "This connection already registered an application id");
       return FALSE;
     }
   g_free (info->id);
