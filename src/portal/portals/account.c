@@ -2,6 +2,7 @@
 #include "account.h"
 
 #include "backend.h"
+#include "driver.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Account"
 
@@ -10,18 +11,11 @@ static const LimenOption user_information_options[] = {
   { NULL }
 };
 
-static gboolean
-handle_get_user_information (LimenDbusPortalAccount *object, GDBusMethodInvocation *invocation,
-                             const char *window, GVariant *options, LimenPortalContext *context)
-{
-  g_autoptr(LimenRequest) request = NULL;
-
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  request = limen_backend_request_method (context, invocation, info, IMPL_IFACE, "GetUserInformation",
-                                          g_variant_new ("(s)", window), options, user_information_options,
-                                          NULL, NULL, NULL, NULL, NULL);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
+static const LimenDriverMethod account_methods[] = {
+  { .method = "GetUserInformation", .options = user_information_options,
+    .impl_interface = IMPL_IFACE, .impl_method = "GetUserInformation" },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_account_new (LimenPortalContext *context)
@@ -33,6 +27,6 @@ limen_account_new (LimenPortalContext *context)
   object = limen_dbus_portal_account_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_account_set_version (object, 1);
-  g_signal_connect (object, "handle-get-user-information", G_CALLBACK (handle_get_user_information), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, account_methods);
   return G_DBUS_INTERFACE_SKELETON (object);
 }

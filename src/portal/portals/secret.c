@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "backend.h"
+#include "driver.h"
 #include "fd-check.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Secret"
@@ -17,42 +18,46 @@ static const LimenOption secret_options[] = {
   { NULL }
 };
 
-static gboolean
-handle_retrieve_secret (LimenDbusPortalSecret *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
-                        GVariant *fd_handle, GVariant *options, LimenPortalContext *context)
+/* Pre-step: the fd must be a writable pipe or socket; the backend gets it as handle 0. */
+static void
+check_fd (LimenCall *call, GTask *task)
 {
   g_autoptr(GError) error = NULL;
-  g_autofd int fd = -1;
+  g_autoptr(GVariant) fd_handle = limen_call_get_arg (call, 0);
   g_autoptr(GUnixFDList) out = g_unix_fd_list_new ();
-  g_autoptr(LimenRequest) request = NULL;
+  g_autofd int fd = limen_fd_list_get (limen_call_get_fd_list (call), g_variant_get_handle (fd_handle), "fd", &error);
   struct stat st;
   int mode;
 
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  fd = limen_fd_list_get (fd_list, g_variant_get_handle (fd_handle), "fd", &error);
   if (fd < 0)
     {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
     }
   mode = fcntl (fd, F_GETFL);
   if (fstat (fd, &st) != 0 || !(S_ISFIFO (st.st_mode) || S_ISSOCK (st.st_mode)) ||
       mode < 0 || (mode & O_ACCMODE) == O_RDONLY || (mode & O_PATH))
     {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                     "Invalid value for fd: must be a writable pipe or socket");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                               "Invalid value for fd: must be a writable pipe or socket");
+      return;
     }
   if (g_unix_fd_list_append (out, fd, &error) < 0)
     {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
     }
-  request = limen_backend_request_method (context, invocation, info, IMPL_IFACE, "RetrieveSecret",
-                                          g_variant_new ("(h)", 0), options, secret_options, NULL, out,
-                                          NULL, NULL, NULL);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  limen_call_set_impl_args (call, g_variant_new ("(h)", 0), out);
+  g_task_return_boolean (task, TRUE);
 }
+
+static const LimenStep retrieve_pre[] = { { check_fd, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
+
+static const LimenDriverMethod secret_methods[] = {
+  { .method = "RetrieveSecret", .options = secret_options,
+    .impl_interface = IMPL_IFACE, .impl_method = "RetrieveSecret", .pre = retrieve_pre },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_secret_new (LimenPortalContext *context)
@@ -64,6 +69,6 @@ limen_secret_new (LimenPortalContext *context)
   object = limen_dbus_portal_secret_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_secret_set_version (object, 1);
-  g_signal_connect (object, "handle-retrieve-secret", G_CALLBACK (handle_retrieve_secret), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, secret_methods);
   return G_DBUS_INTERFACE_SKELETON (object);
 }
