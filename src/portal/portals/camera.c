@@ -2,10 +2,35 @@
  *
  * Camera access is a PipeWire remote restricted to camera nodes. This build carries no
  * PipeWire client, so it says so plainly: IsCameraPresent is false, AccessCamera ends with
- * response 2 and OpenPipeWireRemote fails with NotFound, each at once and logged. */
+ * response 2 and OpenPipeWireRemote fails with NotFound, each at once and logged. While
+ * Lockdown's disable-camera is set, AccessCamera fails with NotAllowed instead. */
 #include "camera.h"
 
 #include "driver.h"
+#include "lockdown.h"
+
+static void
+on_lockdown (gboolean locked, gpointer user_data)
+{
+  g_autoptr(GTask) task = user_data;
+
+  if (locked)
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Camera access is disabled");
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+/* Lockdown's disable-camera refuses the call itself, as the reference does. */
+static void
+check_lockdown (LimenCall *call, GTask *task)
+{
+  limen_lockdown_query (limen_call_get_context (call), "disable-camera", on_lockdown, g_object_ref (task));
+}
+
+static const LimenStep camera_pre[] = {
+  { check_lockdown, LIMEN_STEP_BEFORE_HANDLE },
+  { NULL }
+};
 
 /* The in-process impl of AccessCamera: there is nothing to grant. */
 static void
@@ -18,7 +43,7 @@ refuse_camera (LimenCall *call, GTask *task)
 }
 
 static const LimenDriverMethod camera_methods[] = {
-  { .method = "AccessCamera", .run = refuse_camera },
+  { .method = "AccessCamera", .pre = camera_pre, .run = refuse_camera },
   { NULL }
 };
 
