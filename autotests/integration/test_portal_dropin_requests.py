@@ -45,7 +45,6 @@ def registered_client(bus, app_id=HOST_APP):
 
 # ---- Inhibit ----------------------------------------------------------------------------
 
-@pending
 def test_inhibit_answers_0_and_stays_until_close(bus):
     """ashpd waits for the Response; the Request still lifts the inhibition when closed."""
     backend = rh.setup(bus, ["inhibit"])
@@ -57,7 +56,6 @@ def test_inhibit_answers_0_and_stays_until_close(bus):
     assert limentest.wait_until(lambda: handle in backend.closed())
 
 
-@pending
 def test_inhibit_flags_masked_by_stored_permission(bus):
     backend = rh.setup(bus, ["inhibit"])
     rh.start_documents(bus)
@@ -73,7 +71,6 @@ def test_inhibit_flags_masked_by_stored_permission(bus):
     assert backend.args("Inhibit") == [[8]]
 
 
-@pending
 def test_backend_closing_a_session_closes_the_apps_session(bus):
     backend = rh.setup(bus, ["inhibit"])
     client = rh.Client(bus)

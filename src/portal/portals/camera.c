@@ -9,22 +9,11 @@
 #include "driver.h"
 #include "lockdown.h"
 
-static void
-on_lockdown (gboolean locked, gpointer user_data)
-{
-  g_autoptr(GTask) task = user_data;
-
-  if (locked)
-    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Camera access is disabled");
-  else
-    g_task_return_boolean (task, TRUE);
-}
-
 /* Lockdown's disable-camera refuses the call itself, as the reference does. */
 static void
 check_lockdown (LimenCall *call, GTask *task)
 {
-  limen_lockdown_query (limen_call_get_context (call), "disable-camera", on_lockdown, g_object_ref (task));
+  limen_lockdown_step (call, task, "disable-camera", "Camera access is disabled");
 }
 
 static const LimenStep camera_pre[] = {
