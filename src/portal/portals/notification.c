@@ -272,9 +272,12 @@ check_permission_then_send (Add *a)
 
 
 static void
-on_sound_validated (gboolean ok, const char *format, guint milliseconds, gpointer user_data)
+on_sound_validated (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Add *a = user_data;
+  g_autofree char *format = NULL;
+  guint milliseconds = 0;
+  gboolean ok = limen_sound_validate_finish (result, &format, &milliseconds);
 
   if (!ok)
     {
@@ -291,15 +294,16 @@ static void
 validate_sound_then_send (Add *a)
 {
   if (a->sound_bytes)
-    limen_sound_validate (a->sound_bytes, SOUND_SECONDS_MAX, on_sound_validated, a);
+    limen_sound_validate_async (a->sound_bytes, SOUND_SECONDS_MAX, on_sound_validated, a);
   else
     check_permission_then_send (a);
 }
 
 static void
-on_icon_validated (gboolean ok, const char *format, guint width, gpointer user_data)
+on_icon_validated (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Add *a = user_data;
+  gboolean ok = limen_icon_validate_finish (result, NULL, NULL);
 
   if (!ok)
     {
@@ -550,7 +554,7 @@ handle_add_notification (LimenDbusPortalNotification *object, GDBusMethodInvocat
   if (sound && !check_sound (a, sound, fd_list, &error))
     drop_field (a, &a->sound, &a->sound_bytes, &error);
   if (a->icon_bytes)
-    limen_icon_validate (a->icon_bytes, 512, on_icon_validated, a);
+    limen_icon_validate_async (a->icon_bytes, 512, on_icon_validated, a);
   else
     validate_sound_then_send (a);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
