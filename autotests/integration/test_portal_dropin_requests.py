@@ -113,7 +113,6 @@ def shots(bus, tmp_path):
     return backend
 
 
-@pending
 def test_host_app_with_stored_no_is_refused_a_screenshot(bus, shots):
     set_permission(bus, "screenshot", "screenshot", HOST_APP, ["no"])
     client = registered_client(bus)
@@ -121,7 +120,6 @@ def test_host_app_with_stored_no_is_refused_a_screenshot(bus, shots):
     assert response == 2 and shots.requests("Screenshot") == []
 
 
-@pending
 def test_host_app_with_stored_ask_is_asked_every_time(bus, shots):
     set_permission(bus, "screenshot", "screenshot", HOST_APP, ["ask"])
     client = registered_client(bus)
@@ -137,7 +135,6 @@ def test_host_app_with_nothing_stored_is_not_asked(bus, shots):
     assert shots.requests("AccessDialog") == []
 
 
-@pending
 def test_stored_ask_stays_ask_for_a_sandboxed_app(bus, shots):
     set_permission(bus, "screenshot", "screenshot", APP, ["ask"])
     for token in ("a1", "a2"):
@@ -148,7 +145,6 @@ def test_stored_ask_stays_ask_for_a_sandboxed_app(bus, shots):
     assert lookup(bus, "screenshot", "screenshot")[APP] == ["ask"]
 
 
-@pending
 def test_modal_reaches_the_access_dialog(bus, shots):
     kind, result = rh.sandboxed_request(bus, APP, SHOT, "Screenshot", "(sa{sv})",
                                         "('', {'handle_token': <'m'>, 'modal': <false>})")
@@ -159,7 +155,6 @@ def test_modal_reaches_the_access_dialog(bus, shots):
     assert lookup(bus, "screenshot", "screenshot")[APP] == ["yes"]
 
 
-@pending
 def test_host_app_with_stored_no_is_refused_a_wallpaper(bus, shots):
     set_permission(bus, "wallpaper", "wallpaper", HOST_APP, ["no"])
     client = registered_client(bus)
