@@ -181,7 +181,6 @@ def read_desktop(path):
     return {k: kf.get_string("Desktop Entry", k) for k in kf.get_keys("Desktop Entry")[0]}
 
 
-@pending
 def test_background_granted_on_first_use_and_recorded(bus, bg):
     text = "('', {'handle_token': <'b1'>, 'reason': <'sync'>})"
     kind, result = rh.sandboxed_request(bus, APP, BG, "RequestBackground", "(sa{sv})", text)
@@ -190,7 +189,6 @@ def test_background_granted_on_first_use_and_recorded(bus, bg):
     assert lookup(bus, "background", "background")[APP] == ["yes"]
 
 
-@pending
 def test_background_stored_no_is_response_1(bus, bg):
     set_permission(bus, "background", "background", APP, ["no"])
     kind, result = rh.sandboxed_request(bus, APP, BG, "RequestBackground", "(sa{sv})",
@@ -200,7 +198,6 @@ def test_background_stored_no_is_response_1(bus, bg):
     assert bg.args("EnableAutostart") == []
 
 
-@pending
 def test_background_writes_the_autostart_file_itself(bus, bg):
     text = ("('', {'handle_token': <'b3'>, 'autostart': <true>, 'dbus-activatable': <true>, "
             "'commandline': <['my-app', '--background', 'two words', '100%']>})")

@@ -150,6 +150,11 @@ on_lookup (GObject *source, GAsyncResult *result, gpointer user_data)
     check_done (task, FALSE);
   else if (check->mode == LIMEN_ACCESS_NOT_DENIED)
     check_done (task, permission != LIMEN_PERMISSION_NO);
+  else if (check->mode == LIMEN_ACCESS_GRANT_FIRST && permission == LIMEN_PERMISSION_UNSET)
+    {
+      store_answer (check, TRUE);
+      check_done (task, TRUE);
+    }
   else if (permission == LIMEN_PERMISSION_YES || permission == LIMEN_PERMISSION_NO || check->mode == LIMEN_ACCESS_LOOKUP)
     check_done (task, permission == LIMEN_PERMISSION_YES);
   else
@@ -164,7 +169,7 @@ limen_access_check_async (LimenPortalContext *context, LimenRequest *request, co
   AccessCheck *check;
   GTask *task;
 
-  g_return_if_fail (dialog != NULL || mode != LIMEN_ACCESS_ASK);
+  g_return_if_fail (dialog != NULL || (mode != LIMEN_ACCESS_ASK && mode != LIMEN_ACCESS_GRANT_FIRST));
   check = g_new0 (AccessCheck, 1);
   task = g_task_new (NULL, NULL, callback, user_data);
   g_task_set_source_tag (task, limen_access_check_async);

@@ -28,6 +28,8 @@ typedef enum {
   LIMEN_ACCESS_ASK = 0,     /* a stored yes/no decides; otherwise the Access dialog asks */
   LIMEN_ACCESS_LOOKUP,      /* only a stored "yes" allows; nobody is asked */
   LIMEN_ACCESS_NOT_DENIED,  /* only a stored "no" refuses (the backend asks the user itself) */
+  LIMEN_ACCESS_GRANT_FIRST, /* nothing stored: allowed and "yes" stored (the backend tells the
+                               person); "ask" asks every time, yes/no decide */
 } LimenAccessMode;
 
 /* Decide whether the caller of @request may use (@table, @id) as @mode says, from the app's
