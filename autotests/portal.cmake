@@ -10,6 +10,7 @@ limen_add_pytest(integration-portal-monitors test_portal_monitors.py)
 limen_add_pytest(integration-portal-settings test_portal_settings.py)
 limen_add_pytest(integration-portal-trash test_portal_trash.py)
 limen_add_pytest(integration-portal-identity test_portal_identity.py)
+limen_add_pytest(integration-portal-dropin test_portal_dropin.py)
 
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/requests.cmake)
   include(${CMAKE_CURRENT_SOURCE_DIR}/requests.cmake)

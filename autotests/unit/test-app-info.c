@@ -334,9 +334,10 @@ test_registry (BusFixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_cmpstr (limen_app_info_get_id (info), ==, "org.example.Registered");
 
-  /* The same id again is fine; another one is not. */
-  g_assert_true (limen_app_info_register_host_id (f->service, name, "org.example.Registered", &error));
-  g_assert_no_error (error);
+  /* A second Register is refused, with the same id as with another one. */
+  g_assert_false (limen_app_info_register_host_id (f->service, name, "org.example.Registered", &error));
+  g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_EXISTS);
+  g_clear_error (&error);
   g_assert_false (limen_app_info_register_host_id (f->service, name, "org.example.Other", &error));
   g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_EXISTS);
   g_assert_cmpstr (limen_app_info_get_id (info), ==, "org.example.Registered");

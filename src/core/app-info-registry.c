@@ -27,10 +27,10 @@ limen_app_info_register_host_id (GDBusConnection *connection, const char *sender
                    "Invalid application id '%s'", app_id);
       return FALSE;
     }
-  if (info->registered && g_strcmp0 (info->id, app_id) != 0)
+  if (info->registered)
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_EXISTS,
-                           "This connection already registered another application id");
+                           "This connection already registered an application id");
       return FALSE;
     }
   g_free (info->id);

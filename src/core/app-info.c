@@ -667,6 +667,13 @@ identity_error_quark (void)
   return g_quark_from_static_string ("limen-app-info-identity-error");
 }
 
+/* Set on the first call the gate held for a peer: the call that identified it. */
+static GQuark
+first_call_quark (void)
+{
+  return g_quark_from_static_string ("limen-app-info-first-call");
+}
+
 static GQuark
 skeleton_quark (void)
 {
@@ -716,6 +723,8 @@ on_gate_identified (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       GDBusMethodInvocation *invocation = g_ptr_array_index (p->held, i);
 
+      if (i == 0)
+        g_object_set_qdata (G_OBJECT (invocation), first_call_quark (), GINT_TO_POINTER (1));
       if (info)
         g_object_set_qdata_full (G_OBJECT (invocation), identity_quark (), limen_app_info_ref (info),
                                  (GDestroyNotify) limen_app_info_unref);
@@ -866,4 +875,10 @@ limen_app_info_get_for_invocation (GDBusMethodInvocation *invocation)
   if (info == NULL)
     limen_invocation_return_gerror (invocation, error);
   return info;
+}
+
+gboolean
+limen_app_info_invocation_is_first (GDBusMethodInvocation *invocation)
+{
+  return g_object_get_qdata (G_OBJECT (invocation), first_call_quark ()) != NULL;
 }

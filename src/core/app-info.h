@@ -86,6 +86,10 @@ int limen_app_info_open_root (LimenAppInfo *info, GError **error);
 uid_t limen_app_info_get_uid (LimenAppInfo *info);
 gid_t limen_app_info_get_gid (LimenAppInfo *info);
 
+/* TRUE when @invocation was the call through which the gate identified its sender (its
+ * first call to a gated interface): the only call that may still choose its identity. */
+gboolean limen_app_info_invocation_is_first (GDBusMethodInvocation *invocation);
+
 /* Set the id of a host app that registered itself (org.freedesktop.host.portal.Registry). */
 gboolean limen_app_info_register_host_id (GDBusConnection *connection,
                                           const char      *sender,

@@ -14,6 +14,9 @@ typedef enum {
   LIMEN_FD_NEED_READ       = 1 << 3,  /* the caller must be able to read it */
   LIMEN_FD_NEED_WRITE      = 1 << 4,  /* the caller must be able to write it */
   LIMEN_FD_NEED_DELETE     = 1 << 5,  /* the caller must be able to unlink it where it sees it */
+  LIMEN_FD_RIGHTS_FROM_VIEW = 1 << 6, /* a read-only fd counts like an O_PATH one: what the caller
+                                         may do with the file where it sees it (libportal's
+                                         TrashFile sends O_RDONLY when built without O_PATH) */
 } LimenFdFlags;
 
 typedef struct {

@@ -7,7 +7,8 @@
 #define IMPL_IFACE "org.freedesktop.impl.portal.Account"
 
 static const LimenOption user_information_options[] = {
-  { "reason", "s", limen_validate_string_length, 1024 },
+  /* A longer reason is left out, as by the reference: the dialog still shows. */
+  { "reason", "s", limen_validate_string_or_drop, 256 },
   { NULL }
 };
 

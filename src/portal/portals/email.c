@@ -87,7 +87,7 @@ static const LimenOption email_options[] = {
   { "addresses", "as", validate_addresses, 0 },
   { "cc", "as", validate_addresses, 0 },
   { "bcc", "as", validate_addresses, 0 },
-  { "subject", "s", validate_subject, 1024 },
+  { "subject", "s", validate_subject, 200 },   /* the reference refuses longer ones */
   { "body", "s", limen_validate_string_length, 1 << 20 },
   { "activation_token", "s", limen_validate_string_length, 1024 },
   { NULL }
