@@ -70,3 +70,8 @@ add_executable(xsmp-test-manager xsmp-test-manager.c)
 target_link_libraries(xsmp-test-manager PRIVATE PkgConfig::XSMP_TEST PkgConfig::GLIB)
 limen_add_pytest(kde-inhibit-logout test_kde_inhibit_logout.py TIMEOUT 300)
 limen_add_pytest(kde-first-dialog test_kde_first_dialog.py TIMEOUT 300)
+limen_add_pytest(kde-many-files test_kde_many_files.py TIMEOUT 600)
+add_test(NAME bench-kde-many-files COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-many-files.py)
+set_tests_properties(bench-kde-many-files PROPERTIES LABELS bench TIMEOUT 3600
+  ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
+
