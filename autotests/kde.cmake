@@ -75,3 +75,8 @@ add_test(NAME bench-kde-many-files COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURC
 set_tests_properties(bench-kde-many-files PROPERTIES LABELS bench TIMEOUT 3600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
 
+# Preloading the Qt shim (kde-backend/shim.c): a QObject-constructor guard, LD_PRELOADed.
+add_library(limen-preload-guard MODULE preload/preload-guard.c)
+set_target_properties(limen-preload-guard PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+target_link_libraries(limen-preload-guard PRIVATE ${CMAKE_DL_LIBS})
+limen_add_pytest(kde-preload test_kde_preload.py TIMEOUT 300)
