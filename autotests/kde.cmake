@@ -73,3 +73,14 @@ limen_add_pytest(kde-first-dialog test_kde_first_dialog.py TIMEOUT 300)
 # limen-kde's kdeglobals reader (plain C, no Qt).
 limen_add_unit_test(test-kdeglobals SOURCES unit/test-kdeglobals.c ${PROJECT_SOURCE_DIR}/kde-backend/kdeglobals.c LIBS m)
 target_include_directories(test-kdeglobals PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)
+
+limen_add_pytest(kde-many-files test_kde_many_files.py TIMEOUT 600)
+add_test(NAME bench-kde-many-files COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-many-files.py)
+set_tests_properties(bench-kde-many-files PROPERTIES LABELS bench TIMEOUT 3600
+  ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
+
+# Preloading the Qt shim (kde-backend/shim.c): a QObject-constructor guard, LD_PRELOADed.
+add_library(limen-preload-guard MODULE preload/preload-guard.c)
+set_target_properties(limen-preload-guard PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+target_link_libraries(limen-preload-guard PRIVATE ${CMAKE_DL_LIBS})
+limen_add_pytest(kde-preload test_kde_preload.py TIMEOUT 300)

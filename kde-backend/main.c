@@ -43,6 +43,7 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
         return FALSE;
       g_ptr_array_add (skeletons, skeleton);
     }
+  limen_kde_shim_preload_later ();
   return TRUE;
 }
 
