@@ -211,6 +211,7 @@ on_set_selection (LimenDbusImplPortalClipboard *skeleton, GDBusMethodInvocation 
   g_autoptr(GError) error = NULL;
   g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(GVariant) opts = NULL;
+  g_autoptr(GVariant) list = NULL;
   g_autofree const char **types = NULL;
   const LimenKdeWayland *w;
   LimenCast *cast = clipboard_session (invocation, session_handle);
@@ -224,7 +225,9 @@ on_set_selection (LimenDbusImplPortalClipboard *skeleton, GDBusMethodInvocation 
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   opts = g_variant_ref_sink (g_variant_builder_end (&filtered));
-  if (!g_variant_lookup (opts, "mime_types", "^a&s", &types) || !types[0])
+  list = g_variant_lookup_value (opts, "mime_types", G_VARIANT_TYPE_STRING_ARRAY);
+  types = list ? g_variant_get_strv (list, NULL) : NULL;
+  if (!types || !types[0])
     {
       g_dbus_method_invocation_return_dbus_error (invocation, "org.freedesktop.portal.Error.InvalidArgument",
                                                   "Invalid value for option mime_types: at least one type");

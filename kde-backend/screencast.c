@@ -61,15 +61,13 @@ limen_cast_restore_payload (GVariant *restore_data)
 {
   const char *vendor;
   guint32 version;
-  g_autoptr(GVariant) boxed = NULL;
   g_autoptr(GVariant) payload = NULL;
 
   if (!restore_data || !g_variant_is_of_type (restore_data, G_VARIANT_TYPE ("(suv)")))
     return NULL;
-  g_variant_get (restore_data, "(&suv)", &vendor, &version, &boxed);
+  g_variant_get (restore_data, "(&suv)", &vendor, &version, &payload);
   if (!g_str_equal (vendor, RESTORE_VENDOR) || version != RESTORE_VERSION)
     return NULL;
-  payload = g_variant_get_variant (boxed);
   if (!g_variant_is_of_type (payload, G_VARIANT_TYPE_VARDICT))
     return NULL;
   return g_steal_pointer (&payload);
@@ -192,12 +190,13 @@ static char **
 restorable_sources (GVariant *payload, guint types)
 {
   const LimenKdeWayland *w = limen_kde_wayland_get (NULL);
-  g_autofree const char **ids = NULL;
+  g_autoptr(GVariant) list = g_variant_lookup_value (payload, "sources", G_VARIANT_TYPE_STRING_ARRAY);
+  g_autofree const char **ids = list ? g_variant_get_strv (list, NULL) : NULL;
   g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
   gsize n_outputs = 0;
   const LimenWlOutput *outputs;
 
-  if (!w || !g_variant_lookup (payload, "sources", "^a&s", &ids) || !ids[0] ||
+  if (!w || !ids || !ids[0] ||
       g_strv_length ((char **) ids) > MAX_RESTORE_SOURCES)
     return NULL;
   outputs = w->limen_wl_outputs (w->wl, &n_outputs);
@@ -209,6 +208,9 @@ restorable_sources (GVariant *payload, guint types)
         for (gsize j = 0; j < n_outputs; j++)
           found = found || g_str_equal (outputs[j].name, ids[i] + 7);
       else if (g_str_equal (ids[i], "virtual") && (types & LIMEN_CAST_VIRTUAL))
+        found = TRUE;
+      /* KWin says at Start whether the window still exists (the stream fails). */
+      else if (g_str_has_prefix (ids[i], "window:") && (types & LIMEN_CAST_WINDOW) && strlen (ids[i]) < 128)
         found = TRUE;
       if (!found)
         return NULL;
@@ -539,6 +541,9 @@ open_picker (LimenCastStart *start, const char *parent_window, GError **error)
   const LimenKdeShim *shim = limen_kde_shim_get_for_dialog (error);
   const LimenKdeWayland *w = limen_kde_wayland_get (NULL);
   g_autoptr(GArray) screens = g_array_new (FALSE, TRUE, sizeof (LimenQtCastSource));
+  g_autoptr(GArray) windows = g_array_new (FALSE, TRUE, sizeof (LimenQtCastSource));
+  gsize n_windows = 0;
+  const LimenWlWindow *wins;
   g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
   LimenQtScreenCastSpec spec = { 0 };
   gsize n_outputs = 0;
@@ -561,10 +566,26 @@ open_picker (LimenCastStart *start, const char *parent_window, GError **error)
       src.height = outputs[i].pixel_height;
       g_array_append_val (screens, src);
     }
+  wins = w && cast->sources_selected && (cast->types & LIMEN_CAST_WINDOW) ? w->limen_wl_windows (w->wl, &n_windows)
+                                                                         : NULL;
+  for (gsize i = 0; i < n_windows; i++)
+    {
+      LimenQtCastSource src = { 0 };
+      char *id = g_strconcat ("window:", wins[i].uuid, NULL);
+
+      g_ptr_array_add (ids, id);
+      src.id = id;
+      src.name = wins[i].title;
+      src.description = wins[i].app_id;
+      src.icon = wins[i].icon;
+      g_array_append_val (windows, src);
+    }
   spec.window.parent_window = parent_window;
   spec.window.app_id = cast->app_id;
   spec.window.modal = TRUE;
   spec.app_id = cast->app_id;
+  spec.n_windows = windows->len;
+  spec.windows = (const LimenQtCastSource *) windows->data;
   spec.types = cast->sources_selected ? cast->types : 0;
   spec.multiple = cast->multiple;
   spec.offer_restore = MAX (cast->persist_mode, cast->rd_persist_mode) > 0;

@@ -209,6 +209,8 @@ registry_global (void *data, struct wl_registry *registry, uint32_t name, const 
       /* KWin grants fake input once the client says who it is. */
       org_kde_kwin_fake_input_authenticate (wl->fake_input, "Limen", "Remote control requested through the desktop portal");
     }
+  else if (strcmp (interface, "org_kde_plasma_window_management") == 0)
+    limen_wl_windows_bind (wl, registry, name, version);
   else if (strcmp (interface, zwlr_data_control_manager_v1_interface.name) == 0)
     wl->data_control = wl_registry_bind (registry, name, &zwlr_data_control_manager_v1_interface, 1);
 }
@@ -293,8 +295,10 @@ limen_wl_connect (int timeout_ms, char **error_message)
   wl->output_view = g_array_new (FALSE, TRUE, sizeof (LimenWlOutput));
   wl->registry = wl_display_get_registry (wl->display);
   wl_registry_add_listener (wl->registry, &registry_listener, wl);
-  /* Two round trips: the globals, then the screens' names and modes. */
-  if (!roundtrip_with_timeout (wl->display, timeout_ms) || !roundtrip_with_timeout (wl->display, timeout_ms))
+  /* Three round trips: the globals, then the screens' names and modes and the windows,
+   * then the windows' titles. */
+  if (!roundtrip_with_timeout (wl->display, timeout_ms) || !roundtrip_with_timeout (wl->display, timeout_ms) ||
+      !roundtrip_with_timeout (wl->display, timeout_ms))
     {
       *error_message = g_strdup_printf ("The Wayland compositor did not answer within %d ms", timeout_ms);
       /* The connection is kept, unused: tearing down half-bound proxies buys nothing. */
@@ -337,6 +341,8 @@ limen_wl_features (LimenWl *wl)
     f |= LIMEN_WL_HAS_FAKE_KEYBOARD;
   if (wl->data_device)
     f |= LIMEN_WL_HAS_DATA_CONTROL;
+  if (wl->window_management)
+    f |= LIMEN_WL_HAS_WINDOWS;
   return f;
 }
 
@@ -364,13 +370,6 @@ limen_wl_outputs (LimenWl *wl, gsize *n_out)
     }
   *n_out = wl->output_view->len;
   return (const LimenWlOutput *) wl->output_view->data;
-}
-
-const LimenWlWindow *
-limen_wl_windows (LimenWl *wl, gsize *n_out)
-{
-  *n_out = 0;
-  return NULL;
 }
 
 struct wl_output *

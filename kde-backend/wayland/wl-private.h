@@ -30,6 +30,9 @@ struct _LimenWl {
   guint32                               fake_input_version;
   struct zwlr_data_control_manager_v1  *data_control;
   struct zwlr_data_control_device_v1   *data_device;
+  struct wl_proxy                      *window_management;
+  GPtrArray                            *windows;       /* windows.c */
+  GArray                               *window_view;
   GSource                              *source;
   GPtrArray                            *outputs;       /* LimenWlOutputState */
   GArray                               *output_view;   /* LimenWlOutput, rebuilt on demand */
@@ -49,5 +52,7 @@ struct _LimenWl {
 void limen_wl_flush (LimenWl *wl);
 /* The wl_output of the screen named @name (connection.c). */
 struct wl_output *limen_wl_find_output (LimenWl *wl, const char *name);
+/* windows.c: bind org_kde_plasma_window_management from the registry. */
+void limen_wl_windows_bind (LimenWl *wl, struct wl_registry *registry, guint32 name, guint32 version);
 /* data-control.c: the device's listener, once the seat and the manager are bound. */
 void limen_wl_data_control_start (LimenWl *wl);
