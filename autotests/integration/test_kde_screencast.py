@@ -165,3 +165,170 @@ def test_unusable_restore_data_asks(bus, session, kde, data):
     kh.close_request(bus, handle)
     assert call.wait()[0] == 2
     assert kde.alive()
+
+
+# ---- RemoteDesktop -------------------------------------------------------------------
+
+KEY_A = 30
+BTN_LEFT = 0x110
+
+
+def rd_start(bus, devices=3, sources=None, clipboard=False):
+    """A remote-desktop session started from restore data (no dialog): @devices granted,
+    plus screen-cast @sources on the same session."""
+    s = create(bus, "RemoteDesktop")
+    assert impl(bus, "RemoteDesktop", "SelectDevices",
+                (paths(bus)[0], s, APP, {"types": GLib.Variant("u", devices), "persist_mode": GLib.Variant("u", 2),
+                                         "restore_data": restore_data(devices=devices)}), "(oosa{sv})")[0] == 0
+    if sources:
+        assert select_sources(bus, s, types=GLib.Variant("u", 1), restore_data=restore_data(*sources))[0] == 0
+    if clipboard:
+        bus.call(kh.IMPL + "Clipboard", "RequestClipboard", (s, {}), "(oa{sv})", dest=kh.KDE_NAME, path=kh.PATH)
+    response, results = start(bus, s, "RemoteDesktop")
+    assert response == 0, results
+    assert results["devices"] == devices
+    return s, results
+
+
+def notify(bus, method, signature, *args):
+    return bus.call(kh.IMPL + "RemoteDesktop", method, args, signature, dest=kh.KDE_NAME, path=kh.PATH)
+
+
+def wait_pointer(probe, x, y, timeout=10):
+    """The probe reports the pointer at (@x, @y) of its surface (±1) within @timeout."""
+    def there():
+        probe.drain(0.1)
+        return any(l.startswith(("ENTER ", "MOTION ")) and all(abs(int(v) - w) <= 1 for v, w in
+                                                                zip(l.split()[1:], (x, y))) for l in probe.seen)
+    return limentest.wait_until(there, timeout)
+
+
+def test_fake_input_reaches_a_wayland_window(bus, session, kde):
+    # The probe first: a client that maps while limen-kde's fake-input device is being
+    # added to KWin's seat may never get keyboard focus (seen on 5.27.5).
+    probe = session.probe("Input probe", GREEN)
+    probe.wait_for("FOCUS")
+    win = session.wait_window("Input probe")
+    s, results = rd_start(bus, sources=["screen:Virtual-0"])
+    (node, props), = results["streams"]
+    # Absolute motion in the stream's coordinates lands at the same place in the window.
+    x, y = win["x"] + 60, win["y"] + 70
+    notify(bus, "NotifyPointerMotionAbsolute", "(oa{sv}udd)", s, {}, node, float(x), float(y))
+    # The pointer enters the window there (or moves within it, if it was inside): the
+    # position within the surface (no server-side frame for this client).
+    assert wait_pointer(probe, 60, 70), (probe.seen, win)
+    # Relative motion.
+    notify(bus, "NotifyPointerMotion", "(oa{sv}dd)", s, {}, 10.0, 5.0)
+    assert wait_pointer(probe, 70, 75), probe.seen
+    # A click and a key press.
+    notify(bus, "NotifyPointerButton", "(oa{sv}iu)", s, {}, BTN_LEFT, 1)
+    notify(bus, "NotifyPointerButton", "(oa{sv}iu)", s, {}, BTN_LEFT, 0)
+    assert probe.wait_for("BUTTON ") == f"BUTTON {BTN_LEFT} 1"
+    assert probe.wait_for("BUTTON ") == f"BUTTON {BTN_LEFT} 0"
+    notify(bus, "NotifyKeyboardKeycode", "(oa{sv}iu)", s, {}, KEY_A, 1)
+    notify(bus, "NotifyKeyboardKeycode", "(oa{sv}iu)", s, {}, KEY_A, 0)
+    assert probe.wait_for("KEY ") == f"KEY {KEY_A} 1"
+    assert probe.wait_for("KEY ") == f"KEY {KEY_A} 0"
+
+
+def test_notify_is_refused_when_not_allowed(bus, session, kde):
+    # Before Start.
+    s = create(bus, "RemoteDesktop")
+    with pytest.raises(GLib.Error, match="not started"):
+        notify(bus, "NotifyPointerMotion", "(oa{sv}dd)", s, {}, 1.0, 1.0)
+    # An ungranted device (keyboard only granted: no pointer).
+    s2, _ = rd_start(bus, devices=1)
+    with pytest.raises(GLib.Error, match="Pointer access was not granted"):
+        notify(bus, "NotifyPointerMotion", "(oa{sv}dd)", s2, {}, 1.0, 1.0)
+    with pytest.raises(GLib.Error, match="InvalidArgument"):
+        notify(bus, "NotifyKeyboardKeycode", "(oa{sv}iu)", s2, {}, -5, 1)
+    # No stream with that node; non-finite numbers.
+    s3, _ = rd_start(bus, devices=2)
+    with pytest.raises(GLib.Error, match="No stream"):
+        notify(bus, "NotifyPointerMotionAbsolute", "(oa{sv}udd)", s3, {}, 12345, 1.0, 1.0)
+    with pytest.raises(GLib.Error, match="finite"):
+        notify(bus, "NotifyPointerMotion", "(oa{sv}dd)", s3, {}, float("nan"), 1.0)
+    # After Close; and a session of someone else's handle.
+    bus.call(kh.IMPL + "Session", "Close", dest=kh.KDE_NAME, path=s3)
+    with pytest.raises(GLib.Error, match="NotFound"):
+        notify(bus, "NotifyPointerMotion", "(oa{sv}dd)", s3, {}, 1.0, 1.0)
+    other = bus.new_connection()
+    with pytest.raises(GLib.Error, match="NotFound"):
+        bus.call(kh.IMPL + "RemoteDesktop", "NotifyPointerMotion", (s2, {}, 1.0, 1.0), "(oa{sv}dd)",
+                 dest=kh.KDE_NAME, path=kh.PATH, conn=other)
+    # EIS: KWin 5.27 has none.
+    with pytest.raises(GLib.Error, match="NotSupported"):
+        bus.call(kh.IMPL + "RemoteDesktop", "ConnectToEIS", (s2, APP, {}), "(osa{sv})", dest=kh.KDE_NAME,
+                 path=kh.PATH)
+    assert kde.alive()
+
+
+# ---- Clipboard ----------------------------------------------------------------------
+
+TEXT = "text/plain;charset=utf-8"
+
+
+def call_fd(bus, method, args, signature):
+    """A Clipboard method answering an fd: the fd (ours to close)."""
+    r, fdlist = bus.conn.call_with_unix_fd_list_sync(kh.KDE_NAME, kh.PATH, kh.IMPL + "Clipboard", method,
+                                                     GLib.Variant(signature, args), None, 0, 10000, None, None)
+    # steal: a copy left in the list would keep the pipe open, and the reader waiting.
+    fds = fdlist.steal_fds()
+    index = r.unpack()[0]
+    for i, fd in enumerate(fds):
+        if i != index:
+            os.close(fd)
+    return fds[index]
+
+
+def test_clipboard_both_ways(bus, session, kde):
+    signals = []
+    bus.conn.signal_subscribe(kh.KDE_NAME, kh.IMPL + "Clipboard", None, kh.PATH, None, 0,
+                              lambda c, snd, p, i, name, params: signals.append((name, params.unpack())))
+    probe = session.probe("Clipboard probe", GREEN)
+    probe.wait_for("FOCUS")
+    s, results = rd_start(bus, clipboard=True)
+    assert results["clipboard_enabled"] is True
+    # An app copies: the session is told, and reads it.
+    probe.command("copy from the probe")
+    probe.wait_for("COPIED")
+    assert limentest.wait_until(lambda: (limentest.pump(0.1), any(
+        n == "SelectionOwnerChanged" and TEXT in p[1].get("mime_types", []) for n, p in signals))[1], 10), signals
+    changed = [p for n, p in signals if n == "SelectionOwnerChanged"][-1]
+    assert changed[0] == s and changed[1]["session_is_owner"] is False
+    fd = call_fd(bus, "SelectionRead", (s, TEXT), "(os)")
+    data = b""
+    with os.fdopen(fd, "rb") as f:
+        data = f.read()
+    assert data == b"from the probe"
+    # The session owns the clipboard; the app pastes; the session writes on request.
+    bus.call(kh.IMPL + "Clipboard", "SetSelection", (s, {"mime_types": GLib.Variant("as", [TEXT])}), "(oa{sv})",
+             dest=kh.KDE_NAME, path=kh.PATH)
+    assert limentest.wait_until(lambda: (limentest.pump(0.1), any(
+        n == "SelectionOwnerChanged" and p[1]["session_is_owner"] for n, p in signals))[1], 10), signals
+    probe.command("paste")
+    assert limentest.wait_until(lambda: (limentest.pump(0.1), any(n == "SelectionTransfer" for n, _ in signals))[1],
+                                10), signals
+    (session_handle, mime, serial), = [p for n, p in signals if n == "SelectionTransfer"]
+    assert session_handle == s and mime == TEXT and serial >= 1
+    fd = call_fd(bus, "SelectionWrite", (s, serial), "(ou)")
+    with os.fdopen(fd, "wb") as f:
+        f.write(b"from the portal")
+    bus.call(kh.IMPL + "Clipboard", "SelectionWriteDone", (s, serial, True), "(oub)", dest=kh.KDE_NAME, path=kh.PATH)
+    assert probe.wait_for("PASTE") == "PASTE from the portal"
+    # A serial twice, bad types, and a session without the clipboard are refused.
+    with pytest.raises(GLib.Error, match="serial"):
+        call_fd(bus, "SelectionWrite", (s, serial), "(ou)")
+    with pytest.raises(GLib.Error, match="mime_types"):
+        bus.call(kh.IMPL + "Clipboard", "SetSelection", (s, {"mime_types": GLib.Variant("as", ["x" * 300])}),
+                 "(oa{sv})", dest=kh.KDE_NAME, path=kh.PATH)
+    with pytest.raises(GLib.Error, match="mime_types"):
+        bus.call(kh.IMPL + "Clipboard", "SetSelection", (s, {"mime_types": GLib.Variant("as", ["a/b"] * 65)}),
+                 "(oa{sv})", dest=kh.KDE_NAME, path=kh.PATH)
+    s2, _ = rd_start(bus)
+    with pytest.raises(GLib.Error, match="clipboard access"):
+        call_fd(bus, "SelectionRead", (s2, TEXT), "(os)")
+    # RequestClipboard after Start is refused.
+    with pytest.raises(GLib.Error, match="before Start"):
+        bus.call(kh.IMPL + "Clipboard", "RequestClipboard", (s2, {}), "(oa{sv})", dest=kh.KDE_NAME, path=kh.PATH)
+    assert kde.alive()
