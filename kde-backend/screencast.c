@@ -253,6 +253,12 @@ on_select_sources (LimenDbusImplPortalScreenCast *skeleton, GDBusMethodInvocatio
   g_variant_lookup (opts, "persist_mode", "u", &cast->persist_mode);
   if (cast->types == 0)
     cast->types = LIMEN_CAST_MONITOR;
+  if (available == 0 && !limen_kde_wayland_get (&error))
+    {
+      /* X11, or no compositor: say why, not just "no types". */
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   if ((cast->types & available) == 0)
     {
       g_set_error (&error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
@@ -613,10 +619,11 @@ limen_cast_start (LimenCast *cast, GDBusMethodInvocation *invocation, const char
     g_set_error_literal (&error, LIMEN_ERROR, LIMEN_ERROR_FAILED,
                          cast->state == LIMEN_CAST_STARTED ? "The session was already started"
                                                            : "The session is starting");
+  else if (!limen_kde_wayland_get (&error))
+    {
+    }
   else if (!cast->remote && !cast->sources_selected)
     g_set_error_literal (&error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "SelectSources was not called on this session");
-  else
-    limen_kde_wayland_get (&error);
   if (error)
     {
       limen_invocation_return_gerror (invocation, error);

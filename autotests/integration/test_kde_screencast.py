@@ -31,6 +31,24 @@ def kde(session):
     return session.start_kde()
 
 
+def test_x11_session_has_no_screen_sharing(bus):
+    """No Wayland display (an X11 Plasma session): nothing to share, Start says why at once."""
+    kde = kh.start_kde(bus, env={"WAYLAND_DISPLAY": ""})
+    assert bus.get_property(kh.IMPL + "ScreenCast", "AvailableSourceTypes", dest=kh.KDE_NAME, path=kh.PATH) == 0
+    assert bus.get_property(kh.IMPL + "RemoteDesktop", "AvailableDeviceTypes", dest=kh.KDE_NAME, path=kh.PATH) == 0
+    s = create(bus)
+    with pytest.raises(GLib.Error, match="Plasma Wayland session; on X11 KWin offers no screen-cast protocol"):
+        select_sources(bus, s)
+    t0 = time.monotonic()
+    with pytest.raises(GLib.Error, match="Plasma Wayland session; on X11 KWin offers no screen-cast protocol"):
+        start(bus, s)
+    assert time.monotonic() - t0 < 2
+    r = create(bus, "RemoteDesktop")
+    with pytest.raises(GLib.Error, match="Wayland"):
+        start(bus, r, "RemoteDesktop")
+    assert kde.alive()
+
+
 _counter = [0]
 
 
@@ -332,3 +350,106 @@ def test_clipboard_both_ways(bus, session, kde):
     with pytest.raises(GLib.Error, match="before Start"):
         bus.call(kh.IMPL + "Clipboard", "RequestClipboard", (s2, {}), "(oa{sv})", dest=kh.KDE_NAME, path=kh.PATH)
     assert kde.alive()
+
+
+# ---- the picker, as a person uses it -------------------------------------------------
+
+KEY_TAB, KEY_SPACE, KEY_ENTER, KEY_DOWN, KEY_ESC = 15, 57, 28, 108, 1
+
+
+def press(bus, rd, *keys):
+    for key in keys:
+        notify(bus, "NotifyKeyboardKeycode", "(oa{sv}iu)", rd, {}, key, 1)
+        notify(bus, "NotifyKeyboardKeycode", "(oa{sv}iu)", rd, {}, key, 0)
+        time.sleep(0.15)
+
+
+def crop_window(session, shot, win, name):
+    out = os.path.join(kh.artifacts_dir(), name)
+    limentest.subprocess.run(["convert", shot, "-crop", f"{win['width']}x{win['height']}+{win['x']}+{win['y']}",
+                              "+repage", out], check=True)
+    return out
+
+
+def start_kde_in(session, lang):
+    """limen-kde in English at 100%, or German at 200%; the app has a .desktop name."""
+    apps = os.path.join(session.bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    with open(os.path.join(apps, APP + ".desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Example Meeting\nExec=/bin/true\nIcon=camera-web\n")
+    env = {"LIMEN_LOCALEDIR": os.path.join(limentest.BUILD_DIR, "locale")}
+    if lang == "de":
+        env.update({"LANGUAGE": "de", "QT_SCALE_FACTOR": "2"})
+    return session.start_kde(**env)
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_picker_shares_the_chosen_window(bus, session, lang):
+    """The picker lists the screen and the windows, names the app, offers restoring; a
+    person (keys through KWin's fake input) picks the window and allows restoring."""
+    kde = start_kde_in(session, lang)
+    probe = session.probe("Shared window", GREEN)
+    probe.wait_for("FOCUS")
+    probe_win = session.wait_window("Shared window")
+    s = create(bus)
+    assert select_sources(bus, s, types=GLib.Variant("u", 3), persist_mode=GLib.Variant("u", 2))[0] == 0
+    handle = paths(bus)[0]
+    call = kh.AsyncCall(bus, "ScreenCast", "Start", (handle, s, APP, "", {}), "(oossa{sv})")
+    title = "Bildschirmfreigabe" if lang == "de" else "Screen Sharing"
+    win = session.wait_window(title)
+    assert win["pid"] == kde.pid
+    time.sleep(1.0)
+    shot = session.screenshot(os.path.join(bus.root, "picker.png"))
+    crop_window(session, shot, win, f"screencast-picker-{lang}.png")
+    # The person's keyboard: a remote-desktop session restored without a question.
+    rd, _ = rd_start(bus, devices=1)
+    session.activate(title)
+    time.sleep(0.5)
+    # The screen is first and selected; the window is next. Then "Allow restoring", Share.
+    press(bus, rd, KEY_DOWN, KEY_TAB, KEY_SPACE, KEY_ENTER)
+    response, results = call.wait()
+    assert response == 0, results
+    (node, props), = results["streams"]
+    assert props["source_type"] == 2 and props["mapping_id"] == "window:" + probe_win["uuid"]
+    assert results["persist_mode"] == 2
+    assert results["restore_data"][2] == {"sources": ["window:" + probe_win["uuid"]]}
+    frame = session.consume(node, count=2)
+    assert frame and rgb_at(frame, 200, 150) == GREEN
+    # The same sources again from the restore data: no dialog.
+    s2 = create(bus)
+    assert select_sources(bus, s2, types=GLib.Variant("u", 3), persist_mode=GLib.Variant("u", 2),
+                          restore_data=GLib.Variant("(suv)", (results["restore_data"][0], results["restore_data"][1],
+                                                              GLib.Variant("a{sv}", {"sources": GLib.Variant(
+                                                                  "as", results["restore_data"][2]["sources"])}))))[0] == 0
+    response, results2 = start(bus, s2)
+    assert response == 0 and results2["streams"][0][1]["mapping_id"] == "window:" + probe_win["uuid"]
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_remote_desktop_dialog_names_app_and_devices(bus, session, lang):
+    kde = start_kde_in(session, lang)
+    s = create(bus, "RemoteDesktop")
+    assert impl(bus, "RemoteDesktop", "SelectDevices", (paths(bus)[0], s, APP, {"types": GLib.Variant("u", 3)}),
+                "(oosa{sv})")[0] == 0
+    bus.call(kh.IMPL + "Clipboard", "RequestClipboard", (s, {}), "(oa{sv})", dest=kh.KDE_NAME, path=kh.PATH)
+    handle = paths(bus)[0]
+    call = kh.AsyncCall(bus, "RemoteDesktop", "Start", (handle, s, APP, "", {}), "(oossa{sv})")
+    title = "Fernsteuerung" if lang == "de" else "Remote Control"
+    win = session.wait_window(title)
+    time.sleep(1.0)
+    crop_window(session, session.screenshot(os.path.join(bus.root, "rd.png")), win, f"remote-desktop-dialog-{lang}.png")
+    rd, _ = rd_start(bus, devices=1)
+    session.activate(title)
+    time.sleep(0.5)
+    press(bus, rd, KEY_ENTER)
+    response, results = call.wait()
+    assert response == 0 and results["devices"] == 3 and results["clipboard_enabled"] is True
+    # Cancelling (Escape) answers 1.
+    s2 = create(bus, "RemoteDesktop")
+    handle = paths(bus)[0]
+    call = kh.AsyncCall(bus, "RemoteDesktop", "Start", (handle, s2, APP, "", {}), "(oossa{sv})")
+    session.wait_window(title)
+    session.activate(title)
+    time.sleep(0.5)
+    press(bus, rd, KEY_ESC)
+    assert call.wait()[0] == 1
