@@ -453,3 +453,46 @@ def test_remote_desktop_dialog_names_app_and_devices(bus, session, lang):
     time.sleep(0.5)
     press(bus, rd, KEY_ESC)
     assert call.wait()[0] == 1
+
+
+# ---- the person sees that sharing runs, and stops it ---------------------------------
+
+MOCK = "org.freedesktop.DBus.Mock"
+NOTIFY_PATH = "/org/freedesktop/Notifications"
+
+
+def test_stop_in_the_notification_ends_the_session(bus, session):
+    d = os.path.join(bus.data_home, "knotifications5")
+    os.makedirs(d, exist_ok=True)
+    limentest.shutil.copy(os.path.join(limentest.BUILD_DIR, "kde-backend", "limen.notifyrc"), d)
+    bus.start_dbusmock_template("notification_daemon", params={"capabilities": "body actions icon-static"},
+                                wait_name="org.freedesktop.Notifications")
+    kde = start_kde_in(session, "en")
+    closed = []
+    s = create(bus)
+    bus.conn.signal_subscribe(kh.KDE_NAME, kh.IMPL + "Session", "Closed", s, None, 0,
+                              lambda *a: closed.append(a[3]))
+    assert select_sources(bus, s, restore_data=restore_data("screen:Virtual-0"))[0] == 0
+    response, results = start(bus, s)
+    assert response == 0
+    node = results["streams"][0][0]
+
+    def notifies():
+        return [c for c in bus.call(MOCK, "GetCalls", None, None, dest="org.freedesktop.Notifications",
+                                    path=NOTIFY_PATH)[0] if c[1] == "Notify"]
+    assert limentest.wait_until(notifies, 10), "no notification says that sharing runs"
+    app_name, replaces, icon, summary, body, actions, hints, timeout = notifies()[-1][2]
+    assert summary == "Screen sharing" and body == "Example Meeting is sharing your screen"
+    assert timeout == 0   # persistent while the stream runs
+    keys = dict(zip(actions[1::2], actions[0::2]))
+    assert "Stop" in keys, actions
+    server_id = 1
+    bus.call(MOCK, "EmitSignal", ("org.freedesktop.Notifications", "ActionInvoked", "us",
+                                  [GLib.Variant("u", server_id), GLib.Variant("s", keys["Stop"])]),
+             "(sssav)", dest="org.freedesktop.Notifications", path=NOTIFY_PATH)
+    assert limentest.wait_until(lambda: (limentest.pump(0.1), closed)[1], 10), "the session was not closed"
+    assert limentest.wait_until(lambda: node_gone(session, node), 10), "KWin's node outlived the session"
+    # The session is gone for every later call.
+    with pytest.raises(GLib.Error, match="NotFound"):
+        start(bus, s)
+    assert kde.alive()
