@@ -496,3 +496,49 @@ def test_stop_in_the_notification_ends_the_session(bus, session):
     with pytest.raises(GLib.Error, match="NotFound"):
         start(bus, s)
     assert kde.alive()
+
+
+# ---- hostile input ------------------------------------------------------------------
+
+def test_bad_input_gets_clear_errors(bus, session, kde):
+    s = create(bus)
+    bad_options = [
+        ({"types": GLib.Variant("s", "monitor")}, "types"),
+        ({"types": GLib.Variant("u", 8)}, "types"),
+        ({"cursor_mode": GLib.Variant("u", 3)}, "cursor_mode"),
+        ({"persist_mode": GLib.Variant("u", 5)}, "persist_mode"),
+        ({"restore_data": GLib.Variant("(suv)", ("KDE", 1, GLib.Variant("ay", b"x" * 70000)))}, "restore_data"),
+        ({"restore_data": GLib.Variant("s", "KDE")}, "restore_data"),
+    ]
+    for options, key in bad_options:
+        with pytest.raises(GLib.Error, match=f"InvalidArgument.*{key}"):
+            select_sources(bus, s, **options)
+    # Handles: not a request path, not a session path, a session that exists.
+    with pytest.raises(GLib.Error, match="InvalidArgument"):
+        impl(bus, "ScreenCast", "CreateSession", ("/not/a/request", paths(bus)[1], APP, {}), "(oosa{sv})")
+    with pytest.raises(GLib.Error, match="InvalidArgument"):
+        impl(bus, "ScreenCast", "CreateSession", (paths(bus)[0], "/org/freedesktop/portal/desktop/x", APP, {}),
+             "(oosa{sv})")
+    with pytest.raises(GLib.Error, match="Exists"):
+        impl(bus, "ScreenCast", "CreateSession", (paths(bus)[0], s, APP, {}), "(oosa{sv})")
+    with pytest.raises(GLib.Error, match="InvalidArgument"):
+        impl(bus, "ScreenCast", "CreateSession", (paths(bus)[0], paths(bus)[1], "x" * 300, {}), "(oosa{sv})")
+    # A ScreenCast session is not a remote-desktop one, and has no clipboard.
+    with pytest.raises(GLib.Error, match="not a remote-desktop session"):
+        impl(bus, "RemoteDesktop", "SelectDevices", (paths(bus)[0], s, APP, {}), "(oosa{sv})")
+    with pytest.raises(GLib.Error, match="Only remote-desktop sessions"):
+        bus.call(kh.IMPL + "Clipboard", "RequestClipboard", (s, {}), "(oa{sv})", dest=kh.KDE_NAME, path=kh.PATH)
+    with pytest.raises(GLib.Error, match="RemoteDesktop.Start"):
+        start(bus, create(bus, "RemoteDesktop"))
+    # Unknown sessions, and another connection's session.
+    with pytest.raises(GLib.Error, match="NotFound"):
+        select_sources(bus, "/org/freedesktop/portal/desktop/session/1_1/nothing")
+    other = bus.new_connection()
+    with pytest.raises(GLib.Error, match="NotFound"):
+        kh.call_impl(bus, "ScreenCast", "Start", (paths(bus)[0], s, APP, "", {}), "(oossa{sv})", conn=other)
+    with pytest.raises(GLib.Error, match="InvalidArgument"):
+        impl(bus, "ScreenCast", "Start", (paths(bus)[0], s, APP, "bogus-parent", {}), "(oossa{sv})")
+    # Still serving.
+    assert select_sources(bus, s, restore_data=restore_data("screen:Virtual-0"))[0] == 0
+    assert start(bus, s)[0] == 0
+    assert kde.alive()

@@ -179,12 +179,14 @@ for (var i = 0; i < list.length; i++) {
         return found[0]
 
     def activate(self, caption):
-        """Make the window titled @caption the active one (keyboard focus), as a click would."""
-        assert self.run_script(f"""
-var list = workspace.clientList();
+        """Make the window titled @caption the active one (keyboard focus), as a click would;
+        of several (one may be closing), the newest."""
+        assert "ok" in self.run_script(f"""
+var list = workspace.clientList(), found = null;
 for (var i = 0; i < list.length; i++)
-  if (list[i].caption == {json.dumps(caption)}) {{ workspace.activeClient = list[i]; out("ok"); }}
-""") == ["ok"]
+  if (list[i].caption == {json.dumps(caption)}) found = list[i];
+if (found) {{ workspace.activeClient = found; out("ok"); }}
+""")
 
     def screenshot(self, path):
         """The workspace through KWin's ScreenShot2 (raw pixels on a pipe) as PNG."""
