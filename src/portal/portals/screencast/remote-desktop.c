@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * RemoteDesktop: the person grants device types in the backend's dialog at Start; from then
+ * on each input event is checked here (session started, device granted, no EIS connection
+ * in use, values sane) before it reaches the backend, so a backend never sees input it
+ * would have to refuse itself. Events are forwarded without waiting for the backend. */
+#include "remote-desktop.h"
+
+#include <math.h>
+#include <gio/gunixfdlist.h>
+
+#include "backend.h"
+#include "cast-session.h"
+#include "restore-tokens.h"
+
+#define REMOTE_DESKTOP_VERSION 2
+
+static LimenDbusPortalRemoteDesktop *skeleton;
+
+static const LimenOption select_devices_options[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { "types", "u", limen_cast_validate_mask, LIMEN_DEVICE_ALL },
+  { "restore_token", "s", limen_cast_validate_restore_token, 0 },
+  { "persist_mode", "u", limen_cast_validate_persist_mode, 0 },
+  { NULL }
+};
+
+static const LimenOption notify_options[] = {
+  { NULL }
+};
+
+static const LimenOption axis_options[] = {
+  { "finish", "b", limen_validate_bool, 0 },
+  { NULL }
+};
+
+static const LimenOption eis_options[] = {
+  { NULL }
+};
+
+static void
+on_backend_properties (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  g_autoptr(GVariant) props = NULL;
+  guint32 value;
+
+  if (reply == NULL || skeleton == NULL)
+    return;
+  g_variant_get (reply, "(@a{sv})", &props);
+  if (g_variant_lookup (props, "AvailableDeviceTypes", "u", &value))
+    limen_dbus_portal_remote_desktop_set_available_device_types (skeleton, value & LIMEN_DEVICE_ALL);
+}
+
+static void
+read_backend_properties (GDBusConnection *connection, const char *backend)
+{
+  /* Never activates the backend: it is read again once a session made it run. */
+  g_dbus_connection_call (connection, backend, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "GetAll",
+                          g_variant_new ("(s)", LIMEN_REMOTE_DESKTOP_IMPL), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
+                          on_backend_properties, NULL);
+}
+
+static void
+on_session_created (LimenCast *cast)
+{
+  read_backend_properties (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (skeleton)),
+                           cast->backend);
+}
+
+static gboolean
+handle_create_session (LimenDbusPortalRemoteDesktop *object, GDBusMethodInvocation *invocation,
+                       GVariant *options, LimenPortalContext *context)
+{
+  limen_cast_create_session (context, invocation, options, LIMEN_CAST_REMOTE_DESKTOP, LIMEN_REMOTE_DESKTOP_IMPL,
+                             on_session_created);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* The options the backend gets: a usable restore token becomes its restore data. */
+static GVariant *
+backend_options (LimenCast *cast, GVariant *filtered)
+{
+  const char *token = NULL;
+  g_autoptr(GVariant) data = NULL;
+  GVariant *without = limen_cast_dict_without (filtered, "restore_token");
+  GVariantDict dict;
+
+  cast->devices = LIMEN_DEVICE_ALL;
+  g_variant_lookup (filtered, "types", "u", &cast->devices);
+  g_variant_lookup (filtered, "persist_mode", "u", &cast->persist_mode);
+  if (!g_variant_lookup (filtered, "restore_token", "&s", &token))
+    return without;
+  data = limen_restore_token_take (LIMEN_RESTORE_TABLE_REMOTE_DESKTOP,
+                                   limen_app_info_get_id (limen_session_get_app_info (cast->session)), token);
+  if (data == NULL)
+    return without;
+  g_variant_dict_init (&dict, without);
+  g_variant_dict_insert_value (&dict, "restore_data", data);
+  return g_variant_dict_end (&dict);
+}
+
+static gboolean
+handle_select_devices (LimenDbusPortalRemoteDesktop *object, GDBusMethodInvocation *invocation,
+                       const char *session_handle, GVariant *options, LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(LimenSession) session = NULL;
+  g_autoptr(GVariant) filtered = NULL;
+  LimenCast *cast;
+
+  if (!limen_options_filter (options, &b, &error, select_devices_options, NULL) ||
+      (cast = limen_cast_lookup (invocation, session_handle, &session, &error)) == NULL ||
+      !limen_cast_check_selectable (cast, &error))
+    return limen_cast_return_error (invocation, g_steal_pointer (&error));
+  if (cast->kind != LIMEN_CAST_REMOTE_DESKTOP || cast->devices_selected)
+    return limen_cast_return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                                     cast->devices_selected
+                                                                       ? "Devices were already selected for this session"
+                                                                       : "Not a remote desktop session"));
+  filtered = g_variant_ref_sink (g_variant_builder_end (&b));
+  limen_cast_select (invocation, cast, LIMEN_REMOTE_DESKTOP_IMPL, "SelectDevices", options,
+                     backend_options (cast, filtered), &cast->devices_selected);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_start (LimenDbusPortalRemoteDesktop *object, GDBusMethodInvocation *invocation,
+              const char *session_handle, const char *parent_window, GVariant *options,
+              LimenPortalContext *context)
+{
+  return limen_cast_start (context, invocation, session_handle, parent_window, options, LIMEN_CAST_REMOTE_DESKTOP);
+}
+
+static const char *
+device_name (guint32 device)
+{
+  switch (device)
+    {
+    case LIMEN_DEVICE_KEYBOARD: return "keyboard";
+    case LIMEN_DEVICE_POINTER: return "pointer";
+    default: return "touchscreen";
+    }
+}
+
+/* The session of an input event, if it may send events of @device now. */
+static LimenCast *
+input_session (GDBusMethodInvocation *invocation, const char *session_handle, guint32 device,
+               LimenSession **session, GError **error)
+{
+  LimenCast *cast = limen_cast_lookup (invocation, session_handle, session, error);
+
+  if (cast == NULL)
+    return NULL;
+  if (cast->kind != LIMEN_CAST_REMOTE_DESKTOP || cast->state != LIMEN_CAST_STARTED)
+    g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                         "Input needs a remote desktop session that has started");
+  else if ((cast->devices & device) == 0)
+    g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The %s was not granted to this session",
+                 device_name (device));
+  else if (cast->eis_connected)
+    g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                         "This session sends its input through EIS (ConnectToEIS)");
+  else
+    return cast;
+  return NULL;
+}
+
+/* TRUE when @node is one of the session's streams. */
+static gboolean
+is_stream (LimenCast *cast, guint32 node)
+{
+  for (guint i = 0; i < cast->nodes->len; i++)
+    if (g_array_index (cast->nodes, guint32, i) == node)
+      return TRUE;
+  return FALSE;
+}
+
+/* Check and forward one input event: @args are the method's arguments after
+ * (session_handle, options); @stream is checked when >= 0. */
+static gboolean
+notify (GDBusMethodInvocation *invocation, const char *session_handle, GVariant *options,
+        const LimenOption *table, guint32 device, const char *method, gint64 stream, GVariant *args)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(LimenSession) session = NULL;
+  g_autoptr(GVariant) owned = g_variant_ref_sink (args);
+  GVariantBuilder params;
+  GVariantIter iter;
+  GVariant *child;
+  LimenCast *cast;
+
+  if (!limen_options_filter (options, &b, &error, table, NULL) ||
+      (cast = input_session (invocation, session_handle, device, &session, &error)) == NULL)
+    return limen_cast_return_error (invocation, g_steal_pointer (&error));
+  if (stream >= 0 && !is_stream (cast, (guint32) stream))
+    return limen_cast_return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                                     "Invalid value for stream: not a stream of this session"));
+  g_variant_builder_init (&params, G_VARIANT_TYPE_TUPLE);
+  g_variant_builder_add (&params, "o", limen_session_get_path (session));
+  g_variant_builder_add_value (&params, g_variant_builder_end (&b));
+  g_variant_iter_init (&iter, owned);
+  while ((child = g_variant_iter_next_value (&iter)))
+    {
+      g_variant_builder_add_value (&params, child);
+      g_variant_unref (child);
+    }
+  g_dbus_connection_call (g_dbus_method_invocation_get_connection (invocation), cast->backend, LIMEN_PORTAL_PATH,
+                          LIMEN_REMOTE_DESKTOP_IMPL, method, g_variant_builder_end (&params), NULL,
+                          G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL, NULL, NULL);
+  g_dbus_method_invocation_return_value (invocation, NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* Coordinates and deltas must be numbers; a state or axis one of the two the spec knows. */
+static gboolean
+refuse (GDBusMethodInvocation *invocation, const char *what)
+{
+  g_dbus_method_invocation_return_error (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                         "Invalid value for %s", what);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+#define FINITE2(a, b) (isfinite (a) && isfinite (b))
+
+static gboolean
+handle_motion (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
+               double dx, double dy, gpointer c)
+{
+  if (!FINITE2 (dx, dy))
+    return refuse (inv, "dx/dy: not a finite number");
+  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_POINTER, "NotifyPointerMotion", -1,
+                 g_variant_new ("(dd)", dx, dy));
+}
+
+static gboolean
+handle_motion_absolute (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
+                        guint stream, double x, double y, gpointer c)
+{
+  if (!FINITE2 (x, y))
+    return refuse (inv, "x/y: not a finite number");
+  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_POINTER, "NotifyPointerMotionAbsolute", stream,
+                 g_variant_new ("(udd)", stream, x, y));
+}
+
+static gboolean
+handle_button (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
+               gint button, guint state, gpointer c)
+{
+  if (state > 1)
+    return refuse (inv, "state: 0 (released) or 1 (pressed)");
+  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_POINTER, "NotifyPointerButton", -1,
+                 g_variant_new ("(iu)", button, state));
+}
+
+static gboolean
+handle_axis (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
+             double dx, double dy, gpointer c)
+{
+  if (!FINITE2 (dx, dy))
+    return refuse (inv, "dx/dy: not a finite number");
+  return notify (inv, s, opts, axis_options, LIMEN_DEVICE_POINTER, "NotifyPointerAxis", -1,
+                 g_variant_new ("(dd)", dx, dy));
+}
+
+static gboolean
+handle_axis_discrete (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
+                      guint axis, gint steps, gpointer c)
+{
+  if (axis > 1)
+    return refuse (inv, "axis: 0 (vertical) or 1 (horizontal)");
+  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_POINTER, "NotifyPointerAxisDiscrete", -1,
+                 g_variant_new ("(ui)", axis, steps));
+}
+
+static gboolean
+handle_keycode (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
+                gint keycode, guint state, gpointer c)
+{
+  if (state > 1)
+    return refuse (inv, "state: 0 (released) or 1 (pressed)");
+  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_KEYBOARD, "NotifyKeyboardKeycode", -1,
+                 g_variant_new ("(iu)", keycode, state));
+}
+
+static gboolean
+handle_keysym (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
+               gint keysym, guint state, gpointer c)
+{
+  if (state > 1)
+    return refuse (inv, "state: 0 (released) or 1 (pressed)");
+  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_KEYBOARD, "NotifyKeyboardKeysym", -1,
+                 g_variant_new ("(iu)", keysym, state));
+}
+
+static gboolean
+handle_touch_down (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
+                   guint stream, guint slot, double x, double y, gpointer c)
+{
+  if (!FINITE2 (x, y))
+    return refuse (inv, "x/y: not a finite number");
+  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchDown", stream,
+                 g_variant_new ("(uudd)", stream, slot, x, y));
+}
+
+static gboolean
+handle_touch_motion (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
+                     guint stream, guint slot, double x, double y, gpointer c)
+{
+  if (!FINITE2 (x, y))
+    return refuse (inv, "x/y: not a finite number");
+  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchMotion", stream,
+                 g_variant_new ("(uudd)", stream, slot, x, y));
+}
+
+static gboolean
+handle_touch_up (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
+                 guint slot, gpointer c)
+{
+  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchUp", -1,
+                 g_variant_new ("(u)", slot));
+}
+
+typedef struct {
+  GDBusMethodInvocation *invocation;
+  LimenSession          *session;
+} EisCall;
+
+static void
+on_eis (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  EisCall *e = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GUnixFDList) fds = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source), &fds,
+                                                                               result, &error);
+  LimenCast *cast = limen_session_get_data (e->session);
+  gint32 index;
+
+  if (reply == NULL || fds == NULL || g_unix_fd_list_get_length (fds) != 1 || !limen_session_is_open (e->session))
+    {
+      g_debug ("No EIS for %s: %s", limen_session_get_path (e->session), error ? error->message : "no fd");
+      cast->eis_connected = FALSE;
+      g_dbus_method_invocation_return_error_literal (e->invocation, G_DBUS_ERROR, G_DBUS_ERROR_NOT_SUPPORTED,
+                                                     "The desktop offers no EIS input for this session");
+    }
+  else
+    {
+      g_variant_get (reply, "(h)", &index);
+      if (index != 0)
+        g_dbus_method_invocation_return_error_literal (e->invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                                       "The backend answered ConnectToEIS without its fd");
+      else
+        limen_dbus_portal_remote_desktop_complete_connect_to_eis (skeleton, e->invocation, fds,
+                                                                  g_variant_new_handle (0));
+    }
+  limen_session_unref (e->session);
+  g_free (e);
+}
+
+static gboolean
+handle_connect_to_eis (LimenDbusPortalRemoteDesktop *object, GDBusMethodInvocation *invocation,
+                       GUnixFDList *in_fds, const char *session_handle, GVariant *options,
+                       LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(LimenSession) session = NULL;
+  LimenCast *cast;
+  EisCall *e;
+
+  if (!limen_options_filter (options, &b, &error, eis_options, NULL) ||
+      (cast = limen_cast_lookup (invocation, session_handle, &session, &error)) == NULL)
+    return limen_cast_return_error (invocation, g_steal_pointer (&error));
+  if (cast->kind != LIMEN_CAST_REMOTE_DESKTOP || cast->state != LIMEN_CAST_STARTED || cast->eis_connected)
+    return limen_cast_return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                                     cast->eis_connected
+                                                                       ? "This session is already connected to EIS"
+                                                                       : "ConnectToEIS needs a remote desktop session that has started"));
+  /* Taken now, so a second call while the first is with the backend is refused too. */
+  cast->eis_connected = TRUE;
+  e = g_new0 (EisCall, 1);
+  e->invocation = invocation;
+  e->session = g_steal_pointer (&session);
+  g_dbus_connection_call_with_unix_fd_list (g_dbus_method_invocation_get_connection (invocation), cast->backend,
+                                            LIMEN_PORTAL_PATH, LIMEN_REMOTE_DESKTOP_IMPL, "ConnectToEIS",
+                                            g_variant_new ("(os@a{sv})", limen_session_get_path (e->session),
+                                                           limen_app_info_get_id (limen_session_get_app_info (e->session)),
+                                                           g_variant_builder_end (&b)),
+                                            G_VARIANT_TYPE ("(h)"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                                            LIMEN_BACKEND_TIMEOUT_QUICK, NULL, NULL, on_eis, e);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+GDBusInterfaceSkeleton *
+limen_remote_desktop_new (LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  const char *backend;
+  static const struct { const char *signal; GCallback handler; } handlers[] = {
+    { "handle-create-session", G_CALLBACK (handle_create_session) },
+    { "handle-select-devices", G_CALLBACK (handle_select_devices) },
+    { "handle-start", G_CALLBACK (handle_start) },
+    { "handle-notify-pointer-motion", G_CALLBACK (handle_motion) },
+    { "handle-notify-pointer-motion-absolute", G_CALLBACK (handle_motion_absolute) },
+    { "handle-notify-pointer-button", G_CALLBACK (handle_button) },
+    { "handle-notify-pointer-axis", G_CALLBACK (handle_axis) },
+    { "handle-notify-pointer-axis-discrete", G_CALLBACK (handle_axis_discrete) },
+    { "handle-notify-keyboard-keycode", G_CALLBACK (handle_keycode) },
+    { "handle-notify-keyboard-keysym", G_CALLBACK (handle_keysym) },
+    { "handle-notify-touch-down", G_CALLBACK (handle_touch_down) },
+    { "handle-notify-touch-motion", G_CALLBACK (handle_touch_motion) },
+    { "handle-notify-touch-up", G_CALLBACK (handle_touch_up) },
+    { "handle-connect-to-eis", G_CALLBACK (handle_connect_to_eis) },
+  };
+
+  if (!limen_backend_is_configured (context, LIMEN_REMOTE_DESKTOP_IMPL))
+    return NULL;
+  limen_restore_tokens_init (context->connection);
+  skeleton = limen_dbus_portal_remote_desktop_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
+  limen_dbus_portal_remote_desktop_set_version (skeleton, REMOTE_DESKTOP_VERSION);
+  for (guint i = 0; i < G_N_ELEMENTS (handlers); i++)
+    g_signal_connect (skeleton, handlers[i].signal, handlers[i].handler, context);
+  backend = limen_backend_find (context, LIMEN_REMOTE_DESKTOP_IMPL, &error);
+  if (backend)
+    read_backend_properties (context->connection, backend);
+  return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
+}

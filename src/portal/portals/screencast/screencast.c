@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * ScreenCast: the backend asks the person what to share and names PipeWire nodes; the app
+ * only ever reaches those nodes through a remote we restricted (pipewire-remote.c). The
+ * source types and cursor modes offered are the backend's own, read from it when this
+ * portal starts (without activating it) and again whenever a session is created. */
+#include "screencast.h"
+
+#include <gio/gunixfdlist.h>
+
+#include "backend.h"
+#include "cast-session.h"
+#include "pipewire-remote.h"
+#include "restore-tokens.h"
+
+#define SCREEN_CAST_VERSION 5
+/* PipeWire connections one session may hold open through OpenPipeWireRemote. */
+#define MAX_REMOTES_PER_SESSION 8
+
+static LimenDbusPortalScreenCast *skeleton;
+
+static const LimenOption select_sources_options[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { "types", "u", limen_cast_validate_mask, LIMEN_SOURCE_ALL },
+  { "multiple", "b", limen_validate_bool, 0 },
+  { "cursor_mode", "u", limen_cast_validate_mask, LIMEN_CURSOR_ALL },
+  { "restore_token", "s", limen_cast_validate_restore_token, 0 },
+  { "persist_mode", "u", limen_cast_validate_persist_mode, 0 },
+  { NULL }
+};
+
+static const LimenOption open_remote_options[] = {
+  { NULL }
+};
+
+static void
+on_backend_properties (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  g_autoptr(GVariant) props = NULL;
+  guint32 value;
+
+  if (reply == NULL || skeleton == NULL)
+    return;
+  g_variant_get (reply, "(@a{sv})", &props);
+  if (g_variant_lookup (props, "AvailableSourceTypes", "u", &value))
+    limen_dbus_portal_screen_cast_set_available_source_types (skeleton, value & LIMEN_SOURCE_ALL);
+  if (g_variant_lookup (props, "AvailableCursorModes", "u", &value))
+    limen_dbus_portal_screen_cast_set_available_cursor_modes (skeleton, value & LIMEN_CURSOR_ALL);
+}
+
+/* Refresh the Available* properties from @backend; @activate: may start it. */
+static void
+read_backend_properties (GDBusConnection *connection, const char *backend, gboolean activate)
+{
+  g_dbus_connection_call (connection, backend, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "GetAll",
+                          g_variant_new ("(s)", LIMEN_SCREEN_CAST_IMPL), G_VARIANT_TYPE ("(a{sv})"),
+                          activate ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START,
+                          LIMEN_BACKEND_TIMEOUT_QUICK, NULL, on_backend_properties, NULL);
+}
+
+static void
+on_session_created (LimenCast *cast)
+{
+  read_backend_properties (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (skeleton)),
+                           cast->backend, FALSE);
+}
+
+static gboolean
+handle_create_session (LimenDbusPortalScreenCast *object, GDBusMethodInvocation *invocation, GVariant *options,
+                       LimenPortalContext *context)
+{
+  limen_cast_create_session (context, invocation, options, LIMEN_CAST_SCREEN_CAST, LIMEN_SCREEN_CAST_IMPL,
+                             on_session_created);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* The checks of SelectSources beyond the table: what this backend offers, what only a
+ * screen cast session may ask. */
+static gboolean
+check_sources (LimenCast *cast, GVariant *options, GError **error)
+{
+  guint32 available_types = limen_dbus_portal_screen_cast_get_available_source_types (skeleton);
+  guint32 available_cursors = limen_dbus_portal_screen_cast_get_available_cursor_modes (skeleton);
+  guint32 types = LIMEN_SOURCE_MONITOR, cursor = LIMEN_CURSOR_HIDDEN;
+  gboolean has_cursor = g_variant_lookup (options, "cursor_mode", "u", &cursor);
+
+  g_variant_lookup (options, "types", "u", &types);
+  if (available_types != 0 && (types & available_types) == 0)
+    {
+      limen_option_set_error (error, "types", "none of these source types is available");
+      return FALSE;
+    }
+  if (has_cursor && (cursor & (cursor - 1)) != 0)
+    {
+      limen_option_set_error (error, "cursor_mode", "must be exactly one mode");
+      return FALSE;
+    }
+  if (has_cursor && available_cursors != 0 && (cursor & available_cursors) == 0)
+    {
+      limen_option_set_error (error, "cursor_mode", "this cursor mode is not available");
+      return FALSE;
+    }
+  if (cast->kind == LIMEN_CAST_REMOTE_DESKTOP)
+    for (guint i = 0; i < 2; i++)
+      {
+        const char *key = i == 0 ? "persist_mode" : "restore_token";
+        g_autoptr(GVariant) value = g_variant_lookup_value (options, key, NULL);
+
+        if (value)
+          {
+            limen_option_set_error (error, key, "a remote desktop session persists through RemoteDesktop.SelectDevices");
+            return FALSE;
+          }
+      }
+  if (cast->sources_selected)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Sources were already selected for this session");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The options the backend gets: a usable restore token becomes its restore data. */
+static GVariant *
+backend_options (LimenCast *cast, GVariant *filtered)
+{
+  const char *token = NULL;
+  g_autoptr(GVariant) data = NULL;
+  GVariant *without = limen_cast_dict_without (filtered, "restore_token");
+  GVariantDict dict;
+
+  g_variant_lookup (filtered, "persist_mode", "u", &cast->persist_mode);
+  if (!g_variant_lookup (filtered, "restore_token", "&s", &token))
+    return without;
+  data = limen_restore_token_take (LIMEN_RESTORE_TABLE_SCREEN_CAST,
+                                   limen_app_info_get_id (limen_session_get_app_info (cast->session)), token);
+  if (data == NULL)
+    {
+      g_debug ("Restore token of session %s not usable: asking", limen_session_get_path (cast->session));
+      return without;
+    }
+  g_variant_dict_init (&dict, without);
+  g_variant_dict_insert_value (&dict, "restore_data", data);
+  return g_variant_dict_end (&dict);
+}
+
+static gboolean
+handle_select_sources (LimenDbusPortalScreenCast *object, GDBusMethodInvocation *invocation,
+                       const char *session_handle, GVariant *options, LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(LimenSession) session = NULL;
+  g_autoptr(GVariant) filtered = NULL;
+  LimenCast *cast;
+
+  if (!limen_options_filter (options, &b, &error, select_sources_options, NULL) ||
+      (cast = limen_cast_lookup (invocation, session_handle, &session, &error)) == NULL ||
+      !limen_cast_check_selectable (cast, &error))
+    return limen_cast_return_error (invocation, g_steal_pointer (&error));
+  filtered = g_variant_ref_sink (g_variant_builder_end (&b));
+  if (!check_sources (cast, filtered, &error))
+    return limen_cast_return_error (invocation, g_steal_pointer (&error));
+  limen_cast_select (invocation, cast, LIMEN_SCREEN_CAST_IMPL, "SelectSources", options,
+                     backend_options (cast, filtered), &cast->sources_selected);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_start (LimenDbusPortalScreenCast *object, GDBusMethodInvocation *invocation, const char *session_handle,
+              const char *parent_window, GVariant *options, LimenPortalContext *context)
+{
+  return limen_cast_start (context, invocation, session_handle, parent_window, options, LIMEN_CAST_SCREEN_CAST);
+}
+
+static gboolean
+handle_open_pipewire_remote (LimenDbusPortalScreenCast *object, GDBusMethodInvocation *invocation,
+                             GUnixFDList *in_fds, const char *session_handle, GVariant *options,
+                             LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(LimenSession) session = NULL;
+  g_autoptr(GUnixFDList) fds = NULL;
+  LimenCast *cast;
+  guint32 client_id;
+  int fd, index;
+
+  if (!limen_options_filter (options, &b, &error, open_remote_options, NULL) ||
+      (cast = limen_cast_lookup (invocation, session_handle, &session, &error)) == NULL)
+    return limen_cast_return_error (invocation, g_steal_pointer (&error));
+  if (cast->state != LIMEN_CAST_STARTED || cast->nodes->len == 0)
+    return limen_cast_return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                                     "The session has no started streams"));
+  if (cast->remotes->len >= MAX_REMOTES_PER_SESSION)
+    return limen_cast_return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                             "A session may open at most %d PipeWire remotes",
+                                                             MAX_REMOTES_PER_SESSION));
+  fd = limen_pipewire_remote_open ((const guint32 *) (gpointer) cast->nodes->data, cast->nodes->len, &client_id, &error);
+  if (fd < 0)
+    return limen_cast_return_error (invocation, g_steal_pointer (&error));
+  g_array_append_val (cast->remotes, client_id);
+  fds = g_unix_fd_list_new ();
+  index = g_unix_fd_list_append (fds, fd, &error);
+  close (fd);
+  if (index < 0)
+    return limen_cast_return_error (invocation, g_steal_pointer (&error));
+  limen_dbus_portal_screen_cast_complete_open_pipewire_remote (object, invocation, fds, g_variant_new_handle (index));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+GDBusInterfaceSkeleton *
+limen_screen_cast_new (LimenPortalContext *context)
+{
+  g_autoptr(GError) error = NULL;
+  const char *backend;
+
+  if (!limen_backend_is_configured (context, LIMEN_SCREEN_CAST_IMPL))
+    return NULL;
+  limen_restore_tokens_init (context->connection);
+  skeleton = limen_dbus_portal_screen_cast_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
+  limen_dbus_portal_screen_cast_set_version (skeleton, SCREEN_CAST_VERSION);
+  g_signal_connect (skeleton, "handle-create-session", G_CALLBACK (handle_create_session), context);
+  g_signal_connect (skeleton, "handle-select-sources", G_CALLBACK (handle_select_sources), context);
+  g_signal_connect (skeleton, "handle-start", G_CALLBACK (handle_start), context);
+  g_signal_connect (skeleton, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
+  backend = limen_backend_find (context, LIMEN_SCREEN_CAST_IMPL, &error);
+  if (backend)
+    read_backend_properties (context->connection, backend, FALSE);
+  return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
+}
