@@ -421,6 +421,8 @@ add_restore_token (LimenCast *cast, const char *app_id, GVariant *results, GVari
 
   if (data == NULL || !g_variant_lookup (results, "persist_mode", "u", &mode))
     return;
+  g_debug ("Backend allows persist mode %u (asked %u) for %s", mode, cast->persist_mode,
+           limen_session_get_path (cast->session));
   mode = MIN (mode, cast->persist_mode);
   token = limen_restore_token_store (cast->kind == LIMEN_CAST_SCREEN_CAST ? LIMEN_RESTORE_TABLE_SCREEN_CAST
                                                                           : LIMEN_RESTORE_TABLE_REMOTE_DESKTOP,
