@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include "driver.h"
 #include "portal.h"
 #include "request.h"
 #include "session.h"
@@ -64,10 +65,6 @@ LimenCast *limen_cast_lookup (GDBusMethodInvocation *invocation, const char *pat
 /* The open session at @path whoever owns it (for signals from the backend), or NULL. */
 LimenCast *limen_cast_lookup_path (const char *path);
 
-/* Build the impl call tuple (handle, session_handle, app_id, [parent_window,] options). */
-GVariant *limen_cast_impl_parameters (LimenRequest *request, LimenSession *session,
-                                      const char *parent_window, GVariant *options);
-
 /* Check the backend's streams (a(ua{sv})) and keep only the properties the specification
  * names, with their types; node ids are remembered on @cast. NULL when malformed. */
 GVariant *limen_cast_take_streams (LimenCast *cast, GVariant *streams);
@@ -75,22 +72,10 @@ GVariant *limen_cast_take_streams (LimenCast *cast, GVariant *streams);
 /* Validators shared by the tables. */
 gboolean limen_cast_validate_persist_mode (const LimenOption *o, GVariant *v, GError **e);
 gboolean limen_cast_validate_mask (const LimenOption *o, GVariant *v, GError **e);   /* o->max: allowed bits */
-gboolean limen_cast_validate_restore_token (const LimenOption *o, GVariant *v, GError **e);
 
 G_END_DECLS
 
 G_BEGIN_DECLS
-
-/* The whole of ScreenCast/RemoteDesktop CreateSession: check the options, create the
- * Session and the Request (answering its handle), ask the backend of @impl_interface, and
- * answer Response {session_handle} (or close the session when the backend refused).
- * @on_created (may be NULL) runs after the backend said yes. */
-void limen_cast_create_session (LimenPortalContext    *context,
-                                GDBusMethodInvocation *invocation,
-                                GVariant              *options,
-                                LimenCastKind          kind,
-                                const char            *impl_interface,
-                                void                 (*on_created) (LimenCast *cast));
 
 /* Answer @invocation with @error (consumed) and return TRUE: for handlers. */
 gboolean limen_cast_return_error (GDBusMethodInvocation *invocation, GError *error);
@@ -102,25 +87,28 @@ G_END_DECLS
 
 G_BEGIN_DECLS
 
-/* ScreenCast.Start and RemoteDesktop.Start: check the session's state (created, selected,
- * not started, nothing pending), create the Request, ask the backend, then answer streams
- * (checked), devices and clipboard_enabled (within what was asked) and a new restore
- * token when the person allowed persisting. A refused or failed Start closes the session. */
-gboolean limen_cast_start (LimenPortalContext    *context,
-                           GDBusMethodInvocation *invocation,
-                           const char            *session_handle,
-                           const char            *parent_window,
-                           GVariant              *options,
-                           LimenCastKind          kind);
+/* Driver steps shared by the ScreenCast and RemoteDesktop rows (cast-steps.c); the kind of
+ * session is the row's impl interface. */
+/* CreateSession, post: the session becomes a cast session ready for selections. */
+void limen_cast_step_created (LimenCall *call, GTask *task);
+/* SelectSources/SelectDevices, post: remember the selection. */
+void limen_cast_step_selected (LimenCall *call, GTask *task);
+/* Start, before the handle: refuse what cannot start (unselected, started, wrong kind). */
+void limen_cast_step_check_start (LimenCall *call, GTask *task);
+/* Start, post: checked streams, granted devices and clipboard, a new restore token; an
+ * unusable answer is Response 2. A Start that does not succeed closes the session. */
+void limen_cast_step_started (LimenCall *call, GTask *task);
 
-/* Check that @cast can take a Select* call now; InvalidArgument/NotAllowed otherwise. */
-gboolean limen_cast_check_selectable (LimenCast *cast, GError **error);
+/* For a Select* pre-step: the cast of the call's session when it can take a selection now
+ * (marked busy until the call ends), else NULL + error. */
+LimenCast *limen_cast_begin_select (LimenCall *call, GError **error);
 
-/* Send Select* (SelectSources or SelectDevices) to the backend of @impl_interface for
- * @cast with @options (checked already) and forward the Response; @selected is set on
- * success. Answers @invocation with the Request handle or an error. */
-void limen_cast_select (GDBusMethodInvocation *invocation, LimenCast *cast, const char *impl_interface,
-                        const char *method, GVariant *caller_options, GVariant *options,
-                        gboolean *selected);
+/* The caller's restore_token option: TRUE with *@token NULL when absent; FALSE +
+ * InvalidArgument naming the key when it is not a string or over-long. The token is never
+ * given to the backend: it is exchanged for its restore data (limen_cast_restore). */
+gboolean limen_cast_caller_token (LimenCall *call, const char **token, GError **error);
+
+/* Exchange the caller's @token (may be NULL) from @table for the backend's restore_data option. */
+void limen_cast_restore (LimenCall *call, LimenCast *cast, const char *table, const char *token);
 
 G_END_DECLS

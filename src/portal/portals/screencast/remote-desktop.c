@@ -10,6 +10,7 @@
 #include <gio/gunixfdlist.h>
 
 #include "backend.h"
+#include "driver.h"
 #include "cast-session.h"
 #include "restore-tokens.h"
 
@@ -17,11 +18,22 @@
 
 static LimenDbusPortalRemoteDesktop *skeleton;
 
+static const LimenOption create_session_options[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { "session_handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+/* restore_token is read by check_select_devices (limen_cast_caller_token), never forwarded. */
 static const LimenOption select_devices_options[] = {
   { "handle_token", "s", limen_validate_token, 0 },
   { "types", "u", limen_cast_validate_mask, LIMEN_DEVICE_ALL },
-  { "restore_token", "s", limen_cast_validate_restore_token, 0 },
   { "persist_mode", "u", limen_cast_validate_persist_mode, 0 },
+  { NULL }
+};
+
+static const LimenOption start_options[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
   { NULL }
 };
 
@@ -62,77 +74,62 @@ read_backend_properties (GDBusConnection *connection, const char *backend)
                           on_backend_properties, NULL);
 }
 
+/* CreateSession, post: the backend runs now, so AvailableDeviceTypes can be read. */
 static void
-on_session_created (LimenCast *cast)
+on_session_created (LimenCall *call, GTask *task)
 {
-  read_backend_properties (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (skeleton)),
-                           cast->backend);
+  LimenCast *cast = limen_cast_lookup_path (limen_session_get_path (limen_call_get_session (call)));
+
+  if (cast)
+    read_backend_properties (limen_call_get_context (call)->connection, cast->backend);
+  g_task_return_boolean (task, TRUE);
 }
 
-static gboolean
-handle_create_session (LimenDbusPortalRemoteDesktop *object, GDBusMethodInvocation *invocation,
-                       GVariant *options, LimenPortalContext *context)
-{
-  limen_cast_create_session (context, invocation, options, LIMEN_CAST_REMOTE_DESKTOP, LIMEN_REMOTE_DESKTOP_IMPL,
-                             on_session_created);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-/* The options the backend gets: a usable restore token becomes its restore data. */
-static GVariant *
-backend_options (LimenCast *cast, GVariant *filtered)
-{
-  const char *token = NULL;
-  g_autoptr(GVariant) data = NULL;
-  GVariant *without = limen_cast_dict_without (filtered, "restore_token");
-  GVariantDict dict;
-
-  cast->devices = LIMEN_DEVICE_ALL;
-  g_variant_lookup (filtered, "types", "u", &cast->devices);
-  g_variant_lookup (filtered, "persist_mode", "u", &cast->persist_mode);
-  if (!g_variant_lookup (filtered, "restore_token", "&s", &token))
-    return without;
-  data = limen_restore_token_take (LIMEN_RESTORE_TABLE_REMOTE_DESKTOP,
-                                   limen_app_info_get_id (limen_session_get_app_info (cast->session)), token);
-  if (data == NULL)
-    return without;
-  g_variant_dict_init (&dict, without);
-  g_variant_dict_insert_value (&dict, "restore_data", data);
-  return g_variant_dict_end (&dict);
-}
-
-static gboolean
-handle_select_devices (LimenDbusPortalRemoteDesktop *object, GDBusMethodInvocation *invocation,
-                       const char *session_handle, GVariant *options, LimenPortalContext *context)
+/* SelectDevices, before the handle: the session can take it, a restore token is exchanged
+ * for the backend's restore data, and the asked device types are kept as the most Start
+ * may grant. */
+static void
+check_select_devices (LimenCall *call, GTask *task)
 {
   g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(LimenSession) session = NULL;
-  g_autoptr(GVariant) filtered = NULL;
+  const char *token = NULL;
   LimenCast *cast;
 
-  if (!limen_options_filter (options, &b, &error, select_devices_options, NULL) ||
-      (cast = limen_cast_lookup (invocation, session_handle, &session, &error)) == NULL ||
-      !limen_cast_check_selectable (cast, &error))
-    return limen_cast_return_error (invocation, g_steal_pointer (&error));
+  if (!limen_cast_caller_token (call, &token, &error) || (cast = limen_cast_begin_select (call, &error)) == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
   if (cast->kind != LIMEN_CAST_REMOTE_DESKTOP || cast->devices_selected)
-    return limen_cast_return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                                     cast->devices_selected
-                                                                       ? "Devices were already selected for this session"
-                                                                       : "Not a remote desktop session"));
-  filtered = g_variant_ref_sink (g_variant_builder_end (&b));
-  limen_cast_select (invocation, cast, LIMEN_REMOTE_DESKTOP_IMPL, "SelectDevices", options,
-                     backend_options (cast, filtered), &cast->devices_selected);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "%s",
+                               cast->devices_selected ? "Devices were already selected for this session"
+                                                      : "Not a remote desktop session");
+      return;
+    }
+  cast->devices = LIMEN_DEVICE_ALL;
+  g_variant_lookup (limen_call_get_options (call), "types", "u", &cast->devices);
+  limen_cast_restore (call, cast, LIMEN_RESTORE_TABLE_REMOTE_DESKTOP, token);
+  g_task_return_boolean (task, TRUE);
 }
 
-static gboolean
-handle_start (LimenDbusPortalRemoteDesktop *object, GDBusMethodInvocation *invocation,
-              const char *session_handle, const char *parent_window, GVariant *options,
-              LimenPortalContext *context)
-{
-  return limen_cast_start (context, invocation, session_handle, parent_window, options, LIMEN_CAST_REMOTE_DESKTOP);
-}
+static const LimenStep select_pre[] = { { check_select_devices, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
+static const LimenStep selected_post[] = { { limen_cast_step_selected }, { NULL } };
+static const LimenStep created_post[] = { { limen_cast_step_created }, { on_session_created }, { NULL } };
+static const LimenStep start_pre[] = { { limen_cast_step_check_start, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
+static const LimenStep started_post[] = { { limen_cast_step_started }, { NULL } };
+
+static const LimenDriverMethod methods[] = {
+  { .method = "CreateSession", .kind = LIMEN_CALL_CREATE_SESSION, .options = create_session_options,
+    .impl_interface = LIMEN_REMOTE_DESKTOP_IMPL, .impl_method = "CreateSession", .post = created_post,
+    .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK },
+  { .method = "SelectDevices", .kind = LIMEN_CALL_IN_SESSION, .options = select_devices_options,
+    .impl_interface = LIMEN_REMOTE_DESKTOP_IMPL, .impl_method = "SelectDevices", .pre = select_pre,
+    .post = selected_post, .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK },
+  { .method = "Start", .kind = LIMEN_CALL_IN_SESSION, .options = start_options,
+    .impl_interface = LIMEN_REMOTE_DESKTOP_IMPL, .impl_method = "Start", .pre = start_pre, .post = started_post },
+  { NULL }
+};
 
 static const char *
 device_name (guint32 device)
@@ -401,9 +398,6 @@ limen_remote_desktop_new (LimenPortalContext *context)
   g_autoptr(GError) error = NULL;
   const char *backend;
   static const struct { const char *signal; GCallback handler; } handlers[] = {
-    { "handle-create-session", G_CALLBACK (handle_create_session) },
-    { "handle-select-devices", G_CALLBACK (handle_select_devices) },
-    { "handle-start", G_CALLBACK (handle_start) },
     { "handle-notify-pointer-motion", G_CALLBACK (handle_motion) },
     { "handle-notify-pointer-motion-absolute", G_CALLBACK (handle_motion_absolute) },
     { "handle-notify-pointer-button", G_CALLBACK (handle_button) },
@@ -423,6 +417,7 @@ limen_remote_desktop_new (LimenPortalContext *context)
   skeleton = limen_dbus_portal_remote_desktop_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_remote_desktop_set_version (skeleton, REMOTE_DESKTOP_VERSION);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, methods);
   for (guint i = 0; i < G_N_ELEMENTS (handlers); i++)
     g_signal_connect (skeleton, handlers[i].signal, handlers[i].handler, context);
   backend = limen_backend_find (context, LIMEN_REMOTE_DESKTOP_IMPL, &error);

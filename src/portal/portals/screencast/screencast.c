@@ -9,6 +9,7 @@
 #include <gio/gunixfdlist.h>
 
 #include "backend.h"
+#include "driver.h"
 #include "cast-session.h"
 #include "pipewire-remote.h"
 #include "restore-tokens.h"
@@ -19,13 +20,24 @@
 
 static LimenDbusPortalScreenCast *skeleton;
 
+static const LimenOption create_session_options[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { "session_handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+/* restore_token is read by check_select_sources (limen_cast_caller_token), never forwarded. */
 static const LimenOption select_sources_options[] = {
   { "handle_token", "s", limen_validate_token, 0 },
   { "types", "u", limen_cast_validate_mask, LIMEN_SOURCE_ALL },
   { "multiple", "b", limen_validate_bool, 0 },
   { "cursor_mode", "u", limen_cast_validate_mask, LIMEN_CURSOR_ALL },
-  { "restore_token", "s", limen_cast_validate_restore_token, 0 },
   { "persist_mode", "u", limen_cast_validate_persist_mode, 0 },
+  { NULL }
+};
+
+static const LimenOption start_options[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
   { NULL }
 };
 
@@ -59,26 +71,21 @@ read_backend_properties (GDBusConnection *connection, const char *backend, gbool
                           LIMEN_BACKEND_TIMEOUT_QUICK, NULL, on_backend_properties, NULL);
 }
 
+/* CreateSession, post: the backend runs now, so its Available* properties can be read. */
 static void
-on_session_created (LimenCast *cast)
+on_session_created (LimenCall *call, GTask *task)
 {
-  read_backend_properties (g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (skeleton)),
-                           cast->backend, FALSE);
-}
+  LimenCast *cast = limen_cast_lookup_path (limen_session_get_path (limen_call_get_session (call)));
 
-static gboolean
-handle_create_session (LimenDbusPortalScreenCast *object, GDBusMethodInvocation *invocation, GVariant *options,
-                       LimenPortalContext *context)
-{
-  limen_cast_create_session (context, invocation, options, LIMEN_CAST_SCREEN_CAST, LIMEN_SCREEN_CAST_IMPL,
-                             on_session_created);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (cast)
+    read_backend_properties (limen_call_get_context (call)->connection, cast->backend, FALSE);
+  g_task_return_boolean (task, TRUE);
 }
 
 /* The checks of SelectSources beyond the table: what this backend offers, what only a
  * screen cast session may ask. */
 static gboolean
-check_sources (LimenCast *cast, GVariant *options, GError **error)
+check_sources (LimenCast *cast, GVariant *options, GVariant *caller_options, GError **error)
 {
   guint32 available_types = limen_dbus_portal_screen_cast_get_available_source_types (skeleton);
   guint32 available_cursors = limen_dbus_portal_screen_cast_get_available_cursor_modes (skeleton);
@@ -105,7 +112,7 @@ check_sources (LimenCast *cast, GVariant *options, GError **error)
     for (guint i = 0; i < 2; i++)
       {
         const char *key = i == 0 ? "persist_mode" : "restore_token";
-        g_autoptr(GVariant) value = g_variant_lookup_value (options, key, NULL);
+        g_autoptr(GVariant) value = g_variant_lookup_value (caller_options, key, NULL);
 
         if (value)
           {
@@ -121,58 +128,43 @@ check_sources (LimenCast *cast, GVariant *options, GError **error)
   return TRUE;
 }
 
-/* The options the backend gets: a usable restore token becomes its restore data. */
-static GVariant *
-backend_options (LimenCast *cast, GVariant *filtered)
-{
-  const char *token = NULL;
-  g_autoptr(GVariant) data = NULL;
-  GVariant *without = limen_cast_dict_without (filtered, "restore_token");
-  GVariantDict dict;
-
-  g_variant_lookup (filtered, "persist_mode", "u", &cast->persist_mode);
-  if (!g_variant_lookup (filtered, "restore_token", "&s", &token))
-    return without;
-  data = limen_restore_token_take (LIMEN_RESTORE_TABLE_SCREEN_CAST,
-                                   limen_app_info_get_id (limen_session_get_app_info (cast->session)), token);
-  if (data == NULL)
-    {
-      g_debug ("Restore token of session %s not usable: asking", limen_session_get_path (cast->session));
-      return without;
-    }
-  g_variant_dict_init (&dict, without);
-  g_variant_dict_insert_value (&dict, "restore_data", data);
-  return g_variant_dict_end (&dict);
-}
-
-static gboolean
-handle_select_sources (LimenDbusPortalScreenCast *object, GDBusMethodInvocation *invocation,
-                       const char *session_handle, GVariant *options, LimenPortalContext *context)
+/* SelectSources, before the handle: the session can take this selection, and a restore
+ * token is exchanged for the backend's restore data. */
+static void
+check_select_sources (LimenCall *call, GTask *task)
 {
   g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(LimenSession) session = NULL;
-  g_autoptr(GVariant) filtered = NULL;
+  const char *token = NULL;
   LimenCast *cast;
 
-  if (!limen_options_filter (options, &b, &error, select_sources_options, NULL) ||
-      (cast = limen_cast_lookup (invocation, session_handle, &session, &error)) == NULL ||
-      !limen_cast_check_selectable (cast, &error))
-    return limen_cast_return_error (invocation, g_steal_pointer (&error));
-  filtered = g_variant_ref_sink (g_variant_builder_end (&b));
-  if (!check_sources (cast, filtered, &error))
-    return limen_cast_return_error (invocation, g_steal_pointer (&error));
-  limen_cast_select (invocation, cast, LIMEN_SCREEN_CAST_IMPL, "SelectSources", options,
-                     backend_options (cast, filtered), &cast->sources_selected);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (!limen_cast_caller_token (call, &token, &error) ||
+      (cast = limen_cast_begin_select (call, &error)) == NULL ||
+      !check_sources (cast, limen_call_get_options (call), limen_call_get_caller_options (call), &error))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  limen_cast_restore (call, cast, LIMEN_RESTORE_TABLE_SCREEN_CAST, token);
+  g_task_return_boolean (task, TRUE);
 }
 
-static gboolean
-handle_start (LimenDbusPortalScreenCast *object, GDBusMethodInvocation *invocation, const char *session_handle,
-              const char *parent_window, GVariant *options, LimenPortalContext *context)
-{
-  return limen_cast_start (context, invocation, session_handle, parent_window, options, LIMEN_CAST_SCREEN_CAST);
-}
+static const LimenStep select_pre[] = { { check_select_sources, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
+static const LimenStep selected_post[] = { { limen_cast_step_selected }, { NULL } };
+static const LimenStep created_post[] = { { limen_cast_step_created }, { on_session_created }, { NULL } };
+static const LimenStep start_pre[] = { { limen_cast_step_check_start, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
+static const LimenStep started_post[] = { { limen_cast_step_started }, { NULL } };
+
+static const LimenDriverMethod methods[] = {
+  { .method = "CreateSession", .kind = LIMEN_CALL_CREATE_SESSION, .options = create_session_options,
+    .impl_interface = LIMEN_SCREEN_CAST_IMPL, .impl_method = "CreateSession", .post = created_post,
+    .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK },
+  { .method = "SelectSources", .kind = LIMEN_CALL_IN_SESSION, .options = select_sources_options,
+    .impl_interface = LIMEN_SCREEN_CAST_IMPL, .impl_method = "SelectSources", .pre = select_pre,
+    .post = selected_post, .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK },
+  { .method = "Start", .kind = LIMEN_CALL_IN_SESSION, .options = start_options,
+    .impl_interface = LIMEN_SCREEN_CAST_IMPL, .impl_method = "Start", .pre = start_pre, .post = started_post },
+  { NULL }
+};
 
 static gboolean
 handle_open_pipewire_remote (LimenDbusPortalScreenCast *object, GDBusMethodInvocation *invocation,
@@ -222,9 +214,7 @@ limen_screen_cast_new (LimenPortalContext *context)
   skeleton = limen_dbus_portal_screen_cast_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_screen_cast_set_version (skeleton, SCREEN_CAST_VERSION);
-  g_signal_connect (skeleton, "handle-create-session", G_CALLBACK (handle_create_session), context);
-  g_signal_connect (skeleton, "handle-select-sources", G_CALLBACK (handle_select_sources), context);
-  g_signal_connect (skeleton, "handle-start", G_CALLBACK (handle_start), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, methods);
   g_signal_connect (skeleton, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
   backend = limen_backend_find (context, LIMEN_SCREEN_CAST_IMPL, &error);
   if (backend)
