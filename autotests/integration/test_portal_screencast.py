@@ -207,19 +207,30 @@ try:
     resp, res = wait(call("Start", (session, "", {"handle_token": GLib.Variant("s", "st")}), "(osa{sv})"))
     out["start"] = resp
     out["token"] = res.get("restore_token")
+    out["streams"] = [n for n, _ in res.get("streams", [])]
+    if params.get("probe"):
+        import subprocess
+        r, fds = conn.call_with_unix_fd_list_sync(
+            "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.portal.ScreenCast",
+            "OpenPipeWireRemote", GLib.Variant("(oa{sv})", (session, {})), None, 0, 10000, None, None)
+        fd = fds.get(r.unpack()[0])
+        p = subprocess.run([params["probe"], str(fd)], pass_fds=(fd,), capture_output=True, text=True, timeout=20)
+        out["probe"] = p.stdout
+        out["probe_status"] = p.returncode
 except GLib.Error as e:
     out["error"] = Gio.DBusError.get_remote_error(e)
 print(json.dumps(out))
 '''
 
 
-def _run_cast(bus, app_id, persist, token):
+def _run_cast(bus, app_id, persist, token, probe=None):
     info = limentest.FLATPAK_INFO.format(app_id=app_id)
     r, w = os.pipe()
     os.write(w, info.encode())
     os.close(w)
-    argv = limentest.bwrap_argv(bus) + ["--ro-bind-data", str(r), "/.flatpak-info", "/usr/bin/python3", "-c",
-                                        SANDBOX_CAST, json.dumps({"persist": persist, "token": token})]
+    argv = limentest.bwrap_argv(bus, ro_binds=(probe,) if probe else ()) + [
+        "--ro-bind-data", str(r), "/.flatpak-info", "/usr/bin/python3", "-c", SANDBOX_CAST,
+        json.dumps({"persist": persist, "token": token, "probe": probe})]
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=60, pass_fds=(r,),
                            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"})
@@ -484,3 +495,38 @@ def test_pipewire_remote_shows_only_the_session_nodes(cast, bus):
     # The node itself is still there for everyone else: it was hidden, not destroyed.
     assert pw.node_id("limen-test-mine") == mine
     os.close(fd)
+
+
+def test_sandboxed_app_sees_only_its_stream(cast, bus):
+    probe = probe_binary()
+    pw = PipeWire(bus)
+    mine, other = pw.publish("limen-test-app"), pw.publish("limen-test-camera")
+    cast.set_response("ScreenCast.Start", 0, {"streams": v("a(ua{sv})", [(mine, {"source_type": v("u", 1)})])})
+    out = _run_cast(bus, APP_A, 0, None, probe=probe)
+    assert out["start"] == 0 and out["streams"] == [mine], out
+    assert out["probe_status"] == 0, out
+    nodes = [int(line.split()[0]) for line in out["probe"].splitlines() if " PipeWire:Interface:Node " in line]
+    assert nodes == [mine], out["probe"]
+
+
+def test_remote_desktop_restore_token(cast, bus):
+    c = Caller(bus)
+    session = c.create(RD, "p1")
+    assert c.request(RD, "SelectDevices", (session, {"types": v("u", 3), "persist_mode": v("u", 2)}),
+                     "(oa{sv})")[0] == 0
+    response, results = c.start_session(session, RD)
+    assert response == 0 and results["devices"] == 3
+    token = results["restore_token"]
+    # Kept in the permission store's remote-desktop table, for this (host) app only.
+    stored = bus.call("org.freedesktop.impl.portal.PermissionStore", "Lookup", ("remote-desktop", token), "(ss)",
+                      dest="org.freedesktop.impl.portal.PermissionStore",
+                      path="/org/freedesktop/impl/portal/PermissionStore")
+    assert list(stored[0]) == [""] and tuple(stored[1]) == ("mock", 1, 7)
+    # The ScreenCast table is another table: there the token does nothing (and is not used up).
+    s3 = c.create(SC, "p3")
+    assert c.select(s3, restore_token=v("s", token))[0] == 0
+    assert "restore_data" not in last_select_options(cast)
+    s2 = c.create(RD, "p2")
+    assert c.request(RD, "SelectDevices", (s2, {"restore_token": v("s", token)}), "(oa{sv})")[0] == 0
+    assert tuple(cast.requests("RemoteDesktop.SelectDevices")[-1][3]["restore_data"]) == ("mock", 1, 7)
+    assert "restore_token" not in cast.requests("RemoteDesktop.SelectDevices")[-1][3]
