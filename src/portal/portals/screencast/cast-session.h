@@ -49,6 +49,7 @@ typedef struct {
   guint32            persist_mode;     /* asked for in Select* */
   GArray            *nodes;            /* guint32 PipeWire node ids from Start */
   GArray            *remotes;          /* guint32 PipeWire client ids handed out */
+  guint              remotes_pending;  /* OpenPipeWireRemote calls with PipeWire now */
   char              *backend_owner;    /* unique name of the backend: signals come from it */
   GHashTable        *transfers;        /* clipboard serials announced and not yet done */
 } LimenCast;

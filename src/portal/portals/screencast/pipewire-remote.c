@@ -5,9 +5,10 @@
  * but never raise them again, so once the default (PW_ID_ANY) is 0 and only the session's
  * nodes are readable, whoever holds the socket can see nothing else, now or later.
  *
- * Every operation is a short synchronous exchange on a connection of its own, bounded by
- * a deadline: nothing stays connected between calls, so there is no PipeWire event source
- * to integrate into the GLib main loop, and a stuck daemon costs at most REMOTE_TIMEOUT_MS.
+ * Every operation is a short exchange on a connection of its own, run in a GTask worker
+ * thread and bounded by a deadline: nothing stays connected between calls, so there is no
+ * PipeWire event source in the GLib main loop, and a stuck PipeWire daemon never stalls
+ * the portal. The bookkeeping of handed-out remotes stays on the main thread.
  *
  * PipeWire reuses global ids, so a revoke first checks that the client is still one this
  * process connected (pipewire.sec.pid is set by the daemon; no client can change it). */
@@ -232,30 +233,81 @@ restrict_to (Conn *c, const guint32 *nodes, guint n_nodes, GError **error)
   return conn_roundtrip (c, error);
 }
 
-int
-limen_pipewire_remote_open (const guint32 *nodes, guint n_nodes, guint32 *client_id, GError **error)
+typedef struct {
+  guint32 *nodes;
+  guint    n_nodes;
+  guint32  client_id;
+} Job;
+
+static void
+job_free (Job *job)
 {
+  g_free (job->nodes);
+  g_free (job);
+}
+
+static Job *
+job_new (const guint32 *nodes, guint n_nodes, guint32 client_id)
+{
+  Job *job = g_new0 (Job, 1);
+
+  job->nodes = g_memdup2 (nodes, sizeof (guint32) * n_nodes);
+  job->n_nodes = n_nodes;
+  job->client_id = client_id;
+  return job;
+}
+
+/* Worker thread: each job has a loop and context of its own, nothing is shared. */
+static void
+open_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  Job *job = data;
+  GError *error = NULL;
   Conn c;
   int fd;
 
-  if (!conn_open (&c, pw_properties_new (PW_KEY_APP_NAME, "limen-portal screen cast remote", NULL), error) ||
-      !restrict_to (&c, nodes, n_nodes, error))
+  if (!conn_open (&c, pw_properties_new (PW_KEY_APP_NAME, "limen-portal screen cast remote", NULL), &error) ||
+      !restrict_to (&c, job->nodes, job->n_nodes, &error))
     {
       conn_close (&c);
-      return -1;
+      g_task_return_error (task, error);
+      return;
     }
   fd = pw_core_steal_fd (c.core);
-  *client_id = c.client_id;
+  job->client_id = c.client_id;
   conn_close (&c);
   if (fd < 0)
-    {
-      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "PipeWire remote has no socket: %s", g_strerror (-fd));
-      return -1;
-    }
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "PipeWire remote has no socket: %s",
+                             g_strerror (-fd));
+  else
+    g_task_return_int (task, fd);
+}
+
+void
+limen_pipewire_remote_open_async (const guint32 *nodes, guint n_nodes, GAsyncReadyCallback callback,
+                                  gpointer user_data)
+{
+  g_autoptr(GTask) task = g_task_new (NULL, NULL, callback, user_data);
+
+  ensure_init ();
+  g_task_set_source_tag (task, limen_pipewire_remote_open_async);
+  g_task_set_task_data (task, job_new (nodes, n_nodes, 0), (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, open_in_thread);
+}
+
+int
+limen_pipewire_remote_open_finish (GAsyncResult *result, guint32 *client_id, GError **error)
+{
+  Job *job = g_task_get_task_data (G_TASK (result));
+  int fd = (int) g_task_propagate_int (G_TASK (result), error);
+
+  if (fd < 0)
+    return -1;
+  *client_id = job->client_id;
   if (handed_out == NULL)
     handed_out = g_hash_table_new (NULL, NULL);
-  g_hash_table_add (handed_out, GUINT_TO_POINTER (*client_id));
-  g_debug ("PipeWire remote for client %u: %u node(s) visible", *client_id, n_nodes);
+  g_hash_table_add (handed_out, GUINT_TO_POINTER (job->client_id));
+  g_debug ("PipeWire remote for client %u: %u node(s) visible", job->client_id, job->n_nodes);
   return fd;
 }
 
@@ -290,24 +342,35 @@ revoke_on (Conn *c, guint32 client_id, const guint32 *nodes, guint n_nodes, GErr
   return ok;
 }
 
-void
-limen_pipewire_remote_revoke (guint32 client_id, const guint32 *nodes, guint n_nodes)
+static void
+revoke_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
+  Job *job = data;
   g_autoptr(GError) error = NULL;
   Conn c;
 
-  if (handed_out == NULL || !g_hash_table_remove (handed_out, GUINT_TO_POINTER (client_id)) || n_nodes == 0)
-    return;
   if (!conn_open (&c, pw_properties_new (PW_KEY_APP_NAME, "limen-portal", NULL), &error))
     {
-      g_message ("Could not hide ended streams from PipeWire client %u: %s", client_id, error->message);
+      g_message ("Could not hide ended streams from PipeWire client %u: %s", job->client_id, error->message);
       conn_close (&c);
       return;
     }
-  c.want_client = client_id;
-  if (!revoke_on (&c, client_id, nodes, n_nodes, &error))
-    g_message ("Could not hide ended streams from PipeWire client %u: %s", client_id, error->message);
+  c.want_client = job->client_id;
+  if (!revoke_on (&c, job->client_id, job->nodes, job->n_nodes, &error))
+    g_message ("Could not hide ended streams from PipeWire client %u: %s", job->client_id, error->message);
   else
-    g_debug ("PipeWire client %u no longer sees %u node(s)", client_id, n_nodes);
+    g_debug ("PipeWire client %u no longer sees %u node(s)", job->client_id, job->n_nodes);
   conn_close (&c);
+}
+
+void
+limen_pipewire_remote_revoke (guint32 client_id, const guint32 *nodes, guint n_nodes)
+{
+  g_autoptr(GTask) task = NULL;
+
+  if (handed_out == NULL || !g_hash_table_remove (handed_out, GUINT_TO_POINTER (client_id)) || n_nodes == 0)
+    return;
+  task = g_task_new (NULL, NULL, NULL, NULL);
+  g_task_set_task_data (task, job_new (nodes, n_nodes, client_id), (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, revoke_in_thread);
 }

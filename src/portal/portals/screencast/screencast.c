@@ -6,6 +6,7 @@
  * portal starts (without activating it) and again whenever a session is created. */
 #include "screencast.h"
 
+#include <unistd.h>
 #include <gio/gunixfdlist.h>
 
 #include "backend.h"
@@ -166,6 +167,49 @@ static const LimenDriverMethod methods[] = {
   { NULL }
 };
 
+typedef struct {
+  GDBusMethodInvocation *invocation;
+  LimenSession          *session;
+} RemoteCall;
+
+static void
+on_remote_opened (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  RemoteCall *r = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GUnixFDList) fds = NULL;
+  LimenCast *cast = limen_cast_lookup_path (limen_session_get_path (r->session));
+  guint32 client_id = 0;
+  int fd = limen_pipewire_remote_open_finish (result, &client_id, &error);
+  int index = -1;
+
+  if (cast && cast->session == r->session)
+    cast->remotes_pending--;
+  if (fd >= 0 && (cast == NULL || cast->session != r->session))
+    {
+      /* Closed while PipeWire was asked. Nobody else holds this socket, so closing it ends
+       * the PipeWire client itself; only the bookkeeping is left to drop. */
+      limen_pipewire_remote_revoke (client_id, NULL, 0);
+      close (fd);
+      fd = -1;
+      g_set_error_literal (&error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The session was closed");
+    }
+  if (fd >= 0)
+    {
+      g_array_append_val (cast->remotes, client_id);
+      fds = g_unix_fd_list_new ();
+      index = g_unix_fd_list_append (fds, fd, &error);
+      close (fd);
+    }
+  if (index < 0)
+    limen_invocation_return_gerror (r->invocation, error);
+  else
+    limen_dbus_portal_screen_cast_complete_open_pipewire_remote (skeleton, r->invocation, fds,
+                                                                 g_variant_new_handle (index));
+  limen_session_unref (r->session);
+  g_free (r);
+}
+
 static gboolean
 handle_open_pipewire_remote (LimenDbusPortalScreenCast *object, GDBusMethodInvocation *invocation,
                              GUnixFDList *in_fds, const char *session_handle, GVariant *options,
@@ -174,10 +218,8 @@ handle_open_pipewire_remote (LimenDbusPortalScreenCast *object, GDBusMethodInvoc
   g_autoptr(GError) error = NULL;
   g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(LimenSession) session = NULL;
-  g_autoptr(GUnixFDList) fds = NULL;
   LimenCast *cast;
-  guint32 client_id;
-  int fd, index;
+  RemoteCall *r;
 
   if (!limen_options_filter (options, &b, &error, open_remote_options, NULL) ||
       (cast = limen_cast_lookup (invocation, session_handle, &session, &error)) == NULL)
@@ -185,20 +227,16 @@ handle_open_pipewire_remote (LimenDbusPortalScreenCast *object, GDBusMethodInvoc
   if (cast->state != LIMEN_CAST_STARTED || cast->nodes->len == 0)
     return limen_cast_return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
                                                                      "The session has no started streams"));
-  if (cast->remotes->len >= MAX_REMOTES_PER_SESSION)
+  if (cast->remotes->len + cast->remotes_pending >= MAX_REMOTES_PER_SESSION)
     return limen_cast_return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
                                                              "A session may open at most %d PipeWire remotes",
                                                              MAX_REMOTES_PER_SESSION));
-  fd = limen_pipewire_remote_open ((const guint32 *) (gpointer) cast->nodes->data, cast->nodes->len, &client_id, &error);
-  if (fd < 0)
-    return limen_cast_return_error (invocation, g_steal_pointer (&error));
-  g_array_append_val (cast->remotes, client_id);
-  fds = g_unix_fd_list_new ();
-  index = g_unix_fd_list_append (fds, fd, &error);
-  close (fd);
-  if (index < 0)
-    return limen_cast_return_error (invocation, g_steal_pointer (&error));
-  limen_dbus_portal_screen_cast_complete_open_pipewire_remote (object, invocation, fds, g_variant_new_handle (index));
+  r = g_new0 (RemoteCall, 1);
+  r->invocation = invocation;
+  r->session = g_steal_pointer (&session);
+  cast->remotes_pending++;
+  limen_pipewire_remote_open_async ((const guint32 *) (gpointer) cast->nodes->data, cast->nodes->len,
+                                    on_remote_opened, r);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
