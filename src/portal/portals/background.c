@@ -10,6 +10,7 @@
 
 #include "access.h"
 #include "backend.h"
+#include "driver.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Background"
 #define TABLE "background"
@@ -36,123 +37,107 @@ static const LimenOption background_options[] = {
   { NULL }
 };
 
-typedef struct {
-  LimenPortalContext *context;
-  gboolean            autostart;
-  gboolean            dbus_activatable;
-  char              **commandline;
-} Background;
-
-static void
-background_free (Background *bg)
+static GVariant *
+answer (gboolean background, gboolean autostart)
 {
-  g_strfreev (bg->commandline);
-  g_free (bg);
+  return g_variant_new_parsed ("{'background': <%b>, 'autostart': <%b>}", background, autostart);
 }
 
 static void
-respond (LimenRequest *request, gboolean background, gboolean autostart)
+on_access (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  limen_request_respond (request, LIMEN_RESPONSE_SUCCESS,
-                         g_variant_new_parsed ("{'background': <%b>, 'autostart': <%b>}", background, autostart));
+  g_autoptr(GTask) task = user_data;
+  LimenCall *call = g_task_get_task_data (task);
+
+  if (limen_access_check_finish (result, NULL))
+    {
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
+  /* Refused: the answer is a regular "no", not a failure. */
+  limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, answer (FALSE, FALSE));
+  g_task_return_boolean (task, FALSE);
 }
 
-typedef struct {
-  LimenRequest *request;
-  gboolean      wanted;
-} AutostartCall;
+/* After the handle: the stored answer, else the user's (kept for next time). */
+static void
+check_access (LimenCall *call, GTask *task)
+{
+  LimenAppInfo *info = limen_call_get_app_info (call);
+  g_autoptr(GVariant) window = limen_call_get_arg (call, 0);
+  g_autofree char *title = g_strdup_printf (_("Allow %s to run in the background?"), limen_app_info_get_id (info));
+  const char *reason = NULL;
+
+  g_variant_lookup (limen_call_get_options (call), "reason", "&s", &reason);
+  g_task_set_task_data (task, call, NULL);
+  limen_access_check_async (limen_call_get_context (call), limen_call_get_request (call),
+                            g_variant_get_string (window, NULL), TABLE, TABLE, LIMEN_ACCESS_ASK,
+                            &(LimenAccessDialog) {
+                              .title = title,
+                              .subtitle = reason ? reason : _("The app asks to keep running when its windows are closed."),
+                              .body = _("You can change this later in the system settings."),
+                              .grant_label = _("Allow"),
+                              .deny_label = _("Don't Allow"),
+                            },
+                            on_access, g_object_ref (task));
+}
 
 static void
 on_autostart (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  AutostartCall *ac = user_data;
+  g_autoptr(GTask) task = user_data;
+  LimenCall *call = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  gboolean wanted = FALSE;
   gboolean ok = FALSE;
 
   if (reply)
     g_variant_get (reply, "(b)", &ok);
   else
     g_message ("Autostart could not be changed: %s", error->message);
-  respond (ac->request, TRUE, ac->wanted && ok);
-  limen_request_unref (ac->request);
-  g_free (ac);
+  g_variant_lookup (limen_call_get_options (call), "autostart", "b", &wanted);
+  limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, answer (TRUE, wanted && ok));
+  g_task_return_boolean (task, TRUE);
 }
 
+/* The in-process impl: allowed to run in the background; autostart is the backend's to write. */
 static void
-on_access (LimenRequest *request, gboolean allowed, gpointer user_data)
+set_autostart (LimenCall *call, GTask *task)
 {
-  Background *bg = user_data;
-  LimenAppInfo *info = limen_request_get_app_info (request);
-  const char *backend = limen_backend_find (bg->context, IMPL_IFACE, NULL);
-  const char *app_id = limen_app_info_get_id (info);
+  LimenPortalContext *context = limen_call_get_context (call);
+  GVariant *options = limen_call_get_options (call);
+  const char *backend = limen_backend_find (context, IMPL_IFACE, NULL);
+  const char *app_id = limen_app_info_get_id (limen_call_get_app_info (call));
+  g_autofree const char **commandline = NULL;
   const char *empty[] = { NULL };
-  AutostartCall *ac;
+  gboolean autostart = FALSE, dbus_activatable = FALSE;
 
-  if (!allowed)
-    {
-      /* Refused: the answer is a regular "no", not a failure. */
-      respond (request, FALSE, FALSE);
-      background_free (bg);
-      return;
-    }
   if (backend == NULL || *app_id == '\0')
     {
       /* Without an app id there is no desktop file to autostart. */
-      respond (request, TRUE, FALSE);
-      background_free (bg);
+      limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, answer (TRUE, FALSE));
+      g_task_return_boolean (task, TRUE);
       return;
     }
-  ac = g_new0 (AutostartCall, 1);
-  ac->request = limen_request_ref (request);
-  ac->wanted = bg->autostart;
-  g_dbus_connection_call (bg->context->connection, backend, LIMEN_PORTAL_PATH, IMPL_IFACE, "EnableAutostart",
-                          g_variant_new ("(sb^asu)", app_id, bg->autostart,
-                                         bg->commandline ? (const char * const *) bg->commandline : empty,
-                                         bg->dbus_activatable ? AUTOSTART_DBUS_ACTIVATABLE : 0),
+  g_variant_lookup (options, "autostart", "b", &autostart);
+  g_variant_lookup (options, "dbus-activatable", "b", &dbus_activatable);
+  g_variant_lookup (options, "commandline", "^a&s", &commandline);
+  g_task_set_task_data (task, call, NULL);
+  g_dbus_connection_call (context->connection, backend, LIMEN_PORTAL_PATH, IMPL_IFACE, "EnableAutostart",
+                          g_variant_new ("(sb^asu)", app_id, autostart, commandline ? commandline : empty,
+                                         dbus_activatable ? AUTOSTART_DBUS_ACTIVATABLE : 0),
                           G_VARIANT_TYPE ("(b)"), G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK,
-                          NULL, on_autostart, ac);
-  background_free (bg);
+                          NULL, on_autostart, g_object_ref (task));
 }
 
-static gboolean
-handle_request_background (LimenDbusPortalBackground *object, GDBusMethodInvocation *invocation,
-                           const char *parent_window, GVariant *options, LimenPortalContext *context)
-{
-  g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(LimenRequest) request = NULL;
-  g_autofree char *reason = NULL;
-  g_autofree char *title = NULL;
-  const char *backend;
-  Background *bg;
+static const LimenStep background_pre[] = { { check_access, LIMEN_STEP_AFTER_HANDLE }, { NULL } };
 
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  if (!limen_options_filter (options, &b, &error, background_options, NULL) ||
-      (backend = limen_backend_find (context, IMPL_IFACE, &error)) == NULL ||
-      (request = limen_backend_start_request (invocation, info, options, backend, &error)) == NULL)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  bg = g_new0 (Background, 1);
-  bg->context = context;
-  g_variant_lookup (options, "autostart", "b", &bg->autostart);
-  g_variant_lookup (options, "dbus-activatable", "b", &bg->dbus_activatable);
-  g_variant_lookup (options, "commandline", "^as", &bg->commandline);
-  g_variant_lookup (options, "reason", "s", &reason);
-  title = g_strdup_printf (_("Allow %s to run in the background?"), limen_app_info_get_id (info));
-  limen_access_check (context, request, parent_window, TABLE, TABLE,
-                      &(LimenAccessDialog) {
-                        .title = title,
-                        .subtitle = reason ? reason : _("The app asks to keep running when its windows are closed."),
-                        .body = _("You can change this later in the system settings."),
-                        .grant_label = _("Allow"),
-                        .deny_label = _("Don't Allow"),
-                      },
-                      on_access, bg);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
+static const LimenDriverMethod background_methods[] = {
+  { .method = "RequestBackground", .options = background_options, .impl_interface = IMPL_IFACE,
+    .pre = background_pre, .run = set_autostart },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_background_new (LimenPortalContext *context)
@@ -164,6 +149,6 @@ limen_background_new (LimenPortalContext *context)
   object = limen_dbus_portal_background_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_background_set_version (object, 1);
-  g_signal_connect (object, "handle-request-background", G_CALLBACK (handle_request_background), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, background_methods);
   return G_DBUS_INTERFACE_SKELETON (object);
 }

@@ -8,6 +8,8 @@
 
 #include "backend.h"
 #include "document-export.h"
+#include "document-path.h"
+#include "driver.h"
 #include "lockdown.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.FileChooser"
@@ -70,191 +72,36 @@ static const LimenOption save_files_options[] = {
   { NULL }
 };
 
-typedef enum { OPEN_FILE, SAVE_FILE, SAVE_FILES } Method;
-
-static const char *method_names[] = { "OpenFile", "SaveFile", "SaveFiles" };
-
-/* What a request needs once the backend answered. */
-typedef struct {
-  Method           method;
-  gboolean         directory;
-  GDBusConnection *connection;
-  GVariant        *results;   /* the backend's, kept for choices/current_filter */
-} Pending;
-
+/* Pre-step of SaveFile/SaveFiles: an administrator may forbid saving. */
 static void
-pending_free (Pending *p)
+check_save_allowed (LimenCall *call, GTask *task)
 {
-  g_clear_object (&p->connection);
-  g_clear_pointer (&p->results, g_variant_unref);
-  g_free (p);
-}
-
-typedef struct {
-  LimenRequest *request;
-  GVariant     *results;
-} ExportDone;
-
-/* The caller's results: exported uris plus the backend's choices and filter, if well-formed. */
-static void
-on_exported (char **uris, const GError *error, gpointer user_data)
-{
-  ExportDone *done = user_data;
-  GVariantBuilder b;
-  g_autoptr(GVariant) choices = NULL;
-  g_autoptr(GVariant) filter = NULL;
-
-  if (error)
-    {
-      g_message ("Could not export the chosen files for %s: %s",
-                 limen_request_get_path (done->request), error->message);
-      limen_request_respond (done->request, LIMEN_RESPONSE_OTHER, NULL);
-    }
-  else
-    {
-      g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
-      g_variant_builder_add (&b, "{sv}", "uris",
-                             g_variant_new_strv ((const char * const *) uris, -1));
-      choices = g_variant_lookup_value (done->results, "choices", G_VARIANT_TYPE ("a(ss)"));
-      if (choices)
-        g_variant_builder_add (&b, "{sv}", "choices", choices);
-      filter = g_variant_lookup_value (done->results, "current_filter", G_VARIANT_TYPE ("(sa(us))"));
-      if (filter)
-        g_variant_builder_add (&b, "{sv}", "current_filter", filter);
-      limen_request_respond (done->request, LIMEN_RESPONSE_SUCCESS, g_variant_builder_end (&b));
-    }
-  limen_request_unref (done->request);
-  g_variant_unref (done->results);
-  g_free (done);
-}
-
-static void
-on_backend_reply (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list,
-                  const GError *error, gpointer user_data)
-{
-  Pending *p = user_data;
-  g_autoptr(GVariant) results = NULL;
-  guint response = limen_backend_reply_response (reply, &results);
-  g_autofree const char **uris = NULL;
-  LimenExportFlags flags = 0;
-  gboolean writable = TRUE;
-  ExportDone *done;
-
-  if (response != LIMEN_RESPONSE_SUCCESS)
-    {
-      limen_request_respond (request, response, NULL);
-      return;
-    }
-  if (!g_variant_lookup (results, "uris", "^a&s", &uris))
-    uris = g_new0 (const char *, 1);
-  if (p->method == SAVE_FILE && g_strv_length ((char **) uris) > 1)
-    {
-      g_message ("Backend answered SaveFile with %u files", g_strv_length ((char **) uris));
-      limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
-      return;
-    }
-  if (p->method == OPEN_FILE)
-    {
-      /* A backend may offer "open read-only"; without an answer the file is for editing. */
-      g_variant_lookup (results, "writable", "b", &writable);
-      if (p->directory)
-        flags |= LIMEN_EXPORT_DIRECTORY;
-    }
-  else
-    flags |= LIMEN_EXPORT_FOR_SAVE;
-  if (writable)
-    flags |= LIMEN_EXPORT_WRITABLE;
-
-  done = g_new0 (ExportDone, 1);
-  done->request = limen_request_ref (request);
-  done->results = g_variant_ref (results);
-  limen_document_export (p->connection, limen_request_get_app_info (request), uris, flags,
-                         limen_request_get_cancellable (request), on_exported, done);
-}
-
-typedef struct {
-  LimenPortalContext    *context;
-  GDBusMethodInvocation *invocation;
-  Method                 method;
-  char                  *parent_window;
-  char                  *title;
-  GVariant              *options;
-} Call;
-
-static void
-call_free (Call *c)
-{
-  g_object_unref (c->invocation);
-  g_free (c->parent_window);
-  g_free (c->title);
-  g_variant_unref (c->options);
-  g_free (c);
-}
-
-static const LimenOption *
-table_for (Method method)
-{
-  switch (method)
-    {
-    case OPEN_FILE: return open_file_options;
-    case SAVE_FILE: return save_file_options;
-    case SAVE_FILES: default: return save_files_options;
-    }
-}
-
-static void
-really_start (Call *c, LimenAppInfo *info)
-{
-  g_autoptr(LimenRequest) request = NULL;
-  Pending *p;
-  gboolean directory = FALSE;
-
-  g_variant_lookup (c->options, "directory", "b", &directory);
-  p = g_new0 (Pending, 1);
-  p->method = c->method;
-  p->directory = directory;
-  p->connection = g_object_ref (c->context->connection);
-  request = limen_backend_request_method (c->context, c->invocation, info, IMPL_IFACE,
-                                          method_names[c->method],
-                                          g_variant_new ("(ss)", c->parent_window, c->title), c->options,
-                                          table_for (c->method), NULL, NULL, on_backend_reply, p,
-                                          (GDestroyNotify) pending_free);
-}
-
-/* @options with @key's value replaced by @value. */
-static GVariant *
-replace_option (GVariant *options, const char *key, GVariant *value)
-{
-  GVariantBuilder b;
-  GVariantIter iter;
-  const char *k;
-  GVariant *v;
-
-  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
-  g_variant_iter_init (&iter, options);
-  while (g_variant_iter_next (&iter, "{&sv}", &k, &v))
-    {
-      g_variant_builder_add (&b, "{sv}", k, g_str_equal (k, key) ? value : v);
-      g_variant_unref (v);
-    }
-  return g_variant_ref_sink (g_variant_builder_end (&b));
+  limen_lockdown_step (call, task, "disable-save-to-disk", "Saving files is disabled");
 }
 
 static const char *doc_keys[] = { "current_folder", "current_file", NULL };
 
+/* One document path being mapped: the GTask's data. */
 typedef struct {
-  Call         *c;
-  LimenAppInfo *info;
-  guint         key;    /* index into doc_keys */
-  char         *rest;   /* the path below the document id */
+  LimenCall *call;
+  guint      key;    /* index into doc_keys */
+  char      *rest;   /* the path below the document id */
 } Translate;
 
-static void translate_next (Translate *t);
+static void
+translate_free (Translate *t)
+{
+  g_free (t->rest);
+  g_free (t);
+}
+
+static void translate_next (GTask *task);
 
 static void
 on_doc_info (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  Translate *t = user_data;
+  GTask *task = user_data;
+  Translate *t = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
   g_autoptr(GVariant) apps = NULL;
@@ -264,136 +111,157 @@ on_doc_info (GObject *source, GAsyncResult *result, gpointer user_data)
   if (reply)
     {
       g_variant_get (reply, "(^&ay@a{sas})", &host, &apps);
-      perms = g_variant_lookup_value (apps, limen_app_info_get_id (t->info), G_VARIANT_TYPE_STRING_ARRAY);
+      perms = g_variant_lookup_value (apps, limen_app_info_get_id (limen_call_get_app_info (t->call)),
+                                      G_VARIANT_TYPE_STRING_ARRAY);
     }
   /* Only a document of this very app is translated; anything else stays as given. */
   if (host && perms && g_path_is_absolute (host))
     {
-      g_autofree char *parent = g_path_get_dirname (host);
-      g_autofree char *path = g_build_filename (parent, t->rest, NULL);
-      GVariant *old = t->c->options;
+      g_autofree char *path = limen_document_path_to_host (host, t->rest);
 
       g_debug ("%s: document path mapped to its host path", doc_keys[t->key]);
-      t->c->options = replace_option (old, doc_keys[t->key], g_variant_new_bytestring (path));
-      g_variant_unref (old);
+      limen_call_set_option (t->call, doc_keys[t->key], g_variant_new_bytestring (path));
     }
   else if (error)
     g_debug ("No document behind %s: %s", doc_keys[t->key], error->message);
   t->key++;
   g_clear_pointer (&t->rest, g_free);
-  translate_next (t);
+  translate_next (task);
 }
 
-/* A sandboxed app names its documents by their path in its own view of the document
- * store (/run/user/UID/doc/ID/...); the dialog, outside, needs the real place. */
 static void
-translate_next (Translate *t)
+translate_next (GTask *task)
 {
+  Translate *t = g_task_get_task_data (task);
+  LimenAppInfo *info = limen_call_get_app_info (t->call);
+
   for (; doc_keys[t->key]; t->key++)
     {
       const char *path = NULL;
-      g_autofree char *prefix = g_strdup_printf ("/run/user/%u/doc/", (guint) limen_app_info_get_uid (t->info));
-      g_auto(GStrv) parts = NULL;
+      g_autofree char *doc_id = NULL;
 
-      if (!g_variant_lookup (t->c->options, doc_keys[t->key], "^&ay", &path) || !g_str_has_prefix (path, prefix))
+      if (!g_variant_lookup (limen_call_get_options (t->call), doc_keys[t->key], "^&ay", &path) ||
+          !limen_document_path_parse (path, (guint) limen_app_info_get_uid (info), &doc_id, &t->rest))
         continue;
-      parts = g_strsplit (path + strlen (prefix), "/", 2);
-      if (parts[0] == NULL || parts[1] == NULL || *parts[0] == '\0' || *parts[1] == '\0' ||
-          g_strv_contains ((const char * const *) parts, "..") || strstr (parts[1], "/../") ||
-          g_str_has_prefix (parts[1], "../") || g_str_has_suffix (parts[1], "/.."))
-        continue;
-      t->rest = g_strdup (parts[1]);
-      g_dbus_connection_call (t->c->context->connection, "org.freedesktop.portal.Documents",
+      g_dbus_connection_call (limen_call_get_context (t->call)->connection, "org.freedesktop.portal.Documents",
                               "/org/freedesktop/portal/documents", "org.freedesktop.portal.Documents", "Info",
-                              g_variant_new ("(s)", parts[0]), G_VARIANT_TYPE ("(aya{sas})"),
-                              G_DBUS_CALL_FLAGS_NONE, 5000, NULL, on_doc_info, t);
+                              g_variant_new ("(s)", doc_id), G_VARIANT_TYPE ("(aya{sas})"),
+                              G_DBUS_CALL_FLAGS_NONE, 5000, NULL, on_doc_info, task);
       return;
     }
-  really_start (t->c, t->info);
-  call_free (t->c);
-  limen_app_info_unref (t->info);
-  g_free (t);
+  g_task_return_boolean (task, TRUE);
+  g_object_unref (task);
 }
 
-/* Takes @c. */
+/* Pre-step: a sandboxed app names its documents by their path in its own view of the
+ * document store; the dialog, outside, needs the real place. */
 static void
-start_call (Call *c)
+translate_document_paths (LimenCall *call, GTask *task)
 {
-  LimenAppInfo *info = limen_app_info_get_for_invocation (c->invocation);
   Translate *t;
 
-  if (info == NULL)
+  if (limen_app_info_is_host (limen_call_get_app_info (call)))
     {
-      call_free (c);
-      return;
-    }
-  if (limen_app_info_is_host (info))
-    {
-      really_start (c, info);
-      call_free (c);
-      limen_app_info_unref (info);
+      g_task_return_boolean (task, TRUE);
       return;
     }
   t = g_new0 (Translate, 1);
-  t->c = c;
-  t->info = info;
-  translate_next (t);
+  t->call = call;
+  g_task_set_task_data (task, t, (GDestroyNotify) translate_free);
+  translate_next (g_object_ref (task));
 }
 
+/* The caller's results: exported uris plus the backend's choices and filter, if well-formed. */
 static void
-on_lockdown (gboolean locked, gpointer user_data)
+on_exported (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  Call *c = user_data;
+  g_autoptr(GTask) task = user_data;
+  LimenCall *call = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) uris = limen_document_export_finish (result, &error);
+  GVariant *results = limen_call_get_results (call);
+  g_autoptr(GVariant) choices = NULL;
+  g_autoptr(GVariant) filter = NULL;
+  GVariantBuilder b;
 
-  if (locked)
+  if (uris == NULL)
     {
-      g_dbus_method_invocation_return_error_literal (c->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                     "Saving files is disabled");
-      call_free (c);
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Could not export the chosen files: %s",
+                               error->message);
+      return;
+    }
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", "uris", g_variant_new_strv ((const char * const *) uris, -1));
+  choices = g_variant_lookup_value (results, "choices", G_VARIANT_TYPE ("a(ss)"));
+  if (choices)
+    g_variant_builder_add (&b, "{sv}", "choices", choices);
+  filter = g_variant_lookup_value (results, "current_filter", G_VARIANT_TYPE ("(sa(us))"));
+  if (filter)
+    g_variant_builder_add (&b, "{sv}", "current_filter", filter);
+  limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, g_variant_builder_end (&b));
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Post-step: the chosen files, as documents of this app for a sandboxed caller. */
+static void
+export_chosen (LimenCall *call, GTask *task)
+{
+  GVariant *results = limen_call_get_results (call);
+  const char *method = limen_call_get_method (call)->method;
+  g_autofree const char **uris = NULL;
+  LimenExportFlags flags = 0;
+  gboolean writable = TRUE;
+  gboolean directory = FALSE;
+
+  if (results == NULL || !g_variant_lookup (results, "uris", "^a&s", &uris))
+    uris = g_new0 (const char *, 1);
+  if (g_str_equal (method, "SaveFile") && g_strv_length ((char **) uris) > 1)
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Backend answered SaveFile with %u files",
+                               g_strv_length ((char **) uris));
+      return;
+    }
+  if (g_str_equal (method, "OpenFile"))
+    {
+      /* A backend may offer "open read-only"; without an answer the file is for editing. */
+      if (results)
+        g_variant_lookup (results, "writable", "b", &writable);
+      g_variant_lookup (limen_call_get_options (call), "directory", "b", &directory);
+      if (directory)
+        flags |= LIMEN_EXPORT_DIRECTORY;
     }
   else
-    start_call (c);
+    flags |= LIMEN_EXPORT_FOR_SAVE;
+  if (writable)
+    flags |= LIMEN_EXPORT_WRITABLE;
+  g_task_set_task_data (task, call, NULL);
+  limen_document_export_async (limen_call_get_context (call)->connection, limen_call_get_app_info (call), uris,
+                               flags, limen_request_get_cancellable (limen_call_get_request (call)),
+                               on_exported, g_object_ref (task));
 }
 
-static gboolean
-handle (LimenPortalContext *context, GDBusMethodInvocation *invocation, Method method,
-        const char *parent_window, const char *title, GVariant *options)
-{
-  Call *c = g_new0 (Call, 1);
+static const LimenStep open_pre[] = {
+  { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
+  { NULL }
+};
 
-  c->context = context;
-  c->invocation = g_object_ref (invocation);
-  c->method = method;
-  c->parent_window = g_strdup (parent_window);
-  c->title = g_strdup (title);
-  c->options = g_variant_ref (options);
-  if (method == OPEN_FILE)
-    start_call (c);
-  else
-    limen_lockdown_query (context, "disable-save-to-disk", on_lockdown, c);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
+static const LimenStep save_pre[] = {
+  { check_save_allowed, LIMEN_STEP_BEFORE_HANDLE },
+  { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
+  { NULL }
+};
 
-static gboolean
-handle_open_file (LimenDbusPortalFileChooser *object, GDBusMethodInvocation *invocation,
-                  const char *parent_window, const char *title, GVariant *options, LimenPortalContext *context)
-{
-  return handle (context, invocation, OPEN_FILE, parent_window, title, options);
-}
+static const LimenStep chooser_post[] = { { export_chosen }, { NULL } };
 
-static gboolean
-handle_save_file (LimenDbusPortalFileChooser *object, GDBusMethodInvocation *invocation,
-                  const char *parent_window, const char *title, GVariant *options, LimenPortalContext *context)
-{
-  return handle (context, invocation, SAVE_FILE, parent_window, title, options);
-}
-
-static gboolean
-handle_save_files (LimenDbusPortalFileChooser *object, GDBusMethodInvocation *invocation,
-                   const char *parent_window, const char *title, GVariant *options, LimenPortalContext *context)
-{
-  return handle (context, invocation, SAVE_FILES, parent_window, title, options);
-}
+static const LimenDriverMethod file_chooser_methods[] = {
+  { .method = "OpenFile", .options = open_file_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "OpenFile", .pre = open_pre, .post = chooser_post },
+  { .method = "SaveFile", .options = save_file_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "SaveFile", .pre = save_pre, .post = chooser_post },
+  { .method = "SaveFiles", .options = save_files_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "SaveFiles", .pre = save_pre, .post = chooser_post },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_file_chooser_new (LimenPortalContext *context)
@@ -405,8 +273,6 @@ limen_file_chooser_new (LimenPortalContext *context)
   object = limen_dbus_portal_file_chooser_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_file_chooser_set_version (object, 4);
-  g_signal_connect (object, "handle-open-file", G_CALLBACK (handle_open_file), context);
-  g_signal_connect (object, "handle-save-file", G_CALLBACK (handle_save_file), context);
-  g_signal_connect (object, "handle-save-files", G_CALLBACK (handle_save_files), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, file_chooser_methods);
   return G_DBUS_INTERFACE_SKELETON (object);
 }

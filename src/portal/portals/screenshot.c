@@ -9,6 +9,7 @@
 
 #include "access.h"
 #include "backend.h"
+#include "driver.h"
 #include "document-export.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Screenshot"
@@ -24,159 +25,94 @@ static const LimenOption pick_color_options[] = {
   { NULL }
 };
 
-typedef struct {
-  LimenPortalContext *context;
-  char               *method;
-  char               *parent_window;
-  GVariant           *options;   /* filtered */
-} Shot;
-
+/* After the handle: a non-interactive screenshot shows the user nothing, so it needs the
+ * stored permission or the user's yes; an interactive one's dialog is the consent. */
 static void
-shot_free (Shot *s)
+check_access (LimenCall *call, GTask *task)
 {
-  g_free (s->method);
-  g_free (s->parent_window);
-  g_clear_pointer (&s->options, g_variant_unref);
-  g_free (s);
-}
+  g_autoptr(GVariant) window = limen_call_get_arg (call, 0);
+  gboolean interactive = FALSE;
 
-static void
-on_exported (char **uris, const GError *error, gpointer user_data)
-{
-  LimenRequest *request = user_data;
-
-  if (error || uris == NULL || uris[0] == NULL)
+  g_variant_lookup (limen_call_get_options (call), "interactive", "b", &interactive);
+  if (interactive && g_str_equal (limen_call_get_method (call)->method, "Screenshot"))
     {
-      g_message ("Could not hand over the screenshot: %s", error ? error->message : "no file");
-      limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
+      g_task_return_boolean (task, TRUE);
+      return;
     }
-  else
-    limen_request_respond (request, LIMEN_RESPONSE_SUCCESS,
-                           g_variant_new_parsed ("{'uri': <%s>}", uris[0]));
-  limen_request_unref (request);
+  limen_access_step (call, task, g_variant_get_string (window, NULL), TABLE, LIMEN_ACCESS_ASK,
+                     &(LimenAccessDialog) {
+                       .title = _("Allow this app to take screenshots?"),
+                       .subtitle = limen_app_info_get_id (limen_call_get_app_info (call)),
+                       .body = _("It will see everything on your screen whenever it asks, without showing you."),
+                       .grant_label = _("Allow"),
+                       .deny_label = _("Deny"),
+                       .icon = "applets-screenshooter",
+                     });
 }
 
 static void
-on_reply (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list, const GError *error, gpointer user_data)
+on_exported (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  Shot *s = user_data;
-  g_autoptr(GVariant) results = NULL;
-  guint response = limen_backend_reply_response (reply, &results);
+  g_autoptr(GTask) task = user_data;
+  LimenCall *call = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) uris = limen_document_export_finish (result, &error);
+
+  if (uris == NULL || uris[0] == NULL)
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Could not hand over the screenshot: %s",
+                               error ? error->message : "no file");
+      return;
+    }
+  limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, g_variant_new_parsed ("{'uri': <%s>}", uris[0]));
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Post-step of Screenshot: the saved picture, as a read-only document for a sandboxed app. */
+static void
+export_picture (LimenCall *call, GTask *task)
+{
   const char *uri = NULL;
+
+  if (!g_variant_lookup (limen_call_get_results (call), "uri", "&s", &uri) || !g_str_has_prefix (uri, "file:"))
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Backend answered Screenshot without a file URI");
+      return;
+    }
+  g_task_set_task_data (task, call, NULL);
+  limen_document_export_async (limen_call_get_context (call)->connection, limen_call_get_app_info (call),
+                               (const char * const[]) { uri, NULL }, 0,
+                               limen_request_get_cancellable (limen_call_get_request (call)),
+                               on_exported, g_object_ref (task));
+}
+
+/* Post-step of PickColor: only a color in range reaches the app. */
+static void
+check_color (LimenCall *call, GTask *task)
+{
   double r, g, b;
 
-  if (response != LIMEN_RESPONSE_SUCCESS)
+  if (!g_variant_lookup (limen_call_get_results (call), "color", "(ddd)", &r, &g, &b) ||
+      r < 0 || r > 1 || g < 0 || g > 1 || b < 0 || b > 1)
     {
-      limen_request_respond (request, response, NULL);
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Backend answered PickColor without a valid color");
       return;
     }
-  if (g_str_equal (s->method, "PickColor"))
-    {
-      if (!g_variant_lookup (results, "color", "(ddd)", &r, &g, &b) ||
-          r < 0 || r > 1 || g < 0 || g > 1 || b < 0 || b > 1)
-        {
-          g_message ("Backend answered PickColor without a valid color");
-          limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
-          return;
-        }
-      limen_request_respond (request, LIMEN_RESPONSE_SUCCESS,
-                             g_variant_new_parsed ("{'color': <(%d, %d, %d)>}", r, g, b));
-      return;
-    }
-  if (!g_variant_lookup (results, "uri", "&s", &uri) || !g_str_has_prefix (uri, "file:"))
-    {
-      g_message ("Backend answered Screenshot without a file URI");
-      limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
-      return;
-    }
-  limen_document_export (s->context->connection, limen_request_get_app_info (request),
-                         (const char * const[]) { uri, NULL }, 0, limen_request_get_cancellable (request),
-                         on_exported, limen_request_ref (request));
+  limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, g_variant_new_parsed ("{'color': <(%d, %d, %d)>}", r, g, b));
+  g_task_return_boolean (task, TRUE);
 }
 
-static void
-on_access (LimenRequest *request, gboolean allowed, gpointer user_data)
-{
-  Shot *s = user_data;
-  g_autoptr(GError) error = NULL;
-  const char *backend;
+static const LimenStep shot_pre[] = { { check_access, LIMEN_STEP_AFTER_HANDLE }, { NULL } };
+static const LimenStep screenshot_post[] = { { export_picture }, { NULL } };
+static const LimenStep pick_color_post[] = { { check_color }, { NULL } };
 
-  if (!allowed)
-    {
-      g_debug ("%s refused to '%s'", s->method, limen_app_info_get_id (limen_request_get_app_info (request)));
-      limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
-      shot_free (s);
-      return;
-    }
-  backend = limen_backend_find (s->context, IMPL_IFACE, &error);
-  if (backend == NULL)
-    {
-      limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
-      shot_free (s);
-      return;
-    }
-  limen_backend_call (request, backend, IMPL_IFACE, s->method,
-                      limen_backend_build_parameters (request, g_variant_new ("(s)", s->parent_window), s->options),
-                      NULL, LIMEN_BACKEND_TIMEOUT_DIALOG, on_reply, s, (GDestroyNotify) shot_free);
-}
-
-static gboolean
-handle (LimenPortalContext *context, GDBusMethodInvocation *invocation, const char *method,
-        const char *parent_window, GVariant *options, const LimenOption *table)
-{
-  g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(LimenRequest) request = NULL;
-  const char *backend;
-  gboolean interactive = FALSE;
-  Shot *s;
-
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  if (!limen_options_filter (options, &b, &error, table, NULL) ||
-      (backend = limen_backend_find (context, IMPL_IFACE, &error)) == NULL ||
-      (request = limen_backend_start_request (invocation, info, options, backend, &error)) == NULL)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  g_variant_lookup (options, "interactive", "b", &interactive);
-  s = g_new0 (Shot, 1);
-  s->context = context;
-  s->method = g_strdup (method);
-  s->parent_window = g_strdup (parent_window);
-  s->options = g_variant_ref_sink (g_variant_builder_end (&b));
-  if (interactive && g_str_equal (method, "Screenshot"))
-    {
-      /* The backend's dialog is the user's consent. */
-      on_access (request, TRUE, s);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  limen_access_check (context, request, parent_window, TABLE, TABLE,
-                      &(LimenAccessDialog) {
-                        .title = _("Allow this app to take screenshots?"),
-                        .subtitle = limen_app_info_get_id (info),
-                        .body = _("It will see everything on your screen whenever it asks, without showing you."),
-                        .grant_label = _("Allow"),
-                        .deny_label = _("Deny"),
-                        .icon = "applets-screenshooter",
-                      },
-                      on_access, s);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static gboolean
-handle_screenshot (LimenDbusPortalScreenshot *object, GDBusMethodInvocation *invocation,
-                   const char *parent_window, GVariant *options, LimenPortalContext *context)
-{
-  return handle (context, invocation, "Screenshot", parent_window, options, screenshot_options);
-}
-
-static gboolean
-handle_pick_color (LimenDbusPortalScreenshot *object, GDBusMethodInvocation *invocation,
-                   const char *parent_window, GVariant *options, LimenPortalContext *context)
-{
-  return handle (context, invocation, "PickColor", parent_window, options, pick_color_options);
-}
+static const LimenDriverMethod screenshot_methods[] = {
+  { .method = "Screenshot", .options = screenshot_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "Screenshot", .pre = shot_pre, .post = screenshot_post },
+  { .method = "PickColor", .options = pick_color_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "PickColor", .pre = shot_pre, .post = pick_color_post },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_screenshot_new (LimenPortalContext *context)
@@ -188,7 +124,6 @@ limen_screenshot_new (LimenPortalContext *context)
   object = limen_dbus_portal_screenshot_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_screenshot_set_version (object, 2);
-  g_signal_connect (object, "handle-screenshot", G_CALLBACK (handle_screenshot), context);
-  g_signal_connect (object, "handle-pick-color", G_CALLBACK (handle_pick_color), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, screenshot_methods);
   return G_DBUS_INTERFACE_SKELETON (object);
 }

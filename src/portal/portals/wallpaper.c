@@ -9,6 +9,7 @@
 
 #include "access.h"
 #include "backend.h"
+#include "driver.h"
 #include "fd-check.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Wallpaper"
@@ -33,131 +34,89 @@ static const LimenOption wallpaper_options[] = {
   { NULL }
 };
 
-typedef struct {
-  LimenPortalContext *context;
-  char               *parent_window;
-  char               *uri;
-  GVariant           *options;
-} Wall;
-
+/* Pre-step of SetWallpaperURI: a valid URI, and no file: URI from a sandbox. */
 static void
-wall_free (Wall *w)
+check_uri (LimenCall *call, GTask *task)
 {
-  g_free (w->parent_window);
-  g_free (w->uri);
-  g_clear_pointer (&w->options, g_variant_unref);
-  g_free (w);
-}
-
-/* The impl method answers just (u). */
-static void
-on_reply (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list, const GError *error, gpointer user_data)
-{
-  guint response = LIMEN_RESPONSE_OTHER;
-
-  if (reply && g_variant_is_of_type (reply, G_VARIANT_TYPE ("(u)")))
-    g_variant_get (reply, "(u)", &response);
-  limen_request_respond (request, MIN (response, LIMEN_RESPONSE_OTHER), NULL);
-}
-
-static void
-on_permission (LimenRequest *request, gboolean allowed, gpointer user_data)
-{
-  Wall *w = user_data;
-  const char *backend = limen_backend_find (w->context, IMPL_IFACE, NULL);
-
-  if (!allowed || backend == NULL)
-    {
-      limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
-      wall_free (w);
-      return;
-    }
-  limen_backend_call (request, backend, IMPL_IFACE, "SetWallpaperURI",
-                      limen_backend_build_parameters (request, g_variant_new ("(ss)", w->parent_window, w->uri),
-                                                      w->options),
-                      NULL, LIMEN_BACKEND_TIMEOUT_DIALOG, on_reply, NULL, NULL);
-  wall_free (w);
-}
-
-static void
-start (LimenPortalContext *context, GDBusMethodInvocation *invocation, LimenAppInfo *info,
-       const char *parent_window, const char *uri, GVariant *options)
-{
-  g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(LimenRequest) request = NULL;
-  const char *backend;
-  Wall *w;
-
-  if (!limen_options_filter (options, &b, &error, wallpaper_options, NULL) ||
-      (backend = limen_backend_find (context, IMPL_IFACE, &error)) == NULL ||
-      (request = limen_backend_start_request (invocation, info, options, backend, &error)) == NULL)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return;
-    }
-  w = g_new0 (Wall, 1);
-  w->context = context;
-  w->parent_window = g_strdup (parent_window);
-  w->uri = g_strdup (uri);
-  w->options = g_variant_ref_sink (g_variant_builder_end (&b));
-  limen_access_lookup_stored (context, request, TABLE, TABLE, on_permission, w);
-}
-
-static gboolean
-handle_set_wallpaper_uri (LimenDbusPortalWallpaper *object, GDBusMethodInvocation *invocation,
-                          const char *parent_window, const char *uri, GVariant *options, LimenPortalContext *context)
-{
+  g_autoptr(GVariant) arg = limen_call_get_arg (call, 1);
+  const char *uri = g_variant_get_string (arg, NULL);
   g_autofree char *scheme = NULL;
 
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
   if (strlen (uri) > 16384 || !g_uri_is_valid (uri, G_URI_FLAGS_NONE, NULL) ||
       (scheme = g_uri_parse_scheme (uri)) == NULL ||
-      (g_ascii_strcasecmp (scheme, "file") == 0 && !limen_app_info_is_host (info)))
+      (g_ascii_strcasecmp (scheme, "file") == 0 && !limen_app_info_is_host (limen_call_get_app_info (call))))
     {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                     "Invalid value for uri: a valid URI, and no file: URI from a sandbox (use SetWallpaperFile)");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                               "Invalid value for uri: a valid URI, and no file: URI from a sandbox (use SetWallpaperFile)");
+      return;
     }
-  start (context, invocation, info, parent_window, uri, options);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_task_return_boolean (task, TRUE);
 }
 
-static gboolean
-handle_set_wallpaper_file (LimenDbusPortalWallpaper *object, GDBusMethodInvocation *invocation,
-                           GUnixFDList *fd_list, const char *parent_window, GVariant *fd_handle,
-                           GVariant *options, LimenPortalContext *context)
+/* Pre-step of SetWallpaperFile: the fd's file, reachable on the host, goes on as a file: URI. */
+static void
+check_file (LimenCall *call, GTask *task)
 {
   g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) window = limen_call_get_arg (call, 0);
+  g_autoptr(GVariant) fd_handle = limen_call_get_arg (call, 1);
   g_autofd int fd = -1;
   LimenFdInfo fdinfo = { 0 };
   g_autofree char *proc = NULL;
   g_autofree char *path = NULL;
   g_autofree char *uri = NULL;
   struct stat st;
+  gboolean reachable;
 
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  fd = limen_fd_list_get (fd_list, g_variant_get_handle (fd_handle), "fd", &error);
-  if (fd < 0 || !limen_fd_check (info, fd, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH | LIMEN_FD_NEED_READ,
-                                 &fdinfo, &error))
+  fd = limen_fd_list_get (limen_call_get_fd_list (call), g_variant_get_handle (fd_handle), "fd", &error);
+  if (fd < 0 || !limen_fd_check (limen_call_get_app_info (call), fd,
+                                 LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH | LIMEN_FD_NEED_READ, &fdinfo, &error))
     {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
     }
   proc = g_strdup_printf ("/proc/self/fd/%d", fd);
   path = g_file_read_link (proc, NULL);
-  if (path == NULL || stat (path, &st) != 0 || st.st_dev != fdinfo.dev || st.st_ino != fdinfo.ino)
-    {
-      limen_fd_info_clear (&fdinfo);
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                     "The file is not reachable outside the sandbox");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
+  reachable = path && stat (path, &st) == 0 && st.st_dev == fdinfo.dev && st.st_ino == fdinfo.ino;
   limen_fd_info_clear (&fdinfo);
+  if (!reachable)
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                               "The file is not reachable outside the sandbox");
+      return;
+    }
   uri = g_filename_to_uri (path, NULL, NULL);
-  start (context, invocation, info, parent_window, uri, options);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  limen_call_set_impl_args (call, g_variant_new ("(@ss)", window, uri), NULL);
+  g_task_return_boolean (task, TRUE);
 }
+
+/* After the handle: a stored "no" ends the request; otherwise the backend decides. */
+static void
+check_permission (LimenCall *call, GTask *task)
+{
+  limen_access_step (call, task, NULL, TABLE, LIMEN_ACCESS_NOT_DENIED, NULL);
+}
+
+static const LimenStep uri_pre[] = {
+  { check_uri, LIMEN_STEP_BEFORE_HANDLE },
+  { check_permission, LIMEN_STEP_AFTER_HANDLE },
+  { NULL }
+};
+
+static const LimenStep file_pre[] = {
+  { check_file, LIMEN_STEP_BEFORE_HANDLE },
+  { check_permission, LIMEN_STEP_AFTER_HANDLE },
+  { NULL }
+};
+
+/* Both methods end in the impl's one method, which answers just (u). */
+static const LimenDriverMethod wallpaper_methods[] = {
+  { .method = "SetWallpaperURI", .options = wallpaper_options,
+    .impl_interface = IMPL_IFACE, .impl_method = "SetWallpaperURI", .pre = uri_pre },
+  { .method = "SetWallpaperFile", .options = wallpaper_options,
+    .impl_interface = IMPL_IFACE, .impl_method = "SetWallpaperURI", .pre = file_pre },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_wallpaper_new (LimenPortalContext *context)
@@ -169,7 +128,6 @@ limen_wallpaper_new (LimenPortalContext *context)
   object = limen_dbus_portal_wallpaper_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_wallpaper_set_version (object, 1);
-  g_signal_connect (object, "handle-set-wallpaper-uri", G_CALLBACK (handle_set_wallpaper_uri), context);
-  g_signal_connect (object, "handle-set-wallpaper-file", G_CALLBACK (handle_set_wallpaper_file), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, wallpaper_methods);
   return G_DBUS_INTERFACE_SKELETON (object);
 }
