@@ -63,6 +63,13 @@ add_executable(limen-wayland-parent wayland-client/limen-wayland-parent.c ${_lim
 target_include_directories(limen-wayland-parent PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-parent PRIVATE PkgConfig::WAYLAND_CLIENT)
 limen_add_pytest(kde-wayland test_kde_wayland.py TIMEOUT 300)
+# Screen sharing: a probe window of a known colour that reports its input and uses the
+# clipboard, on kwin_wayland --virtual with PipeWire (integration/wayland_session.py).
+add_executable(limen-wayland-probe wayland-client/limen-wayland-probe.c
+               ${_limen_wl_gen}/xdg-shell-client-protocol.h ${_limen_wl_gen}/xdg-shell-protocol.c)
+target_include_directories(limen-wayland-probe PRIVATE ${_limen_wl_gen})
+target_link_libraries(limen-wayland-probe PRIVATE PkgConfig::WAYLAND_CLIENT)
+limen_add_pytest(kde-screencast test_kde_screencast.py TIMEOUT 600)
 
 # Logout inhibition: a small XSMP session manager (libSM's Sms* API) stands in for ksmserver.
 pkg_check_modules(XSMP_TEST REQUIRED IMPORTED_TARGET sm ice)

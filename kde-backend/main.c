@@ -27,6 +27,9 @@ static const InterfaceNew interfaces[] = {
   limen_kde_print_new,
   limen_kde_wallpaper_new,
   limen_kde_background_new,
+  limen_kde_screencast_new,
+  limen_kde_remote_desktop_new,
+  limen_kde_clipboard_new,
 };
 
 static GPtrArray *skeletons;

@@ -370,6 +370,51 @@ LIMEN_QT_EXPORT void limen_qt_app_states (LimenQtAppStateFunc func, void *user_d
  * is enough, later calls replace the callback. 0 when there is no window system. */
 LIMEN_QT_EXPORT int limen_qt_watch_app_states (void (*changed) (void *user_data), void *user_data);
 
+/* ---- screen sharing and remote control (screencast-dialog.cpp) ---------------- */
+
+/* A screen or window the person may share; @id comes back when chosen. */
+typedef struct {
+  const char *id;
+  const char *name;           /* screen: connector name; window: title */
+  const char *description;    /* screen: make and model; window: app id */
+  const char *icon;           /* window: themed icon name, or NULL */
+  int         width, height;  /* screen: pixels */
+} LimenQtCastSource;
+
+typedef struct {
+  LimenQtWindow            window;
+  const char              *app_id;
+  unsigned                 types;          /* offered: 1 screens, 2 windows, 4 a new virtual screen */
+  int                      multiple;
+  int                      offer_restore;  /* show "Allow restoring" */
+  size_t                   n_screens;
+  const LimenQtCastSource *screens;
+  size_t                   n_windows;
+  const LimenQtCastSource *windows;
+  unsigned                 devices;        /* remote control asked: 1 keyboard, 2 pointer, 4 touch */
+  int                      clipboard;      /* remote control: the clipboard asked too */
+} LimenQtScreenCastSpec;
+
+/* @chosen: ids of the chosen sources ("virtual" for a new virtual screen); @allow_restore
+ * the check box (0 when not shown). */
+typedef void (*LimenQtScreenCastDone) (LimenQtDialog *dialog, int response, size_t n_chosen,
+                                       const char *const *chosen, int allow_restore, void *user_data);
+
+/* Ask which screens or windows to share (and/or whether to allow remote control). */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_screencast_open (const LimenQtScreenCastSpec *spec,
+                                                         LimenQtScreenCastDone done, void *user_data);
+typedef struct _LimenQtCastIndicator LimenQtCastIndicator;
+/* The person pressed Stop; the indicator stays until limen_qt_cast_indicator_close(). */
+typedef void (*LimenQtCastStop) (LimenQtCastIndicator *indicator, void *user_data);
+
+/* A lasting notification that @app_id shares the screen (@sharing) and/or controls
+ * @devices, with a Stop button. NULL when no notification can be sent. */
+LIMEN_QT_EXPORT LimenQtCastIndicator *limen_qt_cast_indicator_show (const char *app_id, int sharing,
+                                                                    unsigned devices, LimenQtCastStop stop,
+                                                                    void *user_data);
+/* Withdraw the notification and free @indicator; @stop never runs after this. */
+LIMEN_QT_EXPORT void limen_qt_cast_indicator_close (LimenQtCastIndicator *indicator);
+
 /* Entry points of liblimen-qt.so, for the loader (X-macro). */
 #define LIMEN_QT_DLOPEN_FUNCTIONS(X)   \
   X (limen_qt_unavailable_reason)      \
@@ -389,7 +434,10 @@ LIMEN_QT_EXPORT int limen_qt_watch_app_states (void (*changed) (void *user_data)
   X (limen_qt_wallpaper_open)          \
   X (limen_qt_background_open)         \
   X (limen_qt_app_states)              \
-  X (limen_qt_watch_app_states)
+  X (limen_qt_watch_app_states)        \
+  X (limen_qt_screencast_open)         \
+  X (limen_qt_cast_indicator_show)     \
+  X (limen_qt_cast_indicator_close)
 
 #ifdef __cplusplus
 }
