@@ -76,12 +76,30 @@ def test_interfaces_and_versions(cast, bus):
     assert bus.get_property(SC, "version") == 5
     assert bus.get_property(RD, "version") == 2
     assert bus.get_property(CB, "version") == 1
-    c = Caller(bus)
-    c.create()
-    # Taken from the backend (the mock offers monitor+window, hidden+embedded).
+    # Taken from the backend (the mock offers monitor+window, hidden+embedded), which was
+    # running when limen-portal started: read without any session.
     assert limentest.wait_until(lambda: bus.get_property(SC, "AvailableSourceTypes") == 3)
     assert bus.get_property(SC, "AvailableCursorModes") == 3
-    assert bus.get_property(RD, "AvailableDeviceTypes") == 7
+    assert limentest.wait_until(lambda: bus.get_property(RD, "AvailableDeviceTypes") == 7)
+
+
+def test_properties_follow_a_backend_that_starts_later(bus):
+    rh.start_documents(bus)
+    bus.write_portal_file("limentest", rh.BACKEND_NAME, IMPLS, use_in="test")
+    conf_dir = os.path.join(bus.config_home, "xdg-desktop-portal")
+    os.makedirs(conf_dir, exist_ok=True)
+    with open(os.path.join(conf_dir, "test-portals.conf"), "w") as f:
+        f.write("[preferred]\ndefault=limentest\n")
+    bus.start_portal()
+    # No backend yet: nothing offered, and nothing was started to find out.
+    assert bus.get_property(SC, "AvailableSourceTypes") == 0
+    assert not bus.has_owner(rh.BACKEND_NAME)
+    rh.Backend(bus, ["screencast", "remote_desktop", "clipboard"], {"source-types": 1})
+    assert limentest.wait_until(lambda: bus.get_property(SC, "AvailableSourceTypes") == 1)
+    # (The mock adds its RemoteDesktop interface only after taking the name: a session
+    # makes limen-portal read that backend's properties again.)
+    Caller(bus).create(RD, "late")
+    assert limentest.wait_until(lambda: bus.get_property(RD, "AvailableDeviceTypes") == 7)
 
 
 def test_screencast_session_lifecycle(cast, bus):
@@ -530,3 +548,95 @@ def test_remote_desktop_restore_token(cast, bus):
     assert c.request(RD, "SelectDevices", (s2, {"restore_token": v("s", token)}), "(oa{sv})")[0] == 0
     assert tuple(cast.requests("RemoteDesktop.SelectDevices")[-1][3]["restore_data"]) == ("mock", 1, 7)
     assert "restore_token" not in cast.requests("RemoteDesktop.SelectDevices")[-1][3]
+
+
+# ---- end to end: limen-portal + limen-kde on a headless KWin (wayland_session.py) -------------
+GREEN = (0x20, 0xc0, 0x40)
+
+
+def start_limen_on_kde(bus):
+    import kde_helpers as kh
+    shutil.copy(kh.portal_file_path(), os.path.join(bus.env["XDG_DESKTOP_PORTAL_DIR"], "limen.portal"))
+    conf = os.path.join(bus.config_home, "xdg-desktop-portal")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "kde-portals.conf"), "w") as f:
+        f.write("[preferred]\ndefault=limen\n")
+    rh.start_documents(bus)
+    return bus.start_portal(env={"XDG_CURRENT_DESKTOP": "KDE"})
+
+
+def seed_token(bus, app_id, restore_data):
+    """A token as if the person had allowed restoring earlier (the picker itself is tested
+    by the backend's own tests): the store entry a persistent Start writes."""
+    import uuid
+    token = str(uuid.uuid4())
+    bus.call("org.freedesktop.impl.portal.PermissionStore", "Set",
+             ("screencast", True, token, {app_id: ["yes"]}, restore_data), "(sbsa{sas}v)",
+             dest="org.freedesktop.impl.portal.PermissionStore", path="/org/freedesktop/impl/portal/PermissionStore")
+    return token
+
+
+def rgb_at(path, x, y):
+    r = subprocess.run(["convert", path, "-format", f"%[fx:int(255*p{{{x},{y}}}.r)] %[fx:int(255*p{{{x},{y}}}.g)] "
+                        f"%[fx:int(255*p{{{x},{y}}}.b)]", "info:"], capture_output=True, text=True, check=True)
+    return tuple(int(x) for x in r.stdout.split())
+
+
+def consume_through(fd, node, out_dir, count=3, timeout=40):
+    """pipewiresrc on the portal's remote fd: the last of @count frames as PNG, or None."""
+    out = os.path.join(out_dir, f"portal-frame-{node}.png")
+    argv = ["gst-launch-1.0", "-q", "pipewiresrc", f"fd={fd}", f"path={node}", "always-copy=true",
+            f"num-buffers={count}", "!", "videoconvert", "!", "video/x-raw,format=RGB", "!", "pngenc",
+            "snapshot=false", "!", "multifilesink", f"location={out}.%d"]
+    try:
+        subprocess.run(argv, pass_fds=(fd,), timeout=timeout, capture_output=True)
+    except subprocess.TimeoutExpired:
+        return None
+    frames = sorted((f for f in os.listdir(out_dir) if f.startswith(os.path.basename(out) + ".")),
+                    key=lambda f: int(f.rsplit(".", 1)[1]))
+    return os.path.join(out_dir, frames[-1]) if frames else None
+
+
+def test_end_to_end_window_share_on_kwin(bus):
+    """A browser-like client shares a window through limen-portal and limen-kde on a headless
+    KWin: streams from KWin, a remote that shows only that stream, frames of the window's
+    colour through it, and the stream gone from the remote after Close."""
+    import wayland_session
+    if not os.path.exists(os.path.join(limentest.BUILD_DIR, "kde-backend", "limen-kde")):
+        pytest.skip("limen-kde not built")
+    probe_binary()
+    session = wayland_session.WaylandSession(bus)
+    try:
+        session.start_kde()
+        start_limen_on_kde(bus)
+        window = session.probe("Green probe", GREEN)
+        win = session.wait_window("Green probe")
+        token = seed_token(bus, "", GLib.Variant("(suv)", ("KDE", 1, GLib.Variant(
+            "a{sv}", {"sources": GLib.Variant("as", ["window:" + win["uuid"]])}))))
+        c = Caller(bus)
+        s = c.create()
+        # The properties are limen-kde's (screens, windows, virtual; all cursor modes).
+        assert limentest.wait_until(lambda: bus.get_property(SC, "AvailableSourceTypes") == 7, 10)
+        assert bus.get_property(SC, "AvailableCursorModes") == 7
+        assert c.select(s, types=v("u", 2), persist_mode=v("u", 2), restore_token=v("s", token))[0] == 0
+        response, results = c.request(SC, "Start", (s, "", {}), "(osa{sv})", timeout=30)
+        assert response == 0, results
+        (node, props), = results["streams"]
+        assert props["source_type"] == 2 and results["restore_token"] != token
+        fd = open_remote(c, s)
+        status, out = probe(fd)
+        assert status == 0
+        assert [int(line.split()[0]) for line in out.splitlines() if " PipeWire:Interface:Node " in line] == [node]
+        frame = consume_through(fd, node, bus.root)
+        assert frame, "no frame through the portal's remote"
+        assert rgb_at(frame, 200, 150) == GREEN
+        watcher = subprocess.Popen([probe_binary(), str(fd), str(node), "15"], pass_fds=(fd,),
+                                   stdout=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        bus.call(SESSION, "Close", path=s, conn=c.conn)
+        out, _ = watcher.communicate(timeout=20)
+        assert f"gone {node}" in out, out
+        os.close(fd)
+        window.close()
+    finally:
+        session.close()

@@ -64,14 +64,20 @@ on_backend_properties (GObject *source, GAsyncResult *result, gpointer user_data
     limen_dbus_portal_remote_desktop_set_available_device_types (skeleton, value & LIMEN_DEVICE_ALL);
 }
 
+/* Never activates the backend: read when it appears and again once a session made it run. */
 static void
 read_backend_properties (GDBusConnection *connection, const char *backend)
 {
-  /* Never activates the backend: it is read again once a session made it run. */
   g_dbus_connection_call (connection, backend, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "GetAll",
                           g_variant_new ("(s)", LIMEN_REMOTE_DESKTOP_IMPL), G_VARIANT_TYPE ("(a{sv})"),
                           G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
                           on_backend_properties, NULL);
+}
+
+static void
+on_backend_appeared (GDBusConnection *connection, const char *name, const char *owner, gpointer user_data)
+{
+  read_backend_properties (connection, name);
 }
 
 /* CreateSession, post: the backend runs now, so AvailableDeviceTypes can be read. */
@@ -422,6 +428,7 @@ limen_remote_desktop_new (LimenPortalContext *context)
     g_signal_connect (skeleton, handlers[i].signal, handlers[i].handler, context);
   backend = limen_backend_find (context, LIMEN_REMOTE_DESKTOP_IMPL, &error);
   if (backend)
-    read_backend_properties (context->connection, backend);
+    g_bus_watch_name_on_connection (context->connection, backend, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                                    on_backend_appeared, NULL, NULL, NULL);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }

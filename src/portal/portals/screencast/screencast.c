@@ -62,14 +62,22 @@ on_backend_properties (GObject *source, GAsyncResult *result, gpointer user_data
     limen_dbus_portal_screen_cast_set_available_cursor_modes (skeleton, value & LIMEN_CURSOR_ALL);
 }
 
-/* Refresh the Available* properties from @backend; @activate: may start it. */
+/* Refresh the Available* properties from @backend, never activating it: reading them must
+ * not start a backend (or load its screen-cast code) before anyone shares a screen. */
 static void
-read_backend_properties (GDBusConnection *connection, const char *backend, gboolean activate)
+read_backend_properties (GDBusConnection *connection, const char *backend)
 {
   g_dbus_connection_call (connection, backend, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "GetAll",
                           g_variant_new ("(s)", LIMEN_SCREEN_CAST_IMPL), G_VARIANT_TYPE ("(a{sv})"),
-                          activate ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START,
-                          LIMEN_BACKEND_TIMEOUT_QUICK, NULL, on_backend_properties, NULL);
+                          G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
+                          on_backend_properties, NULL);
+}
+
+/* The backend appeared on the bus (it usually runs for other portals): read them now. */
+static void
+on_backend_appeared (GDBusConnection *connection, const char *name, const char *owner, gpointer user_data)
+{
+  read_backend_properties (connection, name);
 }
 
 /* CreateSession, post: the backend runs now, so its Available* properties can be read. */
@@ -79,7 +87,7 @@ on_session_created (LimenCall *call, GTask *task)
   LimenCast *cast = limen_cast_lookup_path (limen_session_get_path (limen_call_get_session (call)));
 
   if (cast)
-    read_backend_properties (limen_call_get_context (call)->connection, cast->backend, FALSE);
+    read_backend_properties (limen_call_get_context (call)->connection, cast->backend);
   g_task_return_boolean (task, TRUE);
 }
 
@@ -256,6 +264,7 @@ limen_screen_cast_new (LimenPortalContext *context)
   g_signal_connect (skeleton, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
   backend = limen_backend_find (context, LIMEN_SCREEN_CAST_IMPL, &error);
   if (backend)
-    read_backend_properties (context->connection, backend, FALSE);
+    g_bus_watch_name_on_connection (context->connection, backend, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                                    on_backend_appeared, NULL, NULL, NULL);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }
