@@ -640,3 +640,59 @@ def test_end_to_end_window_share_on_kwin(bus):
         window.close()
     finally:
         session.close()
+
+
+def test_end_to_end_remote_input_reaches_a_window_on_kwin(bus):
+    """RemoteDesktop through limen-portal and limen-kde: a restored keyboard+pointer grant
+    (seeded as a persistent Start would have left it), a click and keys that reach the
+    Wayland window under the pointer, and the touchscreen that was not granted refused
+    before the backend hears of it."""
+    import wayland_session
+    if not os.path.exists(os.path.join(limentest.BUILD_DIR, "kde-backend", "limen-kde")):
+        pytest.skip("limen-kde not built")
+    session = wayland_session.WaylandSession(bus)
+    try:
+        session.start_kde()
+        start_limen_on_kde(bus)
+        window = session.probe("Input probe", GREEN)
+        session.wait_window("Input probe")
+        window.wait_for("ENTER")   # KWin puts the pointer over the new window
+        import uuid
+        token = str(uuid.uuid4())
+        data = GLib.Variant("(suv)", ("KDE", 1, GLib.Variant("a{sv}", {"devices": GLib.Variant("u", 3)})))
+        bus.call("org.freedesktop.impl.portal.PermissionStore", "Set",
+                 ("remote-desktop", True, token, {"": ["yes"]}, data), "(sbsa{sas}v)",
+                 dest="org.freedesktop.impl.portal.PermissionStore",
+                 path="/org/freedesktop/impl/portal/PermissionStore")
+        c = Caller(bus)
+        s = c.create(RD, "input")
+        assert c.request(RD, "SelectDevices", (s, {"types": v("u", 3), "restore_token": v("s", token)}),
+                         "(oa{sv})")[0] == 0
+        response, results = c.request(RD, "Start", (s, "", {}), "(osa{sv})", timeout=30)
+        assert response == 0 and results["devices"] == 3, results
+        # KWin 5.27 sometimes hands fake input to the window only with a later event (seen
+        # with limen-kde's fake input, not a frontend matter): each gesture is repeated, as
+        # a person would, until the window reports it.
+        def gesture(method, sig, code, expect):
+            seen = []
+            for _ in range(5):
+                c.call(RD, method, (s, {}, code, 1), sig)
+                c.call(RD, method, (s, {}, code, 0), sig)
+                seen += window.drain(1.0)
+                window.seen.clear()
+                if expect in seen:
+                    return seen
+            raise AssertionError(f"{expect!r} never reached the window: {seen}")
+
+        clicks = gesture("NotifyPointerButton", "(oa{sv}iu)", 272, "BUTTON 272 1")
+        assert "FOCUS" in clicks   # the click activated the window: keys go to it now
+        keys = gesture("NotifyKeyboardKeycode", "(oa{sv}iu)", 30, "KEY 30 1")
+        assert all(line.split()[1] == "30" for line in keys if line.startswith("KEY"))
+        name, _ = c.error(RD, "NotifyTouchUp", (s, {}, 0), "(oa{sv}u)")
+        assert name == "org.freedesktop.portal.Error.NotAllowed"
+        bus.call(SESSION, "Close", path=s, conn=c.conn)
+        assert c.error(RD, "NotifyKeyboardKeycode", (s, {}, 30, 1), "(oa{sv}iu)")[0] == \
+            "org.freedesktop.portal.Error.InvalidArgument"
+        window.close()
+    finally:
+        session.close()
