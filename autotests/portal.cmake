@@ -37,3 +37,12 @@ target_link_libraries(fuzz-validate-sound PRIVATE PkgConfig::GLIB)
 add_test(NAME fuzz-validate-sound COMMAND fuzz-validate-sound 300000 1)
 # Also labelled unit so that the ASan build, which runs the unit tests, fuzzes it too.
 set_tests_properties(fuzz-validate-sound PROPERTIES LABELS "fuzz;unit" TIMEOUT 300)
+
+# ScreenCast, RemoteDesktop, Clipboard (issue 20): limen-pw-probe lists what a PipeWire
+# remote fd shows, for the OpenPipeWireRemote tests.
+pkg_check_modules(PW_PROBE IMPORTED_TARGET libpipewire-0.3)
+if(PW_PROBE_FOUND)
+  add_executable(limen-pw-probe integration/pw-probe.c)
+  target_link_libraries(limen-pw-probe PRIVATE PkgConfig::PW_PROBE)
+endif()
+limen_add_pytest(integration-portal-screencast test_portal_screencast.py)

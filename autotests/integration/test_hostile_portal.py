@@ -334,3 +334,166 @@ def test_battery(env):
             failures.append(str(e))
     print(f"{len(results) - len(failures)} passed, {len(failures)} failed")
     assert not failures, "\n".join(failures)
+
+
+# ==== ScreenCast / RemoteDesktop / Clipboard (issue 20) =======================================
+# A block of its own: these portals need their backends (templates/screencast.py and the
+# remote-desktop and clipboard templates) and the permission store, so they get their own
+# private bus. Victim sessions belong to another connection; attackers are host callers on
+# the test's connection and bwrap-sandboxed Flatpak apps.
+SC = "org.freedesktop.portal.ScreenCast"
+RD = "org.freedesktop.portal.RemoteDesktop"
+CB = "org.freedesktop.portal.Clipboard"
+CAST_IMPLS = ["org.freedesktop.impl.portal.ScreenCast", "org.freedesktop.impl.portal.RemoteDesktop",
+              "org.freedesktop.impl.portal.Clipboard"]
+
+
+@pytest.fixture(scope="module")
+def cast_env():
+    import request_helpers as rh
+    bus = limentest.Bus()
+    rh.start_documents(bus)
+    bus.write_portal_file("limentest", rh.BACKEND_NAME, CAST_IMPLS, use_in="test")
+    conf_dir = os.path.join(bus.config_home, "xdg-desktop-portal")
+    os.makedirs(conf_dir, exist_ok=True)
+    with open(os.path.join(conf_dir, "test-portals.conf"), "w") as f:
+        f.write("[preferred]\ndefault=limentest\n")
+    rh.Backend(bus, ["screencast", "remote_desktop", "clipboard"], {})
+    daemon = bus.start_portal()
+    yield bus, daemon
+    statuses = bus.close()
+    assert all(st in (0, None) or st == -15 for _, st in statuses), statuses
+
+
+def cast_session(bus, iface, token, start=False, types=None, clipboard=False):
+    """A session of a connection of its own (the victim); returns (client, path)."""
+    import request_helpers as rh
+    client = rh.Client(bus)
+    response, results = client.request(iface, "CreateSession", ({"session_handle_token": GLib.Variant("s", token)},),
+                                       "(a{sv})")
+    assert response == 0
+    path = results["session_handle"]
+    if start and iface == SC:
+        assert client.request(SC, "SelectSources", (path, {}), "(oa{sv})")[0] == 0
+    if clipboard:
+        client.bus.call(CB, "RequestClipboard", (path, {}), "(oa{sv})", conn=client.conn)
+    if start and iface == RD:
+        opts = {"types": GLib.Variant("u", types)} if types else {}
+        assert client.request(RD, "SelectDevices", (path, opts), "(oa{sv})")[0] == 0
+    if start:
+        assert client.request(iface, "Start", (path, "", {}), "(osa{sv})")[0] == 0
+    return client, path
+
+
+def build_cast_cases(bus):
+    cases = []
+    add = cases.append
+    v = GLib.Variant
+    own_client, own = cast_session(bus, SC, "own")
+    victim_client, victim = cast_session(bus, SC, "victim", start=True)
+    rd_client, rd_victim = cast_session(bus, RD, "rdvictim", start=True, clipboard=True)
+    kb_client, kb_only = cast_session(bus, RD, "kbonly", start=True, types=1)
+    info = "[Application]\nname=org.example.Hostile\n"
+
+    # --- session handle tokens: sizes, characters, types -------------------------------------
+    for label, token in (("too-long", "a" * 300), ("slash", "a/b"), ("space", "a b"), ("empty", ""),
+                         ("dot", "a.b"), ("non-ascii", "tökén")):
+        add(Case(f"cast/session-token-{label}",
+                 c(bus, SC, "CreateSession", ({"session_handle_token": v("s", token)},), "(a{sv})"), error=INVALID))
+    add(Case("cast/session-token-wrong-type",
+             c(bus, SC, "CreateSession", ({"session_handle_token": v("u", 1)},), "(a{sv})"), error=INVALID))
+    add(Case("cast/handle-token-array",
+             c(bus, RD, "CreateSession", ({"handle_token": v("as", ["a"])},), "(a{sv})"), error=INVALID))
+    add(Case("cast/session-token-of-another-caller-is-its-own",
+             c(bus, SC, "CreateSession", ({"session_handle_token": v("s", "own")},), "(a{sv})"), expect="accepted"))
+
+    # --- other callers' sessions ---------------------------------------------------------------
+    add(Case("cast/select-on-victim", c(bus, SC, "SelectSources", (victim, {}), "(oa{sv})"), error=INVALID))
+    add(Case("cast/start-on-victim", c(bus, SC, "Start", (victim, "", {}), "(osa{sv})"), error=INVALID))
+    add(Case("cast/remote-of-victim", c(bus, SC, "OpenPipeWireRemote", (victim, {}), "(oa{sv})"), error=INVALID))
+    add(Case("cast/remote-of-victim-sandboxed",
+             sandboxed(bus, info, SC, "OpenPipeWireRemote", "(oa{sv})", (victim, {})), error=INVALID))
+    add(Case("cast/notify-on-victim", c(bus, RD, "NotifyKeyboardKeycode", (rd_victim, {}, 30, 1), "(oa{sv}iu)"),
+             error=INVALID))
+    add(Case("cast/notify-on-victim-sandboxed",
+             sandboxed(bus, info, RD, "NotifyPointerMotion", "(oa{sv}dd)", (rd_victim, {}, 1.0, 1.0)), error=INVALID))
+    add(Case("cast/clipboard-of-victim", c(bus, CB, "SelectionRead", (rd_victim, "text/plain"), "(os)"),
+             error=INVALID))
+    add(Case("cast/close-victim", c(bus, "org.freedesktop.portal.Session", "Close", path=victim), error=NOT_ALLOWED))
+    add(Case("cast/no-such-session", c(bus, SC, "SelectSources", ("/org/freedesktop/portal/desktop/session/1_1/x",
+                                                                    {}), "(oa{sv})"), error=INVALID))
+    add(Case("cast/not-a-session-path", c(bus, SC, "Start", ("/", "", {}), "(osa{sv})"), error=INVALID))
+
+    # --- option sizes and types ----------------------------------------------------------------
+    for label, opts in (("types-all-bits", {"types": v("u", 0xFFFFFFFF)}), ("types-zero", {"types": v("u", 0)}),
+                        ("types-string", {"types": v("s", "1")}), ("cursor-two-modes", {"cursor_mode": v("u", 3)}),
+                        ("persist-99", {"persist_mode": v("u", 99)}), ("multiple-int", {"multiple": v("i", 1)}),
+                        ("token-1MB", {"restore_token": v("s", "x" * (1 << 20))}),
+                        ("token-array", {"restore_token": v("as", ["x"])}),
+                        ("token-variant-in-variant", {"restore_token": v("v", v("s", "x"))})):
+        add(Case(f"cast/select-{label}", c(bus, SC, "SelectSources", (own, opts), "(oa{sv})"), error=INVALID))
+    many = {f"k{i}": v("s", "x" * 100) for i in range(5000)}
+    add(Case("cast/select-5000-unknown-keys-dropped",
+             lambda: call_on(own_client.conn, SC, "SelectSources", (own, many), "(oa{sv})"), expect="accepted"))
+    add(Case("cast/start-parent-window-100k",
+             lambda: call_on(victim_client.conn, SC, "Start", (victim, "x" * 100000, {}), "(osa{sv})"),
+             error=INVALID))
+    add(Case("cast/remote-before-start",
+             lambda: call_on(own_client.conn, SC, "OpenPipeWireRemote", (own, {}), "(oa{sv})"), error=NOT_ALLOWED))
+    add(Case("cast/second-start", lambda: call_on(victim_client.conn, SC, "Start", (victim, "", {}), "(osa{sv})"),
+             error=NOT_ALLOWED))
+
+    # --- restore tokens never tell whether they exist --------------------------------------------
+    for label, token in (("random-uuid", "0f6b7c4e-1a2b-4c3d-8e9f-0a1b2c3d4e5f"), ("garbage", "../../etc/passwd"),
+                         ("4k", "t" * 4096)):
+        def fn(token=token, label=label):
+            client, path = cast_session(bus, SC, f"tok{abs(hash(label)) % 1000}")
+            return call_on(client.conn, SC, "SelectSources", (path, {"restore_token": v("s", token)}), "(oa{sv})")
+        add(Case(f"cast/restore-token-{label}-ignored", fn, expect="accepted"))
+
+    # --- input --------------------------------------------------------------------------------
+    for label, method, args, sig in (
+            ("nan", "NotifyPointerMotion", (float("nan"), 0.0), "dd"),
+            ("inf", "NotifyPointerMotionAbsolute", (0, float("inf"), 0.0), "udd"),
+            ("state-2", "NotifyPointerButton", (272, 2), "iu"),
+            ("axis-7", "NotifyPointerAxisDiscrete", (7, 1), "ui"),
+            ("finish-string", "NotifyPointerAxis", (0.0, 1.0), "dd")):
+        opts = {"finish": v("s", "yes")} if label == "finish-string" else {}
+        add(Case(f"cast/notify-{label}", lambda m=method, a=args, s=sig, o=opts: call_on(
+            rd_client.conn, RD, m, (rd_victim, o) + a, f"(oa{{sv}}{s})"), error=INVALID))
+    add(Case("cast/notify-ungranted-pointer", lambda: call_on(kb_client.conn, RD, "NotifyPointerMotion",
+                                                              (kb_only, {}, 1.0, 1.0), "(oa{sv}dd)"),
+             error=NOT_ALLOWED))
+    add(Case("cast/notify-on-screencast-session", lambda: call_on(victim_client.conn, RD, "NotifyKeyboardKeycode",
+                                                                  (victim, {}, 30, 1), "(oa{sv}iu)"),
+             error=NOT_ALLOWED))
+
+    # --- clipboard bounds -----------------------------------------------------------------------
+    add(Case("cast/clipboard-100k-mime-types", lambda: call_on(rd_client.conn, CB, "SetSelection",
+                                                               (rd_victim, {"mime_types": v("as", ["a/b"] * 100000)}),
+                                                               "(oa{sv})"), error=INVALID))
+    add(Case("cast/clipboard-1MB-mime", lambda: call_on(rd_client.conn, CB, "SelectionRead",
+                                                        (rd_victim, "a/" + "b" * (1 << 20)), "(os)"), error=INVALID))
+    add(Case("cast/clipboard-unknown-serial", lambda: call_on(rd_client.conn, CB, "SelectionWriteDone",
+                                                              (rd_victim, 12345, True), "(oub)"), error=INVALID))
+    add(Case("cast/clipboard-write-unknown-serial", lambda: call_on(rd_client.conn, CB, "SelectionWrite",
+                                                                    (rd_victim, 7), "(ou)"), error=INVALID))
+    add(Case("cast/clipboard-request-after-start", lambda: call_on(rd_client.conn, CB, "RequestClipboard",
+                                                                   (rd_victim, {}), "(oa{sv})"), error=NOT_ALLOWED))
+    return cases
+
+
+def test_screencast_battery(cast_env):
+    bus, daemon = cast_env
+    cases = build_cast_cases(bus)
+    failures = []
+    for case in cases:
+        outcome, detail = run_case(case, daemon, health_of(bus))
+        print(f"{case.name:55} {outcome:9} {detail}")
+        try:
+            check(case, outcome, detail)
+        except AssertionError as e:
+            failures.append(str(e))
+    assert bus.call(SC, "CreateSession", ({},), "(a{sv})")   # still serving this portal too
+    print(f"{len(cases) - len(failures)} passed, {len(failures)} failed")
+    assert not failures, "\n".join(failures)

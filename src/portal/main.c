@@ -27,6 +27,9 @@
 #include "portals/proxy-resolver.h"
 #include "portals/realtime.h"
 #include "portals/registry.h"
+#include "portals/screencast/clipboard.h"
+#include "portals/screencast/remote-desktop.h"
+#include "portals/screencast/screencast.h"
 #include "portals/screenshot.h"
 #include "portals/secret.h"
 #include "portals/settings.h"
@@ -40,6 +43,7 @@ static const struct {
   { "Account", limen_account_new },
   { "Background", limen_background_new },
   { "Camera", limen_camera_new },
+  { "Clipboard", limen_clipboard_new },
   { "DynamicLauncher", limen_dynamic_launcher_new },
   { "Email", limen_email_new },
   { "FileChooser", limen_file_chooser_new },
@@ -55,6 +59,8 @@ static const struct {
   { "ProxyResolver", limen_proxy_resolver_new },
   { "Realtime", limen_realtime_new },
   { "Registry", limen_registry_new },
+  { "RemoteDesktop", limen_remote_desktop_new },
+  { "ScreenCast", limen_screen_cast_new },
   { "Screenshot", limen_screenshot_new },
   { "Secret", limen_secret_new },
   { "Settings", limen_settings_new },
