@@ -7,7 +7,7 @@ list(APPEND CMAKE_MODULE_PATH ${ECM_MODULE_PATH})
 find_package(Qt5 5.15 REQUIRED COMPONENTS Core Gui Widgets DBus PrintSupport Test)
 find_package(XCB REQUIRED COMPONENTS XCB)
 find_package(KF5 5.103 REQUIRED COMPONENTS KIO I18n Notifications WindowSystem Config Service
-                                           WidgetsAddons CoreAddons)
+                                           WidgetsAddons CoreAddons XmlGui)
 find_package(KF5Wayland 5.103 REQUIRED)
 
 add_executable(test-kde-shim qt/test-kde-shim.cpp)
@@ -70,3 +70,5 @@ add_executable(xsmp-test-manager xsmp-test-manager.c)
 target_link_libraries(xsmp-test-manager PRIVATE PkgConfig::XSMP_TEST PkgConfig::GLIB)
 limen_add_pytest(kde-inhibit-logout test_kde_inhibit_logout.py TIMEOUT 300)
 limen_add_pytest(kde-first-dialog test_kde_first_dialog.py TIMEOUT 300)
+# GlobalShortcuts against a real kglobalaccel5 on Xvfb, through limen-portal and limen-kde.
+limen_add_pytest(kde-global-shortcuts test_global_shortcuts.py TIMEOUT 600)

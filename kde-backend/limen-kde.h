@@ -29,6 +29,7 @@ GDBusInterfaceSkeleton *limen_kde_print_new (void);
 GDBusInterfaceSkeleton *limen_kde_lockdown_new (void);
 GDBusInterfaceSkeleton *limen_kde_wallpaper_new (void);
 GDBusInterfaceSkeleton *limen_kde_background_new (void);
+GDBusInterfaceSkeleton *limen_kde_global_shortcuts_new (void);
 
 /* NotAllowed when the Kiosk configuration disables printing (lockdown.c). */
 gboolean limen_kde_lockdown_check_printing (GError **error);

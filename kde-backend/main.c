@@ -27,6 +27,7 @@ static const InterfaceNew interfaces[] = {
   limen_kde_print_new,
   limen_kde_wallpaper_new,
   limen_kde_background_new,
+  limen_kde_global_shortcuts_new,
 };
 
 static GPtrArray *skeletons;
