@@ -15,21 +15,12 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
-#include <QStyle>
 #include <QVBoxLayout>
 #include <QWindow>
 
 using LimenQt::str;
 
 namespace {
-
-/* A description is plain text; a '&' in it must not become a mnemonic. */
-QString plainLabel (const char *text)
-{
-  QString s = str (text);
-  s.replace (QLatin1Char ('&'), QLatin1String ("&&"));
-  return s;
-}
 
 class ShortcutsDialog : public _LimenQtDialog
 {
@@ -99,6 +90,13 @@ public:
       KWindowSystem::setCurrentXdgActivationToken (QString::fromUtf8 (m_token));
   }
 
+  /* Start on the first shortcut, not on a button: the keyboard walks the list from there. */
+  void focusFirstRow ()
+  {
+    if (!m_rows.isEmpty ())
+      m_rows.first ().use->setFocus (Qt::ActiveWindowFocusReason);
+  }
+
 protected:
   void onFinished (bool accepted) override
   {
@@ -130,24 +128,28 @@ private:
     KKeySequenceWidget *keys;
   };
 
+  /* One row per shortcut: check box, its description (wrapped, never cut), its keys. */
   QWidget *buildRows (const LimenQtShortcutsSpec *spec)
   {
-    auto *area = new QScrollArea (this);
-    area->setObjectName (QStringLiteral ("shortcuts"));
-    area->setWidgetResizable (true);
-    area->setFrameShape (QFrame::NoFrame);
-    auto *inner = new QWidget (area);
+    auto *inner = new QWidget;
     auto *grid = new QGridLayout (inner);
     grid->setContentsMargins (0, 0, 0, 0);
-    grid->setColumnStretch (0, 1);
+    grid->setColumnStretch (1, 1);
     for (size_t i = 0; i < spec->n_shortcuts; i++)
       {
         const LimenQtShortcut &s = spec->shortcuts[i];
+        const QString text = str (*s.description ? s.description : s.id);
         Row row { QByteArray (s.id), QByteArray (s.description), nullptr, nullptr };
-        row.use = new QCheckBox (plainLabel (*s.description ? s.description : s.id), inner);
+        row.use = new QCheckBox (inner);
         row.use->setObjectName (QStringLiteral ("use-") + str (s.id));
         row.use->setChecked (s.enabled);
-        row.use->setToolTip (i18nc ("@info:tooltip", "Uncheck to leave this shortcut out: %1 will not get it", str (spec->app_name)));
+        row.use->setAccessibleName (text);
+        row.use->setToolTip (i18nc ("@info:tooltip", "Uncheck to leave this shortcut out: %1 will not get it",
+                                    str (spec->app_name)));
+        auto *label = new QLabel (text, inner);
+        label->setTextFormat (Qt::PlainText);
+        label->setWordWrap (true);
+        label->setBuddy (row.use);
         row.keys = new KKeySequenceWidget (inner);
         row.keys->setObjectName (QStringLiteral ("keys-") + str (s.id));
         row.keys->setComponentName (str (spec->component));
@@ -159,18 +161,22 @@ private:
           row.keys->setKeySequence (QKeySequence (s.key), KKeySequenceWidget::NoValidate);
         row.keys->setEnabled (s.enabled);
         connect (row.use, &QCheckBox::toggled, row.keys, &QWidget::setEnabled);
-        grid->addWidget (row.use, int (i), 0);
-        grid->addWidget (row.keys, int (i), 1);
+        grid->addWidget (row.use, int (i), 0, Qt::AlignVCenter);
+        grid->addWidget (label, int (i), 1);
+        grid->addWidget (row.keys, int (i), 2, Qt::AlignVCenter);
         m_rows.append (row);
       }
-    if (!m_rows.isEmpty ())
-      m_rows.first ().use->setFocus ();
+    if (spec->n_shortcuts <= 8)
+      return inner;
+    /* More than eight rows scroll, vertically only. */
+    auto *area = new QScrollArea (this);
+    area->setObjectName (QStringLiteral ("shortcuts"));
+    area->setWidgetResizable (true);
+    area->setFrameShape (QFrame::NoFrame);
+    area->setHorizontalScrollBarPolicy (Qt::ScrollBarAlwaysOff);
     area->setWidget (inner);
-    /* Show every row up to eight; more scroll. */
-    const int rows = int (qMin<size_t> (spec->n_shortcuts, 8));
-    const int row_height = qMax (m_rows.isEmpty () ? 0 : m_rows.first ().keys->sizeHint ().height (),
-                                 fontMetrics ().height ()) + grid->verticalSpacing ();
-    area->setMinimumHeight (qMax (1, rows) * qMax (row_height, style ()->pixelMetric (QStyle::PM_LayoutVerticalSpacing)));
+    const int row_height = m_rows.first ().keys->sizeHint ().height () + grid->verticalSpacing ();
+    area->setMinimumHeight (8 * row_height);
     return area;
   }
 
@@ -192,5 +198,6 @@ limen_qt_shortcuts_open (const LimenQtShortcutsSpec *spec, LimenQtShortcutsDone 
   dialog->adjustSize ();
   dialog->applyActivationToken ();
   dialog->present ();
+  dialog->focusFirstRow ();
   return dialog;
 }

@@ -1,0 +1,432 @@
+"""GlobalShortcuts v2 against a real kglobalaccel5 on Xvfb: limen-kde's impl interface
+directly, and (further down) the whole path through limen-portal for host and
+bwrap-sandboxed callers. Keys are typed with xdotool into the X server, where kglobalaccel
+grabs them; the binding dialog is driven with xdotool and photographed in English at 100%
+and German at 200% (<build>/autotests/artifacts/kde/)."""
+
+import configparser
+import os
+import time
+
+import pytest
+
+import kde_helpers as kh
+import limentest
+import request_helpers
+from limentest import Gio, GLib
+
+IFACE = "org.freedesktop.impl.portal.GlobalShortcuts"
+KGA = "org.kde.kglobalaccel"
+STORE = "org.freedesktop.impl.portal.PermissionStore"
+STORE_PATH = "/org/freedesktop/impl/portal/PermissionStore"
+APP = "org.example.Talk"
+TITLE = "Global Shortcuts"
+TITLE_DE = "Globale Kurzbefehle"
+
+
+def start_kglobalaccel(bus, x):
+    return bus.start(["/usr/bin/kglobalaccel5"], env=dict(x.env(), QT_QPA_PLATFORM="xcb"), wait_name=KGA,
+                     timeout=30)
+
+
+def write_desktop_file(bus, app_id, name):
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    with open(os.path.join(apps, app_id + ".desktop"), "w") as f:
+        f.write(f"[Desktop Entry]\nType=Application\nName={name}\nExec=/bin/true\n")
+
+
+@pytest.fixture
+def stack(bus, x):
+    """kglobalaccel5, a permission store and limen-kde, on one Xvfb and one private bus."""
+    write_desktop_file(bus, APP, "Example Talk")
+    start_kglobalaccel(bus, x)
+    request_helpers.start_documents(bus)
+    kde = kh.start_kde_x11(bus, x)
+    return kde
+
+
+def shortcuts(*entries):
+    """a(sa{sv}) from (id, description, trigger or None)."""
+    out = []
+    for sid, desc, trigger in entries:
+        d = {"description": GLib.Variant("s", desc)}
+        if trigger:
+            d["preferred_trigger"] = GLib.Variant("s", trigger)
+        out.append((sid, d))
+    return out
+
+
+class Impl:
+    """A caller of limen-kde's impl GlobalShortcuts on its own connection, as a frontend
+    would be; it records the signals limen-kde sends it."""
+
+    def __init__(self, bus):
+        self.bus = bus
+        self.conn = bus.new_connection()
+        self.sender = self.conn.get_unique_name()[1:].replace(".", "_")
+        self.signals = []
+        self.conn.signal_subscribe(kh.KDE_NAME, IFACE, None, kh.PATH, None, Gio.DBusSignalFlags.NONE,
+                                   self._on_signal)
+        self.n = 0
+
+    def _on_signal(self, conn, sender, path, iface, name, params):
+        self.signals.append((name, params.unpack()))
+
+    def path(self, kind):
+        self.n += 1
+        return f"/org/freedesktop/portal/desktop/{kind}/{self.sender}/t{self.n}"
+
+    def call(self, method, args, sig, timeout=10000):
+        return kh.call_impl(self.bus, "GlobalShortcuts", method, args, sig, conn=self.conn, timeout=timeout)
+
+    def create_session(self, app_id=APP):
+        session = self.path("session")
+        assert self.call("CreateSession", (self.path("request"), session, app_id, {}), "(oosa{sv})") == (0, {})
+        return session
+
+    def bind_async(self, session, entries, parent=""):
+        handle = self.path("request")
+        call = kh.AsyncCall(self.bus, "GlobalShortcuts", "BindShortcuts",
+                            (handle, session, shortcuts(*entries), parent, {}), "(ooa(sa{sv})sa{sv})", conn=self.conn)
+        return handle, call
+
+    def list(self, session):
+        return self.call("ListShortcuts", (self.path("request"), session), "(oo)")
+
+    def configure(self, session, options=None):
+        return self.call("ConfigureShortcuts", (session, "", options or {}), "(osa{sv})")
+
+    def wait_signal(self, name, count=1, timeout=10):
+        limentest.wait_until(lambda: len(self.got(name)) >= count, timeout)
+        return self.got(name)
+
+    def got(self, name):
+        return [args for n, args in self.signals if n == name]
+
+    def close(self):
+        self.conn.close_sync(None)
+
+
+def bound(results):
+    return {sid: v["trigger_description"] for sid, v in results["shortcuts"]}
+
+
+def kglobalshortcutsrc(bus):
+    cp = configparser.ConfigParser(interpolation=None, strict=False)
+    cp.optionxform = str
+    cp.read(os.path.join(bus.config_home, "kglobalshortcutsrc"))
+    return cp
+
+
+def wait_rc(bus, pred, timeout=5):
+    """kglobalshortcutsrc once @pred holds (kglobalaccel writes it half a second late)."""
+    limentest.wait_until(lambda: pred(kglobalshortcutsrc(bus)), timeout)
+    rc = kglobalshortcutsrc(bus)
+    assert pred(rc), {s: dict(rc[s]) for s in rc.sections()}
+    return rc
+
+
+def refused_in_store(bus, app_id=APP):
+    try:
+        perms, _ = bus.call(STORE, "Lookup", ("global-shortcuts", app_id), "(ss)", dest=STORE, path=STORE_PATH)
+    except GLib.Error:
+        return None
+    return sorted(perms.get(app_id, []))
+
+
+def component_active(bus, component):
+    path = bus.call("org.kde.KGlobalAccel", "getComponent", (component,), "(s)", dest=KGA, path="/kglobalaccel")[0]
+    return bus.call("org.kde.kglobalaccel.Component", "isActive", dest=KGA, path=path)[0]
+
+
+def press(x, combo, hold=0.4):
+    """Hold @combo (xdotool names) down for @hold seconds, then release it."""
+    x.run("xdotool", "keydown", combo)
+    time.sleep(hold)
+    x.run("xdotool", "keyup", combo)
+
+
+def accept_dialog(x, title=TITLE, shot=None):
+    x.answer(title, "alt+a", shot=shot, shown=0.8)
+
+
+TALK = ("talk", "Push to talk", "CTRL+ALT+t")
+MUTE = ("mute", "Mute the microphone", "LOGO+F9")
+
+
+def test_bind_accept_then_keys_fire_activated_and_deactivated(bus, x, stack):
+    caller = Impl(bus)
+    session = caller.create_session()
+    _, call = caller.bind_async(session, [TALK, MUTE])
+    accept_dialog(x, shot="global-shortcuts-bind-en-1x.png")
+    response, results = call.wait()
+    assert response == 0
+    assert bound(results) == {"talk": "Ctrl+Alt+T", "mute": "Meta+F9"}
+    assert dict(results["shortcuts"])["talk"]["description"] == "Push to talk"
+
+    press(x, "ctrl+alt+t")
+    activated = caller.wait_signal("Activated")
+    deactivated = caller.wait_signal("Deactivated")
+    assert activated[0][:2] == (session, "talk")
+    assert deactivated[0][:2] == (session, "talk")
+    # An X11 activation token: a startup id carrying the key event's time.
+    token = activated[0][3]["activation_token"]
+    assert token.endswith(f"_TIME{activated[0][2]}")
+    assert "activation_token" not in deactivated[0][3]
+
+    # System Settings shows them under the app's name, from its .desktop file.
+    rc = wait_rc(bus, lambda rc: rc.has_section(APP) and "mute" in rc[APP])
+    assert rc[APP]["_k_friendly_name"] == "Example Talk"
+    assert rc[APP]["talk"].startswith("Ctrl+Alt+T,")
+    assert rc[APP]["mute"].startswith("Meta+F9,")
+    assert caller.list(session) == (0, results)
+    assert component_active(bus, APP)
+
+    # Key events go to the session's owner only: another bus client hears nothing.
+    other = Impl(bus)
+    press(x, "super+F9")
+    caller.wait_signal("Activated", 2)
+    limentest.pump(0.3)
+    assert caller.got("Activated")[1][1] == "mute"
+    assert other.signals == []
+
+
+def test_change_key_and_refuse_is_remembered(bus, x, stack):
+    caller = Impl(bus)
+    session = caller.create_session()
+    _, call = caller.bind_async(session, [TALK, MUTE])
+    wid = x.wait_window(TITLE)
+    time.sleep(0.5)
+    # Focus starts on the first check box; Tab reaches its key button: record Ctrl+Alt+K.
+    x.press(wid, "Tab")
+    x.run("xdotool", "key", "space")
+    time.sleep(0.3)
+    x.run("xdotool", "key", "ctrl+alt+k")
+    time.sleep(0.5)
+    # Tab past the clear button to the second check box; leave "mute" out.
+    x.run("xdotool", "key", "Tab", "Tab")
+    x.run("xdotool", "key", "space")
+    time.sleep(0.3)
+    x.screenshot("global-shortcuts-changed.png")
+    x.run("xdotool", "key", "alt+a")
+    response, results = call.wait()
+    assert response == 0
+    assert bound(results) == {"talk": "Ctrl+Alt+K"}
+    assert refused_in_store(bus) == ["mute"]
+    rc = wait_rc(bus, lambda rc: rc.has_section(APP) and "talk" in rc[APP])
+    assert rc[APP]["talk"].startswith("Ctrl+Alt+K,")
+    assert "mute" not in rc[APP]
+
+    # Another session of the app proposing the same: nothing is asked, the saved key is
+    # kept and the refused shortcut stays out.
+    caller2 = Impl(bus)
+    session2 = caller2.create_session()
+    _, call2 = caller2.bind_async(session2, [TALK, MUTE])
+    response, results = call2.wait(timeout=10)
+    assert response == 0
+    assert bound(results) == {"talk": "Ctrl+Alt+K"}
+    press(x, "ctrl+alt+k")
+    assert caller2.wait_signal("Activated")[0][:2] == (session2, "talk")
+
+
+def test_bind_survives_a_restart_of_limen_kde(bus, x, stack):
+    caller = Impl(bus)
+    session = caller.create_session()
+    _, call = caller.bind_async(session, [TALK])
+    accept_dialog(x)
+    assert bound(call.wait()[1]) == {"talk": "Ctrl+Alt+T"}
+    assert stack.stop() == 0
+    # The grab went with the session; the keys stay saved.
+    limentest.wait_until(lambda: not component_active(bus, APP), 5)
+    assert not component_active(bus, APP)
+    wait_rc(bus, lambda rc: rc.has_section(APP) and rc[APP].get("talk", "").startswith("Ctrl+Alt+T,"))
+
+    kh.start_kde_x11(bus, x)
+    caller2 = Impl(bus)
+    session2 = caller2.create_session()
+    _, call2 = caller2.bind_async(session2, [TALK])
+    response, results = call2.wait(timeout=10)
+    assert (response, bound(results)) == (0, {"talk": "Ctrl+Alt+T"})
+    press(x, "ctrl+alt+t")
+    assert caller2.wait_signal("Activated")[0][:2] == (session2, "talk")
+
+
+def test_cancel_binds_nothing_and_asks_again(bus, x, stack):
+    caller = Impl(bus)
+    session = caller.create_session()
+    _, call = caller.bind_async(session, [TALK])
+    x.answer(TITLE, "Escape")
+    assert call.wait() == (1, {})
+    assert caller.list(session) == (0, {"shortcuts": []})
+    assert refused_in_store(bus) in (None, [])
+    _, call = caller.bind_async(session, [TALK])
+    accept_dialog(x)
+    assert bound(call.wait()[1]) == {"talk": "Ctrl+Alt+T"}
+
+
+def test_request_close_and_session_close(bus, x, stack):
+    caller = Impl(bus)
+    session = caller.create_session()
+    handle, call = caller.bind_async(session, [TALK])
+    x.wait_window(TITLE)
+    kh.close_request(bus, handle, conn=caller.conn)
+    assert call.wait() == (2, {})
+    limentest.wait_until(lambda: x.run("xdotool", "search", "--onlyvisible", "--name", TITLE,
+                                       check=False).returncode != 0, 5)
+    _, call = caller.bind_async(session, [TALK])
+    accept_dialog(x)
+    assert call.wait()[0] == 0
+    assert component_active(bus, APP)
+    bus.call("org.freedesktop.impl.portal.Session", "Close", dest=kh.KDE_NAME, path=session, conn=caller.conn)
+    limentest.wait_until(lambda: not component_active(bus, APP), 5)
+    assert not component_active(bus, APP)
+
+
+def test_configure_shortcuts_reopens_the_dialog(bus, x, stack):
+    caller = Impl(bus)
+    session = caller.create_session()
+    with pytest.raises(GLib.Error) as e:
+        caller.configure(session)
+    assert "none were bound" in e.value.message
+    _, call = caller.bind_async(session, [TALK, MUTE])
+    wid = x.wait_window(TITLE)
+    time.sleep(0.3)
+    x.press(wid, "Tab", "Tab", "Tab", "space")   # leave "mute" out
+    x.run("xdotool", "key", "alt+a")
+    assert bound(call.wait()[1]) == {"talk": "Ctrl+Alt+T"}
+
+    # Configure: take "mute" back with its proposed key, drop "talk".
+    caller.configure(session, {"activation_token": GLib.Variant("s", "limen-test_TIME0")})
+    wid = x.wait_window(TITLE)
+    time.sleep(0.5)
+    x.screenshot("global-shortcuts-configure.png")
+    # Focus starts on "talk"; past its key and clear buttons is "mute" (its own buttons are
+    # disabled while it is left out): on; then back to "talk": off.
+    x.press(wid, "Tab", "Tab", "Tab", "space")
+    x.run("xdotool", "key", "shift+Tab", "shift+Tab", "shift+Tab", "space")
+    time.sleep(0.3)
+    x.run("xdotool", "key", "alt+s")
+    changed = caller.wait_signal("ShortcutsChanged")
+    assert changed[-1][0] == session
+    assert {sid: v["trigger_description"] for sid, v in changed[-1][1]} == {"mute": "Meta+F9"}
+    assert refused_in_store(bus) == ["talk"]
+    wait_rc(bus, lambda rc: "talk" not in rc[APP] and rc[APP].get("mute", "").startswith("Meta+F9,"))
+
+
+def test_changed_in_system_settings_emits_shortcuts_changed(bus, x, stack):
+    caller = Impl(bus)
+    session = caller.create_session()
+    _, call = caller.bind_async(session, [TALK])
+    accept_dialog(x)
+    call.wait()
+    # What System Settings does: set another component's keys.
+    ctrl_alt_y = 0x04000000 | 0x08000000 | ord("Y")
+    bus.call("org.kde.KGlobalAccel", "setForeignShortcutKeys",
+             ([APP, "talk", "Example Talk", "Push to talk"], [([ctrl_alt_y, 0, 0, 0],)]), "(asa(ai))",
+             dest=KGA, path="/kglobalaccel")
+    changed = caller.wait_signal("ShortcutsChanged")
+    assert changed[0] == (session, [("talk", {"description": "Push to talk", "trigger_description": "Ctrl+Alt+Y"})])
+    press(x, "ctrl+alt+y")
+    assert caller.wait_signal("Activated")[0][1] == "talk"
+
+
+def test_unidentified_app_is_not_remembered(bus, x, stack):
+    caller = Impl(bus)
+    session = caller.create_session(app_id="")
+    _, call = caller.bind_async(session, [TALK])
+    wid = x.wait_window(TITLE)
+    time.sleep(0.3)
+    x.press(wid, "alt+a")
+    assert bound(call.wait()[1]) == {"talk": "Ctrl+Alt+T"}
+    rc = wait_rc(bus, lambda rc: any(s.startswith("limen-unidentified-") for s in rc.sections()))
+    names = [s for s in rc.sections() if s.startswith("limen-unidentified-")]
+    assert len(names) == 1 and rc[names[0]]["_k_friendly_name"] == "Unidentified application"
+    caller.close()
+    # The session went with its caller: the component's shortcuts are forgotten.
+    wait_rc(bus, lambda rc: not rc.has_section(names[0]) or "talk" not in rc[names[0]])
+
+
+@pytest.mark.parametrize("args,sig,error", [
+    (("{req}", "{ses}", [("", {})], "", {}), "(ooa(sa{sv})sa{sv})", "InvalidArgument"),
+    (("{req}", "{ses}", [("x" * 300, {})], "", {}), "(ooa(sa{sv})sa{sv})", "InvalidArgument"),
+    (("{req}", "{ses}", [("a\tb", {})], "", {}), "(ooa(sa{sv})sa{sv})", "InvalidArgument"),
+    (("{req}", "{ses}", [("a", {}), ("a", {})], "", {}), "(ooa(sa{sv})sa{sv})", "InvalidArgument"),
+    (("{req}", "{ses}", [(f"s{i}", {}) for i in range(129)], "", {}), "(ooa(sa{sv})sa{sv})", "InvalidArgument"),
+    (("{req}", "{ses}", [("a", {"description": GLib.Variant("i", 3)})], "", {}), "(ooa(sa{sv})sa{sv})",
+     "InvalidArgument"),
+    (("{req}", "{ses}", [("a", {"description": GLib.Variant("s", "d" * 5000)})], "", {}),
+     "(ooa(sa{sv})sa{sv})", "InvalidArgument"),
+    (("{req}", "{ses}", [("a", {"preferred_trigger": GLib.Variant("s", "CTRL+" * 100)})], "", {}),
+     "(ooa(sa{sv})sa{sv})", "InvalidArgument"),
+    (("{req}", "{ses}", [("a", {})], "x11:zz", {}), "(ooa(sa{sv})sa{sv})", "InvalidArgument"),
+    (("/not/a/request", "{ses}", [("a", {})], "", {}), "(ooa(sa{sv})sa{sv})", "InvalidArgument"),
+    (("{req}", "/org/freedesktop/portal/desktop/session/x/none", [("a", {})], "", {}), "(ooa(sa{sv})sa{sv})",
+     "NotFound"),
+])
+def test_hostile_bind_input(bus, x, stack, args, sig, error):
+    caller = Impl(bus)
+    session = caller.create_session()
+    filled = tuple(a.format(req=caller.path("request"), ses=session) if isinstance(a, str) else a for a in args)
+    with pytest.raises(GLib.Error) as e:
+        caller.call("BindShortcuts", filled, sig)
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error." + error
+    # Still serving, and the session still binds.
+    assert caller.list(session) == (0, {"shortcuts": []})
+
+
+def test_hostile_other_calls(bus, x, stack):
+    caller = Impl(bus)
+    session = caller.create_session()
+    intruder = Impl(bus)
+    # Someone else's session is not found for them.
+    for method, args, sig in (("ListShortcuts", (intruder.path("request"), session), "(oo)"),
+                              ("ConfigureShortcuts", (session, "", {}), "(osa{sv})")):
+        with pytest.raises(GLib.Error) as e:
+            intruder.call(method, args, sig)
+        assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.NotFound"
+    with pytest.raises(GLib.Error) as e:
+        caller.call("ConfigureShortcuts", (session, "", {"activation_token": GLib.Variant("u", 1)}), "(osa{sv})")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+    with pytest.raises(GLib.Error) as e:
+        caller.call("CreateSession", (caller.path("request"), "/org/freedesktop/portal/desktop/request/x/y", APP, {}),
+                    "(oosa{sv})")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+    with pytest.raises(GLib.Error) as e:
+        caller.call("CreateSession", (caller.path("request"), session, APP, {}), "(oosa{sv})")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.Exists"
+    # Wrong argument types never reach us: GDBus answers InvalidArgs.
+    with pytest.raises(GLib.Error) as e:
+        caller.call("BindShortcuts", (caller.path("request"), session, [("a", 1)], "", {}), "(ooa(si)sa{sv})")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.DBus.Error.InvalidArgs"
+    # A preferred trigger nobody understands proposes no key, it is no error.
+    _, call = caller.bind_async(session, [("odd", "Odd", "HYPER+nokey")])
+    wid = x.wait_window(TITLE)
+    time.sleep(0.3)
+    x.press(wid, "alt+a")
+    assert call.wait() == (0, {"shortcuts": [("odd", {"description": "Odd", "trigger_description": ""})]})
+
+
+@pytest.mark.parametrize("language,scale", [("en", "1"), ("de", "2")], ids=["en-1x", "de-2x"])
+def test_dialog_screenshots(bus, language, scale):
+    x = kh.Xvfb(size="1600x1000x24")
+    try:
+        write_desktop_file(bus, APP, "Example Talk")
+        start_kglobalaccel(bus, x)
+        request_helpers.start_documents(bus)
+        env = dict(x.env(), QT_QPA_PLATFORM="xcb", QT_SCALE_FACTOR=scale,
+                   LANGUAGE="de" if language == "de" else "",
+                   LIMEN_LOCALEDIR=os.path.join(limentest.BUILD_DIR, "locale"))
+        kh.start_kde(bus, env=env)
+        caller = Impl(bus)
+        session = caller.create_session()
+        handle, call = caller.bind_async(session, [TALK, MUTE, ("long", "Start or stop recording the "
+                                                                "whole screen with sound from every source", None)])
+        x.wait_window(TITLE_DE if language == "de" else TITLE)
+        time.sleep(1.0)
+        path = x.screenshot(f"global-shortcuts-{language}-{scale}x.png")
+        assert os.path.getsize(path) > 1000
+        kh.close_request(bus, handle, conn=caller.conn)
+        assert call.wait()[0] == 2
+    finally:
+        x.close()
