@@ -5,7 +5,7 @@
  * Runs ITERATIONS rounds (argv[1], default 20000) with a fixed seed (argv[2]).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #define LIMEN_VALIDATOR_NO_MAIN
-#include "../../src/portal/limen-validate-sound.c"
+#include "../../src/validators/limen-validate-sound.c"
 
 static void
 put_le16 (guchar *p, guint v)

@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "backend.h"
+#include "driver.h"
 #include "permission-store.h"
 
 #define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
@@ -14,32 +15,21 @@
 #define STORE_TIMEOUT_MS 5000
 #define ACCESS_IFACE "org.freedesktop.impl.portal.Access"
 
+/* The GTask's data. */
 typedef struct {
   LimenPortalContext *context;
   LimenRequest       *request;
-  GDBusConnection    *connection;
+  LimenAccessMode     mode;
   char               *parent_window;
   char               *table;
   char               *id;
   char               *title, *subtitle, *body, *grant_label, *deny_label, *icon;
-  gboolean            lookup_only;
-  gboolean            only_no_refuses;
-  gboolean            reported;
-  LimenAccessFunc     func;
-  gpointer            user_data;
 } AccessCheck;
 
 static void
 access_check_free (AccessCheck *check)
 {
-  /* Every check reports exactly once, so the caller's data is always released. */
-  if (!check->reported)
-    {
-      check->reported = TRUE;
-      check->func (check->request, FALSE, check->user_data);
-    }
   limen_request_unref (check->request);
-  g_clear_object (&check->connection);
   g_free (check->parent_window);
   g_free (check->table);
   g_free (check->id);
@@ -52,12 +42,14 @@ access_check_free (AccessCheck *check)
   g_free (check);
 }
 
+/* Report the decision; a request closed meanwhile is always refused. */
 static void
-access_check_done (AccessCheck *check, gboolean allowed)
+check_done (GTask *task, gboolean allowed)
 {
-  check->reported = TRUE;
-  check->func (check->request, allowed && limen_request_is_open (check->request), check->user_data);
-  access_check_free (check);
+  AccessCheck *check = g_task_get_task_data (task);
+
+  g_task_return_boolean (task, allowed && limen_request_is_open (check->request));
+  g_object_unref (task);
 }
 
 static const char *
@@ -72,37 +64,43 @@ store_answer (AccessCheck *check, gboolean allowed)
   const char *perms[] = { allowed ? "yes" : "no", NULL };
 
   /* Fire and forget: failing to remember only means asking again next time. */
-  g_dbus_connection_call (check->connection, STORE_NAME, STORE_PATH, STORE_NAME, "SetPermission",
+  g_dbus_connection_call (check->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "SetPermission",
                           g_variant_new ("(sbss^as)", check->table, TRUE, check->id, app_id_of (check), perms),
                           NULL, G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, NULL, NULL);
 }
 
 static void
-on_access_reply (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list,
-                 const GError *error, gpointer user_data)
+on_access_reply (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  AccessCheck *check = user_data;
-  guint response = limen_backend_reply_response (reply, NULL);
+  GTask *task = user_data;
+  AccessCheck *check = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = limen_backend_call_finish (result, NULL, &error);
+  guint response = limen_driver_reply_response (reply, NULL);
 
+  if (reply == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      check_done (task, FALSE);
+      return;
+    }
   g_debug ("Access dialog for %s/%s (%s) answered %u", check->table, check->id, app_id_of (check), response);
   if (response != LIMEN_RESPONSE_OTHER)
     store_answer (check, response == LIMEN_RESPONSE_SUCCESS);
-  check->reported = TRUE;
-  check->func (request, response == LIMEN_RESPONSE_SUCCESS, check->user_data);
+  check_done (task, response == LIMEN_RESPONSE_SUCCESS);
 }
 
 static void
-ask_user (AccessCheck *check)
+ask_user (GTask *task)
 {
+  AccessCheck *check = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   const char *backend = limen_backend_find (check->context, ACCESS_IFACE, &error);
   GVariantBuilder options;
-  LimenRequest *request = check->request;
 
   if (backend == NULL)
     {
       g_message ("Refusing %s/%s to %s: %s", check->table, check->id, app_id_of (check), error->message);
-      access_check_done (check, FALSE);
+      check_done (task, FALSE);
       return;
     }
   g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
@@ -112,19 +110,18 @@ ask_user (AccessCheck *check)
     g_variant_builder_add (&options, "{sv}", "deny_label", g_variant_new_string (check->deny_label));
   if (check->icon)
     g_variant_builder_add (&options, "{sv}", "icon", g_variant_new_string (check->icon));
-  /* The check lives exactly as long as the backend call: freed by its destroy notify. */
-  limen_backend_call (request, backend, ACCESS_IFACE, "AccessDialog",
-                      g_variant_new ("(osssssa{sv})", limen_request_get_path (request), app_id_of (check),
-                                     check->parent_window, check->title, check->subtitle, check->body,
-                                     &options),
-                      NULL, LIMEN_BACKEND_TIMEOUT_DIALOG, on_access_reply, check,
-                      (GDestroyNotify) access_check_free);
+  limen_backend_call_async (check->context, check->request, backend, ACCESS_IFACE, "AccessDialog",
+                            g_variant_new ("(osssssa{sv})", limen_request_get_path (check->request),
+                                           app_id_of (check), check->parent_window, check->title,
+                                           check->subtitle, check->body, &options),
+                            NULL, LIMEN_BACKEND_TIMEOUT_DIALOG, on_access_reply, task);
 }
 
 static void
 on_lookup (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  AccessCheck *check = user_data;
+  GTask *task = user_data;
+  AccessCheck *check = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
   g_autoptr(GVariant) perms = NULL;
@@ -141,82 +138,77 @@ on_lookup (GObject *source, GAsyncResult *result, gpointer user_data)
     g_debug ("No stored permission %s/%s: %s", check->table, check->id, error->message);
 
   if (!limen_request_is_open (check->request))
-    access_check_done (check, FALSE);
-  else if (check->only_no_refuses)
-    access_check_done (check, permission != LIMEN_PERMISSION_NO);
-  else if (permission == LIMEN_PERMISSION_YES || permission == LIMEN_PERMISSION_NO || check->lookup_only)
-    access_check_done (check, permission == LIMEN_PERMISSION_YES);
+    check_done (task, FALSE);
+  else if (check->mode == LIMEN_ACCESS_NOT_DENIED)
+    check_done (task, permission != LIMEN_PERMISSION_NO);
+  else if (permission == LIMEN_PERMISSION_YES || permission == LIMEN_PERMISSION_NO || check->mode == LIMEN_ACCESS_LOOKUP)
+    check_done (task, permission == LIMEN_PERMISSION_YES);
   else
-    ask_user (check);
+    ask_user (task);
+}
+
+void
+limen_access_check_async (LimenPortalContext *context, LimenRequest *request, const char *parent_window,
+                          const char *table, const char *id, LimenAccessMode mode,
+                          const LimenAccessDialog *dialog, GAsyncReadyCallback callback, gpointer user_data)
+{
+  AccessCheck *check;
+  GTask *task;
+
+  g_return_if_fail (dialog != NULL || mode != LIMEN_ACCESS_ASK);
+  check = g_new0 (AccessCheck, 1);
+  task = g_task_new (NULL, NULL, callback, user_data);
+  g_task_set_source_tag (task, limen_access_check_async);
+  check->context = context;
+  check->request = limen_request_ref (request);
+  check->mode = mode;
+  check->table = g_strdup (table);
+  check->id = g_strdup (id);
+  check->parent_window = g_strdup (parent_window ? parent_window : "");
+  if (dialog)
+    {
+      check->title = g_strdup (dialog->title ? dialog->title : "");
+      check->subtitle = g_strdup (dialog->subtitle ? dialog->subtitle : "");
+      check->body = g_strdup (dialog->body ? dialog->body : "");
+      check->grant_label = g_strdup (dialog->grant_label);
+      check->deny_label = g_strdup (dialog->deny_label);
+      check->icon = g_strdup (dialog->icon);
+    }
+  g_task_set_task_data (task, check, (GDestroyNotify) access_check_free);
+
+  /* Unsandboxed callers could do it all themselves; asking them would protect nothing. */
+  if (limen_app_info_is_host (limen_request_get_app_info (request)))
+    {
+      check_done (task, TRUE);
+      return;
+    }
+  g_dbus_connection_call (context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+                          g_variant_new ("(ss)", table, id), G_VARIANT_TYPE ("(a{sas}v)"),
+                          G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, limen_request_get_cancellable (request),
+                          on_lookup, task);
+}
+
+gboolean
+limen_access_check_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_boolean (G_TASK (result), error);
 }
 
 static void
-start (AccessCheck *check)
+on_step_access (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  LimenAppInfo *info = limen_request_get_app_info (check->request);
+  g_autoptr(GTask) task = user_data;
 
-  /* Unsandboxed callers could do it all themselves; asking them would protect nothing. */
-  if (limen_app_info_is_host (info))
-    {
-      access_check_done (check, TRUE);
-      return;
-    }
-  g_dbus_connection_call (check->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
-                          g_variant_new ("(ss)", check->table, check->id), G_VARIANT_TYPE ("(a{sas}v)"),
-                          G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, limen_request_get_cancellable (check->request),
-                          on_lookup, check);
-}
-
-static AccessCheck *
-check_new (LimenPortalContext *context, LimenRequest *request, const char *table, const char *id,
-           LimenAccessFunc func, gpointer user_data)
-{
-  AccessCheck *check = g_new0 (AccessCheck, 1);
-
-  check->context = context;
-  check->request = limen_request_ref (request);
-  check->connection = g_object_ref (context->connection);
-  check->table = g_strdup (table);
-  check->id = g_strdup (id);
-  check->func = func;
-  check->user_data = user_data;
-  return check;
+  if (limen_access_check_finish (result, NULL))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "not allowed");
 }
 
 void
-limen_access_check (LimenPortalContext *context, LimenRequest *request, const char *parent_window,
-                    const char *table, const char *id, const LimenAccessDialog *dialog,
-                    LimenAccessFunc func, gpointer user_data)
+limen_access_step (LimenCall *call, GTask *task, const char *parent_window, const char *table,
+                   LimenAccessMode mode, const LimenAccessDialog *dialog)
 {
-  AccessCheck *check = check_new (context, request, table, id, func, user_data);
-
-  check->parent_window = g_strdup (parent_window ? parent_window : "");
-  check->title = g_strdup (dialog->title ? dialog->title : "");
-  check->subtitle = g_strdup (dialog->subtitle ? dialog->subtitle : "");
-  check->body = g_strdup (dialog->body ? dialog->body : "");
-  check->grant_label = g_strdup (dialog->grant_label);
-  check->deny_label = g_strdup (dialog->deny_label);
-  check->icon = g_strdup (dialog->icon);
-  start (check);
-}
-
-void
-limen_access_lookup (LimenPortalContext *context, LimenRequest *request, const char *table, const char *id,
-                     LimenAccessFunc func, gpointer user_data)
-{
-  AccessCheck *check = check_new (context, request, table, id, func, user_data);
-
-  check->lookup_only = TRUE;
-  start (check);
-}
-
-void
-limen_access_lookup_stored (LimenPortalContext *context, LimenRequest *request, const char *table,
-                            const char *id, LimenAccessFunc func, gpointer user_data)
-{
-  AccessCheck *check = check_new (context, request, table, id, func, user_data);
-
-  check->lookup_only = TRUE;
-  check->only_no_refuses = TRUE;
-  start (check);
+  limen_access_check_async (limen_call_get_context (call), limen_call_get_request (call), parent_window,
+                            table, table, mode, dialog, on_step_access, g_object_ref (task));
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "portal.h"
+#include "driver.h"
 #include "request.h"
 
 G_BEGIN_DECLS
@@ -16,29 +17,35 @@ typedef struct {
   const char *icon;
 } LimenAccessDialog;
 
-/* Called exactly once with the decision (FALSE when the request closed meanwhile). */
-typedef void (*LimenAccessFunc) (LimenRequest *request, gboolean allowed, gpointer user_data);
+typedef enum {
+  LIMEN_ACCESS_ASK = 0,     /* a stored yes/no decides; otherwise the Access dialog asks */
+  LIMEN_ACCESS_LOOKUP,      /* only a stored "yes" allows; nobody is asked */
+  LIMEN_ACCESS_NOT_DENIED,  /* only a stored "no" refuses (the backend asks the user itself) */
+} LimenAccessMode;
 
-/* Decide whether the caller of @request may use (@table, @id): host callers may; a stored
- * yes/no decides; otherwise the Access backend asks the user (no backend: refused) and
- * the answer is stored. @dialog strings are copied. */
-void limen_access_check (LimenPortalContext      *context,
-                         LimenRequest            *request,
-                         const char              *parent_window,
-                         const char              *table,
-                         const char              *id,
-                         const LimenAccessDialog *dialog,
-                         LimenAccessFunc          func,
-                         gpointer                 user_data);
+/* Decide whether the caller of @request may use (@table, @id): host callers may; otherwise
+ * as @mode says. LIMEN_ACCESS_ASK needs @dialog (strings copied; no Access backend: refused)
+ * and stores the user's answer. Runs until the request closes (then: refused). */
+void limen_access_check_async (LimenPortalContext      *context,
+                               LimenRequest            *request,
+                               const char              *parent_window,
+                               const char              *table,
+                               const char              *id,
+                               LimenAccessMode          mode,
+                               const LimenAccessDialog *dialog,
+                               GAsyncReadyCallback      callback,
+                               gpointer                 user_data);
 
-/* Just the stored answer, asynchronously (no dialog): @func gets TRUE only for "yes";
- * host callers always TRUE. */
-void limen_access_lookup (LimenPortalContext *context, LimenRequest *request, const char *table, const char *id,
-                          LimenAccessFunc func, gpointer user_data);
+/* TRUE when allowed; FALSE when refused or the request closed (no error is set for a refusal). */
+gboolean limen_access_check_finish (GAsyncResult *result, GError **error);
 
-/* Like limen_access_lookup, but only a stored "no" refuses (unset or "yes": TRUE), for
- * portals whose backend asks the user itself. */
-void limen_access_lookup_stored (LimenPortalContext *context, LimenRequest *request, const char *table,
-                                 const char *id, LimenAccessFunc func, gpointer user_data);
+/* A driver pre-step (LIMEN_STEP_AFTER_HANDLE) asking for the call's Request: completes @task
+ * TRUE when allowed, else with Error.NotAllowed (the driver answers Response 2). */
+void limen_access_step (LimenCall               *call,
+                        GTask                   *task,
+                        const char              *parent_window,
+                        const char              *table,
+                        LimenAccessMode          mode,
+                        const LimenAccessDialog *dialog);
 
 G_END_DECLS

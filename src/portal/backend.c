@@ -12,15 +12,12 @@
 
 typedef struct _BackendWatch BackendWatch;
 
+/* One impl call in flight: the GTask's data. */
 typedef struct {
-  LimenRequest         *request;
-  GDBusConnection      *connection;
-  char                 *backend;
-  BackendWatch         *watch;
-  gboolean              done;
-  LimenBackendReplyFunc func;
-  gpointer              user_data;
-  GDestroyNotify        destroy;
+  LimenRequest *request;
+  char         *backend;
+  BackendWatch *watch;
+  GTask        *task;   /* not owned; NULL once the outcome was delivered */
 } BackendCall;
 
 /* One NameOwnerChanged match per backend name, kept for the daemon's life: adding and
@@ -31,16 +28,13 @@ struct _BackendWatch {
   GList *calls;   /* BackendCall, not owned */
 };
 
-static GDBusConnection *backend_connection;
-static GHashTable *watches;   /* name → BackendWatch */
+/* Until every portal runs on the driver: the context the old entry points use. */
+static LimenPortalContext *legacy_context;
 
 static void
 call_free (BackendCall *call)
 {
-  if (call->destroy)
-    call->destroy (call->user_data);
   limen_request_unref (call->request);
-  g_object_unref (call->connection);
   g_free (call->backend);
   g_free (call);
 }
@@ -57,15 +51,25 @@ call_unwatch (BackendCall *call)
 
 /* Deliver the outcome once; later outcomes (a reply after the name vanished) are dropped. */
 static void
-call_finish (BackendCall *call, GVariant *reply, GUnixFDList *fd_list, const GError *error)
+call_deliver (BackendCall *call, GVariant *reply, GUnixFDList *fd_list, GError *error)
 {
-  if (call->done)
-    return;
-  call->done = TRUE;
+  GTask *task = g_steal_pointer (&call->task);
+
   call_unwatch (call);
-  if (!limen_request_is_open (call->request))
-    return;
-  call->func (call->request, reply, fd_list, error, call->user_data);
+  if (task == NULL)
+    {
+      g_clear_error (&error);
+      return;
+    }
+  if (reply)
+    {
+      if (fd_list)
+        g_object_set_data_full (G_OBJECT (task), "fd-list", g_object_ref (fd_list), g_object_unref);
+      g_task_return_pointer (task, g_variant_ref (reply), (GDestroyNotify) g_variant_unref);
+    }
+  else
+    g_task_return_error (task, error);
+  g_object_unref (task);
 }
 
 static void
@@ -84,32 +88,31 @@ on_owner_changed (GDBusConnection *connection, const char *sender, const char *p
   for (GList *l = calls; l; l = l->next)
     {
       BackendCall *call = l->data;
-      g_autoptr(GError) error = g_error_new (LIMEN_ERROR, LIMEN_ERROR_FAILED, "Backend %s went away", name);
 
       call->watch = NULL;
       g_message ("Backend %s left the bus during request %s", name, limen_request_get_path (call->request));
-      call_finish (call, NULL, NULL, error);
+      call_deliver (call, NULL, NULL, g_error_new (LIMEN_ERROR, LIMEN_ERROR_FAILED, "Backend %s went away", name));
     }
   g_list_free (calls);
 }
 
 static BackendWatch *
-watch_for (GDBusConnection *connection, const char *name)
+watch_for (LimenPortalContext *context, const char *name)
 {
   BackendWatch *watch;
 
-  if (watches == NULL)
-    watches = g_hash_table_new (g_str_hash, g_str_equal);
-  watch = g_hash_table_lookup (watches, name);
+  if (context->backend_watches == NULL)
+    context->backend_watches = g_hash_table_new (g_str_hash, g_str_equal);
+  watch = g_hash_table_lookup (context->backend_watches, name);
   if (watch == NULL)
     {
       watch = g_new0 (BackendWatch, 1);
       watch->name = g_strdup (name);
-      watch->subscription = g_dbus_connection_signal_subscribe (connection, DBUS_NAME, DBUS_NAME,
+      watch->subscription = g_dbus_connection_signal_subscribe (context->connection, DBUS_NAME, DBUS_NAME,
                                                                 "NameOwnerChanged", DBUS_PATH, name,
                                                                 G_DBUS_SIGNAL_FLAGS_NONE, on_owner_changed,
                                                                 watch, NULL);
-      g_hash_table_insert (watches, watch->name, watch);
+      g_hash_table_insert (context->backend_watches, watch->name, watch);
     }
   return watch;
 }
@@ -118,25 +121,55 @@ static void
 on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   BackendCall *call = user_data;
-  g_autoptr(GError) error = NULL;
+  GError *error = NULL;
   g_autoptr(GUnixFDList) fd_list = NULL;
   g_autoptr(GVariant) reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source),
                                                                                &fd_list, result, &error);
 
-  if (reply == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      /* The request closed: the backend was told, nobody waits for an answer. */
-      call->done = TRUE;
-      call_unwatch (call);
-    }
-  else
-    {
-      if (reply == NULL)
-        g_debug ("Backend %s failed for %s: %s", call->backend, limen_request_get_path (call->request),
-                 error->message);
-      call_finish (call, reply, fd_list, error);
-    }
+  if (reply == NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_debug ("Backend %s failed for %s: %s", call->backend, limen_request_get_path (call->request),
+             error->message);
+  call_deliver (call, reply, fd_list, error);
   call_free (call);
+}
+
+void
+limen_backend_call_async (LimenPortalContext *context, LimenRequest *request, const char *backend,
+                          const char *interface, const char *method, GVariant *parameters,
+                          GUnixFDList *fd_list, int timeout_ms, GAsyncReadyCallback callback,
+                          gpointer user_data)
+{
+  BackendCall *call = g_new0 (BackendCall, 1);
+  GCancellable *cancellable = limen_request_get_cancellable (request);
+
+  call->request = limen_request_ref (request);
+  call->backend = g_strdup (backend);
+  call->task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (call->task, limen_backend_call_async);
+  /* The task ends with the outcome, so a closed request reports CANCELLED at once. */
+  g_task_set_check_cancellable (call->task, TRUE);
+  limen_request_set_backend (request, backend);
+  /* Watched before the call goes out, so even a backend activated by the call and dying
+   * right away is seen. */
+  call->watch = watch_for (context, backend);
+  call->watch->calls = g_list_prepend (call->watch->calls, call);
+  g_dbus_connection_call_with_unix_fd_list (context->connection, backend, LIMEN_PORTAL_PATH,
+                                            interface, method, parameters, NULL, G_DBUS_CALL_FLAGS_NONE,
+                                            timeout_ms, fd_list, cancellable, on_reply, call);
+}
+
+GVariant *
+limen_backend_call_finish (GAsyncResult *result, GUnixFDList **fd_list, GError **error)
+{
+  GVariant *reply = g_task_propagate_pointer (G_TASK (result), error);
+
+  if (fd_list)
+    {
+      GUnixFDList *fds = reply ? g_object_get_data (G_OBJECT (result), "fd-list") : NULL;
+
+      *fd_list = fds ? g_object_ref (fds) : NULL;
+    }
+  return reply;
 }
 
 const char *
@@ -145,8 +178,7 @@ limen_backend_find (LimenPortalContext *context, const char *interface, GError *
   const LimenPortalImpl *impl = limen_portal_config_find (context->config, interface);
 
   /* Every backend call is preceded by a lookup: the place to learn the connection. */
-  if (backend_connection == NULL)
-    backend_connection = g_object_ref (context->connection);
+  legacy_context = context;
   if (impl == NULL)
     {
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "No backend implements %s", interface);
@@ -161,29 +193,44 @@ limen_backend_is_configured (LimenPortalContext *context, const char *interface)
   return limen_portal_config_find (context->config, interface) != NULL;
 }
 
+typedef struct {
+  LimenRequest         *request;
+  LimenBackendReplyFunc func;
+  gpointer              user_data;
+  GDestroyNotify        destroy;
+} LegacyCall;
+
+static void
+on_legacy_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  LegacyCall *call = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GUnixFDList) fd_list = NULL;
+  g_autoptr(GVariant) reply = limen_backend_call_finish (result, &fd_list, &error);
+
+  if (limen_request_is_open (call->request) &&
+      !(reply == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)))
+    call->func (call->request, reply, fd_list, error, call->user_data);
+  if (call->destroy)
+    call->destroy (call->user_data);
+  limen_request_unref (call->request);
+  g_free (call);
+}
+
 void
 limen_backend_call (LimenRequest *request, const char *backend, const char *interface,
                     const char *method, GVariant *parameters, GUnixFDList *fd_list, int timeout_ms,
                     LimenBackendReplyFunc func, gpointer user_data, GDestroyNotify destroy)
 {
-  BackendCall *call = g_new0 (BackendCall, 1);
+  LegacyCall *call = g_new0 (LegacyCall, 1);
 
-  g_return_if_fail (backend_connection != NULL);
+  g_return_if_fail (legacy_context != NULL);
   call->request = limen_request_ref (request);
-  call->backend = g_strdup (backend);
   call->func = func;
   call->user_data = user_data;
   call->destroy = destroy;
-  call->connection = g_object_ref (backend_connection);
-  limen_request_set_backend (request, backend);
-  /* Watched before the call goes out, so even a backend activated by the call and dying
-   * right away is seen. */
-  call->watch = watch_for (call->connection, backend);
-  call->watch->calls = g_list_prepend (call->watch->calls, call);
-  g_dbus_connection_call_with_unix_fd_list (call->connection, backend, LIMEN_PORTAL_PATH,
-                                            interface, method, parameters, NULL, G_DBUS_CALL_FLAGS_NONE,
-                                            timeout_ms, fd_list, limen_request_get_cancellable (request),
-                                            on_reply, call);
+  limen_backend_call_async (legacy_context, request, backend, interface, method, parameters, fd_list,
+                            timeout_ms, on_legacy_reply, call);
 }
 
 guint
@@ -224,8 +271,6 @@ limen_backend_start_request (GDBusMethodInvocation *invocation, LimenAppInfo *in
 
   if (request == NULL)
     return NULL;
-  if (backend_connection == NULL)
-    backend_connection = g_object_ref (g_dbus_method_invocation_get_connection (invocation));
   limen_request_set_backend (request, backend);
   g_dbus_method_invocation_return_value (invocation, g_variant_new ("(o)", limen_request_get_path (request)));
   return request;

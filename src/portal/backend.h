@@ -19,6 +19,24 @@ const char *limen_backend_find (LimenPortalContext *context, const char *interfa
  * backend is not running yet). */
 gboolean limen_backend_is_configured (LimenPortalContext *context, const char *interface);
 
+/* Call @interface.@method on @backend at the request's path for @request: the backend is
+ * named on the request (Close reaches it), its name is watched (vanishing ends the call at
+ * once with Error.Failed) and the call is cancelled when the request closes (the result is
+ * then G_IO_ERROR_CANCELLED). @parameters is consumed if floating. */
+void limen_backend_call_async (LimenPortalContext *context,
+                               LimenRequest       *request,
+                               const char         *backend,
+                               const char         *interface,
+                               const char         *method,
+                               GVariant           *parameters,
+                               GUnixFDList        *fd_list,
+                               int                 timeout_ms,
+                               GAsyncReadyCallback callback,
+                               gpointer            user_data);
+
+/* The backend's reply (new reference) and its fds (@fd_list may be NULL), or NULL + error. */
+GVariant *limen_backend_call_finish (GAsyncResult *result, GUnixFDList **fd_list, GError **error);
+
 /* Called once with the backend's reply (or @error: backend failed, vanished, timed out).
  * Never called after the request closed (Close, caller gone): the backend was told then. */
 typedef void (*LimenBackendReplyFunc) (LimenRequest *request,

@@ -34,7 +34,7 @@ validator_path (const char *env_name, const char *program, char **cache)
       g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
 
       if (self && g_str_has_prefix (self, LIMEN_BUILD_DIR "/"))
-        *cache = g_build_filename (LIMEN_BUILD_DIR, "src", "portal", program, NULL);
+        *cache = g_build_filename (LIMEN_BUILD_DIR, "src", "validators", program, NULL);
       else
         *cache = g_build_filename (LIMEN_LIBEXECDIR, program, NULL);
     }

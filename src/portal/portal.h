@@ -15,6 +15,7 @@ G_BEGIN_DECLS
 typedef struct {
   GDBusConnection   *connection;
   LimenPortalConfig *config;
+  GHashTable        *backend_watches;   /* backend name → its NameOwnerChanged watch */
 } LimenPortalContext;
 
 #define LIMEN_PORTAL_PATH "/org/freedesktop/portal/desktop"

@@ -147,9 +147,11 @@ launch_and_respond (Open *o, const char *choice, const char *uri, const char *to
 }
 
 static void
-on_exported_for_handler (char **uris, const GError *error, gpointer user_data)
+on_exported_for_handler (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Launch *l = user_data;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) uris = limen_document_export_finish (result, &error);
 
   if (error || uris == NULL || uris[0] == NULL)
     {
@@ -199,9 +201,9 @@ finish_with (Open *o, const char *choice, const char *token)
   l->o->last_count = o->last_count;
   l->choice = g_strdup (choice);
   l->token = g_strdup (token);
-  limen_document_export (o->context->connection, handler, (const char * const[]) { o->uri, NULL },
-                         writable ? LIMEN_EXPORT_WRITABLE : 0, limen_request_get_cancellable (o->request),
-                         on_exported_for_handler, l);
+  limen_document_export_async (o->context->connection, handler, (const char * const[]) { o->uri, NULL },
+                               writable ? LIMEN_EXPORT_WRITABLE : 0, limen_request_get_cancellable (o->request),
+                               on_exported_for_handler, l);
 }
 
 static void
@@ -368,8 +370,9 @@ start (Open *o)
 }
 
 static void
-on_lockdown (gboolean locked, gpointer user_data)
+on_lockdown (GObject *source, GAsyncResult *result, gpointer user_data)
 {
+  gboolean locked = limen_lockdown_query_finish (result);
   Open *o = user_data;
 
   if (locked)
@@ -450,7 +453,7 @@ handle_open_uri (LimenDbusPortalOpenURI *object, GDBusMethodInvocation *invocati
 
       o->content_type = g_strconcat ("x-scheme-handler/", lower, NULL);
     }
-  limen_lockdown_query (context, "disable-application-handlers", on_lockdown, o);
+  limen_lockdown_query_async (context, "disable-application-handlers", on_lockdown, o);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -516,7 +519,7 @@ handle_open_fd (GDBusMethodInvocation *invocation, GUnixFDList *fd_list, const c
     }
   o->display = g_path_get_basename (fdinfo.path);
   limen_fd_info_clear (&fdinfo);
-  limen_lockdown_query (context, "disable-application-handlers", on_lockdown, o);
+  limen_lockdown_query_async (context, "disable-application-handlers", on_lockdown, o);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

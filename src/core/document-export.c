@@ -33,8 +33,7 @@ typedef struct {
   LimenAppInfo    *info;
   LimenExportFlags flags;
   GCancellable    *cancellable;
-  LimenExportFunc  func;
-  gpointer         user_data;
+  GTask           *task;
   char           **uris;       /* result, filled in place */
   char           **paths;      /* host path per entry, NULL for non-file URIs */
   guint            n;
@@ -55,6 +54,7 @@ static void send_more (Export *export);
 static void
 export_free (Export *export)
 {
+  g_clear_object (&export->task);
   g_object_unref (export->connection);
   limen_app_info_unref (export->info);
   g_clear_object (&export->cancellable);
@@ -72,9 +72,9 @@ export_maybe_finish (Export *export)
   if (export->in_flight > 0 || (export->next < export->n && export->error == NULL))
     return;
   if (export->error)
-    export->func (NULL, export->error, export->user_data);
+    g_task_return_error (export->task, g_steal_pointer (&export->error));
   else
-    export->func (export->uris, NULL, export->user_data);
+    g_task_return_pointer (export->task, g_steal_pointer (&export->uris), (GDestroyNotify) g_strfreev);
   export_free (export);
 }
 
@@ -315,25 +315,27 @@ send_more (Export *export)
 }
 
 void
-limen_document_export (GDBusConnection *connection, LimenAppInfo *info, const char * const *uris,
-                       LimenExportFlags flags, GCancellable *cancellable, LimenExportFunc func,
-                       gpointer user_data)
+limen_document_export_async (GDBusConnection *connection, LimenAppInfo *info, const char * const *uris,
+                             LimenExportFlags flags, GCancellable *cancellable, GAsyncReadyCallback callback,
+                             gpointer user_data)
 {
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
   Export *export;
 
+  g_task_set_source_tag (task, limen_document_export_async);
   if (limen_app_info_is_host (info))
     {
       /* The host app sees the host's files: nothing to export. */
-      func ((char **) uris, NULL, user_data);
+      g_task_return_pointer (task, g_strdupv ((char **) uris), (GDestroyNotify) g_strfreev);
+      g_object_unref (task);
       return;
     }
   export = g_new0 (Export, 1);
+  export->task = task;
   export->connection = g_object_ref (connection);
   export->info = limen_app_info_ref (info);
   export->flags = flags;
   export->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
-  export->func = func;
-  export->user_data = user_data;
   export->uris = g_strdupv ((char **) uris);
   export->n = export->uris ? g_strv_length (export->uris) : 0;
   export->paths = g_new0 (char *, export->n + 1);
@@ -351,4 +353,10 @@ limen_document_export (GDBusConnection *connection, LimenAppInfo *info, const ch
   if (export->error == NULL)
     send_more (export);
   export_maybe_finish (export);
+}
+
+char **
+limen_document_export_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
 }

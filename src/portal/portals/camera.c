@@ -5,28 +5,22 @@
  * response 2 and OpenPipeWireRemote fails with NotFound, each at once and logged. */
 #include "camera.h"
 
-#include "backend.h"
+#include "driver.h"
 
-static gboolean
-handle_access_camera (LimenDbusPortalCamera *object, GDBusMethodInvocation *invocation, GVariant *options,
-                      LimenPortalContext *context)
+/* The in-process impl of AccessCamera: there is nothing to grant. */
+static void
+refuse_camera (LimenCall *call, GTask *task)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(LimenRequest) request = NULL;
-
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  request = limen_request_new (invocation, info, options, &error);
-  if (request == NULL)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  g_dbus_method_invocation_return_value (invocation, g_variant_new ("(o)", limen_request_get_path (request)));
   g_message ("Camera access for '%s' refused: this limen-portal has no PipeWire support",
-             limen_app_info_get_id (info));
-  limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+             limen_app_info_get_id (limen_call_get_app_info (call)));
+  limen_call_set_results (call, LIMEN_RESPONSE_OTHER, NULL);
+  g_task_return_boolean (task, FALSE);
 }
+
+static const LimenDriverMethod camera_methods[] = {
+  { .method = "AccessCamera", .run = refuse_camera },
+  { NULL }
+};
 
 static gboolean
 handle_open_pipewire_remote (LimenDbusPortalCamera *object, GDBusMethodInvocation *invocation,
@@ -45,7 +39,7 @@ limen_camera_new (LimenPortalContext *context)
 
   limen_dbus_portal_camera_set_version (object, 1);
   limen_dbus_portal_camera_set_is_camera_present (object, FALSE);
-  g_signal_connect (object, "handle-access-camera", G_CALLBACK (handle_access_camera), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, camera_methods);
   g_signal_connect (object, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
   return G_DBUS_INTERFACE_SKELETON (object);
 }

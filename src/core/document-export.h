@@ -13,19 +13,19 @@ typedef enum {
   LIMEN_EXPORT_FOR_SAVE  = 1 << 2,  /* the files may not exist yet: export by parent + name */
 } LimenExportFlags;
 
-/* Called once with the URIs the app may use, in the order given, or NULL + @error. */
-typedef void (*LimenExportFunc) (char **uris, const GError *error, gpointer user_data);
-
 /* Make @uris (the backend's host file: URIs) usable by @info: host callers get them as they
  * are; sandboxed callers get document-store URIs granted to their app id only
  * (as-needed-by-app). Non-file URIs pass unchanged. Files go to the store in batches of
  * fds (AddFull) or one AddNamedFull each for saves, a few calls in flight at once. */
-void limen_document_export (GDBusConnection   *connection,
-                            LimenAppInfo      *info,
-                            const char * const *uris,
-                            LimenExportFlags   flags,
-                            GCancellable      *cancellable,
-                            LimenExportFunc    func,
-                            gpointer           user_data);
+void limen_document_export_async (GDBusConnection    *connection,
+                                  LimenAppInfo       *info,
+                                  const char * const *uris,
+                                  LimenExportFlags    flags,
+                                  GCancellable       *cancellable,
+                                  GAsyncReadyCallback callback,
+                                  gpointer            user_data);
+
+/* The URIs the app may use, in the order given (free with g_strfreev), or NULL + @error. */
+char **limen_document_export_finish (GAsyncResult *result, GError **error);
 
 G_END_DECLS

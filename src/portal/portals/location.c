@@ -7,7 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "access.h"
-#include "backend.h"
+#include "driver.h"
 #include "session.h"
 
 #define GC_NAME "org.freedesktop.GeoClue2"
@@ -88,23 +88,14 @@ geoclue_level (guint32 accuracy)
   return map[MIN (accuracy, 5)];
 }
 
-static gboolean
-handle_create_session (LimenDbusPortalLocation *object, GDBusMethodInvocation *invocation, GVariant *options,
-                       LimenPortalContext *context)
+/* The in-process set-up of CreateSession: the session's own client settings. */
+static void
+set_up_session (LimenCall *call, GTask *task)
 {
-  g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(LimenSession) session = NULL;
-  Loc *l;
+  LimenSession *session = limen_call_get_session (call);
+  GVariant *options = limen_call_get_options (call);
+  Loc *l = g_new0 (Loc, 1);
 
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  if (!limen_options_filter (options, &b, &error, session_options, NULL) ||
-      (session = limen_session_new (invocation, info, options, &error)) == NULL)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  l = g_new0 (Loc, 1);
   l->session = session;
   l->accuracy = 5;
   g_variant_lookup (options, "distance-threshold", "u", &l->distance);
@@ -112,30 +103,21 @@ handle_create_session (LimenDbusPortalLocation *object, GDBusMethodInvocation *i
   g_variant_lookup (options, "accuracy", "u", &l->accuracy);
   limen_session_set_data (session, l, (GDestroyNotify) loc_free);
   limen_session_set_closed_func (session, on_session_closed, NULL);
-  limen_dbus_portal_location_complete_create_session (object, invocation, limen_session_get_path (session));
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_task_return_boolean (task, TRUE);
 }
 
-typedef struct {
-  LimenRequest *request;
-  LimenSession *session;
-} StartCall;
-
+/* Start's GeoClue conversation ends here: a reason is a refusal (Response 2). */
 static void
-start_call_free (StartCall *s)
+start_done (GTask *task, const char *why)
 {
-  limen_request_unref (s->request);
-  limen_session_unref (s->session);
-  g_free (s);
-}
-
-static void
-fail (StartCall *s, const char *why)
-{
-  g_message ("Location for '%s' not started: %s",
-             limen_app_info_get_id (limen_request_get_app_info (s->request)), why);
-  limen_request_respond (s->request, LIMEN_RESPONSE_OTHER, NULL);
-  start_call_free (s);
+  if (why)
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "%s", why);
+  else
+    {
+      limen_call_set_results (g_task_get_task_data (task), LIMEN_RESPONSE_SUCCESS, NULL);
+      g_task_return_boolean (task, TRUE);
+    }
+  g_object_unref (task);
 }
 
 static void
@@ -188,17 +170,11 @@ on_location_updated (GDBusConnection *connection, const char *sender, const char
 static void
 on_client_started (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  StartCall *s = user_data;
+  GTask *task = user_data;
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
 
-  if (reply == NULL)
-    {
-      fail (s, error->message);
-      return;
-    }
-  limen_request_respond (s->request, LIMEN_RESPONSE_SUCCESS, NULL);
-  start_call_free (s);
+  start_done (task, reply ? NULL : error->message);
 }
 
 static void
@@ -212,15 +188,17 @@ set_client_property (Loc *l, const char *name, GVariant *value)
 static void
 on_client (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  StartCall *s = user_data;
+  GTask *task = user_data;
+  LimenCall *call = g_task_get_task_data (task);
+  LimenSession *session = limen_call_get_session (call);
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
-  Loc *l = limen_session_get_data (s->session);
-  const char *app_id = limen_app_info_get_id (limen_request_get_app_info (s->request));
+  Loc *l = limen_session_get_data (session);
+  const char *app_id = limen_app_info_get_id (limen_call_get_app_info (call));
 
-  if (reply == NULL || !limen_session_is_open (s->session))
+  if (reply == NULL || !limen_session_is_open (session))
     {
-      fail (s, reply == NULL ? error->message : "session closed");
+      start_done (task, reply == NULL ? error->message : "session closed");
       return;
     }
   g_variant_get (reply, "(o)", &l->client);
@@ -231,77 +209,76 @@ on_client (GObject *source, GAsyncResult *result, gpointer user_data)
   set_client_property (l, "RequestedAccuracyLevel", g_variant_new_uint32 (geoclue_level (l->accuracy)));
   l->updated_id = g_dbus_connection_signal_subscribe (l->system, GC_NAME, GC_CLIENT, "LocationUpdated", l->client,
                                                       NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_location_updated,
-                                                      limen_session_ref (s->session),
+                                                      limen_session_ref (session),
                                                       (GDestroyNotify) limen_session_unref);
   g_dbus_connection_call (l->system, GC_NAME, l->client, GC_CLIENT, "Start", NULL, NULL, G_DBUS_CALL_FLAGS_NONE,
-                          GC_TIMEOUT_MS, NULL, on_client_started, s);
+                          GC_TIMEOUT_MS, NULL, on_client_started, task);
 }
 
+/* The in-process impl of Start: a GeoClue client of the session's own. */
 static void
-on_access (LimenRequest *request, gboolean allowed, gpointer user_data)
+start_client (LimenCall *call, GTask *task)
 {
-  StartCall *s = user_data;
-  Loc *l = limen_session_get_data (s->session);
+  Loc *l = limen_session_get_data (limen_call_get_session (call));
   g_autoptr(GError) error = NULL;
 
-  if (!allowed)
-    {
-      fail (s, "not allowed");
-      return;
-    }
+  g_task_set_task_data (task, call, NULL);
   if (l->system == NULL)
     l->system = g_bus_get_sync (G_BUS_TYPE_SYSTEM, NULL, &error);
   if (l->system == NULL)
     {
-      fail (s, "no system bus, so no GeoClue: location is not available");
+      start_done (g_object_ref (task), "no system bus, so no GeoClue: location is not available");
       return;
     }
   /* No auto-start wait beyond the timeout: a missing GeoClue is an answer, not a hang. */
   g_dbus_connection_call (l->system, GC_NAME, GC_MANAGER_PATH, GC_MANAGER, "GetClient", NULL,
-                          G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NONE, GC_TIMEOUT_MS, NULL, on_client, s);
+                          G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NONE, GC_TIMEOUT_MS, NULL, on_client,
+                          g_object_ref (task));
 }
 
-static gboolean
-handle_start (LimenDbusPortalLocation *object, GDBusMethodInvocation *invocation, const char *session_handle,
-              const char *parent_window, GVariant *options, LimenPortalContext *context)
+/* Before the handle: a session starts once. */
+static void
+check_not_started (LimenCall *call, GTask *task)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(LimenRequest) request = NULL;
-  LimenSession *session;
-  Loc *l;
-  StartCall *s;
+  Loc *l = limen_session_get_data (limen_call_get_session (call));
 
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  session = limen_session_lookup (session_handle, g_dbus_method_invocation_get_sender (invocation));
-  if (session == NULL || (l = limen_session_get_data (session)) == NULL || l->started)
-    {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                     "Invalid value for session_handle: no such session, or started");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  request = limen_request_new (invocation, info, options, &error);
-  if (request == NULL)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  l->started = TRUE;
-  g_dbus_method_invocation_return_value (invocation, g_variant_new ("(o)", limen_request_get_path (request)));
-  s = g_new0 (StartCall, 1);
-  s->request = limen_request_ref (request);
-  s->session = limen_session_ref (session);
-  limen_access_check (context, request, parent_window, TABLE, TABLE,
-                      &(LimenAccessDialog) {
-                        .title = _("Allow this app to know your location?"),
-                        .subtitle = limen_app_info_get_id (info),
-                        .body = _("It will be told where you are for as long as it keeps asking."),
-                        .grant_label = _("Allow"),
-                        .deny_label = _("Deny"),
-                        .icon = "find-location",
-                      },
-                      on_access, s);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (l == NULL || l->started)
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                             "Invalid value for session_handle: no such session, or started");
+  else
+    g_task_return_boolean (task, TRUE);
 }
+
+/* After the handle: this Start counts, and the user (or the stored answer) decides. */
+static void
+check_access (LimenCall *call, GTask *task)
+{
+  Loc *l = limen_session_get_data (limen_call_get_session (call));
+  g_autoptr(GVariant) window = limen_call_get_arg (call, 1);
+
+  l->started = TRUE;
+  limen_access_step (call, task, g_variant_get_string (window, NULL), TABLE, LIMEN_ACCESS_ASK,
+                     &(LimenAccessDialog) {
+                       .title = _("Allow this app to know your location?"),
+                       .subtitle = limen_app_info_get_id (limen_call_get_app_info (call)),
+                       .body = _("It will be told where you are for as long as it keeps asking."),
+                       .grant_label = _("Allow"),
+                       .deny_label = _("Deny"),
+                       .icon = "find-location",
+                     });
+}
+
+static const LimenStep start_pre[] = {
+  { check_not_started, LIMEN_STEP_BEFORE_HANDLE },
+  { check_access, LIMEN_STEP_AFTER_HANDLE },
+  { NULL }
+};
+
+static const LimenDriverMethod location_methods[] = {
+  { .method = "CreateSession", .kind = LIMEN_CALL_NEW_SESSION, .options = session_options, .run = set_up_session },
+  { .method = "Start", .kind = LIMEN_CALL_IN_SESSION, .pre = start_pre, .run = start_client },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_location_new (LimenPortalContext *context)
@@ -309,7 +286,6 @@ limen_location_new (LimenPortalContext *context)
   skeleton = limen_dbus_portal_location_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_location_set_version (skeleton, 1);
-  g_signal_connect (skeleton, "handle-create-session", G_CALLBACK (handle_create_session), context);
-  g_signal_connect (skeleton, "handle-start", G_CALLBACK (handle_start), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, location_methods);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }

@@ -141,8 +141,9 @@ start (PrintCall *p)
 }
 
 static void
-on_lockdown (gboolean locked, gpointer user_data)
+on_lockdown (GObject *source, GAsyncResult *result, gpointer user_data)
 {
+  gboolean locked = limen_lockdown_query_finish (result);
   PrintCall *p = user_data;
 
   if (locked)
@@ -177,7 +178,7 @@ handle_prepare_print (LimenDbusPortalPrint *object, GDBusMethodInvocation *invoc
   p->prepare = TRUE;
   p->settings = g_variant_ref (settings);
   p->page_setup = g_variant_ref (page_setup);
-  limen_lockdown_query (context, "disable-printing", on_lockdown, p);
+  limen_lockdown_query_async (context, "disable-printing", on_lockdown, p);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -190,7 +191,7 @@ handle_print (LimenDbusPortalPrint *object, GDBusMethodInvocation *invocation, G
 
   p->fd_list = fd_list ? g_object_ref (fd_list) : NULL;
   p->fd_index = g_variant_get_handle (fd);
-  limen_lockdown_query (context, "disable-printing", on_lockdown, p);
+  limen_lockdown_query_async (context, "disable-printing", on_lockdown, p);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * One place knows the document store's mount points: the FileChooser's current_folder and
+ * current_file, and anything else an app names by its document path, go through here. */
+#include "document-path.h"
+
+#include <string.h>
+
+#define FLATPAK_DOC_PREFIX "/run/flatpak/doc/"
+
+/* A path below a document may not leave it. */
+static gboolean
+climbs_out (const char *rest)
+{
+  return g_str_equal (rest, "..") || g_str_has_prefix (rest, "../") || strstr (rest, "/../") != NULL ||
+         g_str_has_suffix (rest, "/..");
+}
+
+gboolean
+limen_document_path_parse (const char *path, guint uid, char **doc_id, char **rest)
+{
+  g_autofree char *user_prefix = g_strdup_printf ("/run/user/%u/doc/", uid);
+  g_auto(GStrv) parts = NULL;
+  const char *below;
+
+  if (g_str_has_prefix (path, user_prefix))
+    below = path + strlen (user_prefix);
+  else if (g_str_has_prefix (path, FLATPAK_DOC_PREFIX))
+    below = path + strlen (FLATPAK_DOC_PREFIX);
+  else
+    return FALSE;
+  parts = g_strsplit (below, "/", 2);
+  if (parts[0] == NULL || parts[1] == NULL || *parts[0] == '\0' || *parts[1] == '\0' ||
+      g_str_equal (parts[0], "..") || g_str_equal (parts[0], ".") || climbs_out (parts[1]))
+    return FALSE;
+  *doc_id = g_strdup (parts[0]);
+  *rest = g_strdup (parts[1]);
+  return TRUE;
+}
+
+char *
+limen_document_path_to_host (const char *host_path, const char *rest)
+{
+  g_autofree char *parent = g_path_get_dirname (host_path);
+
+  return g_build_filename (parent, rest, NULL);
+}

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The backend sees the host and answers host URIs; what the caller gets depends on who it
+ * is: a host app the URIs themselves, a sandboxed app documents granted to it alone. */
+#include "file-chooser.h"
+
+#include <string.h>
+
+#include "backend.h"
+#include "document-export.h"
+#include "document-path.h"
+#include "driver.h"
+#include "lockdown.h"
+
+#define IMPL_IFACE "org.freedesktop.impl.portal.FileChooser"
+#define LABEL_MAX 1024
+
+static gboolean
+validate_current_name (const LimenOption *o, GVariant *v, GError **error)
+{
+  const char *s = g_variant_get_string (v, NULL);
+
+  if (strchr (s, '/') != NULL)
+    {
+      limen_option_set_error (error, o->key, "must be a file name without a directory");
+      return FALSE;
+    }
+  return limen_validate_string_length (o, v, error);
+}
+
+/* Absolute paths only: a relative one means nothing to a dialog in another process. */
+static gboolean
+validate_abs_path (const LimenOption *o, GVariant *v, GError **error)
+{
+  if (!limen_validate_byte_path (o, v, error))
+    return FALSE;
+  if (g_variant_get_bytestring (v)[0] != '/')
+    {
+      limen_option_set_error (error, o->key, "must be an absolute path");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+#define COMMON_OPTIONS \
+  { "accept_label", "s", limen_validate_string_length, LABEL_MAX }, \
+  { "modal", "b", limen_validate_bool, 0 }, \
+  { "choices", "a(ssa(ss)s)", limen_validate_choices, 0 }, \
+  { "current_folder", "ay", validate_abs_path, 0 }
+
+static const LimenOption open_file_options[] = {
+  COMMON_OPTIONS,
+  { "multiple", "b", limen_validate_bool, 0 },
+  { "directory", "b", limen_validate_bool, 0 },
+  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
+  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
+  { NULL }
+};
+
+static const LimenOption save_file_options[] = {
+  COMMON_OPTIONS,
+  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
+  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
+  { "current_name", "s", validate_current_name, LABEL_MAX },
+  { "current_file", "ay", validate_abs_path, 0 },
+  { NULL }
+};
+
+static const LimenOption save_files_options[] = {
+  COMMON_OPTIONS,
+  { "files", "aay", limen_validate_file_names, 0 },
+  { NULL }
+};
+
+/* Pre-step of SaveFile/SaveFiles: an administrator may forbid saving. */
+static void
+check_save_allowed (LimenCall *call, GTask *task)
+{
+  limen_lockdown_step (call, task, "disable-save-to-disk", "Saving files is disabled");
+}
+
+static const char *doc_keys[] = { "current_folder", "current_file", NULL };
+
+/* One document path being mapped: the GTask's data. */
+typedef struct {
+  LimenCall *call;
+  guint      key;    /* index into doc_keys */
+  char      *rest;   /* the path below the document id */
+} Translate;
+
+static void
+translate_free (Translate *t)
+{
+  g_free (t->rest);
+  g_free (t);
+}
+
+static void translate_next (GTask *task);
+
+static void
+on_doc_info (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GTask *task = user_data;
+  Translate *t = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_autoptr(GVariant) apps = NULL;
+  g_autoptr(GVariant) perms = NULL;
+  const char *host = NULL;
+
+  if (reply)
+    {
+      g_variant_get (reply, "(^&ay@a{sas})", &host, &apps);
+      perms = g_variant_lookup_value (apps, limen_app_info_get_id (limen_call_get_app_info (t->call)),
+                                      G_VARIANT_TYPE_STRING_ARRAY);
+    }
+  /* Only a document of this very app is translated; anything else stays as given. */
+  if (host && perms && g_path_is_absolute (host))
+    {
+      g_autofree char *path = limen_document_path_to_host (host, t->rest);
+
+      g_debug ("%s: document path mapped to its host path", doc_keys[t->key]);
+      limen_call_set_option (t->call, doc_keys[t->key], g_variant_new_bytestring (path));
+    }
+  else if (error)
+    g_debug ("No document behind %s: %s", doc_keys[t->key], error->message);
+  t->key++;
+  g_clear_pointer (&t->rest, g_free);
+  translate_next (task);
+}
+
+static void
+translate_next (GTask *task)
+{
+  Translate *t = g_task_get_task_data (task);
+  LimenAppInfo *info = limen_call_get_app_info (t->call);
+
+  for (; doc_keys[t->key]; t->key++)
+    {
+      const char *path = NULL;
+      g_autofree char *doc_id = NULL;
+
+      if (!g_variant_lookup (limen_call_get_options (t->call), doc_keys[t->key], "^&ay", &path) ||
+          !limen_document_path_parse (path, (guint) limen_app_info_get_uid (info), &doc_id, &t->rest))
+        continue;
+      g_dbus_connection_call (limen_call_get_context (t->call)->connection, "org.freedesktop.portal.Documents",
+                              "/org/freedesktop/portal/documents", "org.freedesktop.portal.Documents", "Info",
+                              g_variant_new ("(s)", doc_id), G_VARIANT_TYPE ("(aya{sas})"),
+                              G_DBUS_CALL_FLAGS_NONE, 5000, NULL, on_doc_info, task);
+      return;
+    }
+  g_task_return_boolean (task, TRUE);
+  g_object_unref (task);
+}
+
+/* Pre-step: a sandboxed app names its documents by their path in its own view of the
+ * document store; the dialog, outside, needs the real place. */
+static void
+translate_document_paths (LimenCall *call, GTask *task)
+{
+  Translate *t;
+
+  if (limen_app_info_is_host (limen_call_get_app_info (call)))
+    {
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
+  t = g_new0 (Translate, 1);
+  t->call = call;
+  g_task_set_task_data (task, t, (GDestroyNotify) translate_free);
+  translate_next (g_object_ref (task));
+}
+
+/* The caller's results: exported uris plus the backend's choices and filter, if well-formed. */
+static void
+on_exported (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  LimenCall *call = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) uris = limen_document_export_finish (result, &error);
+  GVariant *results = limen_call_get_results (call);
+  g_autoptr(GVariant) choices = NULL;
+  g_autoptr(GVariant) filter = NULL;
+  GVariantBuilder b;
+
+  if (uris == NULL)
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Could not export the chosen files: %s",
+                               error->message);
+      return;
+    }
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", "uris", g_variant_new_strv ((const char * const *) uris, -1));
+  choices = g_variant_lookup_value (results, "choices", G_VARIANT_TYPE ("a(ss)"));
+  if (choices)
+    g_variant_builder_add (&b, "{sv}", "choices", choices);
+  filter = g_variant_lookup_value (results, "current_filter", G_VARIANT_TYPE ("(sa(us))"));
+  if (filter)
+    g_variant_builder_add (&b, "{sv}", "current_filter", filter);
+  limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, g_variant_builder_end (&b));
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Post-step: the chosen files, as documents of this app for a sandboxed caller. */
+static void
+export_chosen (LimenCall *call, GTask *task)
+{
+  GVariant *results = limen_call_get_results (call);
+  const char *method = limen_call_get_method (call)->method;
+  g_autofree const char **uris = NULL;
+  LimenExportFlags flags = 0;
+  gboolean writable = TRUE;
+  gboolean directory = FALSE;
+
+  if (results == NULL || !g_variant_lookup (results, "uris", "^a&s", &uris))
+    uris = g_new0 (const char *, 1);
+  if (g_str_equal (method, "SaveFile") && g_strv_length ((char **) uris) > 1)
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Backend answered SaveFile with %u files",
+                               g_strv_length ((char **) uris));
+      return;
+    }
+  if (g_str_equal (method, "OpenFile"))
+    {
+      /* A backend may offer "open read-only"; without an answer the file is for editing. */
+      if (results)
+        g_variant_lookup (results, "writable", "b", &writable);
+      g_variant_lookup (limen_call_get_options (call), "directory", "b", &directory);
+      if (directory)
+        flags |= LIMEN_EXPORT_DIRECTORY;
+    }
+  else
+    flags |= LIMEN_EXPORT_FOR_SAVE;
+  if (writable)
+    flags |= LIMEN_EXPORT_WRITABLE;
+  g_task_set_task_data (task, call, NULL);
+  limen_document_export_async (limen_call_get_context (call)->connection, limen_call_get_app_info (call), uris,
+                               flags, limen_request_get_cancellable (limen_call_get_request (call)),
+                               on_exported, g_object_ref (task));
+}
+
+static const LimenStep open_pre[] = {
+  { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
+  { NULL }
+};
+
+static const LimenStep save_pre[] = {
+  { check_save_allowed, LIMEN_STEP_BEFORE_HANDLE },
+  { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
+  { NULL }
+};
+
+static const LimenStep chooser_post[] = { { export_chosen }, { NULL } };
+
+static const LimenDriverMethod file_chooser_methods[] = {
+  { .method = "OpenFile", .options = open_file_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "OpenFile", .pre = open_pre, .post = chooser_post },
+  { .method = "SaveFile", .options = save_file_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "SaveFile", .pre = save_pre, .post = chooser_post },
+  { .method = "SaveFiles", .options = save_files_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "SaveFiles", .pre = save_pre, .post = chooser_post },
+  { NULL }
+};
+
+GDBusInterfaceSkeleton *
+limen_file_chooser_new (LimenPortalContext *context)
+{
+  LimenDbusPortalFileChooser *object;
+
+  if (!limen_backend_is_configured (context, IMPL_IFACE))
+    return NULL;
+  object = limen_dbus_portal_file_chooser_skeleton_new ();
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
+  limen_dbus_portal_file_chooser_set_version (object, 4);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, file_chooser_methods);
+  return G_DBUS_INTERFACE_SKELETON (object);
+}
