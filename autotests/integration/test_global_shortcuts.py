@@ -136,7 +136,11 @@ def refused_in_store(bus, app_id=APP):
 
 
 def component_active(bus, component):
-    path = bus.call("org.kde.KGlobalAccel", "getComponent", (component,), "(s)", dest=KGA, path="/kglobalaccel")[0]
+    try:
+        path = bus.call("org.kde.KGlobalAccel", "getComponent", (component,), "(s)", dest=KGA,
+                        path="/kglobalaccel")[0]
+    except GLib.Error:
+        return False   # not registered yet
     return bus.call("org.kde.kglobalaccel.Component", "isActive", dest=KGA, path=path)[0]
 
 
@@ -430,3 +434,218 @@ def test_dialog_screenshots(bus, language, scale):
         assert call.wait()[0] == 2
     finally:
         x.close()
+
+
+# ---- through limen-portal ---------------------------------------------------------------
+
+PORTAL_IFACE = "org.freedesktop.portal.GlobalShortcuts"
+SESSION_IFACE = "org.freedesktop.portal.Session"
+
+
+def start_limen_portal(bus):
+    """limen-portal choosing limen-kde for everything (XDG_CURRENT_DESKTOP=KDE)."""
+    import shutil
+    shutil.copy(kh.portal_file_path(), os.path.join(bus.env["XDG_DESKTOP_PORTAL_DIR"], "limen.portal"))
+    conf = os.path.join(bus.config_home, "xdg-desktop-portal")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "kde-portals.conf"), "w") as f:
+        f.write("[preferred]\ndefault=limen\n")
+    return bus.start_portal(env={"XDG_CURRENT_DESKTOP": "KDE"})
+
+
+@pytest.fixture
+def portal_stack(bus, x, stack):
+    start_limen_portal(bus)
+    return stack
+
+
+class App:
+    """A host app calling the portal on its own connection; records what it is sent."""
+
+    def __init__(self, bus):
+        self.bus = bus
+        self.client = request_helpers.Client(bus)
+        self.conn = self.client.conn
+        self.signals = []
+        self.conn.signal_subscribe(None, PORTAL_IFACE, None, limentest.PORTAL_PATH, None, Gio.DBusSignalFlags.NONE,
+                                   lambda c, s, p, i, n, a: self.signals.append((n, a.unpack())))
+        self.closed = []
+        self.conn.signal_subscribe(None, SESSION_IFACE, "Closed", None, None, Gio.DBusSignalFlags.NONE,
+                                   lambda c, s, p, i, n, a: self.closed.append(p))
+
+    def create_session(self, token="s1"):
+        response, results = self.client.request(PORTAL_IFACE, "CreateSession",
+                                                ({"session_handle_token": GLib.Variant("s", token)},), "(a{sv})")
+        assert response == 0
+        return results["session_handle"]
+
+    def bind(self, session, entries, parent=""):
+        return self.client.start(PORTAL_IFACE, "BindShortcuts", (session, shortcuts(*entries), parent, {}),
+                                 "(oa(sa{sv})sa{sv})")
+
+    def list(self, session):
+        return self.client.request(PORTAL_IFACE, "ListShortcuts", (session, {}), "(oa{sv})")
+
+    def call(self, method, args, sig):
+        return self.bus.call(PORTAL_IFACE, method, args, sig, conn=self.conn)
+
+    def got(self, name):
+        return [a for n, a in self.signals if n == name]
+
+    def wait_signal(self, name, count=1, timeout=10):
+        limentest.wait_until(lambda: len(self.got(name)) >= count, timeout)
+        return self.got(name)
+
+
+def test_portal_host_caller_end_to_end(bus, x, portal_stack):
+    assert bus.get_property(PORTAL_IFACE, "version") == 2
+    app = App(bus)
+    session = app.create_session()
+    _, pending = app.bind(session, [TALK, MUTE])
+    accept_dialog(x)
+    response, results = pending.wait(30)
+    assert response == 0
+    assert bound(results) == {"talk": "Ctrl+Alt+T", "mute": "Meta+F9"}
+    assert app.list(session) == (0, results)
+
+    onlooker = App(bus)
+    press(x, "ctrl+alt+t")
+    activated = app.wait_signal("Activated")
+    app.wait_signal("Deactivated")
+    assert activated[0][:2] == (session, "talk")
+    assert activated[0][3]["activation_token"].endswith(f"_TIME{activated[0][2]}")
+    assert app.got("Deactivated")[0][:2] == (session, "talk")
+    limentest.pump(0.3)
+    assert onlooker.signals == []
+
+    # Another caller cannot use this session.
+    for method, args, sig in (("ListShortcuts", (session, {}), "(oa{sv})"),
+                              ("ConfigureShortcuts", (session, "", {}), "(osa{sv})"),
+                              ("BindShortcuts", (session, shortcuts(TALK), "", {}), "(oa(sa{sv})sa{sv})")):
+        with pytest.raises(GLib.Error) as e:
+            onlooker.call(method, args, sig)
+        assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+
+    # ConfigureShortcuts (v2) shows the dialog again; Cancel changes nothing.
+    app.call("ConfigureShortcuts", (session, "", {"activation_token": GLib.Variant("s", "t_TIME1")}), "(osa{sv})")
+    x.answer(TITLE, "Escape")
+    limentest.pump(0.5)
+    assert app.got("ShortcutsChanged") == []
+
+    # Session.Close: Closed, the backend lets the keys go.
+    bus.call(SESSION_IFACE, "Close", path=session, conn=app.conn)
+    limentest.wait_until(lambda: session in app.closed, 5)
+    assert session in app.closed
+    limentest.wait_until(lambda: not component_active_any(bus), 5)
+    press(x, "ctrl+alt+t")
+    limentest.pump(0.5)
+    assert len(app.got("Activated")) == 1
+
+
+def component_active_any(bus):
+    comps = bus.call("org.kde.KGlobalAccel", "allComponents", dest=KGA, path="/kglobalaccel")[0]
+    for path in comps:
+        name = bus.call("org.freedesktop.DBus.Properties", "Get", ("org.kde.kglobalaccel.Component", "uniqueName"),
+                        "(ss)", dest=KGA, path=path)[0]
+        if name.startswith("limen-unidentified-") or name == APP:
+            if bus.call("org.kde.kglobalaccel.Component", "isActive", dest=KGA, path=path)[0]:
+                return True
+    return False
+
+
+SANDBOXED_APP = """
+import sys, time
+from gi.repository import Gio, GLib
+c = Gio.bus_get_sync(Gio.BusType.SESSION)
+D, P, I = "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.portal.GlobalShortcuts"
+me = c.get_unique_name()[1:].replace(".", "_")
+got = []
+c.signal_subscribe(None, "org.freedesktop.portal.Request", "Response", None, None, 0,
+                   lambda *a: got.append(a[5].unpack()))
+c.signal_subscribe(D, I, None, P, None, 0, lambda *a: print("SIGNAL", a[4], a[5].unpack()[1], flush=True))
+def wait():
+    ctx = GLib.MainContext.default()
+    end = time.time() + 60
+    while not got and time.time() < end:
+        ctx.iteration(False); time.sleep(0.01)
+    return got.pop()
+c.call_sync(D, P, I, "CreateSession", GLib.Variant("(a{sv})", ({"handle_token": GLib.Variant("s", "c1"),
+            "session_handle_token": GLib.Variant("s", "s1")},)), None, 0, 5000, None)
+session = wait()[1]["session_handle"]
+print("SESSION", session, flush=True)
+c.call_sync(D, P, I, "BindShortcuts", GLib.Variant("(oa(sa{sv})sa{sv})", (session,
+            [("talk", {"description": GLib.Variant("s", "Push to talk"),
+                       "preferred_trigger": GLib.Variant("s", "CTRL+ALT+t")})], "", {"handle_token": GLib.Variant("s", "b1")})),
+            None, 0, 5000, None)
+print("BOUND", wait(), flush=True)
+ctx = GLib.MainContext.default()
+end = time.time() + float(sys.argv[1] if len(sys.argv) > 1 else 20)
+while time.time() < end:
+    ctx.iteration(False); time.sleep(0.01)
+"""
+
+
+def test_portal_sandboxed_caller(bus, x, portal_stack):
+    import subprocess
+    here = os.path.dirname(os.path.abspath(__file__))
+    r, w = os.pipe()
+    os.write(w, limentest.FLATPAK_INFO.format(app_id=APP).encode())
+    os.close(w)
+    argv = limentest.bwrap_argv(bus, ro_binds=(here,)) + ["--ro-bind-data", str(r), "/.flatpak-info",
+                                                           "/usr/bin/python3", "-c", SANDBOXED_APP, "15"]
+    proc = subprocess.Popen(argv, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, pass_fds=(r,))
+    os.close(r)
+    try:
+        # The dialog names the app from its sandbox identity and its .desktop file.
+        wid = x.wait_window(TITLE)
+        time.sleep(0.5)
+        x.screenshot("global-shortcuts-sandboxed.png")
+        x.press(wid, "alt+a")
+        limentest.wait_until(lambda: component_active(bus, APP), 10)
+        press(x, "ctrl+alt+t")
+        out, err = proc.communicate(timeout=40)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = out.splitlines()
+    assert any(l.startswith("SESSION /org/freedesktop/portal/desktop/session/") for l in lines), (out, err)
+    assert any(l.startswith("BOUND (0, {'shortcuts': [('talk'") for l in lines), (out, err)
+    assert "SIGNAL Activated talk" in lines and "SIGNAL Deactivated talk" in lines, (out, err)
+    # The keys are kept for the app (its id from /.flatpak-info), and released when it left.
+    wait_rc(bus, lambda rc: rc.has_section(APP) and rc[APP].get("talk", "").startswith("Ctrl+Alt+T,"))
+    limentest.wait_until(lambda: not component_active(bus, APP), 5)
+    assert not component_active(bus, APP)
+
+
+def test_portal_hostile_input(bus, x, portal_stack):
+    app = App(bus)
+    session = app.create_session()
+    cases = [
+        ("BindShortcuts", (session, [("", {})], "", {}), "(oa(sa{sv})sa{sv})"),
+        ("BindShortcuts", (session, [("i" * 100000, {})], "", {}), "(oa(sa{sv})sa{sv})"),
+        ("BindShortcuts", (session, [(f"s{i}", {}) for i in range(1000)], "", {}), "(oa(sa{sv})sa{sv})"),
+        ("BindShortcuts", (session, [("a", {"description": GLib.Variant("as", ["x"])})], "", {}),
+         "(oa(sa{sv})sa{sv})"),
+        ("BindShortcuts", (session, [("a", {"preferred_trigger": GLib.Variant("s", "x" * 100000)})], "", {}),
+         "(oa(sa{sv})sa{sv})"),
+        ("BindShortcuts", (session, [("a", {}), ("a", {})], "", {}), "(oa(sa{sv})sa{sv})"),
+        ("BindShortcuts", (session, [("a", {})], "gtk:1", {}), "(oa(sa{sv})sa{sv})"),
+        ("BindShortcuts", (session, [("a", {})], "", {"handle_token": GLib.Variant("u", 1)}), "(oa(sa{sv})sa{sv})"),
+        ("BindShortcuts", ("/org/freedesktop/portal/desktop/session/x/y", [("a", {})], "", {}), "(oa(sa{sv})sa{sv})"),
+        ("ListShortcuts", ("/org/freedesktop/portal/desktop/session/x/y", {}), "(oa{sv})"),
+        ("ConfigureShortcuts", (session, "", {"activation_token": GLib.Variant("s", "t" * 10000)}), "(osa{sv})"),
+        ("ConfigureShortcuts", (session, "x" * 1000, {}), "(osa{sv})"),
+        ("CreateSession", ({"session_handle_token": GLib.Variant("s", "bad/token")},), "(a{sv})"),
+    ]
+    for method, args, sig in cases:
+        with pytest.raises(GLib.Error) as e:
+            app.call(method, args, sig)
+        assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument", (method, e.value)
+        assert app.list(session) == (0, {"shortcuts": []}), (method, args)
+    # A wrong signature never reaches the portal's code.
+    with pytest.raises(GLib.Error) as e:
+        app.call("BindShortcuts", (session, [("a", 1)], "", {}), "(oa(si)sa{sv})")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.DBus.Error.InvalidArgs"
+    # Still serving: the session binds.
+    assert app.list(session) == (0, {"shortcuts": []})
