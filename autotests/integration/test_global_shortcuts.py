@@ -649,3 +649,89 @@ def test_portal_hostile_input(bus, x, portal_stack):
     assert limentest.dbus_error_name(e.value) == "org.freedesktop.DBus.Error.InvalidArgs"
     # Still serving: the session binds.
     assert app.list(session) == (0, {"shortcuts": []})
+
+
+# ---- limen-portal against a mock backend: what it lets through ----------------------------
+
+MOCK = request_helpers.BACKEND_NAME
+
+
+@pytest.fixture
+def mock_backend(bus):
+    bus.write_portal_file("limentest", MOCK, ["org.freedesktop.impl.portal.GlobalShortcuts"], use_in="test")
+    conf = os.path.join(bus.config_home, "xdg-desktop-portal")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "test-portals.conf"), "w") as f:
+        f.write("[preferred]\ndefault=limentest\n")
+    backend = request_helpers.Backend(bus, ["globalshortcuts"])
+    bus.start_portal()
+    return backend
+
+
+def emit_key(bus, signal, session, sid, options=None):
+    bus.call(request_helpers.CONTROL_IFACE, "EmitKey", (signal, session, sid, 42, options or {}), "(sosta{sv})",
+             dest=MOCK)
+
+
+def test_mock_signals_reach_only_the_owner(bus, mock_backend):
+    alice, bob = App(bus), App(bus)
+    sa, sb = alice.create_session("a"), bob.create_session("b")
+    token = {"activation_token": GLib.Variant("s", "x_TIME42"), "junk": GLib.Variant("s", "dropped")}
+    emit_key(bus, "Activated", sa, "talk", token)
+    emit_key(bus, "Deactivated", sb, "mute")
+    alice.wait_signal("Activated")
+    bob.wait_signal("Deactivated")
+    limentest.pump(0.3)
+    assert alice.signals == [("Activated", (sa, "talk", 42, {"activation_token": "x_TIME42"}))]
+    assert bob.signals == [("Deactivated", (sb, "mute", 42, {}))]
+
+    # Dropped: a bad id, an oversized token, a session that does not exist, a bad list.
+    emit_key(bus, "Activated", sa, "")
+    emit_key(bus, "Activated", sa, "talk", {"activation_token": GLib.Variant("s", "t" * 5000)})
+    emit_key(bus, "Activated", "/org/freedesktop/portal/desktop/session/1_1/nobody", "talk")
+    bus.call(request_helpers.CONTROL_IFACE, "EmitChanged", (sa, [("", {})]), "(oa(sa{sv}))", dest=MOCK)
+    # Dropped: the same signal from someone who is not the backend, sent to the portal.
+    impostor = bus.new_connection()
+    portal_owner = bus.call("org.freedesktop.DBus", "GetNameOwner", (limentest.PORTAL_BUS_NAME,), "(s)",
+                            dest="org.freedesktop.DBus", path="/org/freedesktop/DBus")[0]
+    impostor.emit_signal(portal_owner, limentest.PORTAL_PATH, "org.freedesktop.impl.portal.GlobalShortcuts",
+                         "Activated", GLib.Variant("(osta{sv})", (sa, "talk", 7, {})))
+    impostor.flush_sync(None)
+    # ShortcutsChanged with a good list arrives, filtered.
+    bus.call(request_helpers.CONTROL_IFACE, "EmitChanged",
+             (sa, [("talk", {"description": GLib.Variant("s", "Talk"), "trigger_description": GLib.Variant("s", "F1"),
+                             "extra": GLib.Variant("i", 1)})]), "(oa(sa{sv}))", dest=MOCK)
+    changed = alice.wait_signal("ShortcutsChanged")
+    limentest.pump(0.3)
+    assert changed == [(sa, [("talk", {"description": "Talk", "trigger_description": "F1"})])]
+    assert [n for n, _ in alice.signals] == ["Activated", "ShortcutsChanged"]
+    assert len(bob.signals) == 1
+
+
+def test_mock_results_and_session_life(bus, mock_backend):
+    app = App(bus)
+    session = app.create_session()
+    created = mock_backend.requests("CreateSession")
+    assert created[0][1] == session and created[0][2] == ""
+    # Only shortcuts the app proposed come back, with known keys only.
+    mock_backend.set_response("BindShortcuts", 0, {"shortcuts": GLib.Variant("a(sa{sv})", [
+        ("talk", {"description": GLib.Variant("s", "Talk"), "trigger_description": GLib.Variant("s", "F1"),
+                  "x": GLib.Variant("s", "y")}),
+        ("sneaky", {"description": GLib.Variant("s", "Not asked for")})])})
+    _, pending = app.bind(session, [TALK])
+    assert pending.wait() == (0, {"shortcuts": [("talk", {"description": "Talk", "trigger_description": "F1"})]})
+    args = mock_backend.args("BindShortcuts")[0]
+    assert args[0] == session and args[2] == ""
+    assert args[1] == [("talk", {"description": "Push to talk", "preferred_trigger": "CTRL+ALT+t"})]
+    # A malformed list from the backend is a failure, not passed on.
+    mock_backend.set_response("BindShortcuts", 0, {"shortcuts": GLib.Variant("a(sa{sv})", [("", {})])})
+    _, pending = app.bind(session, [TALK])
+    assert pending.wait() == (2, {})
+    # ConfigureShortcuts reaches the backend with its checked options.
+    app.call("ConfigureShortcuts", (session, "x11:1a", {"activation_token": GLib.Variant("s", "tok"),
+                                                         "junk": GLib.Variant("i", 1)}), "(osa{sv})")
+    assert mock_backend.args("ConfigureShortcuts") == [[session, "x11:1a", {"activation_token": "tok"}]]
+    # The caller leaves: the session closes and the backend's impl Session is told.
+    app.client.close()
+    limentest.wait_until(lambda: session in mock_backend.closed(), 5)
+    assert session in mock_backend.closed()
