@@ -7,19 +7,25 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
+#include "errors.h"
 #include "limen-config.h"
 
 #define VALIDATE_TIMEOUT_S 3
 
-/* What the validator printed on success, or NULL. */
-typedef void (*DoneFunc) (const char *out, gpointer user_data);
-
+/* One validator run: the GTask's data; the task returns what the validator printed. */
 typedef struct {
   GSubprocess *process;
   guint        timeout_id;
-  DoneFunc     func;
-  gpointer     user_data;
 } Validation;
+
+static void
+validation_free (Validation *v)
+{
+  if (v->timeout_id)
+    g_source_remove (v->timeout_id);
+  g_clear_object (&v->process);
+  g_free (v);
+}
 
 /* @env names the override (the reference's variable, so harnesses can swap validators). */
 static const char *
@@ -72,25 +78,26 @@ on_timeout (gpointer user_data)
 static void
 on_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  Validation *v = user_data;
+  g_autoptr(GTask) task = user_data;
+  Validation *v = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(GBytes) out_bytes = NULL;
-  g_autofree char *out = NULL;
 
   if (g_subprocess_communicate_finish (G_SUBPROCESS (source), result, &out_bytes, NULL, &error) &&
       out_bytes && g_subprocess_get_if_exited (v->process) && g_subprocess_get_exit_status (v->process) == 0)
-    out = g_strndup (g_bytes_get_data (out_bytes, NULL), g_bytes_get_size (out_bytes));
-  else if (error)
-    g_debug ("Validator: %s", error->message);
-  if (v->timeout_id)
-    g_source_remove (v->timeout_id);
-  v->func (out, v->user_data);
-  g_object_unref (v->process);
-  g_free (v);
+    g_task_return_pointer (task, g_strndup (g_bytes_get_data (out_bytes, NULL), g_bytes_get_size (out_bytes)),
+                           g_free);
+  else
+    {
+      if (error)
+        g_debug ("Validator: %s", error->message);
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "refused by the validator");
+    }
 }
 
+/* Run @path @arg on @bytes; the task's result is its output (refused: an error). */
 static void
-run_validator (const char *path, const char *arg, GBytes *bytes, DoneFunc func, gpointer user_data)
+run_validator (const char *path, const char *arg, GBytes *bytes, GTask *task)
 {
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
                                                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE |
@@ -98,72 +105,71 @@ run_validator (const char *path, const char *arg, GBytes *bytes, DoneFunc func, 
   g_autoptr(GError) error = NULL;
   Validation *v = g_new0 (Validation, 1);
 
-  v->func = func;
-  v->user_data = user_data;
+  g_task_set_task_data (task, v, (GDestroyNotify) validation_free);
   g_subprocess_launcher_set_child_setup (launcher, limit_child, NULL, NULL);
   g_subprocess_launcher_set_environ (launcher, (char *[]) { NULL });
   v->process = g_subprocess_launcher_spawn (launcher, &error, path, arg, NULL);
   if (v->process == NULL)
     {
       g_message ("Cannot run the validator %s: %s", path, error->message);
-      func (NULL, user_data);
-      g_free (v);
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "no validator");
+      g_object_unref (task);
       return;
     }
   v->timeout_id = g_timeout_add_seconds (VALIDATE_TIMEOUT_S, on_timeout, v);
-  g_subprocess_communicate_async (v->process, bytes, NULL, on_done, v);
-}
-
-typedef struct {
-  LimenIconValidateFunc  icon_func;
-  LimenSoundValidateFunc sound_func;
-  gpointer               user_data;
-} Waiter;
-
-static void
-on_icon_done (const char *out, gpointer user_data)
-{
-  Waiter *w = user_data;
-  char format[16] = "";
-  guint width = 0, height = 0;
-  gboolean ok = out && sscanf (out, "%15s %u %u", format, &width, &height) == 3;
-
-  w->icon_func (ok, ok ? format : NULL, width, w->user_data);
-  g_free (w);
+  g_subprocess_communicate_async (v->process, bytes, NULL, on_done, task);
 }
 
 void
-limen_icon_validate (GBytes *bytes, guint max_size, LimenIconValidateFunc func, gpointer user_data)
+limen_icon_validate_async (GBytes *bytes, guint max_size, GAsyncReadyCallback callback, gpointer user_data)
 {
   static char *path;
   g_autofree char *arg = g_strdup_printf ("--max-size=%u", max_size);
-  Waiter *w = g_new0 (Waiter, 1);
+  GTask *task = g_task_new (NULL, NULL, callback, user_data);
 
-  w->icon_func = func;
-  w->user_data = user_data;
-  run_validator (validator_path ("XDP_VALIDATE_ICON", "limen-validate-icon", &path), arg, bytes, on_icon_done, w);
+  g_task_set_source_tag (task, limen_icon_validate_async);
+  run_validator (validator_path ("XDP_VALIDATE_ICON", "limen-validate-icon", &path), arg, bytes, task);
 }
 
-static void
-on_sound_done (const char *out, gpointer user_data)
+gboolean
+limen_icon_validate_finish (GAsyncResult *result, char **format, guint *width)
 {
-  Waiter *w = user_data;
-  char format[16] = "";
-  guint channels = 0, rate = 0, ms = 0;
-  gboolean ok = out && sscanf (out, "%15s %u %u %u", format, &channels, &rate, &ms) == 4;
+  g_autofree char *out = g_task_propagate_pointer (G_TASK (result), NULL);
+  char fmt[16] = "";
+  guint w = 0, h = 0;
 
-  w->sound_func (ok, ok ? format : NULL, ms, w->user_data);
-  g_free (w);
+  if (out == NULL || sscanf (out, "%15s %u %u", fmt, &w, &h) != 3)
+    return FALSE;
+  if (format)
+    *format = g_strdup (fmt);
+  if (width)
+    *width = w;
+  return TRUE;
 }
 
 void
-limen_sound_validate (GBytes *bytes, guint max_seconds, LimenSoundValidateFunc func, gpointer user_data)
+limen_sound_validate_async (GBytes *bytes, guint max_seconds, GAsyncReadyCallback callback, gpointer user_data)
 {
   static char *path;
   g_autofree char *arg = g_strdup_printf ("--max-duration=%u", max_seconds);
-  Waiter *w = g_new0 (Waiter, 1);
+  GTask *task = g_task_new (NULL, NULL, callback, user_data);
 
-  w->sound_func = func;
-  w->user_data = user_data;
-  run_validator (validator_path ("XDP_VALIDATE_SOUND", "limen-validate-sound", &path), arg, bytes, on_sound_done, w);
+  g_task_set_source_tag (task, limen_sound_validate_async);
+  run_validator (validator_path ("XDP_VALIDATE_SOUND", "limen-validate-sound", &path), arg, bytes, task);
+}
+
+gboolean
+limen_sound_validate_finish (GAsyncResult *result, char **format, guint *milliseconds)
+{
+  g_autofree char *out = g_task_propagate_pointer (G_TASK (result), NULL);
+  char fmt[16] = "";
+  guint channels = 0, rate = 0, ms = 0;
+
+  if (out == NULL || sscanf (out, "%15s %u %u %u", fmt, &channels, &rate, &ms) != 4)
+    return FALSE;
+  if (format)
+    *format = g_strdup (fmt);
+  if (milliseconds)
+    *milliseconds = ms;
+  return TRUE;
 }

@@ -7,18 +7,20 @@
 
 G_BEGIN_DECLS
 
-/* Called once: @ok with the image's format ("png", "jpeg", "svg") and width. */
-typedef void (*LimenIconValidateFunc) (gboolean ok, const char *format, guint width, gpointer user_data);
-
 /* Run the icon validator (XDP_VALIDATE_ICON, else the build tree's when running from it, else
  * the installed one) on @bytes with a CPU, memory and time limit. */
-void limen_icon_validate (GBytes *bytes, guint max_size, LimenIconValidateFunc func, gpointer user_data);
+void limen_icon_validate_async (GBytes *bytes, guint max_size, GAsyncReadyCallback callback, gpointer user_data);
 
-/* Called once: @ok with the sound's format ("wav", "vorbis", "opus") and length. */
-typedef void (*LimenSoundValidateFunc) (gboolean ok, const char *format, guint milliseconds, gpointer user_data);
+/* TRUE when the bytes are an image of at most the size asked for; then @format ("png",
+ * "jpeg", "svg"; new string) and @width (both may be NULL). */
+gboolean limen_icon_validate_finish (GAsyncResult *result, char **format, guint *width);
 
 /* Run the sound validator (XDP_VALIDATE_SOUND, else the build tree's, else the installed one)
  * on @bytes under the same limits; sounds longer than @max_seconds are refused. */
-void limen_sound_validate (GBytes *bytes, guint max_seconds, LimenSoundValidateFunc func, gpointer user_data);
+void limen_sound_validate_async (GBytes *bytes, guint max_seconds, GAsyncReadyCallback callback, gpointer user_data);
+
+/* TRUE when the bytes are an accepted sound; then @format ("wav", "vorbis", "opus"; new
+ * string) and its length (both may be NULL). */
+gboolean limen_sound_validate_finish (GAsyncResult *result, char **format, guint *milliseconds);
 
 G_END_DECLS

@@ -13,6 +13,7 @@
 #include <gio/gdesktopappinfo.h>
 
 #include "backend.h"
+#include "driver.h"
 #include "media-validate.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.DynamicLauncher"
@@ -174,62 +175,137 @@ name_ok (const char *name, GError **error)
   return TRUE;
 }
 
+/* A launcher being approved: its name and its judged icon. */
 typedef struct {
-  LimenPortalContext    *context;
-  GDBusMethodInvocation *invocation;
-  gboolean               prepare;     /* PrepareInstall, else RequestInstallToken */
-  char                  *parent_window;
-  char                  *name;
-  GVariant              *icon_v;
-  GBytes                *icon;
-  GVariant              *options;
-  char                  *format;
-  guint                  size;
-  char                  *app_id;
+  char   *name;
+  GBytes *icon;
+  char   *format;
+  guint   size;
 } Prep;
 
 static void
 prep_free (Prep *p)
 {
-  g_clear_object (&p->invocation);
-  g_free (p->parent_window);
   g_free (p->name);
-  g_clear_pointer (&p->icon_v, g_variant_unref);
   g_clear_pointer (&p->icon, g_bytes_unref);
-  g_clear_pointer (&p->options, g_variant_unref);
   g_free (p->format);
-  g_free (p->app_id);
   g_free (p);
 }
 
-static void
-on_prepared (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list, const GError *error, gpointer user_data)
+/* The name and icon bytes from the (name, icon_v) arguments; NULL + InvalidArgument. */
+static Prep *
+prep_new (GVariant *name_v, GVariant *icon_v, GError **error)
 {
-  Prep *p = user_data;
-  g_autoptr(GVariant) results = NULL;
-  guint response = limen_backend_reply_response (reply, &results);
+  const char *name = g_variant_get_string (name_v, NULL);
+  g_autoptr(GBytes) icon = NULL;
+  Prep *p;
+
+  if (!name_ok (name, error) || (icon = icon_bytes (icon_v, error)) == NULL)
+    return NULL;
+  p = g_new0 (Prep, 1);
+  p->name = g_strdup (name);
+  p->icon = g_steal_pointer (&icon);
+  return p;
+}
+
+/* The icon validator's answer into @p; FALSE: not an acceptable image. */
+static gboolean
+prep_take_icon_result (Prep *p, GAsyncResult *result, GError **error)
+{
+  guint width = 0;
+
+  if (!limen_icon_validate_finish (result, &p->format, &width))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid value for icon_v: not a PNG, JPEG or SVG image of at most 512×512 pixels");
+      return FALSE;
+    }
+  p->size = g_str_equal (p->format, "svg") ? 0 : width;
+  return TRUE;
+}
+
+static void
+on_icon_checked (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  LimenCall *call = g_task_get_task_data (task);
+  GError *error = NULL;
+
+  if (!prep_take_icon_result (limen_call_get_data (call), result, &error))
+    g_task_return_error (task, error);
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+/* Pre-step of PrepareInstall: one line of name, an icon judged out of process. */
+static void
+check_name_and_icon (LimenCall *call, GTask *task)
+{
+  g_autoptr(GVariant) name_v = limen_call_get_arg (call, 1);
+  g_autoptr(GVariant) icon_v = limen_call_get_arg (call, 2);
+  GError *error = NULL;
+  Prep *p = prep_new (name_v, icon_v, &error);
+
+  if (p == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  limen_call_set_data (call, p, (GDestroyNotify) prep_free);
+  g_task_set_task_data (task, call, NULL);
+  limen_icon_validate_async (p->icon, ICON_MAX, on_icon_checked, g_object_ref (task));
+}
+
+/* Post-step: the user may have edited the name; an edited icon would need judging again, so
+ * the app's own (already checked) icon stays. The answer carries the single-use token. */
+static void
+issue_token (LimenCall *call, GTask *task)
+{
+  Prep *p = limen_call_get_data (call);
   const char *name = p->name;
   g_autofree char *token = NULL;
 
-  if (response != LIMEN_RESPONSE_SUCCESS)
-    {
-      limen_request_respond (request, response, NULL);
-      return;
-    }
-  /* The user may have edited the name; an edited icon would need judging again, so the
-   * app's own (already checked) icon stays. */
-  g_variant_lookup (results, "name", "&s", &name);
+  g_variant_lookup (limen_call_get_results (call), "name", "&s", &name);
   if (!name_ok (name, NULL))
     name = p->name;
-  token = token_new (p->app_id, name, p->icon, p->format, p->size);
-  limen_request_respond (request, LIMEN_RESPONSE_SUCCESS,
-                         g_variant_new_parsed ("{'name': <%s>, 'token': <%s>}", name, token));
+  token = token_new (limen_app_info_get_id (limen_call_get_app_info (call)), name, p->icon, p->format, p->size);
+  limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS,
+                          g_variant_new_parsed ("{'name': <%s>, 'token': <%s>}", name, token));
+  g_task_return_boolean (task, TRUE);
+}
+
+static const LimenStep prepare_pre[] = { { check_name_and_icon, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
+static const LimenStep prepare_post[] = { { issue_token }, { NULL } };
+
+static const LimenDriverMethod dynamic_launcher_methods[] = {
+  { .method = "PrepareInstall", .options = prepare_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "PrepareInstall", .pre = prepare_pre, .post = prepare_post },
+  { NULL }
+};
+
+/* RequestInstallToken answers at once (no Request): the backend's policy decides. */
+typedef struct {
+  LimenPortalContext    *context;
+  GDBusMethodInvocation *invocation;
+  LimenAppInfo          *info;
+  GVariant              *options;   /* filtered */
+  Prep                  *prep;
+} TokenCall;
+
+static void
+token_call_free (TokenCall *t)
+{
+  if (t->info)
+    limen_app_info_unref (t->info);
+  g_clear_pointer (&t->options, g_variant_unref);
+  prep_free (t->prep);
+  g_free (t);
 }
 
 static void
 on_token_reply (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  Prep *p = user_data;
+  TokenCall *t = user_data;
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
   guint response = LIMEN_RESPONSE_OTHER;
@@ -238,104 +314,62 @@ on_token_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   if (reply)
     g_variant_get (reply, "(u)", &response);
   if (response != LIMEN_RESPONSE_SUCCESS)
-    g_dbus_method_invocation_return_error_literal (p->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+    g_dbus_method_invocation_return_error_literal (t->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
                                                    "Installing launchers without asking is not allowed");
   else
     {
-      token = token_new (p->app_id, p->name, p->icon, p->format, p->size);
-      g_dbus_method_invocation_return_value (p->invocation, g_variant_new ("(s)", token));
+      token = token_new (limen_app_info_get_id (t->info), t->prep->name, t->prep->icon, t->prep->format, t->prep->size);
+      g_dbus_method_invocation_return_value (t->invocation, g_variant_new ("(s)", token));
     }
-  prep_free (p);
+  token_call_free (t);
 }
 
 static void
-on_icon_checked (gboolean ok, const char *format, guint width, gpointer user_data)
+on_token_icon_checked (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  Prep *p = user_data;
+  TokenCall *t = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(LimenAppInfo) info = NULL;
-  g_autoptr(LimenRequest) request = NULL;
   const char *backend;
 
-  if (!ok)
+  if (!prep_take_icon_result (t->prep, result, &error) ||
+      (backend = limen_backend_find (t->context, IMPL_IFACE, &error)) == NULL)
     {
-      g_dbus_method_invocation_return_error_literal (p->invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                     "Invalid value for icon_v: not a PNG, JPEG or SVG image of at most 512×512 pixels");
-      prep_free (p);
+      limen_invocation_return_gerror (t->invocation, error);
+      token_call_free (t);
       return;
     }
-  p->format = g_strdup (format);
-  p->size = g_str_equal (format, "svg") ? 0 : width;
-  info = limen_app_info_get_for_invocation (p->invocation);
-  if (info == NULL)
-    {
-      g_clear_object (&p->invocation);
-      prep_free (p);
-      return;
-    }
-  p->app_id = g_strdup (limen_app_info_get_id (info));
-  if (!p->prepare)
-    {
-      backend = limen_backend_find (p->context, IMPL_IFACE, &error);
-      if (backend == NULL)
-        {
-          limen_invocation_return_gerror (p->invocation, error);
-          prep_free (p);
-          return;
-        }
-      g_dbus_connection_call (p->context->connection, backend, LIMEN_PORTAL_PATH, IMPL_IFACE,
-                              "RequestInstallToken", g_variant_new ("(s@a{sv})", p->app_id, p->options),
-                              G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
-                              on_token_reply, p);
-      return;
-    }
-  request = limen_backend_request_method (p->context, p->invocation, info, IMPL_IFACE, "PrepareInstall",
-                                          g_variant_new ("(ss@v)", p->parent_window, p->name, p->icon_v),
-                                          p->options, prepare_options, NULL, NULL, on_prepared, p,
-                                          (GDestroyNotify) prep_free);
-}
-
-static gboolean
-start_prepare (LimenPortalContext *context, GDBusMethodInvocation *invocation, gboolean prepare,
-               const char *parent_window, const char *name, GVariant *icon_v, GVariant *options)
-{
-  g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(GBytes) icon = NULL;
-  Prep *p;
-
-  if (!name_ok (name, &error) || (icon = icon_bytes (icon_v, &error)) == NULL ||
-      !limen_options_filter (options, &b, &error, prepare_options, NULL))
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  p = g_new0 (Prep, 1);
-  p->context = context;
-  p->invocation = g_object_ref (invocation);
-  p->prepare = prepare;
-  p->parent_window = g_strdup (parent_window);
-  p->name = g_strdup (name);
-  p->icon_v = g_variant_ref (icon_v);
-  p->icon = g_bytes_ref (icon);
-  p->options = prepare ? g_variant_ref (options) : g_variant_ref_sink (g_variant_builder_end (&b));
-  limen_icon_validate (icon, ICON_MAX, on_icon_checked, p);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static gboolean
-handle_prepare_install (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *invocation,
-                        const char *parent_window, const char *name, GVariant *icon_v, GVariant *options,
-                        LimenPortalContext *context)
-{
-  return start_prepare (context, invocation, TRUE, parent_window, name, icon_v, options);
+  g_dbus_connection_call (t->context->connection, backend, LIMEN_PORTAL_PATH, IMPL_IFACE,
+                          "RequestInstallToken",
+                          g_variant_new ("(s@a{sv})", limen_app_info_get_id (t->info), t->options),
+                          G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
+                          on_token_reply, t);
 }
 
 static gboolean
 handle_request_install_token (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *invocation,
                               const char *name, GVariant *icon_v, GVariant *options, LimenPortalContext *context)
 {
-  return start_prepare (context, invocation, FALSE, "", name, icon_v, options);
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GVariant) name_v = g_variant_ref_sink (g_variant_new_string (name));
+  Prep *p;
+  TokenCall *t;
+
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+  if (!limen_options_filter (options, &b, &error, prepare_options, NULL) ||
+      (p = prep_new (name_v, icon_v, &error)) == NULL)
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  t = g_new0 (TokenCall, 1);
+  t->context = context;
+  t->invocation = invocation;
+  t->info = limen_app_info_ref (info);
+  t->options = g_variant_ref_sink (g_variant_builder_end (&b));
+  t->prep = p;
+  limen_icon_validate_async (p->icon, ICON_MAX, on_token_icon_checked, t);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 /* The launcher may only start the app itself: inside its sandbox for a Flatpak app. */
@@ -606,7 +640,7 @@ limen_dynamic_launcher_new (LimenPortalContext *context)
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_dynamic_launcher_set_version (object, 1);
   limen_dbus_portal_dynamic_launcher_set_supported_launcher_types (object, LAUNCHER_APPLICATION | LAUNCHER_WEBAPP);
-  g_signal_connect (object, "handle-prepare-install", G_CALLBACK (handle_prepare_install), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, dynamic_launcher_methods);
   g_signal_connect (object, "handle-request-install-token", G_CALLBACK (handle_request_install_token), context);
   g_signal_connect (object, "handle-install", G_CALLBACK (handle_install), context);
   g_signal_connect (object, "handle-uninstall", G_CALLBACK (handle_uninstall), context);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "backend.h"
+#include "driver.h"
 #include "fd-check.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Email"
@@ -125,22 +126,20 @@ attachment_path (LimenAppInfo *info, GUnixFDList *fd_list, gint32 index, GError 
   return g_steal_pointer (&path);
 }
 
-static gboolean
-handle_compose_email (LimenDbusPortalEmail *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
-                      const char *parent_window, GVariant *options, LimenPortalContext *context)
+/* Pre-step: the attachments' host paths go to the backend as "attachments". */
+static void
+resolve_attachments (LimenCall *call, GTask *task)
 {
-  g_autoptr(GError) error = NULL;
   g_auto(GVariantBuilder) fdb = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) fds = NULL;
   g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(LimenRequest) request = NULL;
-  GVariantBuilder extra;
+  GVariant *options = limen_call_get_caller_options (call);
 
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
   if (!limen_options_filter (options, &fdb, &error, fd_options, NULL))
     {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
     }
   fds = g_variant_lookup_value (options, "attachment_fds", G_VARIANT_TYPE ("ah"));
   for (gsize i = 0; fds && i < g_variant_n_children (fds); i++)
@@ -149,23 +148,26 @@ handle_compose_email (LimenDbusPortalEmail *object, GDBusMethodInvocation *invoc
       char *path;
 
       g_variant_get_child (fds, i, "h", &index);
-      if ((path = attachment_path (info, fd_list, index, &error)) == NULL)
+      if ((path = attachment_path (limen_call_get_app_info (call), limen_call_get_fd_list (call), index, &error)) == NULL)
         {
-          limen_invocation_return_gerror (invocation, error);
-          return G_DBUS_METHOD_INVOCATION_HANDLED;
+          g_task_return_error (task, g_steal_pointer (&error));
+          return;
         }
       g_ptr_array_add (paths, path);
     }
   g_ptr_array_add (paths, NULL);
-  g_variant_builder_init (&extra, G_VARIANT_TYPE_VARDICT);
   if (paths->len > 1)
-    g_variant_builder_add (&extra, "{sv}", "attachments",
-                           g_variant_new_strv ((const char * const *) paths->pdata, -1));
-  request = limen_backend_request_method (context, invocation, info, IMPL_IFACE, "ComposeEmail",
-                                          g_variant_new ("(s)", parent_window), options, email_options,
-                                          g_variant_builder_end (&extra), NULL, NULL, NULL, NULL);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+    limen_call_set_option (call, "attachments", g_variant_new_strv ((const char * const *) paths->pdata, -1));
+  g_task_return_boolean (task, TRUE);
 }
+
+static const LimenStep compose_pre[] = { { resolve_attachments, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
+
+static const LimenDriverMethod email_methods[] = {
+  { .method = "ComposeEmail", .options = email_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "ComposeEmail", .pre = compose_pre },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_email_new (LimenPortalContext *context)
@@ -177,6 +179,6 @@ limen_email_new (LimenPortalContext *context)
   object = limen_dbus_portal_email_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_email_set_version (object, 4);
-  g_signal_connect (object, "handle-compose-email", G_CALLBACK (handle_compose_email), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, email_methods);
   return G_DBUS_INTERFACE_SKELETON (object);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "driver.h"
 #include "session.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Inhibit"
@@ -24,95 +25,31 @@ static const LimenOption monitor_options[] = {
 
 static LimenDbusPortalInhibit *skeleton;
 
+/* Pre-step of Inhibit: the flags the specification knows, at least one. */
 static void
-on_inhibited (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list, const GError *error, gpointer user_data)
+check_flags (LimenCall *call, GTask *task)
 {
-  /* Success leaves the Request open: it is the inhibition. */
-  if (reply == NULL)
-    limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
-}
+  g_autoptr(GVariant) arg = limen_call_get_arg (call, 1);
+  guint flags = g_variant_get_uint32 (arg);
 
-static gboolean
-handle_inhibit (LimenDbusPortalInhibit *object, GDBusMethodInvocation *invocation, const char *window,
-                guint flags, GVariant *options, LimenPortalContext *context)
-{
-  g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(LimenRequest) request = NULL;
-  const char *backend;
-
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
   if (flags == 0 || (flags & ~FLAGS_ALL) != 0)
-    {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                     "Invalid value for flags: must combine 1, 2, 4 and 8");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  if (!limen_options_filter (options, &b, &error, inhibit_options, NULL) ||
-      (backend = limen_backend_find (context, IMPL_IFACE, &error)) == NULL ||
-      (request = limen_backend_start_request (invocation, info, options, backend, &error)) == NULL)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  limen_backend_call (request, backend, IMPL_IFACE, "Inhibit",
-                      limen_backend_build_parameters (request, g_variant_new ("(su)", window, flags),
-                                                      g_variant_builder_end (&b)),
-                      NULL, LIMEN_BACKEND_TIMEOUT_QUICK, on_inhibited, NULL, NULL);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                             "Invalid value for flags: must combine 1, 2, 4 and 8");
+  else
+    g_task_return_boolean (task, TRUE);
 }
 
-static void
-on_monitor_created (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list, const GError *error,
-                    gpointer user_data)
-{
-  LimenSession *session = user_data;
-  guint response = LIMEN_RESPONSE_OTHER;
+static const LimenStep inhibit_pre[] = { { check_flags, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
 
-  if (reply && g_variant_is_of_type (reply, G_VARIANT_TYPE ("(u)")))
-    g_variant_get (reply, "(u)", &response);
-  if (response != LIMEN_RESPONSE_SUCCESS)
-    {
-      limen_session_close (session);
-      limen_request_respond (request, MIN (response, LIMEN_RESPONSE_OTHER), NULL);
-      return;
-    }
-  limen_request_respond (request, LIMEN_RESPONSE_SUCCESS,
-                         g_variant_new_parsed ("{'session_handle': <%o>}", limen_session_get_path (session)));
-}
-
-static gboolean
-handle_create_monitor (LimenDbusPortalInhibit *object, GDBusMethodInvocation *invocation, const char *window,
-                       GVariant *options, LimenPortalContext *context)
-{
-  g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(LimenRequest) request = NULL;
-  g_autoptr(LimenSession) session = NULL;
-  const char *backend;
-
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  if (!limen_options_filter (options, &b, &error, monitor_options, NULL) ||
-      (backend = limen_backend_find (context, IMPL_IFACE, &error)) == NULL ||
-      (session = limen_session_new (invocation, info, options, &error)) == NULL)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  if ((request = limen_backend_start_request (invocation, info, options, backend, &error)) == NULL)
-    {
-      limen_session_close (session);
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  limen_session_set_backend (session, backend);
-  limen_backend_call (request, backend, IMPL_IFACE, "CreateMonitor",
-                      g_variant_new ("(ooss)", limen_request_get_path (request), limen_session_get_path (session),
-                                     limen_app_info_get_id (info), window),
-                      NULL, LIMEN_BACKEND_TIMEOUT_QUICK, on_monitor_created, limen_session_ref (session),
-                      (GDestroyNotify) limen_session_unref);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
+/* Inhibit's success leaves the Request open: it is the inhibition. */
+static const LimenDriverMethod inhibit_methods[] = {
+  { .method = "Inhibit", .options = inhibit_options, .impl_interface = IMPL_IFACE, .impl_method = "Inhibit",
+    .pre = inhibit_pre, .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK, .flags = LIMEN_DRIVER_KEEP_OPEN },
+  { .method = "CreateMonitor", .kind = LIMEN_CALL_CREATE_SESSION, .options = monitor_options,
+    .impl_interface = IMPL_IFACE, .impl_method = "CreateMonitor", .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK,
+    .flags = LIMEN_DRIVER_NO_IMPL_OPTIONS },
+  { NULL }
+};
 
 /* The unique name a session path was made for ("/…/session/1_23/TOKEN" → ":1.23"). */
 static char *
@@ -180,8 +117,7 @@ limen_inhibit_new (LimenPortalContext *context)
   skeleton = limen_dbus_portal_inhibit_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_inhibit_set_version (skeleton, 3);
-  g_signal_connect (skeleton, "handle-inhibit", G_CALLBACK (handle_inhibit), context);
-  g_signal_connect (skeleton, "handle-create-monitor", G_CALLBACK (handle_create_monitor), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, inhibit_methods);
   g_signal_connect (skeleton, "handle-query-end-response", G_CALLBACK (handle_query_end_response), context);
   g_dbus_connection_signal_subscribe (context->connection, NULL, IMPL_IFACE, "StateChanged", LIMEN_PORTAL_PATH,
                                       NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_state_changed, NULL, NULL);

@@ -277,9 +277,12 @@ refuse (Add *a, const char *key, const char *why)
 }
 
 static void
-on_sound_validated (gboolean ok, const char *format, guint milliseconds, gpointer user_data)
+on_sound_validated (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Add *a = user_data;
+  g_autofree char *format = NULL;
+  guint milliseconds = 0;
+  gboolean ok = limen_sound_validate_finish (result, &format, &milliseconds);
 
   if (!ok)
     {
@@ -294,15 +297,16 @@ static void
 validate_sound_then_send (Add *a)
 {
   if (a->sound_bytes)
-    limen_sound_validate (a->sound_bytes, SOUND_SECONDS_MAX, on_sound_validated, a);
+    limen_sound_validate_async (a->sound_bytes, SOUND_SECONDS_MAX, on_sound_validated, a);
   else
     check_permission_then_send (a);
 }
 
 static void
-on_icon_validated (gboolean ok, const char *format, guint width, gpointer user_data)
+on_icon_validated (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Add *a = user_data;
+  gboolean ok = limen_icon_validate_finish (result, NULL, NULL);
 
   if (!ok)
     {
@@ -506,7 +510,7 @@ handle_add_notification (LimenDbusPortalNotification *object, GDBusMethodInvocat
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   if (a->icon_bytes)
-    limen_icon_validate (a->icon_bytes, 512, on_icon_validated, a);
+    limen_icon_validate_async (a->icon_bytes, 512, on_icon_validated, a);
   else
     validate_sound_then_send (a);
   return G_DBUS_METHOD_INVOCATION_HANDLED;

@@ -67,133 +67,74 @@ static const LimenOption dict_table[] = {
   { NULL }
 };
 
-typedef struct {
-  LimenPortalContext    *context;
-  GDBusMethodInvocation *invocation;
-  gboolean               prepare;
-  char                  *parent_window;
-  char                  *title;
-  GVariant              *settings, *page_setup, *options;
-  GUnixFDList           *fd_list;
-  gint32                 fd_index;
-} PrintCall;
-
+/* Pre-step: an administrator may forbid printing. */
 static void
-print_call_free (PrintCall *p)
+check_printing_allowed (LimenCall *call, GTask *task)
 {
-  g_clear_object (&p->invocation);
-  g_free (p->parent_window);
-  g_free (p->title);
-  g_clear_pointer (&p->settings, g_variant_unref);
-  g_clear_pointer (&p->page_setup, g_variant_unref);
-  g_clear_pointer (&p->options, g_variant_unref);
-  g_clear_object (&p->fd_list);
-  g_free (p);
+  limen_lockdown_step (call, task, "disable-printing", "Printing is disabled");
 }
 
+/* Pre-step of PreparePrint: settings and page_setup hold plain values only. */
 static void
-start (PrintCall *p)
+check_dicts (LimenCall *call, GTask *task)
 {
-  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (p->invocation);
-  g_autoptr(LimenRequest) request = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) settings = limen_call_get_arg (call, 2);
+  g_autoptr(GVariant) page_setup = limen_call_get_arg (call, 3);
+  g_autoptr(GVariant) wrapped = g_variant_ref_sink (g_variant_new_parsed ("{'settings': <%@a{sv}>, 'page_setup': <%@a{sv}>}",
+                                                                          settings, page_setup));
 
-  if (info == NULL)
-    return;
-  if (p->prepare)
+  if (!limen_options_filter (wrapped, &b, &error, dict_table, NULL))
+    g_task_return_error (task, g_steal_pointer (&error));
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+/* Pre-step of Print: a readable regular file of the caller's, handed on as handle 0. */
+static void
+check_document_fd (LimenCall *call, GTask *task)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) window = limen_call_get_arg (call, 0);
+  g_autoptr(GVariant) title = limen_call_get_arg (call, 1);
+  g_autoptr(GVariant) handle = limen_call_get_arg (call, 2);
+  g_autofd int fd = limen_fd_list_get (limen_call_get_fd_list (call), g_variant_get_handle (handle), "fd", &error);
+  LimenFdInfo fdinfo = { 0 };
+  g_autoptr(GUnixFDList) out = g_unix_fd_list_new ();
+
+  if (fd < 0 || !limen_fd_check (limen_call_get_app_info (call), fd, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_NEED_READ,
+                                 &fdinfo, &error) ||
+      g_unix_fd_list_append (out, fd, &error) < 0)
     {
-      g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-      GVariant *wrapped = g_variant_new_parsed ("{'settings': <%@a{sv}>, 'page_setup': <%@a{sv}>}",
-                                                p->settings, p->page_setup);
-
-      g_variant_ref_sink (wrapped);
-      if (!limen_options_filter (wrapped, &b, &error, dict_table, NULL))
-        {
-          g_variant_unref (wrapped);
-          limen_invocation_return_gerror (p->invocation, error);
-          return;
-        }
-      g_variant_unref (wrapped);
-      request = limen_backend_request_method (p->context, p->invocation, info, IMPL_IFACE, "PreparePrint",
-                                              g_variant_new ("(ss@a{sv}@a{sv})", p->parent_window, p->title,
-                                                             p->settings, p->page_setup),
-                                              p->options, prepare_print_options, NULL, NULL, NULL, NULL, NULL);
+      limen_fd_info_clear (&fdinfo);
+      g_task_return_error (task, g_steal_pointer (&error));
       return;
     }
-  else
-    {
-      g_autofd int fd = limen_fd_list_get (p->fd_list, p->fd_index, "fd", &error);
-      LimenFdInfo fdinfo = { 0 };
-      g_autoptr(GUnixFDList) out = g_unix_fd_list_new ();
-
-      if (fd < 0 || !limen_fd_check (info, fd, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_NEED_READ, &fdinfo, &error) ||
-          g_unix_fd_list_append (out, fd, &error) < 0)
-        {
-          limen_fd_info_clear (&fdinfo);
-          limen_invocation_return_gerror (p->invocation, error);
-          return;
-        }
-      limen_fd_info_clear (&fdinfo);
-      request = limen_backend_request_method (p->context, p->invocation, info, IMPL_IFACE, "Print",
-                                              g_variant_new ("(ssh)", p->parent_window, p->title, 0),
-                                              p->options, print_options, NULL, out, NULL, NULL, NULL);
-    }
+  limen_fd_info_clear (&fdinfo);
+  limen_call_set_impl_args (call, g_variant_new ("(@s@sh)", window, title, 0), out);
+  g_task_return_boolean (task, TRUE);
 }
 
-static void
-on_lockdown (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  gboolean locked = limen_lockdown_query_finish (result);
-  PrintCall *p = user_data;
+static const LimenStep prepare_pre[] = {
+  { check_printing_allowed, LIMEN_STEP_BEFORE_HANDLE },
+  { check_dicts, LIMEN_STEP_BEFORE_HANDLE },
+  { NULL }
+};
 
-  if (locked)
-    g_dbus_method_invocation_return_error_literal (p->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                   "Printing is disabled");
-  else
-    start (p);
-  print_call_free (p);
-}
+static const LimenStep print_pre[] = {
+  { check_printing_allowed, LIMEN_STEP_BEFORE_HANDLE },
+  { check_document_fd, LIMEN_STEP_BEFORE_HANDLE },
+  { NULL }
+};
 
-static PrintCall *
-print_call_new (LimenPortalContext *context, GDBusMethodInvocation *invocation, const char *parent_window,
-                const char *title, GVariant *options)
-{
-  PrintCall *p = g_new0 (PrintCall, 1);
-
-  p->context = context;
-  p->invocation = g_object_ref (invocation);
-  p->parent_window = g_strdup (parent_window);
-  p->title = g_strdup (title);
-  p->options = g_variant_ref (options);
-  return p;
-}
-
-static gboolean
-handle_prepare_print (LimenDbusPortalPrint *object, GDBusMethodInvocation *invocation, const char *parent_window,
-                      const char *title, GVariant *settings, GVariant *page_setup, GVariant *options,
-                      LimenPortalContext *context)
-{
-  PrintCall *p = print_call_new (context, invocation, parent_window, title, options);
-
-  p->prepare = TRUE;
-  p->settings = g_variant_ref (settings);
-  p->page_setup = g_variant_ref (page_setup);
-  limen_lockdown_query_async (context, "disable-printing", on_lockdown, p);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static gboolean
-handle_print (LimenDbusPortalPrint *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
-              const char *parent_window, const char *title, GVariant *fd, GVariant *options,
-              LimenPortalContext *context)
-{
-  PrintCall *p = print_call_new (context, invocation, parent_window, title, options);
-
-  p->fd_list = fd_list ? g_object_ref (fd_list) : NULL;
-  p->fd_index = g_variant_get_handle (fd);
-  limen_lockdown_query_async (context, "disable-printing", on_lockdown, p);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
+static const LimenDriverMethod print_methods[] = {
+  { .method = "PreparePrint", .options = prepare_print_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "PreparePrint", .pre = prepare_pre },
+  { .method = "Print", .options = print_options, .impl_interface = IMPL_IFACE,
+    .impl_method = "Print", .pre = print_pre },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_print_new (LimenPortalContext *context)
@@ -205,7 +146,6 @@ limen_print_new (LimenPortalContext *context)
   object = limen_dbus_portal_print_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_print_set_version (object, 2);
-  g_signal_connect (object, "handle-prepare-print", G_CALLBACK (handle_prepare_print), context);
-  g_signal_connect (object, "handle-print", G_CALLBACK (handle_print), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, print_methods);
   return G_DBUS_INTERFACE_SKELETON (object);
 }
