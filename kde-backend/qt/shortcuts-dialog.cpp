@@ -13,6 +13,7 @@
 #include <QDialogButtonBox>
 #include <QGridLayout>
 #include <QLabel>
+#include <QLayout>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QVBoxLayout>
@@ -55,7 +56,8 @@ public:
     body->setTextFormat (Qt::PlainText);
     col->addWidget (body);
 
-    col->addWidget (buildRows (spec), 1);
+    col->addWidget (buildRows (spec));
+    col->addStretch (1);
 
     auto *buttons = new QDialogButtonBox (this);
     m_accept = buttons->addButton (spec->configure ? i18nc ("@action:button", "&Save")
@@ -196,6 +198,10 @@ limen_qt_shortcuts_open (const LimenQtShortcutsSpec *spec, LimenQtShortcutsDone 
     return nullptr;
   auto *dialog = new ShortcutsDialog (spec, done, user_data);
   dialog->adjustSize ();
+  /* adjustSize() sized the wrapped text for the narrower hint, before the minimum width:
+   * height for the width the dialog really has. */
+  if (dialog->layout ()->hasHeightForWidth ())
+    dialog->resize (dialog->width (), dialog->layout ()->totalHeightForWidth (dialog->width ()));
   dialog->applyActivationToken ();
   dialog->present ();
   dialog->focusFirstRow ();
