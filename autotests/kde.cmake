@@ -72,3 +72,7 @@ limen_add_pytest(kde-inhibit-logout test_kde_inhibit_logout.py TIMEOUT 300)
 limen_add_pytest(kde-first-dialog test_kde_first_dialog.py TIMEOUT 300)
 # GlobalShortcuts against a real kglobalaccel5 on Xvfb, through limen-portal and limen-kde.
 limen_add_pytest(kde-global-shortcuts test_global_shortcuts.py TIMEOUT 600)
+pkg_check_modules(XKBCOMMON_TEST REQUIRED IMPORTED_TARGET xkbcommon)
+limen_add_unit_test(test-shortcut-keys SOURCES unit/test-shortcut-keys.c ${PROJECT_SOURCE_DIR}/kde-backend/shortcut-keys.c
+                    LIBS PkgConfig::XKBCOMMON_TEST)
+target_include_directories(test-shortcut-keys PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)

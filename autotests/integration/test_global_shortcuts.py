@@ -735,3 +735,17 @@ def test_mock_results_and_session_life(bus, mock_backend):
     app.client.close()
     limentest.wait_until(lambda: session in mock_backend.closed(), 5)
     assert session in mock_backend.closed()
+
+
+def test_behind_the_reference_frontend(bus, x, stack):
+    """Debian's xdg-desktop-portal 1.16 (GlobalShortcuts version 1) in front of limen-kde."""
+    kh.start_reference_frontend(bus)
+    app = App(bus)
+    session = app.create_session()
+    _, pending = app.bind(session, [TALK])
+    accept_dialog(x)
+    response, results = pending.wait(30)
+    assert (response, bound(results)) == (0, {"talk": "Ctrl+Alt+T"})
+    press(x, "ctrl+alt+t")
+    assert app.wait_signal("Activated")[0][:2] == (session, "talk")
+    assert app.wait_signal("Deactivated")[0][:2] == (session, "talk")
