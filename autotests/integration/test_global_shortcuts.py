@@ -40,7 +40,7 @@ def write_desktop_file(bus, app_id, name):
 def stack(bus, x):
     """kglobalaccel5, a permission store and limen-kde, on one Xvfb and one private bus."""
     write_desktop_file(bus, APP, "Example Talk")
-    start_kglobalaccel(bus, x)
+    bus.kglobalaccel = start_kglobalaccel(bus, x)
     request_helpers.start_documents(bus)
     kde = kh.start_kde_x11(bus, x)
     return kde
@@ -254,6 +254,21 @@ def test_bind_survives_a_restart_of_limen_kde(bus, x, stack):
     assert (response, bound(results)) == (0, {"talk": "Ctrl+Alt+T"})
     press(x, "ctrl+alt+t")
     assert caller2.wait_signal("Activated")[0][:2] == (session2, "talk")
+
+
+def test_kglobalaccel_restart_binds_again(bus, x, stack):
+    caller = Impl(bus)
+    session = caller.create_session()
+    _, call = caller.bind_async(session, [TALK])
+    accept_dialog(x)
+    assert call.wait()[0] == 0
+    bus.kglobalaccel.stop()
+    bus.wait_for_name_gone(KGA)
+    start_kglobalaccel(bus, x)
+    # limen-kde saw the daemon come back and made the session's shortcuts present again.
+    limentest.wait_until(lambda: component_active(bus, APP), 10)
+    press(x, "ctrl+alt+t")
+    assert caller.wait_signal("Activated")[0][:2] == (session, "talk")
 
 
 def test_cancel_binds_nothing_and_asks_again(bus, x, stack):
