@@ -7,7 +7,7 @@ list(APPEND CMAKE_MODULE_PATH ${ECM_MODULE_PATH})
 find_package(Qt5 5.15 REQUIRED COMPONENTS Core Gui Widgets DBus PrintSupport Test)
 find_package(XCB REQUIRED COMPONENTS XCB)
 find_package(KF5 5.103 REQUIRED COMPONENTS KIO I18n Notifications WindowSystem Config Service
-                                           WidgetsAddons CoreAddons)
+                                           WidgetsAddons CoreAddons XmlGui)
 find_package(KF5Wayland 5.103 REQUIRED)
 
 add_executable(test-kde-shim qt/test-kde-shim.cpp)
@@ -91,3 +91,9 @@ add_library(limen-preload-guard MODULE preload/preload-guard.c)
 set_target_properties(limen-preload-guard PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 target_link_libraries(limen-preload-guard PRIVATE ${CMAKE_DL_LIBS})
 limen_add_pytest(kde-preload test_kde_preload.py TIMEOUT 300)
+# GlobalShortcuts against a real kglobalaccel5 on Xvfb, through limen-portal and limen-kde.
+limen_add_pytest(kde-global-shortcuts test_global_shortcuts.py TIMEOUT 600)
+pkg_check_modules(XKBCOMMON_TEST REQUIRED IMPORTED_TARGET xkbcommon)
+limen_add_unit_test(test-shortcut-keys SOURCES unit/test-shortcut-keys.c ${PROJECT_SOURCE_DIR}/kde-backend/shortcut-keys.c
+                    LIBS PkgConfig::XKBCOMMON_TEST)
+target_include_directories(test-shortcut-keys PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)

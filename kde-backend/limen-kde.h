@@ -32,6 +32,7 @@ GDBusInterfaceSkeleton *limen_kde_background_new (void);
 GDBusInterfaceSkeleton *limen_kde_screencast_new (void);
 GDBusInterfaceSkeleton *limen_kde_remote_desktop_new (void);
 GDBusInterfaceSkeleton *limen_kde_clipboard_new (void);
+GDBusInterfaceSkeleton *limen_kde_global_shortcuts_new (void);
 
 /* NotAllowed when the Kiosk configuration disables printing (lockdown.c). */
 gboolean limen_kde_lockdown_check_printing (GError **error);

@@ -30,6 +30,7 @@ static const InterfaceNew interfaces[] = {
   limen_kde_screencast_new,
   limen_kde_remote_desktop_new,
   limen_kde_clipboard_new,
+  limen_kde_global_shortcuts_new,
 };
 
 static GPtrArray *skeletons;

@@ -376,6 +376,34 @@ LIMEN_QT_EXPORT LimenQtCastIndicator *limen_qt_cast_indicator_show (const char *
 /* Withdraw the notification and free @indicator; @stop never runs after this. */
 LIMEN_QT_EXPORT void limen_qt_cast_indicator_close (LimenQtCastIndicator *indicator);
 
+/* ---- GlobalShortcuts: the binding dialog (shortcuts-dialog.cpp) ---- */
+
+/* One shortcut of an app, as offered to the person and as they leave it. */
+typedef struct {
+  const char *id;
+  const char *description;
+  int         key;            /* Qt key code (modifiers | key), 0: no key */
+  int         enabled;        /* 1: bound (or to be), 0: left out */
+} LimenQtShortcut;
+
+typedef struct {
+  LimenQtWindow          window;
+  const char            *app_name;          /* the app's display name, never "" */
+  const char            *component;         /* KGlobalAccel component: its own keys are no conflict */
+  int                    configure;         /* 1: ConfigureShortcuts, every shortcut of the session */
+  const char            *activation_token;  /* to raise the dialog, or NULL */
+  size_t                 n_shortcuts;
+  const LimenQtShortcut *shortcuts;
+} LimenQtShortcutsSpec;
+
+/* @chosen: every shortcut of the spec, in its order, as the person left it (OK only). */
+typedef void (*LimenQtShortcutsDone) (LimenQtDialog *dialog, int response, size_t n_chosen,
+                                      const LimenQtShortcut *chosen, void *user_data);
+
+/* Let the person accept, change or leave out an app's global shortcuts (KKeySequenceWidget). */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_shortcuts_open (const LimenQtShortcutsSpec *spec,
+                                                        LimenQtShortcutsDone done, void *user_data);
+
 /* Entry points of liblimen-qt.so, for the loader (X-macro). */
 #define LIMEN_QT_DLOPEN_FUNCTIONS(X)   \
   X (limen_qt_unavailable_reason)      \
@@ -398,7 +426,8 @@ LIMEN_QT_EXPORT void limen_qt_cast_indicator_close (LimenQtCastIndicator *indica
   X (limen_qt_watch_app_states)        \
   X (limen_qt_screencast_open)         \
   X (limen_qt_cast_indicator_show)     \
-  X (limen_qt_cast_indicator_close)
+  X (limen_qt_cast_indicator_close)     \
+  X (limen_qt_shortcuts_open)
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #include "portals/email.h"
 #include "portals/file-chooser.h"
 #include "portals/game-mode.h"
+#include "portals/global-shortcuts.h"
 #include "portals/inhibit.h"
 #include "portals/location.h"
 #include "portals/memory-monitor.h"
@@ -48,6 +49,7 @@ static const struct {
   { "Email", limen_email_new },
   { "FileChooser", limen_file_chooser_new },
   { "GameMode", limen_game_mode_new },
+  { "GlobalShortcuts", limen_global_shortcuts_new },
   { "Inhibit", limen_inhibit_new },
   { "Location", limen_location_new },
   { "MemoryMonitor", limen_memory_monitor_new },
