@@ -20,7 +20,7 @@
 
 Node *
 limen_fuse_node_new_locked (LimenFuse *fs, NodeKind kind, const char *key, const char *app, LimenDoc *doc,
-                 Node *parent, int fd)
+                            Node *parent, int fd)
 {
   Node *node = g_new0 (Node, 1);
 
@@ -211,7 +211,7 @@ limen_fuse_reply_entry (LimenFuse *fs, fuse_req_t req, Node *node, double timeou
 /* Find or make the node with @key; returns it with a reference. Takes @fd either way. */
 Node *
 limen_fuse_node_ensure (LimenFuse *fs, NodeKind kind, const char *key, const char *app, LimenDoc *doc,
-             Node *parent, int fd)
+                        Node *parent, int fd)
 {
   Node *node;
 

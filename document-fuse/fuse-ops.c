@@ -366,7 +366,7 @@ rights_allow (guint rights, int flags)
 
 void
 limen_fuse_finish_open (LimenFuse *fs, fuse_req_t req, Node *node, int fd, struct fuse_file_info *fi,
-             const struct fuse_entry_param *entry)
+                        const struct fuse_entry_param *entry)
 {
   Handle *h = g_new0 (Handle, 1);
   struct stat st;
