@@ -247,6 +247,12 @@ def test_fake_input_reaches_a_wayland_window(bus, session, kde):
     notify(bus, "NotifyKeyboardKeycode", "(oa{sv}iu)", s, {}, KEY_A, 0)
     assert probe.wait_for("KEY ") == f"KEY {KEY_A} 1"
     assert probe.wait_for("KEY ") == f"KEY {KEY_A} 0"
+    # Keysyms through KWin's own keymap (us): "A" is Shift+a.
+    notify(bus, "NotifyKeyboardKeysym", "(oa{sv}iu)", s, {}, 0x41, 1)
+    notify(bus, "NotifyKeyboardKeysym", "(oa{sv}iu)", s, {}, 0x41, 0)
+    assert [probe.wait_for("KEY ") for _ in range(4)] == ["KEY 42 1", f"KEY {KEY_A} 1", f"KEY {KEY_A} 0", "KEY 42 0"]
+    with pytest.raises(GLib.Error, match="No key of the keyboard layout"):
+        notify(bus, "NotifyKeyboardKeysym", "(oa{sv}iu)", s, {}, 0x1234567, 1)
 
 
 def test_notify_is_refused_when_not_allowed(bus, session, kde):
