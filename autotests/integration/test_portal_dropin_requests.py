@@ -365,7 +365,6 @@ FILTER_A = ("Text", [(0, "*.txt")])
 FILTER_B = ("Images", [(1, "image/png")])
 
 
-@pending
 @pytest.mark.parametrize("method", ["OpenFile", "SaveFile"])
 def test_current_filter_must_be_one_of_the_filters(bus, method):
     backend = rh.setup(bus, ["filechooser"])
