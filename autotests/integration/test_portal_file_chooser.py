@@ -44,7 +44,7 @@ def test_host_open_file_passes_uris_and_only_known_options(setup, tmp_path):
                                           "junk": v("s", "dropped")})
     opts = {"multiple": v("b", True), "accept_label": v("s", "_Open"), "unknown": v("i", 3),
             "filters": v("a(sa(us))", [("Text", [(0, "*.txt"), (1, "text/plain")])]),
-            "current_filter": v("(sa(us))", ("Text", [(0, "*.txt")])),
+            "current_filter": v("(sa(us))", ("Text", [(0, "*.txt"), (1, "text/plain")])),
             "choices": v("a(ssa(ss)s)", [("enc", "Encoding", [("utf8", "UTF-8"), ("latin1", "Latin-1")], "utf8"),
                                          ("ro", "Read only", [], "false")]),
             "current_folder": v("ay", b"/tmp\0")}

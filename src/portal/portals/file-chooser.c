@@ -183,12 +183,38 @@ export_chosen (LimenCall *call, GTask *task)
                                on_exported, g_object_ref (task));
 }
 
+/* Options that are each well formed but contradict each other: a current_filter that is not
+ * one of a non-empty filters list is InvalidArgument, as from the reference. */
+static void
+check_current_filter (LimenCall *call, GTask *task)
+{
+  GVariant *options = limen_call_get_options (call);
+  g_autoptr(GVariant) filters = g_variant_lookup_value (options, "filters", G_VARIANT_TYPE ("a(sa(us))"));
+  g_autoptr(GVariant) current = g_variant_lookup_value (options, "current_filter", G_VARIANT_TYPE ("(sa(us))"));
+  gsize n = filters ? g_variant_n_children (filters) : 0;
+
+  for (gsize i = 0; current && i < n; i++)
+    {
+      g_autoptr(GVariant) filter = g_variant_get_child_value (filters, i);
+
+      if (g_variant_equal (filter, current))
+        n = 0;
+    }
+  if (current && n > 0)
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                             "Invalid value for option current_filter: not one of filters");
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
 static const LimenStep open_pre[] = {
+  { check_current_filter, LIMEN_STEP_BEFORE_HANDLE },
   { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
   { NULL }
 };
 
 static const LimenStep save_pre[] = {
+  { check_current_filter, LIMEN_STEP_BEFORE_HANDLE },
   { check_save_allowed, LIMEN_STEP_BEFORE_HANDLE },
   { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
   { NULL }
