@@ -177,6 +177,20 @@ def test_refused_start_closes_the_session(cast, bus):
     assert limentest.wait_until(lambda: session in c.closed)
 
 
+def test_closing_the_start_request_closes_the_session(cast, bus):
+    c = Caller(bus)
+    session = c.create()
+    assert c.select(session)[0] == 0
+    cast.set_response("ScreenCast.Start", 0, {}, delay_ms=-1)   # the picker stays open
+    handle, pending = c.start(SC, "Start", (session, "", {}), "(osa{sv})")
+    assert limentest.wait_until(lambda: cast.requests("ScreenCast.Start"))
+    bus.call(rh.REQUEST_IFACE, "Close", path=handle, conn=c.conn)
+    # The backend's dialog is told, and the session cannot be started any more: it is gone.
+    assert limentest.wait_until(lambda: handle in cast.closed())
+    assert limentest.wait_until(lambda: session in c.closed)
+    assert c.error(SC, "Start", (session, "", {}), "(osa{sv})")[0] == "org.freedesktop.portal.Error.InvalidArgument"
+
+
 def test_backend_streams_are_checked(cast, bus):
     c = Caller(bus)
     session = c.create()
