@@ -28,8 +28,6 @@ struct _BackendWatch {
   GList *calls;   /* BackendCall, not owned */
 };
 
-/* Until every portal runs on the driver: the context the old entry points use. */
-static LimenPortalContext *legacy_context;
 
 static void
 call_free (BackendCall *call)
@@ -177,8 +175,6 @@ limen_backend_find (LimenPortalContext *context, const char *interface, GError *
 {
   const LimenPortalImpl *impl = limen_portal_config_find (context->config, interface);
 
-  /* Every backend call is preceded by a lookup: the place to learn the connection. */
-  legacy_context = context;
   if (impl == NULL)
     {
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "No backend implements %s", interface);
@@ -191,158 +187,4 @@ gboolean
 limen_backend_is_configured (LimenPortalContext *context, const char *interface)
 {
   return limen_portal_config_find (context->config, interface) != NULL;
-}
-
-typedef struct {
-  LimenRequest         *request;
-  LimenBackendReplyFunc func;
-  gpointer              user_data;
-  GDestroyNotify        destroy;
-} LegacyCall;
-
-static void
-on_legacy_reply (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  LegacyCall *call = user_data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GUnixFDList) fd_list = NULL;
-  g_autoptr(GVariant) reply = limen_backend_call_finish (result, &fd_list, &error);
-
-  if (limen_request_is_open (call->request) &&
-      !(reply == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)))
-    call->func (call->request, reply, fd_list, error, call->user_data);
-  if (call->destroy)
-    call->destroy (call->user_data);
-  limen_request_unref (call->request);
-  g_free (call);
-}
-
-void
-limen_backend_call (LimenRequest *request, const char *backend, const char *interface,
-                    const char *method, GVariant *parameters, GUnixFDList *fd_list, int timeout_ms,
-                    LimenBackendReplyFunc func, gpointer user_data, GDestroyNotify destroy)
-{
-  LegacyCall *call = g_new0 (LegacyCall, 1);
-
-  g_return_if_fail (legacy_context != NULL);
-  call->request = limen_request_ref (request);
-  call->func = func;
-  call->user_data = user_data;
-  call->destroy = destroy;
-  limen_backend_call_async (legacy_context, request, backend, interface, method, parameters, fd_list,
-                            timeout_ms, on_legacy_reply, call);
-}
-
-guint
-limen_backend_reply_response (GVariant *reply, GVariant **results)
-{
-  guint response = LIMEN_RESPONSE_OTHER;
-
-  if (results)
-    *results = NULL;
-  if (reply && g_variant_is_of_type (reply, G_VARIANT_TYPE ("(ua{sv})")))
-    {
-      g_variant_get (reply, "(u@a{sv})", &response, results);
-      if (response > LIMEN_RESPONSE_OTHER)
-        response = LIMEN_RESPONSE_OTHER;
-    }
-  else if (reply)
-    g_message ("Backend reply of type %s, expected (ua{sv})", g_variant_get_type_string (reply));
-  return response;
-}
-
-void
-limen_backend_forward_reply (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list,
-                             const GError *error, gpointer user_data)
-{
-  g_autoptr(GVariant) results = NULL;
-  guint response = limen_backend_reply_response (reply, &results);
-
-  if (response != LIMEN_RESPONSE_SUCCESS)
-    g_clear_pointer (&results, g_variant_unref);
-  limen_request_respond (request, response, g_steal_pointer (&results));
-}
-
-LimenRequest *
-limen_backend_start_request (GDBusMethodInvocation *invocation, LimenAppInfo *info,
-                             GVariant *caller_options, const char *backend, GError **error)
-{
-  LimenRequest *request = limen_request_new (invocation, info, caller_options, error);
-
-  if (request == NULL)
-    return NULL;
-  limen_request_set_backend (request, backend);
-  g_dbus_method_invocation_return_value (invocation, g_variant_new ("(o)", limen_request_get_path (request)));
-  return request;
-}
-
-GVariant *
-limen_backend_build_parameters (LimenRequest *request, GVariant *middle, GVariant *options)
-{
-  GVariantBuilder b;
-
-  g_variant_builder_init (&b, G_VARIANT_TYPE_TUPLE);
-  g_variant_builder_add (&b, "o", limen_request_get_path (request));
-  g_variant_builder_add (&b, "s", limen_app_info_get_id (limen_request_get_app_info (request)));
-  if (middle)
-    {
-      GVariantIter iter;
-      GVariant *child;
-
-      g_variant_ref_sink (middle);
-      g_variant_iter_init (&iter, middle);
-      while ((child = g_variant_iter_next_value (&iter)))
-        {
-          g_variant_builder_add_value (&b, child);
-          g_variant_unref (child);
-        }
-      g_variant_unref (middle);
-    }
-  if (options)
-    g_variant_builder_add_value (&b, options);
-  return g_variant_builder_end (&b);
-}
-
-LimenRequest *
-limen_backend_request_method (LimenPortalContext *context, GDBusMethodInvocation *invocation,
-                              LimenAppInfo *info, const char *impl_interface, const char *method,
-                              GVariant *middle, GVariant *caller_options, const LimenOption *table,
-                              GVariant *extra_options, GUnixFDList *fd_list, LimenBackendReplyFunc func,
-                              gpointer user_data, GDestroyNotify destroy)
-{
-  g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) builder = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(GVariant) middle_owned = middle ? g_variant_ref_sink (middle) : NULL;
-  g_autoptr(GVariant) extra_owned = extra_options ? g_variant_ref_sink (extra_options) : NULL;
-  const char *backend;
-  LimenRequest *request;
-
-  if ((table && !limen_options_filter (caller_options, &builder, &error, table, NULL)) ||
-      (backend = limen_backend_find (context, impl_interface, &error)) == NULL ||
-      (request = limen_backend_start_request (invocation, info, caller_options, backend, &error)) == NULL)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      if (destroy)
-        destroy (user_data);
-      return NULL;
-    }
-  if (extra_owned)
-    {
-      GVariantIter iter;
-      const char *key;
-      GVariant *value;
-
-      g_variant_iter_init (&iter, extra_owned);
-      while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
-        {
-          g_variant_builder_add (&builder, "{sv}", key, value);
-          g_variant_unref (value);
-        }
-    }
-  limen_backend_call (request, backend, impl_interface, method,
-                      limen_backend_build_parameters (request, middle_owned,
-                                                      g_variant_builder_end (&builder)),
-                      fd_list, LIMEN_BACKEND_TIMEOUT_DIALOG, func ? func : limen_backend_forward_reply,
-                      user_data, destroy);
-  return request;
 }

@@ -100,6 +100,13 @@ limen_call_set_data (LimenCall *call, gpointer data, GDestroyNotify destroy)
   call->data_destroy = destroy;
 }
 
+gpointer
+limen_call_steal_data (LimenCall *call)
+{
+  call->data_destroy = NULL;
+  return g_steal_pointer (&call->data);
+}
+
 void
 limen_call_set_results (LimenCall *call, guint response, GVariant *results)
 {

@@ -131,6 +131,8 @@ LimenSession *limen_call_get_session (LimenCall *call);
 /* Portal data for later steps, freed with the call. */
 void limen_call_set_data (LimenCall *call, gpointer data, GDestroyNotify destroy);
 gpointer limen_call_get_data (LimenCall *call);
+/* Take the portal data back (the call no longer frees it). */
+gpointer limen_call_steal_data (LimenCall *call);
 /* The response so far (the backend's, clamped) and its results (NULL: none). */
 guint limen_call_get_response (LimenCall *call);
 GVariant *limen_call_get_results (LimenCall *call);

@@ -11,6 +11,7 @@
 #include <gio/gdesktopappinfo.h>
 
 #include "backend.h"
+#include "driver.h"
 #include "document-export.h"
 #include "fd-check.h"
 #include "lockdown.h"
@@ -34,7 +35,7 @@ static const LimenOption open_uri_options[] = {
 
 typedef struct {
   LimenPortalContext    *context;
-  GDBusMethodInvocation *invocation;
+  GTask                 *task;         /* the run step's, until answered */
   char                  *parent_window;
   char                  *uri;          /* what the handler is launched with */
   char                  *content_type;
@@ -50,10 +51,24 @@ typedef struct {
   guint                  last_count;
 } Open;
 
+/* End the run step with @response (no results). */
+static void
+open_respond (Open *o, guint response)
+{
+  GTask *task = g_steal_pointer (&o->task);
+
+  if (task == NULL)
+    return;
+  limen_call_set_results (g_task_get_task_data (task), response, NULL);
+  g_task_return_boolean (task, FALSE);
+  g_object_unref (task);
+}
+
 static void
 open_free (Open *o)
 {
-  g_clear_object (&o->invocation);
+  /* Never left unanswered: an Open dropped on the way answers 2 (or nothing, when closed). */
+  open_respond (o, LIMEN_RESPONSE_OTHER);
   g_free (o->parent_window);
   g_free (o->uri);
   g_free (o->content_type);
@@ -139,11 +154,11 @@ launch_and_respond (Open *o, const char *choice, const char *uri, const char *to
   if (!launch (choice, uri, token ? token : o->activation_token, &launch_error))
     {
       g_message ("Could not launch %s: %s", choice, launch_error->message);
-      limen_request_respond (o->request, LIMEN_RESPONSE_OTHER, NULL);
+      open_respond (o, LIMEN_RESPONSE_OTHER);
       return;
     }
   remember_choice (o, choice);
-  limen_request_respond (o->request, LIMEN_RESPONSE_SUCCESS, NULL);
+  open_respond (o, LIMEN_RESPONSE_SUCCESS);
 }
 
 static void
@@ -156,7 +171,7 @@ on_exported_for_handler (GObject *source, GAsyncResult *result, gpointer user_da
   if (error || uris == NULL || uris[0] == NULL)
     {
       g_message ("Could not hand the file to %s: %s", l->choice, error ? error->message : "no document");
-      limen_request_respond (l->o->request, LIMEN_RESPONSE_OTHER, NULL);
+      open_respond (l->o, LIMEN_RESPONSE_OTHER);
     }
   else
     launch_and_respond (l->o, l->choice, uris[0], l->token);
@@ -195,6 +210,7 @@ finish_with (Open *o, const char *choice, const char *token)
   l->o = g_new0 (Open, 1);
   l->o->context = o->context;
   l->o->request = limen_request_ref (o->request);
+  l->o->task = g_steal_pointer (&o->task);
   l->o->content_type = g_strdup (o->content_type);
   l->o->activation_token = g_strdup (o->activation_token);
   l->o->last_choice = g_strdup (o->last_choice);
@@ -207,26 +223,31 @@ finish_with (Open *o, const char *choice, const char *token)
 }
 
 static void
-on_chosen (LimenRequest *request, GVariant *reply, GUnixFDList *fd_list, const GError *error, gpointer user_data)
+on_chosen (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Open *o = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = limen_backend_call_finish (result, NULL, &error);
   g_autoptr(GVariant) results = NULL;
-  guint response = limen_backend_reply_response (reply, &results);
+  guint response = limen_driver_reply_response (reply, &results);
   const char *choice = NULL, *token = NULL;
 
-  if (response != LIMEN_RESPONSE_SUCCESS)
+  if (response != LIMEN_RESPONSE_SUCCESS || !limen_request_is_open (o->request))
     {
-      limen_request_respond (request, response, NULL);
+      open_respond (o, response);
+      open_free (o);
       return;
     }
   if (!g_variant_lookup (results, "choice", "&s", &choice) || *choice == '\0')
     {
       g_message ("AppChooser answered no choice");
-      limen_request_respond (request, LIMEN_RESPONSE_OTHER, NULL);
+      open_respond (o, LIMEN_RESPONSE_OTHER);
+      open_free (o);
       return;
     }
   g_variant_lookup (results, "activation_token", "&s", &token);
   finish_with (o, choice, token);
+  open_free (o);
 }
 
 /* Ask the AppChooser backend; @o is handed to the call. */
@@ -240,7 +261,6 @@ choose (Open *o)
   if (backend == NULL || !limen_options_filter (o->options, &b, &error, open_uri_options, NULL))
     {
       g_message ("Cannot choose a handler: %s", error->message);
-      limen_request_respond (o->request, LIMEN_RESPONSE_OTHER, NULL);
       open_free (o);
       return;
     }
@@ -248,11 +268,11 @@ choose (Open *o)
   g_variant_builder_add (&b, "{sv}", o->is_file ? "filename" : "uri", g_variant_new_string (o->display));
   if (o->last_choice)
     g_variant_builder_add (&b, "{sv}", "last_choice", g_variant_new_string (o->last_choice));
-  limen_backend_call (o->request, backend, IMPL_IFACE, "ChooseApplication",
-                      limen_backend_build_parameters (o->request,
-                                                      g_variant_new ("(s^as)", o->parent_window, o->choices),
-                                                      g_variant_builder_end (&b)),
-                      NULL, LIMEN_BACKEND_TIMEOUT_DIALOG, on_chosen, o, (GDestroyNotify) open_free);
+  limen_backend_call_async (o->context, o->request, backend, IMPL_IFACE, "ChooseApplication",
+                            g_variant_new ("(oss^as@a{sv})", limen_request_get_path (o->request),
+                                           limen_app_info_get_id (limen_request_get_app_info (o->request)),
+                                           o->parent_window, o->choices, g_variant_builder_end (&b)),
+                            NULL, LIMEN_BACKEND_TIMEOUT_DIALOG, on_chosen, o);
 }
 
 static void
@@ -303,7 +323,7 @@ on_shown (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (reply)
     {
-      limen_request_respond (o->request, LIMEN_RESPONSE_SUCCESS, NULL);
+      open_respond (o, LIMEN_RESPONSE_SUCCESS);
       open_free (o);
       return;
     }
@@ -325,27 +345,16 @@ on_shown (GObject *source, GAsyncResult *result, gpointer user_data)
   choose (o);
 }
 
+/* The in-process impl: show a folder, reuse the usual handler, or ask the AppChooser. */
 static void
-start (Open *o)
+open_run (LimenCall *call, GTask *task)
 {
-  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (o->invocation);
-  g_autoptr(GError) error = NULL;
-  const char *app_id;
+  Open *o = limen_call_steal_data (call);
+  const char *app_id = limen_app_info_get_id (limen_call_get_app_info (call));
 
-  if (info == NULL)
-    {
-      open_free (o);
-      return;
-    }
-  o->request = limen_request_new (o->invocation, info, o->options, &error);
-  if (o->request == NULL)
-    {
-      limen_invocation_return_gerror (o->invocation, error);
-      open_free (o);
-      return;
-    }
-  g_dbus_method_invocation_return_value (o->invocation,
-                                         g_variant_new ("(o)", limen_request_get_path (o->request)));
+  g_task_set_task_data (task, call, NULL);
+  o->task = g_object_ref (task);
+  o->request = limen_request_ref (limen_call_get_request (call));
   o->choices = handlers_for (o->content_type);
   if (o->directory)
     {
@@ -357,7 +366,6 @@ start (Open *o)
                               limen_request_get_cancellable (o->request), on_shown, o);
       return;
     }
-  app_id = limen_app_info_get_id (info);
   if (*app_id == '\0')
     {
       choose (o);
@@ -369,74 +377,50 @@ start (Open *o)
                           on_used_apps, o);
 }
 
+/* Pre-step: an administrator may forbid opening things in other apps. */
 static void
-on_lockdown (GObject *source, GAsyncResult *result, gpointer user_data)
+check_handlers_allowed (LimenCall *call, GTask *task)
 {
-  gboolean locked = limen_lockdown_query_finish (result);
-  Open *o = user_data;
-
-  if (locked)
-    {
-      g_dbus_method_invocation_return_error_literal (o->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                     "Application handlers are disabled");
-      open_free (o);
-      return;
-    }
-  start (o);
+  limen_lockdown_step (call, task, "disable-application-handlers", "Application handlers are disabled");
 }
 
 static Open *
-open_new (LimenPortalContext *context, GDBusMethodInvocation *invocation, const char *parent_window,
-          GVariant *options)
+open_new (LimenCall *call)
 {
+  g_autoptr(GVariant) window = limen_call_get_arg (call, 0);
   Open *o = g_new0 (Open, 1);
 
-  o->context = context;
-  o->invocation = g_object_ref (invocation);
-  o->parent_window = g_strdup (parent_window);
-  o->options = g_variant_ref (options);
-  g_variant_lookup (options, "activation_token", "s", &o->activation_token);
+  o->context = limen_call_get_context (call);
+  o->parent_window = g_variant_dup_string (window, NULL);
+  o->options = g_variant_ref (limen_call_get_caller_options (call));
+  g_variant_lookup (o->options, "activation_token", "s", &o->activation_token);
+  limen_call_set_data (call, o, (GDestroyNotify) open_free);
   return o;
 }
 
-/* Check the options now, so errors come back as the method's reply. */
-static gboolean
-options_ok (GDBusMethodInvocation *invocation, GVariant *options)
+/* Pre-step of OpenURI: a valid URI; a local file only from a host app. */
+static void
+check_uri (LimenCall *call, GTask *task)
 {
-  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(GError) error = NULL;
-
-  if (limen_options_filter (options, &b, &error, open_uri_options, NULL))
-    return TRUE;
-  limen_invocation_return_gerror (invocation, error);
-  return FALSE;
-}
-
-static gboolean
-handle_open_uri (LimenDbusPortalOpenURI *object, GDBusMethodInvocation *invocation,
-                 const char *parent_window, const char *uri, GVariant *options, LimenPortalContext *context)
-{
+  g_autoptr(GVariant) arg = limen_call_get_arg (call, 1);
+  const char *uri = g_variant_get_string (arg, NULL);
   g_autofree char *scheme = NULL;
   Open *o;
 
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  if (!options_ok (invocation, options))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
   if (strlen (uri) > URI_MAX || !g_uri_is_valid (uri, G_URI_FLAGS_NONE, NULL) ||
       (scheme = g_uri_parse_scheme (uri)) == NULL)
     {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                     "Invalid value for uri: not a valid URI");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid value for uri: not a valid URI");
+      return;
     }
-  if (g_ascii_strcasecmp (scheme, "file") == 0 && !limen_app_info_is_host (info))
+  if (g_ascii_strcasecmp (scheme, "file") == 0 && !limen_app_info_is_host (limen_call_get_app_info (call)))
     {
       /* A path names a file in the caller's own view; only an fd says which one it means. */
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                     "Invalid value for uri: sandboxed apps must use OpenFile for local files");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                               "Invalid value for uri: sandboxed apps must use OpenFile for local files");
+      return;
     }
-  o = open_new (context, invocation, parent_window, options);
+  o = open_new (call);
   o->uri = g_strdup (uri);
   o->display = g_strdup (uri);
   if (g_ascii_strcasecmp (scheme, "file") == 0)
@@ -453,89 +437,93 @@ handle_open_uri (LimenDbusPortalOpenURI *object, GDBusMethodInvocation *invocati
 
       o->content_type = g_strconcat ("x-scheme-handler/", lower, NULL);
     }
-  limen_lockdown_query_async (context, "disable-application-handlers", on_lockdown, o);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_task_return_boolean (task, TRUE);
 }
 
-static gboolean
-handle_open_fd (GDBusMethodInvocation *invocation, GUnixFDList *fd_list, const char *parent_window,
-                GVariant *fd_handle, GVariant *options, LimenPortalContext *context, gboolean directory)
+/* The handler runs on the host: it needs our view of the file, which must still be the very
+ * file the fd refers to. NULL + error otherwise. */
+static char *
+host_path_of_fd (LimenCall *call, gboolean directory, LimenFdInfo *fdinfo, GError **error)
 {
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) handle = limen_call_get_arg (call, 1);
   g_autofd int fd = -1;
-  LimenFdInfo fdinfo = { 0 };
   gboolean writable = FALSE;
   g_autofree char *proc = NULL;
   g_autofree char *host_path = NULL;
   struct stat st;
-  Open *o;
-  LimenFdFlags flags;
+  LimenFdFlags flags = LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH | LIMEN_FD_NEED_READ;
 
-  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  if (!options_ok (invocation, options))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-  g_variant_lookup (options, "writable", "b", &writable);
-  flags = LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH | LIMEN_FD_NEED_READ;
+  g_variant_lookup (limen_call_get_caller_options (call), "writable", "b", &writable);
   if (writable && !directory)
     flags |= LIMEN_FD_NEED_WRITE;
-  fd = limen_fd_list_get (fd_list, g_variant_get_handle (fd_handle), "fd", &error);
-  if (fd < 0 || !limen_fd_check (info, fd, flags, &fdinfo, &error))
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  /* The handler runs on the host: it needs our view of the file, which must still be the
-   * very file the fd refers to. */
+  fd = limen_fd_list_get (limen_call_get_fd_list (call), g_variant_get_handle (handle), "fd", error);
+  if (fd < 0 || !limen_fd_check (limen_call_get_app_info (call), fd, flags, fdinfo, error))
+    return NULL;
   proc = g_strdup_printf ("/proc/self/fd/%d", fd);
   host_path = g_file_read_link (proc, NULL);
-  if (host_path == NULL || stat (host_path, &st) != 0 || st.st_dev != fdinfo.dev || st.st_ino != fdinfo.ino)
+  if (host_path == NULL || stat (host_path, &st) != 0 || st.st_dev != fdinfo->dev || st.st_ino != fdinfo->ino)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The file is not reachable outside the sandbox");
+      return NULL;
+    }
+  return g_steal_pointer (&host_path);
+}
+
+/* Pre-step of OpenFile and OpenDirectory: the fd's file, reachable on the host. */
+static void
+check_fd (LimenCall *call, GTask *task)
+{
+  gboolean directory = g_str_equal (limen_call_get_method (call)->method, "OpenDirectory");
+  GError *error = NULL;
+  LimenFdInfo fdinfo = { 0 };
+  g_autofree char *host_path = host_path_of_fd (call, directory, &fdinfo, &error);
+  Open *o;
+
+  if (host_path == NULL)
     {
       limen_fd_info_clear (&fdinfo);
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                     "The file is not reachable outside the sandbox");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      g_task_return_error (task, error);
+      return;
     }
-  o = open_new (context, invocation, parent_window, options);
+  o = open_new (call);
   o->is_file = TRUE;
-  if (directory)
+  o->uri = g_filename_to_uri (host_path, NULL, NULL);
+  if (directory || fdinfo.is_dir)
     {
       /* A file's folder is shown with the file selected; a folder is shown itself. */
-      o->directory = TRUE;
-      o->show_item = !fdinfo.is_dir;
-      o->uri = g_filename_to_uri (host_path, NULL, NULL);
-      o->content_type = g_strdup ("inode/directory");
-    }
-  else if (fdinfo.is_dir)
-    {
-      o->uri = g_filename_to_uri (host_path, NULL, NULL);
+      o->directory = directory;
+      o->show_item = directory && !fdinfo.is_dir;
       o->content_type = g_strdup ("inode/directory");
     }
   else
     {
       g_autofree char *guess = g_content_type_guess (host_path, NULL, 0, NULL);
 
-      o->uri = g_filename_to_uri (host_path, NULL, NULL);
       o->content_type = g_content_type_get_mime_type (guess);
     }
   o->display = g_path_get_basename (fdinfo.path);
   limen_fd_info_clear (&fdinfo);
-  limen_lockdown_query_async (context, "disable-application-handlers", on_lockdown, o);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_task_return_boolean (task, TRUE);
 }
 
-static gboolean
-handle_open_file (LimenDbusPortalOpenURI *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
-                  const char *parent_window, GVariant *fd, GVariant *options, LimenPortalContext *context)
-{
-  return handle_open_fd (invocation, fd_list, parent_window, fd, options, context, FALSE);
-}
+static const LimenStep uri_pre[] = {
+  { check_uri, LIMEN_STEP_BEFORE_HANDLE },
+  { check_handlers_allowed, LIMEN_STEP_BEFORE_HANDLE },
+  { NULL }
+};
 
-static gboolean
-handle_open_directory (LimenDbusPortalOpenURI *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
-                       const char *parent_window, GVariant *fd, GVariant *options, LimenPortalContext *context)
-{
-  return handle_open_fd (invocation, fd_list, parent_window, fd, options, context, TRUE);
-}
+static const LimenStep fd_pre[] = {
+  { check_fd, LIMEN_STEP_BEFORE_HANDLE },
+  { check_handlers_allowed, LIMEN_STEP_BEFORE_HANDLE },
+  { NULL }
+};
+
+static const LimenDriverMethod open_uri_methods[] = {
+  { .method = "OpenURI", .options = open_uri_options, .pre = uri_pre, .run = open_run },
+  { .method = "OpenFile", .options = open_uri_options, .pre = fd_pre, .run = open_run },
+  { .method = "OpenDirectory", .options = open_uri_options, .pre = fd_pre, .run = open_run },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_open_uri_new (LimenPortalContext *context)
@@ -547,8 +535,6 @@ limen_open_uri_new (LimenPortalContext *context)
   object = limen_dbus_portal_open_uri_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
   limen_dbus_portal_open_uri_set_version (object, 4);
-  g_signal_connect (object, "handle-open-uri", G_CALLBACK (handle_open_uri), context);
-  g_signal_connect (object, "handle-open-file", G_CALLBACK (handle_open_file), context);
-  g_signal_connect (object, "handle-open-directory", G_CALLBACK (handle_open_directory), context);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, open_uri_methods);
   return G_DBUS_INTERFACE_SKELETON (object);
 }
