@@ -94,7 +94,7 @@ on_select_devices (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvoca
   g_autoptr(GVariant) restore_data = NULL;
   g_autoptr(GVariant) payload = NULL;
   guint available = available_device_types ();
-  guint types = available, restored;
+  guint types = available, restored, persist_mode = 0;
   LimenCast *cast = NULL;
 
   if (!limen_kde_check_request_args (handle, app_id, "", &error) ||
@@ -113,17 +113,18 @@ on_select_devices (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvoca
     }
   opts = g_variant_ref_sink (g_variant_builder_end (&filtered));
   g_variant_lookup (opts, "types", "u", &types);
-  g_variant_lookup (opts, "persist_mode", "u", &cast->rd_persist_mode);
+  g_variant_lookup (opts, "persist_mode", "u", &persist_mode);
   if (types == 0)
     types = available;
-  cast->device_types = types & available;
-  if (cast->device_types == 0)
+  if ((types & available) == 0)
     {
       g_set_error (&error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                    "Invalid value for option types: none of these devices can be controlled here");
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
+  cast->device_types = types & available;
+  cast->rd_persist_mode = persist_mode;
   restore_data = g_variant_lookup_value (opts, "restore_data", NULL);
   payload = limen_cast_restore_payload (restore_data);
   /* Restore only what was granted before: never more devices than the data names. */

@@ -231,6 +231,8 @@ on_select_sources (LimenDbusImplPortalScreenCast *skeleton, GDBusMethodInvocatio
   g_autoptr(GVariant) restore = NULL;
   g_autoptr(GVariant) restore_data = NULL;
   guint available = available_source_types ();
+  guint types = 0, cursor_mode = LIMEN_CURSOR_HIDDEN, persist_mode = 0;
+  gboolean multiple = FALSE;
   LimenCast *cast;
 
   if (!limen_kde_check_request_args (handle, app_id, "", &error) ||
@@ -247,27 +249,38 @@ on_select_sources (LimenDbusImplPortalScreenCast *skeleton, GDBusMethodInvocatio
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   opts = g_variant_ref_sink (g_variant_builder_end (&filtered));
-  g_variant_lookup (opts, "types", "u", &cast->types);
-  g_variant_lookup (opts, "multiple", "b", &cast->multiple);
-  g_variant_lookup (opts, "cursor_mode", "u", &cast->cursor_mode);
-  g_variant_lookup (opts, "persist_mode", "u", &cast->persist_mode);
-  if (cast->types == 0)
-    cast->types = LIMEN_CAST_MONITOR;
-  if ((cast->types & available) == 0)
+  /* Read into locals: a refused call leaves the session as it was. */
+  g_variant_lookup (opts, "types", "u", &types);
+  g_variant_lookup (opts, "multiple", "b", &multiple);
+  g_variant_lookup (opts, "cursor_mode", "u", &cursor_mode);
+  g_variant_lookup (opts, "persist_mode", "u", &persist_mode);
+  if (types == 0)
+    types = LIMEN_CAST_MONITOR;
+  if (available == 0 && !limen_kde_wayland_get (&error))
+    {
+      /* X11, or no compositor: say why, not just "no types". */
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if ((types & available) == 0)
     {
       g_set_error (&error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                    "Invalid value for option types: none of them can be shared here");
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (cast->cursor_mode != LIMEN_CURSOR_HIDDEN && cast->cursor_mode != LIMEN_CURSOR_EMBEDDED &&
-      cast->cursor_mode != LIMEN_CURSOR_METADATA)
+  if (cursor_mode != LIMEN_CURSOR_HIDDEN && cursor_mode != LIMEN_CURSOR_EMBEDDED &&
+      cursor_mode != LIMEN_CURSOR_METADATA)
     {
       g_set_error (&error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                    "Invalid value for option cursor_mode: one mode, of AvailableCursorModes");
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
+  cast->types = types;
+  cast->multiple = multiple;
+  cast->cursor_mode = cursor_mode;
+  cast->persist_mode = persist_mode;
   cast->types &= available;
   g_clear_pointer (&cast->restore_ids, g_strfreev);
   restore_data = g_variant_lookup_value (opts, "restore_data", NULL);
@@ -613,10 +626,11 @@ limen_cast_start (LimenCast *cast, GDBusMethodInvocation *invocation, const char
     g_set_error_literal (&error, LIMEN_ERROR, LIMEN_ERROR_FAILED,
                          cast->state == LIMEN_CAST_STARTED ? "The session was already started"
                                                            : "The session is starting");
+  else if (!limen_kde_wayland_get (&error))
+    {
+    }
   else if (!cast->remote && !cast->sources_selected)
     g_set_error_literal (&error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "SelectSources was not called on this session");
-  else
-    limen_kde_wayland_get (&error);
   if (error)
     {
       limen_invocation_return_gerror (invocation, error);

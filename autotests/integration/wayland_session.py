@@ -57,25 +57,31 @@ class Probe:
         self.proc = subprocess.Popen([exe, title, hexcolour], env=session.client_env(), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.seen = []
+        self.partial = b""
         self.wait_for("MAPPED")
 
     def _read(self, timeout):
+        """Read what the probe wrote within @timeout into .seen (whole lines). Raw reads:
+        a buffered readline() would strand lines in Python's buffer, unseen by select()."""
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         if not ready:
             return False
-        line = self.proc.stdout.readline().decode().strip()
-        if not line:
+        chunk = os.read(self.proc.stdout.fileno(), 65536)
+        if not chunk:
             raise RuntimeError(f"limen-wayland-probe ended: {self.proc.stderr.read().decode()}")
-        self.seen.append(line)
+        self.partial += chunk
+        *lines, self.partial = self.partial.split(b"\n")
+        self.seen.extend(line.decode() for line in lines)
         return True
 
     def wait_for(self, prefix, timeout=15):
-        """The first line (from now on or already read and unclaimed) starting with @prefix."""
+        """The first unclaimed line starting with @prefix (read earlier or arriving within
+        @timeout); it is claimed, the other lines stay."""
         deadline = time.time() + timeout
         while True:
             for i, line in enumerate(self.seen):
                 if line.startswith(prefix):
-                    del self.seen[:i + 1]
+                    del self.seen[i]
                     return line
             left = deadline - time.time()
             if left <= 0 or not self._read(left) and time.time() >= deadline:
@@ -171,6 +177,16 @@ for (var i = 0; i < list.length; i++) {
 
         assert limentest.wait_until(look, timeout), f"no window {caption!r}"
         return found[0]
+
+    def activate(self, caption):
+        """Make the window titled @caption the active one (keyboard focus), as a click would;
+        of several (one may be closing), the newest."""
+        assert "ok" in self.run_script(f"""
+var list = workspace.clientList(), found = null;
+for (var i = 0; i < list.length; i++)
+  if (list[i].caption == {json.dumps(caption)}) found = list[i];
+if (found) {{ workspace.activeClient = found; out("ok"); }}
+""")
 
     def screenshot(self, path):
         """The workspace through KWin's ScreenShot2 (raw pixels on a pipe) as PNG."""

@@ -4,7 +4,7 @@
  * (wl_data_device, with keyboard focus).
  *
  *   limen-wayland-probe TITLE RRGGBB
- *   stdout: "MAPPED", "ENTER x y", "MOTION x y", "BUTTON code state", "KEY code state",
+ *   stdout: "MAPPED", "KEYBOARD" (the seat has one), "ENTER x y", "MOTION x y", "BUTTON code state", "KEY code state",
  *           "FOCUS", "OFFER type" (per type of a new selection), "PASTE text", "COPIED"
  *   stdin:  "copy TEXT" owns the clipboard with TEXT as text/plain;charset=utf-8,
  *           "paste" reads the clipboard's text/plain;charset=utf-8; EOF quits
@@ -37,6 +37,8 @@ struct app
   struct wl_shm *shm;
   struct xdg_wm_base *wm_base;
   struct wl_seat *seat;
+  struct wl_pointer *pointer;
+  struct wl_keyboard *keyboard;
   struct wl_data_device_manager *ddm;
   struct wl_data_device *data_device;
   struct wl_data_offer *pending_offer, *selection;
@@ -263,6 +265,30 @@ static const struct wl_keyboard_listener keyboard_listener = {
   keyboard_keymap, keyboard_enter, keyboard_leave, keyboard_key, keyboard_modifiers, keyboard_repeat_info
 };
 
+/* KWin's seat gains a keyboard only once some input device has one: with no hardware,
+ * when a client binds fake input. So take the devices as they appear. */
+static void
+seat_capabilities (void *data, struct wl_seat *seat, uint32_t caps)
+{
+  struct app *app = data;
+
+  if ((caps & WL_SEAT_CAPABILITY_POINTER) && !app->pointer)
+    {
+      app->pointer = wl_seat_get_pointer (seat);
+      wl_pointer_add_listener (app->pointer, &pointer_listener, app);
+    }
+  if ((caps & WL_SEAT_CAPABILITY_KEYBOARD) && !app->keyboard)
+    {
+      app->keyboard = wl_seat_get_keyboard (seat);
+      wl_keyboard_add_listener (app->keyboard, &keyboard_listener, app);
+      say ("KEYBOARD");
+    }
+}
+
+static void seat_name (void *data, struct wl_seat *seat, const char *name) {}
+
+static const struct wl_seat_listener seat_listener = { seat_capabilities, seat_name };
+
 /* ---- clipboard ---- */
 
 static void
@@ -414,8 +440,7 @@ main (int argc, char **argv)
   if (!app.compositor || !app.shm || !app.wm_base || !app.seat)
     die ("the compositor lacks wl_compositor, wl_shm, xdg_wm_base or wl_seat");
   xdg_wm_base_add_listener (app.wm_base, &wm_base_listener, &app);
-  wl_pointer_add_listener (wl_seat_get_pointer (app.seat), &pointer_listener, &app);
-  wl_keyboard_add_listener (wl_seat_get_keyboard (app.seat), &keyboard_listener, &app);
+  wl_seat_add_listener (app.seat, &seat_listener, &app);
   if (app.ddm)
     {
       app.data_device = wl_data_device_manager_get_data_device (app.ddm, app.seat);

@@ -92,6 +92,7 @@ public:
     m_accept = buttons->addButton (sharing ? i18nc ("@action:button", "&Share") : i18nc ("@action:button", "&Allow"),
                                    QDialogButtonBox::AcceptRole);
     m_accept->setObjectName (QStringLiteral ("share"));
+    m_accept->setDefault (true);
     auto *cancel = buttons->addButton (QDialogButtonBox::Cancel);
     cancel->setObjectName (QStringLiteral ("cancel"));
     connect (buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -146,10 +147,12 @@ private:
     for (size_t i = 0; (spec->types & 1) && i < spec->n_screens; i++)
       {
         const LimenQtCastSource &s = spec->screens[i];
-        QString text = str (s.description).isEmpty () ? str (s.name)
+        QString text = str (s.description).trimmed ().isEmpty () ? str (s.name)
                                                        : i18nc ("@item screen: %1 connector, %2 model", "%1 (%2)",
                                                                 str (s.name), str (s.description));
-        text += QLatin1Char ('\n') + i18nc ("@item screen size in pixels", "%1 × %2", s.width, s.height);
+        /* Sizes are not quantities: no digit grouping ("1,280"). */
+        text += QLatin1Char ('\n') + i18nc ("@item screen size in pixels", "%1 × %2", QString::number (s.width),
+                                            QString::number (s.height));
         addItem (screen, text, s.id);
       }
     for (size_t i = 0; (spec->types & 2) && i < spec->n_windows; i++)

@@ -151,7 +151,8 @@ output_description (void *data, struct wl_output *o, const char *description)
   LimenWlOutputState *out = data;
 
   g_free (out->description);
-  out->description = g_strdup (description);
+  /* KWin sends " " for a screen without make and model. */
+  out->description = g_strstrip (g_strdup (description ? description : ""));
 }
 
 static const struct wl_output_listener output_listener = {
