@@ -205,6 +205,15 @@ def test_backend_streams_are_checked(cast, bus):
                                                                               "extra": v("s", "x")})])})
     response, results = c2.start_session(s2)
     assert response == 0 and results["streams"] == [(7, {})]
+    # One source asked for: one stream answered, whatever the backend says; several if asked.
+    two = v("a(ua{sv})", [(7, {}), (8, {})])
+    for multiple, expected in ((False, [(7, {})]), (True, [(7, {}), (8, {})])):
+        c3 = Caller(bus)
+        s3 = c3.create(token="m")
+        assert c3.select(s3, multiple=v("b", multiple))[0] == 0
+        cast.set_response("ScreenCast.Start", 0, {"streams": two})
+        response, results = c3.start_session(s3)
+        assert response == 0 and results["streams"] == expected
 
 
 # ---- restore tokens, as Flatpak apps in bwrap ------------------------------------------------
