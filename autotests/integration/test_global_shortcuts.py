@@ -752,6 +752,17 @@ def test_mock_results_and_session_life(bus, mock_backend):
     assert session in mock_backend.closed()
 
 
+def test_mock_backend_gone_closes_sessions(bus, mock_backend):
+    app = App(bus)
+    session = app.create_session()
+    mock_backend.kill()
+    limentest.wait_until(lambda: session in app.closed, 5)
+    assert session in app.closed
+    with pytest.raises(GLib.Error) as e:
+        app.call("ListShortcuts", (session, {}), "(oa{sv})")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+
+
 def test_behind_the_reference_frontend(bus, x, stack):
     """Debian's xdg-desktop-portal 1.16 (GlobalShortcuts version 1) in front of limen-kde."""
     kh.start_reference_frontend(bus)

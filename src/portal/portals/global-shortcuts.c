@@ -130,12 +130,27 @@ on_backend_appeared (GDBusConnection *c, const char *name, const char *owner, gp
   b->owner = g_strdup (owner);
 }
 
+/* The backend's impl Sessions went with it, and the keys it grabbed: the app learns that
+ * its sessions are closed and may create new ones. */
 static void
 on_backend_vanished (GDBusConnection *c, const char *name, gpointer user_data)
 {
   Backend *b = user_data;
+  g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
+  GHashTableIter iter;
+  gpointer value;
 
   g_clear_pointer (&b->owner, g_free);
+  g_hash_table_iter_init (&iter, sessions);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (g_strcmp0 (limen_session_get_data (value), b->name) == 0)
+      g_ptr_array_add (gone, limen_session_ref (value));
+  for (guint i = 0; i < gone->len; i++)
+    {
+      g_message ("GlobalShortcuts backend %s left: closing %s", b->name,
+                 limen_session_get_path (g_ptr_array_index (gone, i)));
+      limen_session_close (g_ptr_array_index (gone, i));
+    }
 }
 
 /* Listen to @name's signals from the first session it serves on. */
