@@ -36,7 +36,7 @@ def run_once(stack, x, n, folder_root):
         try:
             wid = x.wait_window(title, timeout=120)
             if stack == "limen":
-                mf.wait_listed(daemon, n, 300)
+                mf.wait_listed(daemon, n, max(300, n * 0.03))
                 listed = time.monotonic() - t_call
             else:
                 # No hook in the reference: give its view time to list (checked below:
@@ -85,6 +85,14 @@ def wait_outcome(proc, x, t0, limit):
     return ("error", "no Response within %.0f s" % limit)
 
 
+def guarded(fn, *args):
+    """A run that broke (e.g. the view never finished listing) is a row saying so."""
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 -- reported in the table, the bench goes on
+        return None, f"failed: {type(e).__name__}: {str(e).splitlines()[0][:80]}", None
+
+
 def main():
     sizes = [int(s) for s in os.environ.get("LIMEN_BENCH_MANY", "1000,10000").split(",") if s]
     huge = int(os.environ.get("LIMEN_BENCH_HUGE", "100000"))
@@ -97,9 +105,10 @@ def main():
     rows = []
     try:
         for n in sizes + ([huge] if huge else []):
-            ours = run_once("limen", x, n, folders)
-            ref = run_once("ref", x, n, folders) if with_ref else (None, "not run", None)
+            ours = guarded(run_once, "limen", x, n, folders)
+            ref = guarded(run_once, "ref", x, n, folders) if with_ref else (None, "not run", None)
             rows.append((n, ours, ref))
+            print(f"{n} files: limen {ours[:2]}, reference {ref[:2]}", file=sys.stderr, flush=True)
             shutil.rmtree(os.path.join(folders, f"many-{n}"), ignore_errors=True)
     finally:
         x.close()
