@@ -567,3 +567,12 @@ limen_driver_export (GDBusInterfaceSkeleton *skeleton, LimenPortalContext *conte
     }
   return TRUE;
 }
+
+GDBusInterfaceSkeleton *
+limen_driver_offer (LimenPortalContext *context, gpointer skeleton, guint version, const LimenDriverMethod *methods)
+{
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
+  g_object_set (skeleton, "version", version, NULL);
+  limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, methods);
+  return G_DBUS_INTERFACE_SKELETON (skeleton);
+}

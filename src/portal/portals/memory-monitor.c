@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "memory-monitor.h"
+#include "portal.h"
 
 static void
 on_low_memory_warning (GMemoryMonitor *monitor, GMemoryMonitorWarningLevel level,
@@ -23,6 +23,7 @@ create_monitor (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* org.freedesktop.portal.MemoryMonitor on GMemoryMonitor (low-memory-monitor). */
 GDBusInterfaceSkeleton *
 limen_memory_monitor_new (LimenPortalContext *context)
 {

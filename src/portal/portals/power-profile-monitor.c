@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "power-profile-monitor.h"
+#include "portal.h"
 
 static void
 sync_power_saver (GPowerProfileMonitor *monitor, GParamSpec *pspec, LimenDbusPortalPowerProfileMonitor *object)
@@ -23,6 +23,7 @@ create_monitor (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* org.freedesktop.portal.PowerProfileMonitor on GPowerProfileMonitor (power-profiles-daemon). */
 GDBusInterfaceSkeleton *
 limen_power_profile_monitor_new (LimenPortalContext *context)
 {
