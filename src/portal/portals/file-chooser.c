@@ -183,10 +183,36 @@ export_chosen (LimenCall *call, GTask *task)
                                on_exported, g_object_ref (task));
 }
 
-/* Options that are each well formed but contradict each other: a current_filter that is not
- * one of a non-empty filters list is InvalidArgument, as from the reference. */
+/* Every choice and every option of one is shown by its label: an empty label is a broken
+ * call from an app (the shared table lets a backend take them from other frontends). */
+static gboolean
+choices_labelled (GVariant *options)
+{
+  g_autoptr(GVariant) choices = g_variant_lookup_value (options, "choices", G_VARIANT_TYPE ("a(ssa(ss)s)"));
+  GVariantIter iter;
+  const char *label, *option_label;
+  g_autoptr(GVariantIter) inner = NULL;
+
+  if (choices == NULL)
+    return TRUE;
+  g_variant_iter_init (&iter, choices);
+  while (g_variant_iter_next (&iter, "(&s&sa(ss)&s)", NULL, &label, &inner, NULL))
+    {
+      if (*label == '\0')
+        return FALSE;
+      while (g_variant_iter_next (inner, "(&s&s)", NULL, &option_label))
+        if (*option_label == '\0')
+          return FALSE;
+      g_clear_pointer (&inner, g_variant_iter_free);
+    }
+  return TRUE;
+}
+
+/* Options that are each well formed but not as the specification allows together or in the
+ * frontend: a current_filter that is not one of a non-empty filters list, a choice or option
+ * without a label. InvalidArgument, as from the reference. */
 static void
-check_current_filter (LimenCall *call, GTask *task)
+check_dialog_options (LimenCall *call, GTask *task)
 {
   GVariant *options = limen_call_get_options (call);
   g_autoptr(GVariant) filters = g_variant_lookup_value (options, "filters", G_VARIANT_TYPE ("a(sa(us))"));
@@ -203,18 +229,21 @@ check_current_filter (LimenCall *call, GTask *task)
   if (current && n > 0)
     g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                              "Invalid value for option current_filter: not one of filters");
+  else if (!choices_labelled (options))
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                             "Invalid value for option choices: a choice or option without a label");
   else
     g_task_return_boolean (task, TRUE);
 }
 
 static const LimenStep open_pre[] = {
-  { check_current_filter, LIMEN_STEP_BEFORE_HANDLE },
+  { check_dialog_options, LIMEN_STEP_BEFORE_HANDLE },
   { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
   { NULL }
 };
 
 static const LimenStep save_pre[] = {
-  { check_current_filter, LIMEN_STEP_BEFORE_HANDLE },
+  { check_dialog_options, LIMEN_STEP_BEFORE_HANDLE },
   { check_save_allowed, LIMEN_STEP_BEFORE_HANDLE },
   { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
   { NULL }
