@@ -2,19 +2,9 @@
  * PickColor. Capturing, the dialog and the picker live in the Qt shim.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
+#include "option-tables.h"
 
 #include "errors.h"
-
-static const LimenOption screenshot_options[] = {
-  { "modal", "b", NULL, 0 },
-  { "interactive", "b", NULL, 0 },
-  { "permission_store_checked", "b", NULL, 0 },
-  { NULL }
-};
-
-static const LimenOption pick_color_options[] = {
-  { NULL }
-};
 
 static void
 on_screenshot_done (LimenQtDialog *dialog, int response, const char *uri, void *user_data)
@@ -84,7 +74,7 @@ on_screenshot (LimenDbusImplPortalScreenshot *skeleton,
   LimenQtScreenshotSpec spec = { 0 };
   LimenKdeDialogCall *call;
 
-  call = begin_call (invocation, handle, app_id, parent_window, options, screenshot_options, &opts, &shim);
+  call = begin_call (invocation, handle, app_id, parent_window, options, limen_options_impl_screenshot_screenshot, &opts, &shim);
   if (!call)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   g_variant_lookup (opts, "modal", "b", &modal);
@@ -114,7 +104,7 @@ on_pick_color (LimenDbusImplPortalScreenshot *skeleton,
   LimenQtWindow window = { 0 };
   LimenKdeDialogCall *call;
 
-  call = begin_call (invocation, handle, app_id, parent_window, options, pick_color_options, &opts, &shim);
+  call = begin_call (invocation, handle, app_id, parent_window, options, limen_options_screenshot_pick_color, &opts, &shim);
   if (!call)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   window.parent_window = parent_window;

@@ -3,7 +3,7 @@
  * Running in the background is a standing grant, so it goes through the permission store:
  * a stored answer decides, else the user is asked once and the answer is kept. Autostart
  * is written by the backend (it knows the desktop's autostart conventions). */
-#include "background.h"
+#include "portal.h"
 
 #include <glib/gi18n.h>
 #include <string.h>
@@ -139,16 +139,11 @@ static const LimenDriverMethod background_methods[] = {
   { NULL }
 };
 
+/* RequestBackground: permission (store, then the Access dialog) and autostart through the backend. */
 GDBusInterfaceSkeleton *
 limen_background_new (LimenPortalContext *context)
 {
-  LimenDbusPortalBackground *object;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  object = limen_dbus_portal_background_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_background_set_version (object, 1);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, background_methods);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return limen_driver_offer (context, limen_dbus_portal_background_skeleton_new (), 1, background_methods);
 }

@@ -3,7 +3,7 @@
  * Camera access is a PipeWire remote restricted to camera nodes. This build carries no
  * PipeWire client, so it says so plainly: IsCameraPresent is false, AccessCamera ends with
  * response 2 and OpenPipeWireRemote fails with NotFound, each at once and logged. */
-#include "camera.h"
+#include "portal.h"
 
 #include "driver.h"
 
@@ -31,15 +31,14 @@ handle_open_pipewire_remote (LimenDbusPortalCamera *object, GDBusMethodInvocatio
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* AccessCamera and OpenPipeWireRemote; this build has no PipeWire client, so the camera is reported absent. */
 GDBusInterfaceSkeleton *
 limen_camera_new (LimenPortalContext *context)
 {
   LimenDbusPortalCamera *object = limen_dbus_portal_camera_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
 
-  limen_dbus_portal_camera_set_version (object, 1);
+  limen_driver_offer (context, object, 1, camera_methods);
   limen_dbus_portal_camera_set_is_camera_present (object, FALSE);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, camera_methods);
   g_signal_connect (object, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
   return G_DBUS_INTERFACE_SKELETON (object);
 }

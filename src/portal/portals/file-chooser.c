@@ -2,7 +2,7 @@
  *
  * The backend sees the host and answers host URIs; what the caller gets depends on who it
  * is: a host app the URIs themselves, a sandboxed app documents granted to it alone. */
-#include "file-chooser.h"
+#include "portal.h"
 
 #include <string.h>
 
@@ -10,67 +10,10 @@
 #include "document-export.h"
 #include "document-path.h"
 #include "driver.h"
+#include "option-tables.h"
 #include "lockdown.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.FileChooser"
-#define LABEL_MAX 1024
-
-static gboolean
-validate_current_name (const LimenOption *o, GVariant *v, GError **error)
-{
-  const char *s = g_variant_get_string (v, NULL);
-
-  if (strchr (s, '/') != NULL)
-    {
-      limen_option_set_error (error, o->key, "must be a file name without a directory");
-      return FALSE;
-    }
-  return limen_validate_string_length (o, v, error);
-}
-
-/* Absolute paths only: a relative one means nothing to a dialog in another process. */
-static gboolean
-validate_abs_path (const LimenOption *o, GVariant *v, GError **error)
-{
-  if (!limen_validate_byte_path (o, v, error))
-    return FALSE;
-  if (g_variant_get_bytestring (v)[0] != '/')
-    {
-      limen_option_set_error (error, o->key, "must be an absolute path");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-#define COMMON_OPTIONS \
-  { "accept_label", "s", limen_validate_string_length, LABEL_MAX }, \
-  { "modal", "b", limen_validate_bool, 0 }, \
-  { "choices", "a(ssa(ss)s)", limen_validate_choices, 0 }, \
-  { "current_folder", "ay", validate_abs_path, 0 }
-
-static const LimenOption open_file_options[] = {
-  COMMON_OPTIONS,
-  { "multiple", "b", limen_validate_bool, 0 },
-  { "directory", "b", limen_validate_bool, 0 },
-  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
-  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
-  { NULL }
-};
-
-static const LimenOption save_file_options[] = {
-  COMMON_OPTIONS,
-  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
-  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
-  { "current_name", "s", validate_current_name, LABEL_MAX },
-  { "current_file", "ay", validate_abs_path, 0 },
-  { NULL }
-};
-
-static const LimenOption save_files_options[] = {
-  COMMON_OPTIONS,
-  { "files", "aay", limen_validate_file_names, 0 },
-  { NULL }
-};
 
 /* Pre-step of SaveFile/SaveFiles: an administrator may forbid saving. */
 static void
@@ -254,25 +197,21 @@ static const LimenStep save_pre[] = {
 static const LimenStep chooser_post[] = { { export_chosen }, { NULL } };
 
 static const LimenDriverMethod file_chooser_methods[] = {
-  { .method = "OpenFile", .options = open_file_options, .impl_interface = IMPL_IFACE,
+  { .method = "OpenFile", .options = limen_options_file_chooser_open_file, .impl_interface = IMPL_IFACE,
     .impl_method = "OpenFile", .pre = open_pre, .post = chooser_post },
-  { .method = "SaveFile", .options = save_file_options, .impl_interface = IMPL_IFACE,
+  { .method = "SaveFile", .options = limen_options_file_chooser_save_file, .impl_interface = IMPL_IFACE,
     .impl_method = "SaveFile", .pre = save_pre, .post = chooser_post },
-  { .method = "SaveFiles", .options = save_files_options, .impl_interface = IMPL_IFACE,
+  { .method = "SaveFiles", .options = limen_options_file_chooser_save_files, .impl_interface = IMPL_IFACE,
     .impl_method = "SaveFiles", .pre = save_pre, .post = chooser_post },
   { NULL }
 };
 
+/* OpenFile, SaveFile, SaveFiles: the backend's dialog, the chosen files exported to
+ * sandboxed callers through the document store. */
 GDBusInterfaceSkeleton *
 limen_file_chooser_new (LimenPortalContext *context)
 {
-  LimenDbusPortalFileChooser *object;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  object = limen_dbus_portal_file_chooser_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_file_chooser_set_version (object, 4);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, file_chooser_methods);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return limen_driver_offer (context, limen_dbus_portal_file_chooser_skeleton_new (), 4, file_chooser_methods);
 }

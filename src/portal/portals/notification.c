@@ -5,7 +5,7 @@
  * own with tight limits. Bytes passed as a memfd are copied once and the copy is what gets
  * validated and forwarded, so the app cannot change them in between. Version 2 of the
  * interface; the backend's (version 1) gets icon and sound as ("bytes", <ay>). */
-#include "notification.h"
+#include "portal.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -41,19 +41,9 @@ bad (GError **error, const char *key, const char *reason)
   return FALSE;
 }
 
+/* Action and themed icon names: 1 to 256 of [A-Za-z0-9._-]. */
 static gboolean
-valid_action_name (const char *s)
-{
-  if (*s == '\0' || strlen (s) > 256)
-    return FALSE;
-  for (const char *p = s; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '.' && *p != '_')
-      return FALSE;
-  return TRUE;
-}
-
-static gboolean
-valid_icon_name (const char *s)
+valid_name (const char *s)
 {
   if (*s == '\0' || strlen (s) > 256)
     return FALSE;
@@ -92,7 +82,7 @@ check_buttons (GVariant *buttons, GVariantBuilder *out, GError **error)
           g_variant_builder_clear (out);
           return bad (error, "buttons", "a button needs a label of at most 256 bytes");
         }
-      if (!g_variant_lookup (button, "action", "&s", &action) || !valid_action_name (action))
+      if (!g_variant_lookup (button, "action", "&s", &action) || !valid_name (action))
         {
           g_variant_builder_clear (out);
           return bad (error, "buttons", "a button needs an action name");
@@ -126,7 +116,7 @@ validate_priority (const LimenOption *o, GVariant *v, GError **error)
 static gboolean
 validate_action (const LimenOption *o, GVariant *v, GError **error)
 {
-  if (!valid_action_name (g_variant_get_string (v, NULL)))
+  if (!valid_name (g_variant_get_string (v, NULL)))
     return bad (error, o->key, "not an action name");
   return TRUE;
 }
@@ -337,7 +327,10 @@ read_memfd (GUnixFDList *fd_list, GVariant *handle, const char *key, gsize max, 
     return bad (error, key, "the file descriptor must be a sealable memfd"), NULL;
   if (st.st_size <= 0 || (guint64) st.st_size > max)
     return bad (error, key, "data empty or too large"), NULL;
-  data = g_malloc (st.st_size);
+  /* Bounded by @max, but still the app's choice: no memory is an error, not an abort. */
+  data = g_try_malloc (st.st_size);
+  if (data == NULL)
+    return bad (error, key, "too large to read now"), NULL;
   while (done < (gsize) st.st_size)
     {
       ssize_t n = pread (fd, data + done, st.st_size - done, done);
@@ -363,7 +356,7 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
     {
       const char *name = g_variant_get_string (icon, NULL);
 
-      if (!valid_icon_name (name))
+      if (!valid_name (name))
         return bad (error, "icon", "not an icon name");
       a->icon = g_variant_ref_sink (g_variant_new ("(sv)", "themed", g_variant_new_strv (&name, 1)));
       return TRUE;
@@ -378,7 +371,7 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
       if (names[0] == NULL || g_strv_length ((char **) names) > 16)
         return bad (error, "icon", "needs 1 to 16 icon names");
       for (guint i = 0; names[i]; i++)
-        if (!valid_icon_name (names[i]))
+        if (!valid_name (names[i]))
           return bad (error, "icon", "not an icon name");
       a->icon = g_variant_ref (icon);
       return TRUE;
@@ -576,6 +569,8 @@ on_peer_vanished (const char *name, gpointer user_data)
       g_hash_table_iter_remove (&iter);
 }
 
+/* AddNotification/RemoveNotification with every field checked (icons by the separate
+ * limen-validate-icon process), ActionInvoked routed back to the app alone. */
 GDBusInterfaceSkeleton *
 limen_notification_new (LimenPortalContext *context)
 {

@@ -3,7 +3,7 @@
  * Everything a caller hands in is checked before a Request exists, so a bad fd index or
  * URI is an immediate InvalidArgument, never a request that is silently never answered.
  * The handler is launched by us, on the host, with the host's view of the file. */
-#include "open-uri.h"
+#include "portal.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -13,7 +13,7 @@
 #include "backend.h"
 #include "driver.h"
 #include "document-export.h"
-#include "fd-check.h"
+#include "host-file.h"
 #include "lockdown.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.AppChooser"
@@ -446,27 +446,14 @@ static char *
 host_path_of_fd (LimenCall *call, gboolean directory, LimenFdInfo *fdinfo, GError **error)
 {
   g_autoptr(GVariant) handle = limen_call_get_arg (call, 1);
-  g_autofd int fd = -1;
   gboolean writable = FALSE;
-  g_autofree char *proc = NULL;
-  g_autofree char *host_path = NULL;
-  struct stat st;
   LimenFdFlags flags = LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH | LIMEN_FD_NEED_READ;
 
   g_variant_lookup (limen_call_get_caller_options (call), "writable", "b", &writable);
   if (writable && !directory)
     flags |= LIMEN_FD_NEED_WRITE;
-  fd = limen_fd_list_get (limen_call_get_fd_list (call), g_variant_get_handle (handle), "fd", error);
-  if (fd < 0 || !limen_fd_check (limen_call_get_app_info (call), fd, flags, fdinfo, error))
-    return NULL;
-  proc = g_strdup_printf ("/proc/self/fd/%d", fd);
-  host_path = g_file_read_link (proc, NULL);
-  if (host_path == NULL || stat (host_path, &st) != 0 || st.st_dev != fdinfo->dev || st.st_ino != fdinfo->ino)
-    {
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The file is not reachable outside the sandbox");
-      return NULL;
-    }
-  return g_steal_pointer (&host_path);
+  return limen_fd_host_path (limen_call_get_app_info (call), limen_call_get_fd_list (call),
+                             g_variant_get_handle (handle), "fd", flags, fdinfo, error);
 }
 
 /* Pre-step of OpenFile and OpenDirectory: the fd's file, reachable on the host. */
@@ -525,16 +512,12 @@ static const LimenDriverMethod open_uri_methods[] = {
   { NULL }
 };
 
+/* OpenURI, OpenFile, OpenDirectory: the AppChooser backend picks among the handlers of the
+ * content type, the frontend launches the choice. */
 GDBusInterfaceSkeleton *
 limen_open_uri_new (LimenPortalContext *context)
 {
-  LimenDbusPortalOpenURI *object;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  object = limen_dbus_portal_open_uri_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_open_uri_set_version (object, 4);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, open_uri_methods);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return limen_driver_offer (context, limen_dbus_portal_open_uri_skeleton_new (), 4, open_uri_methods);
 }

@@ -3,27 +3,18 @@
  * A non-interactive screenshot shows the user nothing, so a sandboxed app needs the
  * stored "screenshot" permission (or the user's yes in an Access dialog) first. The
  * picture the backend saved is handed to a sandboxed app as a read-only document. */
-#include "screenshot.h"
+#include "portal.h"
 
 #include <glib/gi18n.h>
 
 #include "access.h"
 #include "backend.h"
 #include "driver.h"
+#include "option-tables.h"
 #include "document-export.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Screenshot"
 #define TABLE "screenshot"
-
-static const LimenOption screenshot_options[] = {
-  { "modal", "b", limen_validate_bool, 0 },
-  { "interactive", "b", limen_validate_bool, 0 },
-  { NULL }
-};
-
-static const LimenOption pick_color_options[] = {
-  { NULL }
-};
 
 /* After the handle: a non-interactive screenshot shows the user nothing, so it needs the
  * stored permission or the user's yes; an interactive one's dialog is the consent. */
@@ -107,23 +98,18 @@ static const LimenStep screenshot_post[] = { { export_picture }, { NULL } };
 static const LimenStep pick_color_post[] = { { check_color }, { NULL } };
 
 static const LimenDriverMethod screenshot_methods[] = {
-  { .method = "Screenshot", .options = screenshot_options, .impl_interface = IMPL_IFACE,
+  { .method = "Screenshot", .options = limen_options_screenshot_screenshot, .impl_interface = IMPL_IFACE,
     .impl_method = "Screenshot", .pre = shot_pre, .post = screenshot_post },
-  { .method = "PickColor", .options = pick_color_options, .impl_interface = IMPL_IFACE,
+  { .method = "PickColor", .options = limen_options_screenshot_pick_color, .impl_interface = IMPL_IFACE,
     .impl_method = "PickColor", .pre = shot_pre, .post = pick_color_post },
   { NULL }
 };
 
+/* Screenshot and PickColor, for sandboxed callers only with the screenshot permission. */
 GDBusInterfaceSkeleton *
 limen_screenshot_new (LimenPortalContext *context)
 {
-  LimenDbusPortalScreenshot *object;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  object = limen_dbus_portal_screenshot_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_screenshot_set_version (object, 2);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, screenshot_methods);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return limen_driver_offer (context, limen_dbus_portal_screenshot_skeleton_new (), 2, screenshot_methods);
 }
