@@ -8,6 +8,7 @@ and checked: every file must come back as a document. Prints figures and ratios;
 nothing. LIMEN_BENCH_MANY=1000,10000 sets the sizes, LIMEN_BENCH_HUGE=100000 (0: skip) the
 one run of the largest, LIMEN_BENCH_MANY_REF=0 skips the reference."""
 
+import datetime
 import os
 import shutil
 import sys
@@ -46,6 +47,7 @@ def run_once(stack, x, n, folder_root):
             mf.select_all_in_view(x, wid)
             time.sleep(0.5 + n / 20000)
             x.screenshot(f"bench-many-{stack}-{n}.png")
+            wall0 = datetime.datetime.now()
             t0 = mf.press_open(x)
             outcome = wait_outcome(proc, x, t0, limit=float(os.environ.get("LIMEN_BENCH_MANY_LIMIT", 900)))
         finally:
@@ -66,9 +68,22 @@ def run_once(stack, x, n, folder_root):
         if res["response"] != 0:
             return None, f"response {res['response']}", listed
         ok = len(got) == n and sorted(mf.doc_names(got, bus.runtime_dir)) == names
-        return res["at"] - t0, ("all %d back" % n) if ok else f"{len(got)} of {n} back", listed
+        outcome = ("all %d back" % n) if ok else f"{len(got)} of {n} back"
+        if stack == "limen":
+            outcome += dialog_share(daemon, wall0)
+        return res["at"] - t0, outcome, listed
     finally:
         bus.close()
+
+
+def dialog_share(daemon, wall0):
+    """How much of it limen-kde took: Return to its "File dialog answered" (its log's clock)."""
+    for line in daemon.output().splitlines():
+        if "File dialog answered" in line:
+            stamp = line.split("DEBUG: ", 1)[1].split(": ", 1)[0]
+            at = datetime.datetime.combine(wall0.date(), datetime.time.fromisoformat(stamp))
+            return " (dialog %.2f s)" % (at - wall0).total_seconds()
+    return ""
 
 
 def wait_outcome(proc, x, t0, limit):
