@@ -6,7 +6,7 @@
 
 G_BEGIN_DECLS
 
-/* AccessCamera and OpenPipeWireRemote; this build has no PipeWire client, so the camera is reported absent. */
+/* AccessCamera, OpenPipeWireRemote and IsCameraPresent (watched in PipeWire). */
 GDBusInterfaceSkeleton *limen_camera_new (LimenPortalContext *context);
 
 G_END_DECLS
