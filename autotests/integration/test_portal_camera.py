@@ -161,6 +161,12 @@ def test_host_caller_gets_a_camera_only_remote(cam, bus):
     nodes = probe(fd)
     assert nodes == [camera], nodes
     assert screen not in nodes
+    # Plugged in later: a camera shows up on the remote (WirePlumber's portal script follows the
+    # tags limen-portal put on it), another kind of node does not.
+    _, (camera2, _) = pw.publish("limen-test-camera-2")
+    _, (screen2, _) = pw.publish("limen-test-screen-2", camera=False)
+    assert limentest.wait_until(lambda: set(probe(fd)) == {camera, camera2}, 10), probe(fd)
+    assert screen2 not in probe(fd)
     os.close(fd)
 
 
