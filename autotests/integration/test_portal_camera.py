@@ -267,3 +267,48 @@ def test_hostile_options_and_lockdown(bus):
     assert run_app(bus, APP_YES, access=False) == {"error": NOT_ALLOWED}
     assert backend.requests("AccessDialog") == []
     assert portal.alive()
+
+
+# ---- the question as limen-kde shows it ----------------------------------------------------
+@pytest.mark.parametrize("language,scale", [("en", "1"), ("de", "2")], ids=["en-1x", "de-2x"])
+def test_access_dialog_screenshots(bus, language, scale):
+    """A sandboxed AccessCamera through limen-portal and limen-kde: the KDE Access dialog with
+    the portal's (translated) question; closing it refuses and stores "no"."""
+    import threading
+    import time
+    import kde_helpers as kh
+    try:
+        kh.portal_file_path()
+        limentest.binary("limen-kde")
+    except (FileNotFoundError, OSError):
+        pytest.skip("limen-kde not built")
+    x = kh.Xvfb(size="1600x1000x24")
+    try:
+        rh.start_documents(bus)
+        env = dict(x.env(), QT_QPA_PLATFORM="xcb", QT_SCALE_FACTOR=scale,
+                   LANGUAGE="de" if language == "de" else "",
+                   LIMEN_LOCALEDIR=os.path.join(limentest.BUILD_DIR, "locale"))
+        kh.start_kde(bus, env=env)
+        shutil.copy(kh.portal_file_path(), os.path.join(bus.env["XDG_DESKTOP_PORTAL_DIR"], "limen.portal"))
+        conf = os.path.join(bus.config_home, "xdg-desktop-portal")
+        os.makedirs(conf, exist_ok=True)
+        with open(os.path.join(conf, "kde-portals.conf"), "w") as f:
+            f.write("[preferred]\ndefault=limen\n")
+        bus.start_portal(env={"XDG_CURRENT_DESKTOP": "KDE", "LANGUAGE": env["LANGUAGE"],
+                              "LIMEN_LOCALEDIR": env["LIMEN_LOCALEDIR"]})
+        result = []
+        caller = threading.Thread(target=lambda: result.append(
+            rh.sandboxed_request(bus, APP_NEW, CAM, "AccessCamera", "(a{sv})", "({},)")))
+        caller.start()
+        title = "Darf diese Anwendung die Kamera verwenden?" if language == "de" else \
+            "Allow this app to use the camera?"
+        wid = x.wait_window(title)
+        time.sleep(1.0)
+        path = x.screenshot(f"camera-access-{language}-{scale}x.png")
+        assert os.path.getsize(path) > 1000
+        x.press(wid, "Escape")
+        caller.join(40)
+        assert result and result[0][0] == "RESPONSE" and result[0][1][0] == 1, result
+        assert limentest.wait_until(lambda: stored(bus).get(APP_NEW) == ["no"], 5), stored(bus)
+    finally:
+        x.close()
