@@ -74,7 +74,7 @@ def cam(bus):
     pw = PipeWire(bus)
     rh.write_config(bus, ["access", "lockdown"])
     backend = rh.Backend(bus, ["lockdown", "access"])
-    bus.start_portal()
+    pw.portal = bus.start_portal()
     return pw, backend
 
 
@@ -195,20 +195,28 @@ try:
         "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.portal.Camera",
         "OpenPipeWireRemote", GLib.Variant("(a{sv})", ({},)), None, 0, 10000, None, None)
     fd = fds.get(r.unpack()[0])
-    p = subprocess.run([params["probe"], str(fd)], pass_fds=(fd,), capture_output=True, text=True, timeout=20)
-    out["probe"] = p.stdout
-    out["probe_status"] = p.returncode
+    end = time.time() + 20
+    while True:
+        p = subprocess.run([params["probe"], str(fd)], pass_fds=(fd,), capture_output=True, text=True, timeout=20)
+        out["probe"] = p.stdout
+        out["probe_status"] = p.returncode
+        if p.stdout.count(" PipeWire:Interface:Node ") >= params["wait_nodes"] or time.time() > end:
+            break
+        print("WAITING", flush=True)
+        time.sleep(0.3)
 except GLib.Error as e:
     out["error"] = Gio.DBusError.get_remote_error(e)
 print(json.dumps(out))
 '''
 
 
-def run_app(bus, app_id, access=True):
+def run_app(bus, app_id, access=True, wait_nodes=0):
+    """AccessCamera (with @access), OpenPipeWireRemote and the node ids the remote shows (probed
+    again until @wait_nodes are seen, for at most 20 s) from a bwrap sandbox as @app_id."""
     probe = probe_binary()
     script = SANDBOX_CAMERA
     r = limentest.run_sandboxed(bus, app_id, "import sys; sys.argv[1:] = [%r]\n" % json.dumps(
-        {"access": access, "probe": probe}) + script, ro_binds=(probe,))
+        {"access": access, "probe": probe, "wait_nodes": wait_nodes}) + script, ro_binds=(probe,))
     assert r.stdout.strip(), r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     if "probe" in out:
@@ -247,6 +255,26 @@ def test_sandboxed_app_is_asked_once_and_sees_only_cameras(cam, bus):
     assert run_app(bus, APP_NO) == {"access": 1, "error": NOT_ALLOWED}
     assert len(backend.requests("AccessDialog")) == 2
     assert screen != camera
+
+
+def test_sandboxed_remote_follows_cameras_plugged_in_later(cam, bus):
+    import threading
+    pw, backend = cam
+    _, (camera, _) = pw.publish("limen-test-camera")
+    assert limentest.wait_until(lambda: present(bus) is True, 10)
+    backend.set_response("AccessDialog", 0)
+    result = []
+    app = threading.Thread(target=lambda: result.append(run_app(bus, APP_YES, wait_nodes=2)))
+    app.start()
+    # Once the app holds its remote, a second camera and a non-camera node appear.
+    assert limentest.wait_until(lambda: f"Camera remote for '{APP_YES}'" in pw.portal.output(), 15), \
+        pw.portal.output()
+    _, (screen, _) = pw.publish("limen-test-screen", camera=False)
+    _, (camera2, _) = pw.publish("limen-test-camera-2")
+    app.join(40)
+    out = result[0]
+    assert out["access"] == 0 and set(out["nodes"]) == {camera, camera2}, out
+    assert screen not in out["nodes"]
 
 
 def test_hostile_options_and_lockdown(bus):
