@@ -573,6 +573,7 @@ limen_driver_offer (LimenPortalContext *context, gpointer skeleton, guint versio
 {
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   g_object_set (skeleton, "version", version, NULL);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, methods);
+  if (methods)
+    limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, methods);
   return G_DBUS_INTERFACE_SKELETON (skeleton);
 }

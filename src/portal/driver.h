@@ -105,8 +105,8 @@ gboolean limen_driver_export (GDBusInterfaceSkeleton  *skeleton,
                               const LimenDriverMethod *methods);
 
 /* Offer @skeleton (a new gdbus-codegen skeleton, taken) at @version: callers are identified
- * before any handler runs (limen_app_info_gate_skeleton) and every row of @methods is
- * connected. Returns @skeleton, for the portal's _new function to return. */
+ * before any handler runs (limen_app_info_gate_skeleton) and every row of @methods (NULL: a
+ * portal without request methods) is connected. Returns @skeleton, for _new to return. */
 GDBusInterfaceSkeleton *limen_driver_offer (LimenPortalContext      *context,
                                             gpointer                 skeleton,
                                             guint                    version,
