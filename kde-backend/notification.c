@@ -410,6 +410,9 @@ limen_kde_notification_new (void)
 {
   notifications = g_hash_table_new (g_str_hash, g_str_equal);
   notification_skeleton = limen_dbus_impl_portal_notification_skeleton_new ();
+  /* Icons and sounds as bytes, and the rest of version 2's format: a frontend offers apps
+   * min(this, its own). */
+  limen_dbus_impl_portal_notification_set_version (notification_skeleton, 2);
   g_signal_connect (notification_skeleton, "handle-add-notification", G_CALLBACK (on_add_notification), NULL);
   g_signal_connect (notification_skeleton, "handle-remove-notification", G_CALLBACK (on_remove_notification), NULL);
   return G_DBUS_INTERFACE_SKELETON (notification_skeleton);

@@ -51,6 +51,17 @@ def test_settings_behind_limen_portal(bus):
                                             and unwrap(s[2]) == 2 for s in seen), 5), seen
 
 
+def test_notification_version_2_behind_limen_portal(bus):
+    """limen-kde takes version 2 notifications (icons and sounds as bytes), so limen-portal,
+    which offers min(backend's version, 2), offers 2 in front of it."""
+    kh.start_kde(bus)
+    assert bus.get_property("org.freedesktop.impl.portal.Notification", "version",
+                            dest="org.freedesktop.impl.portal.desktop.limen") == 2
+    start_limen_portal(bus)
+    assert limentest.wait_until(
+        lambda: bus.get_property("org.freedesktop.portal.Notification", "version") == 2, 5)
+
+
 def request_response(bus, iface, method, args, sig, token, conn=None):
     conn = conn or bus.conn
     sender = conn.get_unique_name()[1:].replace(".", "_")
