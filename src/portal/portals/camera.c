@@ -253,6 +253,17 @@ on_cameras_changed (const guint32 *nodes, guint n_nodes, gpointer user_data)
   limen_dbus_portal_camera_set_is_camera_present (skeleton, present);
 }
 
+/* Setting up PipeWire (its config files, SPA plugins, a thread) costs tens of milliseconds:
+ * done once the daemon answers its first calls, not before. */
+#define CAMERA_WATCH_DELAY_MS 300
+
+static gboolean
+start_watch (gpointer user_data)
+{
+  limen_camera_monitor_start (on_cameras_changed, NULL);
+  return G_SOURCE_REMOVE;
+}
+
 GDBusInterfaceSkeleton *
 limen_camera_new (LimenPortalContext *context)
 {
@@ -260,6 +271,6 @@ limen_camera_new (LimenPortalContext *context)
   limen_driver_offer (context, skeleton, 1, camera_methods);
   limen_dbus_portal_camera_set_is_camera_present (skeleton, FALSE);
   g_signal_connect (skeleton, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
-  limen_camera_monitor_start (on_cameras_changed, NULL);
+  g_timeout_add_full (G_PRIORITY_LOW, CAMERA_WATCH_DELAY_MS, start_watch, NULL, NULL);
   return G_DBUS_INTERFACE_SKELETON (skeleton);
 }
