@@ -7,7 +7,7 @@ list(APPEND CMAKE_MODULE_PATH ${ECM_MODULE_PATH})
 find_package(Qt5 5.15 REQUIRED COMPONENTS Core Gui Widgets DBus PrintSupport Test)
 find_package(XCB REQUIRED COMPONENTS XCB)
 find_package(KF5 5.103 REQUIRED COMPONENTS KIO I18n Notifications WindowSystem Config Service
-                                           WidgetsAddons CoreAddons)
+                                           WidgetsAddons CoreAddons XmlGui)
 find_package(KF5Wayland 5.103 REQUIRED)
 
 add_executable(test-kde-shim qt/test-kde-shim.cpp)
@@ -63,6 +63,13 @@ add_executable(limen-wayland-parent wayland-client/limen-wayland-parent.c ${_lim
 target_include_directories(limen-wayland-parent PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-parent PRIVATE PkgConfig::WAYLAND_CLIENT)
 limen_add_pytest(kde-wayland test_kde_wayland.py TIMEOUT 300)
+# Screen sharing: a probe window of a known colour that reports its input and uses the
+# clipboard, on kwin_wayland --virtual with PipeWire (integration/wayland_session.py).
+add_executable(limen-wayland-probe wayland-client/limen-wayland-probe.c
+               ${_limen_wl_gen}/xdg-shell-client-protocol.h ${_limen_wl_gen}/xdg-shell-protocol.c)
+target_include_directories(limen-wayland-probe PRIVATE ${_limen_wl_gen})
+target_link_libraries(limen-wayland-probe PRIVATE PkgConfig::WAYLAND_CLIENT)
+limen_add_pytest(kde-screencast test_kde_screencast.py TIMEOUT 600)
 
 # Logout inhibition: a small XSMP session manager (libSM's Sms* API) stands in for ksmserver.
 pkg_check_modules(XSMP_TEST REQUIRED IMPORTED_TARGET sm ice)
@@ -70,3 +77,23 @@ add_executable(xsmp-test-manager xsmp-test-manager.c)
 target_link_libraries(xsmp-test-manager PRIVATE PkgConfig::XSMP_TEST PkgConfig::GLIB)
 limen_add_pytest(kde-inhibit-logout test_kde_inhibit_logout.py TIMEOUT 300)
 limen_add_pytest(kde-first-dialog test_kde_first_dialog.py TIMEOUT 300)
+# limen-kde's kdeglobals reader (plain C, no Qt).
+limen_add_unit_test(test-kdeglobals SOURCES unit/test-kdeglobals.c ${PROJECT_SOURCE_DIR}/kde-backend/kdeglobals.c LIBS m)
+target_include_directories(test-kdeglobals PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)
+
+limen_add_pytest(kde-many-files test_kde_many_files.py TIMEOUT 600)
+add_test(NAME bench-kde-many-files COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-many-files.py)
+set_tests_properties(bench-kde-many-files PROPERTIES LABELS bench TIMEOUT 3600
+  ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
+
+# Preloading the Qt shim (kde-backend/shim.c): a QObject-constructor guard, LD_PRELOADed.
+add_library(limen-preload-guard MODULE preload/preload-guard.c)
+set_target_properties(limen-preload-guard PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+target_link_libraries(limen-preload-guard PRIVATE ${CMAKE_DL_LIBS})
+limen_add_pytest(kde-preload test_kde_preload.py TIMEOUT 300)
+# GlobalShortcuts against a real kglobalaccel5 on Xvfb, through limen-portal and limen-kde.
+limen_add_pytest(kde-global-shortcuts test_global_shortcuts.py TIMEOUT 600)
+pkg_check_modules(XKBCOMMON_TEST REQUIRED IMPORTED_TARGET xkbcommon)
+limen_add_unit_test(test-shortcut-keys SOURCES unit/test-shortcut-keys.c ${PROJECT_SOURCE_DIR}/kde-backend/shortcut-keys.c
+                    LIBS PkgConfig::XKBCOMMON_TEST)
+target_include_directories(test-shortcut-keys PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)

@@ -10,6 +10,7 @@ limen_add_pytest(integration-portal-monitors test_portal_monitors.py)
 limen_add_pytest(integration-portal-settings test_portal_settings.py)
 limen_add_pytest(integration-portal-trash test_portal_trash.py)
 limen_add_pytest(integration-portal-identity test_portal_identity.py)
+limen_add_pytest(integration-portal-dropin test_portal_dropin.py)
 
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/requests.cmake)
   include(${CMAKE_CURRENT_SOURCE_DIR}/requests.cmake)
@@ -36,3 +37,12 @@ target_link_libraries(fuzz-validate-sound PRIVATE PkgConfig::GLIB)
 add_test(NAME fuzz-validate-sound COMMAND fuzz-validate-sound 300000 1)
 # Also labelled unit so that the ASan build, which runs the unit tests, fuzzes it too.
 set_tests_properties(fuzz-validate-sound PROPERTIES LABELS "fuzz;unit" TIMEOUT 300)
+
+# ScreenCast, RemoteDesktop, Clipboard (issue 20): limen-pw-probe lists what a PipeWire
+# remote fd shows, for the OpenPipeWireRemote tests.
+pkg_check_modules(PW_PROBE IMPORTED_TARGET libpipewire-0.3)
+if(PW_PROBE_FOUND)
+  add_executable(limen-pw-probe integration/pw-probe.c)
+  target_link_libraries(limen-pw-probe PRIVATE PkgConfig::PW_PROBE)
+endif()
+limen_add_pytest(integration-portal-screencast test_portal_screencast.py)

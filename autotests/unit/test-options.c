@@ -161,6 +161,8 @@ test_dialog_validators (void)
   g_assert_true (dialog_ok ("{'choices': <[('enc', 'Encoding', [('utf8', 'UTF-8'), ('latin1', 'Latin-1')], 'utf8'),"
                             " ('bom', 'Write BOM', @a(ss) [], 'true')]>}"));
   g_assert_false (dialog_ok ("{'choices': <[('', 'No id', @a(ss) [], '')]>}"));
+  g_assert_false (dialog_ok ("{'choices': <[('c', '', @a(ss) [], 'true')]>}"));
+  g_assert_false (dialog_ok ("{'choices': <[('c', 'Colour', [('r', 'Red'), ('g', '')], 'r')]>}"));
   g_assert_false (dialog_ok ("{'choices': <[('c', 'l', @a(ss) [], 'maybe')]>}"));
   g_assert_false (dialog_ok ("{'choices': <[('c', 'l', [('a', 'A')], 'b')]>}"));
   g_assert_false (dialog_ok ("{'choices': <[('c', 'l', @a(ss) [], ''), ('c', 'again', @a(ss) [], '')]>}"));

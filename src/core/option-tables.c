@@ -130,8 +130,17 @@ validate_attachments (const LimenOption *o, GVariant *v, GError **error)
   return TRUE;
 }
 
+#define ACCOUNT_REASON_MAX 256
+
 const LimenOption limen_options_account_get_user_information[] = {
-  { "reason", "s", limen_validate_string_length, 1024 },
+  /* A longer reason is left out, as by the reference: the dialog still shows. */
+  { "reason", "s", limen_validate_string_or_drop, ACCOUNT_REASON_MAX },
+  { NULL }
+};
+
+/* A frontend never passes a longer reason on, so a backend refuses one. */
+const LimenOption limen_options_impl_account_get_user_information[] = {
+  { "reason", "s", limen_validate_string_length, ACCOUNT_REASON_MAX },
   { NULL }
 };
 
@@ -207,7 +216,7 @@ const LimenOption limen_options_wallpaper[] = {
   { "addresses", "as", limen_validate_email_addresses, 0 }, \
   { "cc", "as", limen_validate_email_addresses, 0 }, \
   { "bcc", "as", limen_validate_email_addresses, 0 }, \
-  { "subject", "s", limen_validate_single_line, 1024 }, \
+  { "subject", "s", limen_validate_single_line, 200 },   /* the reference refuses longer ones */ \
   { "body", "s", limen_validate_string_length, 65536 }, \
   { "activation_token", "s", limen_validate_string_length, 1024 }
 

@@ -72,6 +72,12 @@ limen_validate_string_length (const LimenOption *o, GVariant *v, GError **e)
 }
 
 gboolean
+limen_validate_string_or_drop (const LimenOption *o, GVariant *v, GError **e)
+{
+  return strlen (g_variant_get_string (v, NULL)) <= (o->max ? o->max : 4096);
+}
+
+gboolean
 limen_validate_bool (const LimenOption *o, GVariant *v, GError **e)
 {
   /* The type check already did the work; kept so tables read uniformly. */
@@ -168,7 +174,7 @@ check_label (const char *key, const char *s, gboolean allow_empty, GError **e)
     }
   if (!allow_empty && *s == '\0')
     {
-      limen_option_set_error (e, key, "an id or pattern is empty");
+      limen_option_set_error (e, key, "an id, label or pattern is empty");
       return FALSE;
     }
   return TRUE;
@@ -248,7 +254,8 @@ limen_validate_choices (const LimenOption *o, GVariant *v, GError **e)
       guint count = 0;
 
       g_variant_get_child (v, i, "(&s&sa(ss)&s)", &id, &label, &options, &def);
-      if (!check_label (o->key, id, FALSE, e) || !check_label (o->key, label, TRUE, e) ||
+      /* Every choice and option is shown by its label: an empty one is a broken call. */
+      if (!check_label (o->key, id, FALSE, e) || !check_label (o->key, label, FALSE, e) ||
           !check_label (o->key, def, TRUE, e))
         return FALSE;
       for (gsize j = 0; j < i; j++)
@@ -264,7 +271,7 @@ limen_validate_choices (const LimenOption *o, GVariant *v, GError **e)
         }
       while (g_variant_iter_next (options, "(&s&s)", &oid, &olabel))
         {
-          if (!check_label (o->key, oid, FALSE, e) || !check_label (o->key, olabel, TRUE, e))
+          if (!check_label (o->key, oid, FALSE, e) || !check_label (o->key, olabel, FALSE, e))
             return FALSE;
           if (++count > CHOICE_OPTIONS_MAX)
             {
@@ -365,8 +372,21 @@ limen_options_filter (GVariant        *options,
                        key, o->type, g_variant_get_type_string (value));
           return FALSE;
         }
-      if (o->validate && !o->validate (o, value, error))
-        return FALSE;
+      if (o->validate)
+        {
+          g_autoptr(GError) local_error = NULL;
+
+          if (!o->validate (o, value, &local_error))
+            {
+              if (local_error != NULL)
+                {
+                  g_propagate_error (error, g_steal_pointer (&local_error));
+                  return FALSE;
+                }
+              g_debug ("Dropping option %s: not usable, and not worth refusing the call", key);
+              continue;
+            }
+        }
       if (builder)
         g_variant_builder_add (builder, "{sv}", key, value);
     }

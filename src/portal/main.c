@@ -17,10 +17,12 @@
   P ("Account", account, portal_account) \
   P ("Background", background, portal_background) \
   P ("Camera", camera, portal_camera) \
+  P ("Clipboard", clipboard, portal_clipboard) \
   P ("DynamicLauncher", dynamic_launcher, portal_dynamic_launcher) \
   P ("Email", email, portal_email) \
   P ("FileChooser", file_chooser, portal_file_chooser) \
   P ("GameMode", game_mode, portal_game_mode) \
+  P ("GlobalShortcuts", global_shortcuts, portal_global_shortcuts) \
   P ("Inhibit", inhibit, portal_inhibit) \
   P ("Location", location, portal_location) \
   P ("MemoryMonitor", memory_monitor, portal_memory_monitor) \
@@ -32,6 +34,8 @@
   P ("ProxyResolver", proxy_resolver, portal_proxy_resolver) \
   P ("Realtime", realtime, portal_realtime) \
   P ("Registry", registry, host_portal_registry) \
+  P ("RemoteDesktop", remote_desktop, portal_remote_desktop) \
+  P ("ScreenCast", screen_cast, portal_screen_cast) \
   P ("Screenshot", screenshot, portal_screenshot) \
   P ("Secret", secret, portal_secret) \
   P ("Settings", settings, portal_settings) \

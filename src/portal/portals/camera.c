@@ -2,10 +2,24 @@
  *
  * Camera access is a PipeWire remote restricted to camera nodes. This build carries no
  * PipeWire client, so it says so plainly: IsCameraPresent is false, AccessCamera ends with
- * response 2 and OpenPipeWireRemote fails with NotFound, each at once and logged. */
+ * response 2 and OpenPipeWireRemote fails with NotFound, each at once and logged. While
+ * Lockdown's disable-camera is set, AccessCamera fails with NotAllowed instead. */
 #include "portal.h"
 
 #include "driver.h"
+#include "lockdown.h"
+
+/* Lockdown's disable-camera refuses the call itself, as the reference does. */
+static void
+check_lockdown (LimenCall *call, GTask *task)
+{
+  limen_lockdown_step (call, task, "disable-camera", "Camera access is disabled");
+}
+
+static const LimenStep camera_pre[] = {
+  { check_lockdown, LIMEN_STEP_BEFORE_HANDLE },
+  { NULL }
+};
 
 /* The in-process impl of AccessCamera: there is nothing to grant. */
 static void
@@ -18,7 +32,7 @@ refuse_camera (LimenCall *call, GTask *task)
 }
 
 static const LimenDriverMethod camera_methods[] = {
-  { .method = "AccessCamera", .run = refuse_camera },
+  { .method = "AccessCamera", .pre = camera_pre, .run = refuse_camera },
   { NULL }
 };
 

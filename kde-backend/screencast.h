@@ -1,0 +1,69 @@
+/* Limen — the screen-sharing session shared by ScreenCast, RemoteDesktop and Clipboard:
+ * one impl Session may be a remote-desktop session that also casts and uses the
+ * clipboard. The streams live here, with the session, never in the shim.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "limen-kde.h"
+#include "wayland/loader.h"
+
+G_BEGIN_DECLS
+
+enum { LIMEN_CAST_MONITOR = 1, LIMEN_CAST_WINDOW = 2, LIMEN_CAST_VIRTUAL = 4 };
+enum { LIMEN_CURSOR_HIDDEN = 1, LIMEN_CURSOR_EMBEDDED = 2, LIMEN_CURSOR_METADATA = 4 };
+enum { LIMEN_DEVICE_KEYBOARD = 1, LIMEN_DEVICE_POINTER = 2, LIMEN_DEVICE_TOUCHSCREEN = 4 };
+
+typedef enum { LIMEN_CAST_NEW, LIMEN_CAST_STARTING, LIMEN_CAST_STARTED } LimenCastState;
+
+typedef struct {
+  LimenWlStream *stream;
+  guint32        node;
+  guint          source_type;
+  char          *id;          /* "screen:NAME", "window:UUID" or "virtual" */
+  int            x, y, width, height;
+} LimenCastStream;
+
+typedef struct _LimenCastStart LimenCastStart;
+
+typedef struct {
+  LimenKdeSession *session;
+  char            *handle;
+  char            *app_id;
+  gboolean         remote;             /* made by RemoteDesktop.CreateSession */
+  LimenCastState   state;
+  /* ScreenCast.SelectSources */
+  gboolean         sources_selected;
+  guint            types, cursor_mode, persist_mode;
+  gboolean         multiple;
+  char           **restore_ids;        /* sources from valid restore data, or NULL */
+  /* RemoteDesktop.SelectDevices / Clipboard.RequestClipboard */
+  gboolean         devices_selected;
+  guint            device_types;
+  guint            devices;            /* granted at Start */
+  gboolean         clipboard_requested, clipboard_enabled;
+  guint            rd_persist_mode;
+  gboolean         rd_restore;         /* valid remote-desktop restore data came */
+  GPtrArray       *streams;            /* LimenCastStream */
+  LimenCastStart  *start;              /* the Start in progress */
+  LimenQtCastIndicator *indicator;     /* "sharing" notification with a Stop button */
+  guint            clipboard_serial;
+  GHashTable      *transfers;          /* serial → fd (GINT_TO_POINTER) of a paste waiting */
+} LimenCast;
+
+/* The cast of @session_handle owned by the sender of @invocation; NULL + NotFound. */
+LimenCast *limen_cast_lookup (GDBusMethodInvocation *invocation, const char *session_handle, GError **error);
+/* Export a new session at @session_handle (CreateSession of either interface). */
+LimenCast *limen_cast_new (GDBusMethodInvocation *invocation, const char *session_handle, const char *app_id,
+                           gboolean remote, GError **error);
+/* Start: ask (or restore), start the streams and answer @invocation (u a{sv}); the
+ * results carry devices/clipboard_enabled for remote-desktop sessions. */
+void limen_cast_start (LimenCast *cast, GDBusMethodInvocation *invocation, const char *handle,
+                       const char *parent_window);
+/* Parse restore data (suv) of vendor "KDE": the a{sv} payload of version 1, or NULL. */
+GVariant *limen_cast_restore_payload (GVariant *restore_data);
+
+/* clipboard.c: the session started with the clipboard enabled; stop using it. */
+void limen_kde_clipboard_session_started (LimenCast *cast);
+void limen_kde_clipboard_session_closed (LimenCast *cast);
+
+G_END_DECLS

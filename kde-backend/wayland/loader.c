@@ -1,0 +1,99 @@
+/* Limen — opening liblimen-kde-wayland on the first screen-sharing request.
+ *
+ * libwayland-client is small, but the idle backend maps nothing it does not use (its
+ * PSS is measured): the protocol clients come with the first ScreenCast, RemoteDesktop
+ * or Clipboard request and stay for the life of the process.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "loader.h"
+
+#include <dlfcn.h>
+
+#include "errors.h"
+
+static LimenKdeWayland module;
+static gboolean loaded;
+static char *load_error;
+
+/* Next to the binary in the build tree (wayland/), else the private library directory. */
+static char *
+find_module (void)
+{
+  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+
+  if (exe)
+    {
+      g_autofree char *dir = g_path_get_dirname (exe);
+      g_autofree char *local = g_build_filename (dir, "wayland", "liblimen-kde-wayland.so", NULL);
+
+      if (g_file_test (local, G_FILE_TEST_EXISTS))
+        return g_steal_pointer (&local);
+    }
+  return g_strdup (LIMEN_WAYLAND_MODULE_PATH);
+}
+
+static void
+load (void)
+{
+  g_autofree char *path = NULL;
+  char *message = NULL;
+  void *handle;
+  gboolean ok = TRUE;
+
+  if (!g_getenv ("WAYLAND_DISPLAY") || !*g_getenv ("WAYLAND_DISPLAY"))
+    {
+      load_error = g_strdup ("Screen sharing needs a Plasma Wayland session; on X11 KWin offers no screen-cast protocol");
+      return;
+    }
+  path = find_module ();
+  g_debug ("Loading the Wayland clients from %s", path);
+  handle = dlopen (path, RTLD_LAZY | RTLD_LOCAL);
+  if (!handle)
+    {
+      load_error = g_strdup_printf ("Cannot load the Wayland clients: %s", dlerror ());
+      return;
+    }
+#define LIMEN_KDE_WL_RESOLVE(name)                                 \
+  module.name = (__typeof__ (name) *) dlsym (handle, #name);      \
+  if (!module.name)                                                \
+    ok = FALSE;
+  LIMEN_WL_DLOPEN_FUNCTIONS (LIMEN_KDE_WL_RESOLVE)
+#undef LIMEN_KDE_WL_RESOLVE
+  if (!ok)
+    {
+      load_error = g_strdup_printf ("The Wayland module %s lacks entry points", path);
+      return;
+    }
+  module.wl = module.limen_wl_connect (3000, &message);
+  if (!module.wl)
+    {
+      load_error = message;
+      return;
+    }
+  loaded = TRUE;
+}
+
+const LimenKdeWayland *
+limen_kde_wayland_get (GError **error)
+{
+  if (!loaded && !load_error)
+    {
+      load ();
+      if (load_error)
+        g_warning ("%s", load_error);
+    }
+  if (!loaded)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, load_error);
+      return NULL;
+    }
+  return &module;
+}
+
+guint
+limen_kde_wayland_features (void)
+{
+  const LimenKdeWayland *w = limen_kde_wayland_get (NULL);
+
+  return w ? w->limen_wl_features (w->wl) : 0;
+}

@@ -1,0 +1,26 @@
+/* Limen — opening liblimen-kde-wayland on the first screen-sharing request.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "limen-wayland.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+#define LIMEN_KDE_WL_FIELD(name) __typeof__ (name) *name;
+  LIMEN_WL_DLOPEN_FUNCTIONS (LIMEN_KDE_WL_FIELD)
+#undef LIMEN_KDE_WL_FIELD
+  LimenWl *wl;   /* the one connection */
+} LimenKdeWayland;
+
+/* The module and its connection to the compositor, made on the first call; NULL and
+ * Error.Failed saying why (no Wayland session, module missing, compositor silent). A
+ * failure is remembered: later calls fail at once. */
+const LimenKdeWayland *limen_kde_wayland_get (GError **error);
+
+/* The LIMEN_WL_HAS_* bits without connecting when this is not a Wayland session (0). */
+guint limen_kde_wayland_features (void);
+
+G_END_DECLS

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A caller of ScreenCast.OpenPipeWireRemote gets the socket of a PipeWire connection that
+ * we opened ourselves and then lowered: PipeWire lets a client reduce its own permissions
+ * but never raise them again, so once the default (PW_ID_ANY) is 0 and only the session's
+ * nodes are readable, whoever holds the socket can see nothing else, now or later.
+ *
+ * Every operation is a short exchange on a connection of its own, run in a GTask worker
+ * thread and bounded by a deadline: nothing stays connected between calls, so there is no
+ * PipeWire event source in the GLib main loop, and a stuck PipeWire daemon never stalls
+ * the portal. The bookkeeping of handed-out remotes stays on the main thread.
+ *
+ * PipeWire reuses global ids, so a revoke first checks that the client is still one this
+ * process connected (pipewire.sec.pid is set by the daemon; no client can change it). */
+#include "pipewire-remote.h"
+
+#include <errno.h>
+#include <unistd.h>
+#include <pipewire/pipewire.h>
+
+#include "errors.h"
+
+#define REMOTE_TIMEOUT_MS 3000
+
+typedef struct {
+  struct pw_loop     *loop;
+  struct pw_context  *context;
+  struct pw_core     *core;
+  struct pw_registry *registry;
+  struct spa_hook     core_listener;
+  struct spa_hook     client_listener;
+  struct spa_hook     registry_listener;
+  int                 sync_seq;
+  gboolean            synced;
+  int                 error;
+  char               *error_message;
+  guint32             client_id;       /* own client global, from its info event */
+  guint32             client_node_factory;  /* what a consumer's stream is made with */
+  guint32             want_client;     /* revoke: the client we look for */
+  gboolean            client_is_ours;
+} Conn;
+
+static void
+ensure_init (void)
+{
+  static gsize once = 0;
+
+  if (g_once_init_enter (&once))
+    {
+      pw_init (NULL, NULL);
+      g_once_init_leave (&once, 1);
+    }
+}
+
+static void
+on_core_done (void *data, uint32_t id, int seq)
+{
+  Conn *c = data;
+
+  if (id == PW_ID_CORE && seq == c->sync_seq)
+    c->synced = TRUE;
+}
+
+static void
+on_core_error (void *data, uint32_t id, int seq, int res, const char *message)
+{
+  Conn *c = data;
+
+  /* Only errors on the core itself end the exchange; a refused bind shows up as the
+   * client not being found. */
+  if (id != PW_ID_CORE)
+    return;
+  c->error = res;
+  g_free (c->error_message);
+  c->error_message = g_strdup (message);
+}
+
+static const struct pw_core_events core_events = {
+  PW_VERSION_CORE_EVENTS,
+  .done = on_core_done,
+  .error = on_core_error,
+};
+
+static void
+on_client_info (void *data, const struct pw_client_info *info)
+{
+  Conn *c = data;
+
+  c->client_id = info->id;
+}
+
+static const struct pw_client_events client_events = {
+  PW_VERSION_CLIENT_EVENTS,
+  .info = on_client_info,
+};
+
+static void
+on_registry_global (void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version,
+                    const struct spa_dict *props)
+{
+  Conn *c = data;
+  const char *pid;
+
+  if (g_strcmp0 (type, PW_TYPE_INTERFACE_Factory) == 0 && props != NULL &&
+      g_strcmp0 (spa_dict_lookup (props, PW_KEY_FACTORY_NAME), "client-node") == 0)
+    c->client_node_factory = id;
+  if (id != c->want_client || g_strcmp0 (type, PW_TYPE_INTERFACE_Client) != 0 || props == NULL)
+    return;
+  pid = spa_dict_lookup (props, PW_KEY_SEC_PID);
+  c->client_is_ours = pid != NULL && g_ascii_strtoll (pid, NULL, 10) == (gint64) getpid ();
+}
+
+static const struct pw_registry_events registry_events = {
+  PW_VERSION_REGISTRY_EVENTS,
+  .global = on_registry_global,
+};
+
+static void
+conn_close (Conn *c)
+{
+  if (c->registry)
+    {
+      spa_hook_remove (&c->registry_listener);
+      pw_proxy_destroy ((struct pw_proxy *) c->registry);
+    }
+  if (c->core)
+    {
+      spa_hook_remove (&c->client_listener);
+      spa_hook_remove (&c->core_listener);
+      pw_core_disconnect (c->core);
+    }
+  if (c->context)
+    pw_context_destroy (c->context);
+  if (c->loop)
+    pw_loop_destroy (c->loop);
+  g_free (c->error_message);
+  memset (c, 0, sizeof *c);
+}
+
+/* Connect with @props (consumed); FALSE + NotFound when no daemon listens. */
+static gboolean
+conn_open (Conn *c, struct pw_properties *props, GError **error)
+{
+  ensure_init ();
+  memset (c, 0, sizeof *c);
+  c->loop = pw_loop_new (NULL);
+  c->context = c->loop ? pw_context_new (c->loop, NULL, 0) : NULL;
+  if (c->context == NULL)
+    {
+      pw_properties_free (props);
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "PipeWire: cannot set up a context: %s",
+                   g_strerror (errno));
+      return FALSE;
+    }
+  c->core = pw_context_connect (c->context, props, 0);
+  if (c->core == NULL)
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "PipeWire is not running: %s", g_strerror (errno));
+      return FALSE;
+    }
+  pw_core_add_listener (c->core, &c->core_listener, &core_events, c);
+  pw_client_add_listener (pw_core_get_client (c->core), &c->client_listener, &client_events, c);
+  return TRUE;
+}
+
+/* Send a sync and dispatch until the daemon answers it: everything sent before has been
+ * handled by then. FALSE + error on a core error, a lost connection or the deadline. */
+static gboolean
+conn_roundtrip (Conn *c, GError **error)
+{
+  gint64 deadline = g_get_monotonic_time () + REMOTE_TIMEOUT_MS * 1000;
+
+  c->synced = FALSE;
+  c->sync_seq = pw_core_sync (c->core, PW_ID_CORE, 0);
+  pw_loop_enter (c->loop);
+  while (!c->synced && c->error == 0)
+    {
+      gint64 left = (deadline - g_get_monotonic_time ()) / 1000;
+      int res;
+
+      if (left <= 0)
+        break;
+      res = pw_loop_iterate (c->loop, (int) MIN (left, 200));
+      if (res < 0 && res != -EINTR)
+        {
+          c->error = res;
+          break;
+        }
+    }
+  pw_loop_leave (c->loop);
+  if (c->synced && c->error == 0)
+    return TRUE;
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "PipeWire did not answer: %s",
+               c->error_message ? c->error_message
+                                : c->error ? g_strerror (-c->error) : "timed out");
+  return FALSE;
+}
+
+/* Client ids of the remotes handed out and not yet revoked. */
+static GHashTable *handed_out;
+
+/* Lower @c's own permissions to the core, itself, the client-node factory and @nodes. */
+static gboolean
+restrict_to (Conn *c, const guint32 *nodes, guint n_nodes, GError **error)
+{
+  g_autofree struct pw_permission *perms = g_new0 (struct pw_permission, n_nodes + 4);
+  guint n = 0;
+
+  /* First learn our own client's id and the factory consumers make their streams with: the
+   * connection must keep seeing itself and the core, or the daemon stops answering it, and
+   * without the factory a consumer cannot connect a stream to the session's nodes. */
+  c->client_node_factory = SPA_ID_INVALID;
+  c->registry = pw_core_get_registry (c->core, PW_VERSION_REGISTRY, 0);
+  pw_registry_add_listener (c->registry, &c->registry_listener, &registry_events, c);
+  if (!conn_roundtrip (c, error))
+    return FALSE;
+  if (c->client_id == 0 || c->client_id == SPA_ID_INVALID || c->client_node_factory == SPA_ID_INVALID)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                           "PipeWire did not show the remote's client or the client-node factory");
+      return FALSE;
+    }
+  /* Then everything hidden, present or future, except those and the session's nodes. The
+   * default comes last: the daemon resolves each id as the connection sees it so far. */
+  perms[n++] = PW_PERMISSION_INIT (PW_ID_CORE, PW_PERM_R | PW_PERM_X);
+  perms[n++] = PW_PERMISSION_INIT (c->client_id, PW_PERM_R | PW_PERM_X);
+  perms[n++] = PW_PERMISSION_INIT (c->client_node_factory, PW_PERM_R | PW_PERM_X);
+  for (guint i = 0; i < n_nodes; i++)
+    if (nodes[i] != PW_ID_ANY)
+      perms[n++] = PW_PERMISSION_INIT (nodes[i], PW_PERM_R | PW_PERM_X);
+  perms[n++] = PW_PERMISSION_INIT (PW_ID_ANY, 0);
+  pw_client_update_permissions (pw_core_get_client (c->core), n, perms);
+  return conn_roundtrip (c, error);
+}
+
+typedef struct {
+  guint32 *nodes;
+  guint    n_nodes;
+  guint32  client_id;
+} Job;
+
+static void
+job_free (Job *job)
+{
+  g_free (job->nodes);
+  g_free (job);
+}
+
+static Job *
+job_new (const guint32 *nodes, guint n_nodes, guint32 client_id)
+{
+  Job *job = g_new0 (Job, 1);
+
+  job->nodes = g_memdup2 (nodes, sizeof (guint32) * n_nodes);
+  job->n_nodes = n_nodes;
+  job->client_id = client_id;
+  return job;
+}
+
+/* Worker thread: each job has a loop and context of its own, nothing is shared. */
+static void
+open_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  Job *job = data;
+  GError *error = NULL;
+  Conn c;
+  int fd;
+
+  if (!conn_open (&c, pw_properties_new (PW_KEY_APP_NAME, "limen-portal screen cast remote", NULL), &error) ||
+      !restrict_to (&c, job->nodes, job->n_nodes, &error))
+    {
+      conn_close (&c);
+      g_task_return_error (task, error);
+      return;
+    }
+  fd = pw_core_steal_fd (c.core);
+  job->client_id = c.client_id;
+  conn_close (&c);
+  if (fd < 0)
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "PipeWire remote has no socket: %s",
+                             g_strerror (-fd));
+  else
+    g_task_return_int (task, fd);
+}
+
+void
+limen_pipewire_remote_open_async (const guint32 *nodes, guint n_nodes, GAsyncReadyCallback callback,
+                                  gpointer user_data)
+{
+  g_autoptr(GTask) task = g_task_new (NULL, NULL, callback, user_data);
+
+  ensure_init ();
+  g_task_set_source_tag (task, limen_pipewire_remote_open_async);
+  g_task_set_task_data (task, job_new (nodes, n_nodes, 0), (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, open_in_thread);
+}
+
+int
+limen_pipewire_remote_open_finish (GAsyncResult *result, guint32 *client_id, GError **error)
+{
+  Job *job = g_task_get_task_data (G_TASK (result));
+  int fd = (int) g_task_propagate_int (G_TASK (result), error);
+
+  if (fd < 0)
+    return -1;
+  *client_id = job->client_id;
+  if (handed_out == NULL)
+    handed_out = g_hash_table_new (NULL, NULL);
+  g_hash_table_add (handed_out, GUINT_TO_POINTER (job->client_id));
+  g_debug ("PipeWire remote for client %u: %u node(s) visible", job->client_id, job->n_nodes);
+  return fd;
+}
+
+/* On the manager connection @c: lower @client_id's permissions on @nodes to nothing. */
+static gboolean
+revoke_on (Conn *c, guint32 client_id, const guint32 *nodes, guint n_nodes, GError **error)
+{
+  g_autofree struct pw_permission *perms = g_new0 (struct pw_permission, n_nodes);
+  struct pw_client *client;
+  gboolean ok;
+
+  c->registry = pw_core_get_registry (c->core, PW_VERSION_REGISTRY, 0);
+  pw_registry_add_listener (c->registry, &c->registry_listener, &registry_events, c);
+  if (!conn_roundtrip (c, error))
+    return FALSE;
+  if (!c->client_is_ours)
+    {
+      g_debug ("PipeWire client %u is gone or not ours: nothing to revoke", client_id);
+      return TRUE;
+    }
+  client = pw_registry_bind (c->registry, client_id, PW_TYPE_INTERFACE_Client, PW_VERSION_CLIENT, 0);
+  if (client == NULL)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "cannot bind the remote's client");
+      return FALSE;
+    }
+  for (guint i = 0; i < n_nodes; i++)
+    perms[i] = PW_PERMISSION_INIT (nodes[i], 0);
+  pw_client_update_permissions (client, n_nodes, perms);
+  ok = conn_roundtrip (c, error);
+  pw_proxy_destroy ((struct pw_proxy *) client);
+  return ok;
+}
+
+static void
+revoke_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  Job *job = data;
+  g_autoptr(GError) error = NULL;
+  Conn c;
+
+  if (!conn_open (&c, pw_properties_new (PW_KEY_APP_NAME, "limen-portal", NULL), &error))
+    {
+      g_message ("Could not hide ended streams from PipeWire client %u: %s", job->client_id, error->message);
+      conn_close (&c);
+      return;
+    }
+  c.want_client = job->client_id;
+  if (!revoke_on (&c, job->client_id, job->nodes, job->n_nodes, &error))
+    g_message ("Could not hide ended streams from PipeWire client %u: %s", job->client_id, error->message);
+  else
+    g_debug ("PipeWire client %u no longer sees %u node(s)", job->client_id, job->n_nodes);
+  conn_close (&c);
+}
+
+void
+limen_pipewire_remote_revoke (guint32 client_id, const guint32 *nodes, guint n_nodes)
+{
+  g_autoptr(GTask) task = NULL;
+
+  if (handed_out == NULL || !g_hash_table_remove (handed_out, GUINT_TO_POINTER (client_id)) || n_nodes == 0)
+    return;
+  task = g_task_new (NULL, NULL, NULL, NULL);
+  g_task_set_task_data (task, job_new (nodes, n_nodes, client_id), (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, revoke_in_thread);
+}

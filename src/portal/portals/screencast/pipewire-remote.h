@@ -1,0 +1,26 @@
+/* Limen — PipeWire remotes that show a caller only the nodes its session may use.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+/* Connect to the PipeWire daemon (in a worker thread), restrict the new connection to
+ * seeing and using only @nodes (everything else, present or future, hidden) and hand back its
+ * socket: the fd a caller passes to pw_context_connect_fd. */
+void limen_pipewire_remote_open_async (const guint32 *nodes, guint n_nodes, GAsyncReadyCallback callback,
+                                       gpointer user_data);
+
+/* The remote's fd (the caller owns it); @client_id gets the connection's client global
+ * (for limen_pipewire_remote_revoke). -1 + Error.NotFound/Failed when PipeWire is not there
+ * or did not answer within a few seconds. */
+int limen_pipewire_remote_open_finish (GAsyncResult *result, guint32 *client_id, GError **error);
+
+/* Hide @nodes from the remote whose client global is @client_id, if it is still one of ours:
+ * the session ended, so its streams must disappear from the caller's view even where the
+ * backend keeps the nodes alive. Runs in a worker thread, bounded in time; failures are
+ * logged. */
+void limen_pipewire_remote_revoke (guint32 client_id, const guint32 *nodes, guint n_nodes);
+
+G_END_DECLS

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * As the reference does, a persistent token is an entry of the permission store (table
+ * "screencast" or "remote-desktop", id = the token) whose only app is the one it was
+ * issued to and whose data is the backend's restore data; so tokens survive a restart and
+ * are gone when the person resets the app's permissions. Tokens of mode 1 live only in
+ * this process. Every way a token can be unusable (not a UUID, unknown, another app's,
+ * already used, the store not answering) ends the same way: NULL, nothing told. */
+#include "restore-tokens.h"
+
+#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
+#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
+#define STORE_TIMEOUT_MS 3000
+#define RESTORE_DATA_TYPE "(suv)"
+#define MAX_RESTORE_DATA 65536
+
+static GDBusConnection *store;
+static GHashTable *transient;   /* "table/token" → (app_id, data) as GVariant (sv) */
+
+void
+limen_restore_tokens_init (GDBusConnection *connection)
+{
+  g_set_object (&store, connection);
+}
+
+static GVariant *
+take_transient (const char *table, const char *app_id, const char *token)
+{
+  g_autofree char *key = g_strconcat (table, "/", token, NULL);
+  g_autoptr(GVariant) entry = NULL;
+  const char *owner;
+  GVariant *data;
+
+  if (transient == NULL || !g_hash_table_steal_extended (transient, key, NULL, (gpointer *) &entry))
+    return NULL;
+  g_variant_get (entry, "(&sv)", &owner, &data);
+  if (!g_str_equal (owner, app_id))
+    {
+      /* Another app's token: it stays usable for its owner. */
+      g_hash_table_insert (transient, g_steal_pointer (&key), g_steal_pointer (&entry));
+      g_variant_unref (data);
+      return NULL;
+    }
+  return data;
+}
+
+static GVariant *
+take_stored (const char *table, const char *app_id, const char *token)
+{
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) perms = NULL;
+  g_autoptr(GVariant) data = NULL;
+  g_autofree const char **app_perms = NULL;
+
+  if (store == NULL)
+    return NULL;
+  reply = g_dbus_connection_call_sync (store, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+                                       g_variant_new ("(ss)", table, token), G_VARIANT_TYPE ("(a{sas}v)"),
+                                       G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, NULL);
+  if (reply == NULL)
+    return NULL;
+  g_variant_get (reply, "(@a{sas}v)", &perms, &data);
+  if (!g_variant_lookup (perms, app_id, "^a&s", &app_perms))
+    return NULL;
+  /* Single use: gone before it is used, whether or not the backend can use it. */
+  g_dbus_connection_call (store, STORE_NAME, STORE_PATH, STORE_NAME, "Delete",
+                          g_variant_new ("(ss)", table, token), NULL, G_DBUS_CALL_FLAGS_NONE,
+                          STORE_TIMEOUT_MS, NULL, NULL, NULL);
+  if (!g_variant_is_of_type (data, G_VARIANT_TYPE (RESTORE_DATA_TYPE)))
+    return NULL;
+  return g_steal_pointer (&data);
+}
+
+GVariant *
+limen_restore_token_take (const char *table, const char *app_id, const char *token)
+{
+  GVariant *data;
+
+  if (token == NULL || !g_uuid_string_is_valid (token))
+    return NULL;
+  data = take_transient (table, app_id, token);
+  if (data == NULL)
+    data = take_stored (table, app_id, token);
+  if (data && !g_variant_is_of_type (data, G_VARIANT_TYPE (RESTORE_DATA_TYPE)))
+    g_clear_pointer (&data, g_variant_unref);
+  return data;
+}
+
+char *
+limen_restore_token_store (const char *table, const char *app_id, guint32 persist_mode, GVariant *restore_data)
+{
+  g_autofree char *token = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  GVariantBuilder perms;
+
+  if (restore_data == NULL || !g_variant_is_of_type (restore_data, G_VARIANT_TYPE (RESTORE_DATA_TYPE)) ||
+      g_variant_get_size (restore_data) > MAX_RESTORE_DATA || persist_mode == 0 || persist_mode > 2)
+    return NULL;
+  token = g_uuid_string_random ();
+  if (persist_mode == 1)
+    {
+      if (transient == NULL)
+        transient = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_variant_unref);
+      g_hash_table_insert (transient, g_strconcat (table, "/", token, NULL),
+                           g_variant_ref_sink (g_variant_new ("(sv)", app_id, restore_data)));
+      return g_steal_pointer (&token);
+    }
+  if (store == NULL)
+    return NULL;
+  g_variant_builder_init (&perms, G_VARIANT_TYPE ("a{sas}"));
+  g_variant_builder_add (&perms, "{s^as}", app_id, (const char * const[]) { "yes", NULL });
+  reply = g_dbus_connection_call_sync (store, STORE_NAME, STORE_PATH, STORE_NAME, "Set",
+                                       g_variant_new ("(sbs@a{sas}v)", table, TRUE, token,
+                                                      g_variant_builder_end (&perms), restore_data),
+                                       NULL, G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, &error);
+  if (reply == NULL)
+    {
+      g_message ("Could not keep a restore token for '%s': %s", app_id, error->message);
+      return NULL;
+    }
+  return g_steal_pointer (&token);
+}
