@@ -11,7 +11,7 @@
 
 G_BEGIN_DECLS
 
-/* Account.GetUserInformation: the frontend drops a long reason, the backend refuses it. */
+/* Account.GetUserInformation: the app's too long reason is dropped, a frontend's refused. */
 extern const LimenOption limen_options_account_get_user_information[];
 extern const LimenOption limen_options_impl_account_get_user_information[];
 
