@@ -1,6 +1,7 @@
 # limen-documents tests (document store, permission store, FUSE).
 limen_add_unit_test(test-documents-store SOURCES unit/test-documents-store.c LIBS limen-documents-lib)
 limen_add_unit_test(test-app-access SOURCES unit/test-app-access.c LIBS limen-documents-lib)
+limen_add_unit_test(test-documents-proc-stat SOURCES unit/test-documents-proc-stat.c LIBS limen-core)
 add_executable(test-documents-stress unit/test-documents-stress.c)
 target_link_libraries(test-documents-stress PRIVATE PkgConfig::GLIB)
 
@@ -8,6 +9,8 @@ limen_add_pytest(integration-permission-store test_permission_store.py)
 limen_add_pytest(integration-documents test_documents.py TIMEOUT 900)
 limen_add_pytest(integration-documents-stress test_documents_stress.py TIMEOUT 300)
 limen_add_pytest(integration-documents-as-needed test_documents_as_needed.py TIMEOUT 300)
+limen_add_pytest(integration-documents-mount test_documents_mount.py TIMEOUT 600)
+limen_add_pytest(integration-documents-reference test_documents_reference.py TIMEOUT 300)
 
 # Benchmark (label bench, not in the default run): against xdg-document-portal in the same run.
 # Its lean PermissionStore client needs sd-bus; without it the bench prints only GDBus figures.

@@ -7,7 +7,7 @@ list(APPEND CMAKE_MODULE_PATH ${ECM_MODULE_PATH})
 find_package(Qt5 5.15 REQUIRED COMPONENTS Core Gui Widgets DBus PrintSupport Test)
 find_package(XCB REQUIRED COMPONENTS XCB)
 find_package(KF5 5.103 REQUIRED COMPONENTS KIO I18n Notifications WindowSystem Config Service
-                                           WidgetsAddons CoreAddons)
+                                           WidgetsAddons CoreAddons XmlGui)
 find_package(KF5Wayland 5.103 REQUIRED)
 
 add_executable(test-kde-shim qt/test-kde-shim.cpp)
@@ -77,3 +77,33 @@ add_executable(xsmp-test-manager xsmp-test-manager.c)
 target_link_libraries(xsmp-test-manager PRIVATE PkgConfig::XSMP_TEST PkgConfig::GLIB)
 limen_add_pytest(kde-inhibit-logout test_kde_inhibit_logout.py TIMEOUT 300)
 limen_add_pytest(kde-first-dialog test_kde_first_dialog.py TIMEOUT 300)
+# limen-kde's kdeglobals reader (plain C, no Qt).
+limen_add_unit_test(test-kdeglobals SOURCES unit/test-kdeglobals.c ${PROJECT_SOURCE_DIR}/kde-backend/kdeglobals.c LIBS m)
+target_include_directories(test-kdeglobals PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)
+
+limen_add_pytest(kde-many-files test_kde_many_files.py TIMEOUT 600)
+add_test(NAME bench-kde-many-files COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-many-files.py)
+set_tests_properties(bench-kde-many-files PROPERTIES LABELS bench TIMEOUT 3600
+  ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
+
+# Preloading the Qt shim (kde-backend/shim.c): a QObject-constructor guard, LD_PRELOADed.
+add_library(limen-preload-guard MODULE preload/preload-guard.c)
+set_target_properties(limen-preload-guard PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+target_link_libraries(limen-preload-guard PRIVATE ${CMAKE_DL_LIBS})
+limen_add_pytest(kde-preload test_kde_preload.py TIMEOUT 300)
+# GlobalShortcuts against a real kglobalaccel5 on Xvfb, through limen-portal and limen-kde.
+limen_add_pytest(kde-global-shortcuts test_global_shortcuts.py TIMEOUT 600)
+pkg_check_modules(XKBCOMMON_TEST REQUIRED IMPORTED_TARGET xkbcommon)
+limen_add_unit_test(test-shortcut-keys SOURCES unit/test-shortcut-keys.c ${PROJECT_SOURCE_DIR}/kde-backend/shortcut-keys.c
+                    LIBS PkgConfig::XKBCOMMON_TEST)
+target_include_directories(test-shortcut-keys PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)
+# A key chord typed into kwin_wayland through its fake input protocol (GlobalShortcuts' test).
+set(_limen_fake_xml /usr/share/plasma-wayland-protocols/fake-input.xml)
+add_custom_command(OUTPUT ${_limen_wl_gen}/fake-input-client-protocol.h ${_limen_wl_gen}/fake-input-protocol.c
+  COMMAND ${WAYLAND_SCANNER} client-header ${_limen_fake_xml} ${_limen_wl_gen}/fake-input-client-protocol.h
+  COMMAND ${WAYLAND_SCANNER} private-code ${_limen_fake_xml} ${_limen_wl_gen}/fake-input-protocol.c
+  DEPENDS ${_limen_fake_xml} VERBATIM)
+add_executable(limen-wayland-keys wayland-client/limen-wayland-keys.c ${_limen_wl_gen}/fake-input-client-protocol.h
+               ${_limen_wl_gen}/fake-input-protocol.c)
+target_include_directories(limen-wayland-keys PRIVATE ${_limen_wl_gen})
+target_link_libraries(limen-wayland-keys PRIVATE PkgConfig::WAYLAND_CLIENT)

@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "doc-model.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/random.h>
@@ -92,23 +93,34 @@ limen_doc_id_is_valid (const char *id)
   return TRUE;
 }
 
-/* 20 base-32 characters from the kernel's random pool: 100 bits nobody can guess. */
+/* 20 base-32 characters from the kernel's random pool: 100 bits nobody can guess.
+ * NULL (and @error) when the pool cannot be read: never a guessable id instead. */
 static char *
-new_doc_id (void)
+new_doc_id (GError **error)
 {
   static const char alphabet[] = "0123456789abcdefghijklmnopqrstuv";
   guint8 bytes[20];
-  char *id = g_malloc (sizeof bytes + 1);
+  char *id;
   gsize got = 0;
 
   while (got < sizeof bytes)
     {
       ssize_t r = getrandom (bytes + got, sizeof bytes - got, 0);
 
+      if (r < 0 && errno == EINTR)
+        continue;
       if (r < 0)
-        g_error ("getrandom failed: %s", g_strerror (errno));
+        {
+          int errsv = errno;
+
+          g_warning ("Cannot make a document id: getrandom: %s", g_strerror (errsv));
+          g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "No random numbers for a document id: %s",
+                       g_strerror (errsv));
+          return NULL;
+        }
       got += r;
     }
+  id = g_malloc (sizeof bytes + 1);
   for (gsize i = 0; i < sizeof bytes; i++)
     id[i] = alphabet[bytes[i] & 31];
   id[sizeof bytes] = '\0';
@@ -448,10 +460,12 @@ limen_doc_model_add (LimenDocModel *model, const char *path, guint64 dev, guint6
   do
     {
       g_free (id);
-      id = new_doc_id ();
+      id = new_doc_id (error);
     }
-  while (g_hash_table_contains (model->docs, id));
+  while (id && g_hash_table_contains (model->docs, id));
   g_mutex_unlock (&model->lock);
+  if (id == NULL)
+    return NULL;
 
   doc = doc_new (id, path, dev, ino, handle_type, handle, flags);
   if ((flags & LIMEN_DOC_FLAG_PERSISTENT) && !persist_doc (model, doc, error))

@@ -111,6 +111,116 @@ grant_caller (LimenDocPortal *portal, LimenAppInfo *info, LimenDoc *doc, guint r
   limen_doc_model_set_perms (portal->model, doc, app, limen_doc_get_perms (doc, app) | rights, NULL);
 }
 
+/* @fd lies on our own mount: only a document's own file, seen by this caller, and only
+ * to name that document again (returned with its rights). Decided before any fstat,
+ * which would be a request to our own filesystem from the D-Bus thread. */
+static LimenDoc *
+export_own_file (LimenDocPortal *portal, LimenAppInfo *info, const char *name, guint flags, LimenDoc *doc,
+                 const char *node_app, gboolean is_doc_file, guint *rights_out, GError **error)
+{
+  gboolean host = limen_app_info_is_host (info);
+  const char *caller_app = host ? NULL : limen_app_info_get_id (info);
+
+  if (name == NULL && doc && is_doc_file && (flags & LIMEN_DOC_EXPORT_REUSE) &&
+      (host || g_strcmp0 (node_app, caller_app) == 0) && limen_doc_get_perms (doc, caller_app) != 0)
+    {
+      *rights_out = limen_doc_get_perms (doc, caller_app);
+      return limen_doc_ref (doc);
+    }
+  g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                       "Files inside the document store cannot be exported again");
+  return NULL;
+}
+
+/* Kernel interfaces are no documents: a /proc or /sys file would hand out another
+ * process's view of itself. Fills @st. */
+static gboolean
+check_exportable_fs (int fd, struct stat *st, GError **error)
+{
+  struct statfs sfs;
+
+  if (fstat (fd, st) != 0 || fstatfs (fd, &sfs) != 0)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid file descriptor");
+      return FALSE;
+    }
+  if (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC ||
+      sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == DEBUGFS_MAGIC || sfs.f_type == SECURITYFS_MAGIC)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Files of kernel filesystems cannot be exported");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* What a named export (@fd a directory, @name a file in it, existing or not) refers to:
+ * the file's path, with its stat, rights and file handle when it exists. */
+static char *
+resolve_named (LimenAppInfo *info, int fd, const char *name, struct stat *st, guint *rights,
+               GBytes **handle, int *handle_type, GError **error)
+{
+  g_auto(LimenFdInfo) fdinfo = { 0 };
+  g_auto(LimenFdInfo) cinfo = { 0 };
+  g_autofree char *dir = NULL;
+  g_autofd int child = -1;
+  struct stat cst;
+
+  if (!check_fd (info, fd, LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH, &fdinfo, error))
+    return NULL;
+  if (name[0] == '\0' || strchr (name, '/') || strcmp (name, ".") == 0 || strcmp (name, "..") == 0 ||
+      strlen (name) > NAME_MAX)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid filename: must be a plain file name");
+      return NULL;
+    }
+  if ((dir = canonical_path (fd, st, error)) == NULL)
+    return NULL;
+  child = openat (fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (child < 0)
+    {
+      /* A file to be created through the document: only where the caller may write. */
+      if (!fdinfo.writable)
+        {
+          g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                               "The directory is not writable by the caller");
+          return NULL;
+        }
+      *rights = LIMEN_DOC_PERM_READ | LIMEN_DOC_PERM_WRITE;
+      memset (st, 0, sizeof *st);
+      return g_build_filename (dir, name, NULL);
+    }
+  if (fstat (child, &cst) != 0 || !S_ISREG (cst.st_mode))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid filename: not a regular file");
+      return NULL;
+    }
+  if (!check_fd (info, child, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH, &cinfo, error))
+    return NULL;
+  *rights = (cinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (cinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
+  *st = cst;
+  *handle = limen_doc_file_handle (child, handle_type);
+  return g_build_filename (dir, name, NULL);
+}
+
+/* What a plain export (@fd the file or directory itself) refers to. */
+static char *
+resolve_fd (LimenAppInfo *info, int fd, gboolean want_dir, struct stat *st, guint *rights,
+            GBytes **handle, int *handle_type, GError **error)
+{
+  g_auto(LimenFdInfo) fdinfo = { 0 };
+  LimenFdFlags check = LIMEN_FD_ALLOW_O_PATH | (want_dir ? LIMEN_FD_ALLOW_DIRECTORY : LIMEN_FD_ALLOW_REGULAR);
+  char *path;
+
+  if (!check_fd (info, fd, check, &fdinfo, error))
+    return NULL;
+  *rights = (fdinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (fdinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
+  path = canonical_path (fd, st, error);
+  if (path)
+    *handle = limen_doc_file_handle (fd, handle_type);
+  return path;
+}
+
 static LimenDoc *
 export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
            guint flags, guint *rights_out, gboolean *created,
@@ -118,132 +228,30 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
 {
   gboolean host = limen_app_info_is_host (info);
   gboolean want_dir = (flags & LIMEN_DOC_EXPORT_DIRECTORY) != 0;
-  LimenFdInfo fdinfo = { 0 };
+  const char *mountpoint = limen_fuse_get_mountpoint (portal->fs);
   g_autofree char *path = NULL;
   g_autoptr(GBytes) handle = NULL;
   g_autoptr(LimenDoc) doc = NULL;
   g_autofree char *node_app = NULL;
   gboolean is_doc_file = FALSE;
   int handle_type = 0;
-  guint rights;
+  guint rights = 0;
   struct stat st;
-
-  struct statfs sfs;
 
   *rights_out = 0;
   *created = FALSE;
-
-  /* A file of our own mount: only a document's own file, seen by this caller, and only
-   * to name that document again. Checked before any fstat, which would be a request to
-   * our own filesystem from the D-Bus thread. */
   if (limen_fuse_identify_fd (portal->fs, fd, &doc, &node_app, &is_doc_file))
-    {
-      const char *caller_app = host ? NULL : limen_app_info_get_id (info);
-
-      if (name == NULL && doc && is_doc_file && (flags & LIMEN_DOC_EXPORT_REUSE) &&
-          (host || g_strcmp0 (node_app, caller_app) == 0) && limen_doc_get_perms (doc, caller_app) != 0)
-        {
-          *rights_out = limen_doc_get_perms (doc, caller_app);
-          return g_steal_pointer (&doc);
-        }
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                           "Files inside the document store cannot be exported again");
-      return NULL;
-    }
-
-  if (fstat (fd, &st) != 0 || fstatfs (fd, &sfs) != 0)
-    {
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid file descriptor");
-      return NULL;
-    }
-  /* Kernel interfaces are no documents: a /proc or /sys file would hand out another
-   * process's view of itself. */
-  if (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC ||
-      sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == DEBUGFS_MAGIC || sfs.f_type == SECURITYFS_MAGIC)
-    {
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Files of kernel filesystems cannot be exported");
-      return NULL;
-    }
-
+    return export_own_file (portal, info, name, flags, doc, node_app, is_doc_file, rights_out, error);
+  if (!check_exportable_fs (fd, &st, error))
+    return NULL;
   if (name)
-    {
-      g_autofd int child = -1;
-      struct stat cst;
-
-      if (!check_fd (info, fd, LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH, &fdinfo, error))
-        return NULL;
-      if (name[0] == '\0' || strchr (name, '/') || strcmp (name, ".") == 0 || strcmp (name, "..") == 0 ||
-          strlen (name) > NAME_MAX)
-        {
-          limen_fd_info_clear (&fdinfo);
-          g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                               "Invalid filename: must be a plain file name");
-          return NULL;
-        }
-      {
-        g_autofree char *dir = canonical_path (fd, &st, error);
-
-        if (dir == NULL)
-          {
-            limen_fd_info_clear (&fdinfo);
-            return NULL;
-          }
-        path = g_build_filename (dir, name, NULL);
-      }
-      child = openat (fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-      if (child >= 0)
-        {
-          LimenFdInfo cinfo = { 0 };
-
-          if (fstat (child, &cst) != 0 || !S_ISREG (cst.st_mode))
-            {
-              limen_fd_info_clear (&fdinfo);
-              g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                   "Invalid filename: not a regular file");
-              return NULL;
-            }
-          if (!check_fd (info, child, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH, &cinfo, error))
-            {
-              limen_fd_info_clear (&fdinfo);
-              return NULL;
-            }
-          rights = (cinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (cinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
-          limen_fd_info_clear (&cinfo);
-          st = cst;
-          handle = limen_doc_file_handle (child, &handle_type);
-        }
-      else
-        {
-          /* A file to be created through the document: only where the caller may write. */
-          if (!fdinfo.writable)
-            {
-              limen_fd_info_clear (&fdinfo);
-              g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                   "The directory is not writable by the caller");
-              return NULL;
-            }
-          rights = LIMEN_DOC_PERM_READ | LIMEN_DOC_PERM_WRITE;
-          memset (&st, 0, sizeof st);
-        }
-      limen_fd_info_clear (&fdinfo);
-    }
+    path = resolve_named (info, fd, name, &st, &rights, &handle, &handle_type, error);
   else
-    {
-      LimenFdFlags check = LIMEN_FD_ALLOW_O_PATH | (want_dir ? LIMEN_FD_ALLOW_DIRECTORY : LIMEN_FD_ALLOW_REGULAR);
+    path = resolve_fd (info, fd, want_dir, &st, &rights, &handle, &handle_type, error);
+  if (path == NULL)
+    return NULL;
 
-      if (!check_fd (info, fd, check, &fdinfo, error))
-        return NULL;
-      rights = (fdinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (fdinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
-      limen_fd_info_clear (&fdinfo);
-      path = canonical_path (fd, &st, error);
-      if (path == NULL)
-        return NULL;
-      handle = limen_doc_file_handle (fd, &handle_type);
-    }
-
-  if (g_str_has_prefix (path, limen_fuse_get_mountpoint (portal->fs)) &&
-      (path[strlen (limen_fuse_get_mountpoint (portal->fs))] == '/' ||
-       path[strlen (limen_fuse_get_mountpoint (portal->fs))] == '\0'))
+  if (g_str_has_prefix (path, mountpoint) && (path[strlen (mountpoint)] == '/' || path[strlen (mountpoint)] == '\0'))
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
                            "Files inside the document store cannot be exported again");
@@ -491,13 +499,12 @@ add_full (LimenDocPortal *portal, LimenAppInfo *info, int *fds, guint n, const c
       if ((flags & LIMEN_DOC_EXPORT_AS_NEEDED) && !host && g_strcmp0 (app_id, limen_app_info_get_id (info)) == 0)
         {
           /* The fd proves the caller reaches the file itself: no document needed. */
-          LimenFdInfo fdinfo = { 0 };
+          g_auto(LimenFdInfo) fdinfo = { 0 };
           LimenFdFlags check = LIMEN_FD_ALLOW_O_PATH |
             (name || (flags & LIMEN_DOC_EXPORT_DIRECTORY) ? LIMEN_FD_ALLOW_DIRECTORY : LIMEN_FD_ALLOW_REGULAR);
 
           if (!limen_fd_check (info, fds[i], check, &fdinfo, error))
             goto fail;
-          limen_fd_info_clear (&fdinfo);
           g_ptr_array_add (ids, g_strdup (""));
           continue;
         }

@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "file-transfer.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -64,14 +65,27 @@ return_error (GDBusMethodInvocation *invocation, GError *error)
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* 32 hex digits from the kernel's random pool; NULL (and @error) when it cannot be read. */
 static char *
-new_key (void)
+new_key (GError **error)
 {
   guint8 bytes[16];
-  GString *s = g_string_new (NULL);
+  GString *s;
+  ssize_t r;
 
-  if (getrandom (bytes, sizeof bytes, 0) != sizeof bytes)
-    g_error ("getrandom failed");
+  do
+    r = getrandom (bytes, sizeof bytes, 0);
+  while (r < 0 && errno == EINTR);
+  if (r != sizeof bytes)
+    {
+      int errsv = r < 0 ? errno : EIO;
+
+      g_warning ("Cannot make a transfer key: getrandom: %s", g_strerror (errsv));
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "No random numbers for a transfer key: %s",
+                   g_strerror (errsv));
+      return NULL;
+    }
+  s = g_string_new (NULL);
   for (gsize i = 0; i < sizeof bytes; i++)
     g_string_append_printf (s, "%02x", bytes[i]);
   return g_string_free (s, FALSE);
@@ -102,6 +116,8 @@ handle_start (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *invoca
   guint mine = 0;
   Transfer *t;
   GVariant *v;
+  g_autofree char *key = NULL;
+  GError *error = NULL;
 
   if (info == NULL)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -134,8 +150,10 @@ handle_start (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *invoca
   if (mine >= MAX_TRANSFERS_PER_PEER)
     return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
                                                           "Too many transfers"));
+  if ((key = new_key (&error)) == NULL)
+    return return_error (invocation, error);
   t = g_new0 (Transfer, 1);
-  t->key = new_key ();
+  t->key = g_steal_pointer (&key);
   t->owner = g_strdup (sender);
   t->writable = writable;
   t->autostop = autostop;
@@ -179,7 +197,7 @@ handle_add_files (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *in
   for (gsize i = 0; i < n; i++)
     {
       GError *error = NULL;
-      LimenFdInfo fdinfo = { 0 };
+      g_auto(LimenFdInfo) fdinfo = { 0 };
       TransferFile f = { 0 };
       gint32 handle;
       g_autofd int fd = -1;
@@ -195,7 +213,6 @@ handle_add_files (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *in
       f.path = g_file_read_link (proc, NULL);
       f.is_dir = fdinfo.is_dir;
       f.writable = fdinfo.writable;
-      limen_fd_info_clear (&fdinfo);
       if (f.path == NULL || f.path[0] != '/')
         {
           g_free (f.path);

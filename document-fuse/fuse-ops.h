@@ -18,6 +18,10 @@ gboolean limen_fuse_start (LimenFuse *fs, GError **error);
 /* Unmount (lazily, so open files cannot hold us), abort the connection, stop the
  * threads, free. Bounded in time even with files open. */
 void limen_fuse_stop (LimenFuse *fs);
+/* Called on the main thread when the mount was taken away under us (an unmount ended
+ * the FUSE loop without limen_fuse_stop). */
+typedef void (*LimenFuseLostFunc) (gpointer user_data);
+void limen_fuse_set_lost_func (LimenFuse *fs, LimenFuseLostFunc func, gpointer user_data);
 /* The mount point. */
 const char *limen_fuse_get_mountpoint (LimenFuse *fs);
 /* TRUE when @fd lies on our mount (found without a request to the filesystem); then

@@ -29,6 +29,15 @@ typedef struct {
 
 static Documents documents;
 
+/* Nothing to serve files through: leave, so the session's service manager or D-Bus
+ * activation starts a daemon that mounts again. */
+static void
+on_mount_lost (gpointer user_data)
+{
+  g_message ("Exiting: the document filesystem is gone");
+  limen_daemon_quit (0);
+}
+
 /* Mount only once we own the name: a second instance that loses the race must not
  * unmount the filesystem of the one that serves. */
 static void
@@ -74,6 +83,7 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
   limen_import_reference_state (d->db, d->perms, d->model);
 
   d->fs = limen_fuse_new (d->model, mountpoint);
+  limen_fuse_set_lost_func (d->fs, on_mount_lost, d);
   d->portal = limen_doc_portal_new (d->model, d->fs);
   d->transfer = limen_file_transfer_new (d->portal, d->fs);
   if (!limen_perm_store_export (d->perms, connection, error) ||

@@ -84,6 +84,10 @@ typedef struct {
 /* liblimen-qt, loaded on first use; NULL + Error.Failed when it cannot be loaded. */
 const LimenKdeShim *limen_kde_shim_get (GError **error);
 
+/* In a KDE session with a display, load the shim in a background thread soon after
+ * start-up, so the first dialog does not wait for it (shim.c says why). */
+void limen_kde_shim_preload_later (void);
+
 /* The shim, only if it can show windows now; else NULL + Error.Failed saying why. */
 const LimenKdeShim *limen_kde_shim_get_for_dialog (GError **error);
 

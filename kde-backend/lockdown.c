@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "kdeglobals.h"
 
 #define GROUP "KDE Action Restrictions"
 
@@ -60,7 +61,7 @@ load (void)
 {
   Restrictions r = { 0 };
 
-  limen_qt_kdeglobals_foreach (on_entry, &r);
+  limen_kdeglobals_foreach (on_entry, &r);
   g_debug ("Lockdown: printing %s, save %s, handlers %s, camera %s, location %s", r.printing ? "off" : "on",
            r.save ? "off" : "on", r.handlers ? "off" : "on", r.camera ? "off" : "on", r.location ? "off" : "on");
   limen_dbus_impl_portal_lockdown_set_disable_printing (lockdown, r.printing);
@@ -173,22 +174,8 @@ limen_kde_lockdown_check_printing (GError **error)
 GDBusInterfaceSkeleton *
 limen_kde_lockdown_new (void)
 {
-  char **paths;
-
   lockdown = g_object_new (limen_kde_lockdown_skeleton_get_type (), NULL);
   load ();
-  monitors = g_ptr_array_new_with_free_func (g_object_unref);
-  paths = limen_qt_kdeglobals_paths ();
-  for (char **p = paths; p && *p; p++)
-    {
-      g_autoptr(GFile) file = g_file_new_for_path (*p);
-      GFileMonitor *monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, NULL);
-
-      if (!monitor)
-        continue;
-      g_signal_connect (monitor, "changed", G_CALLBACK (on_changed), NULL);
-      g_ptr_array_add (monitors, monitor);
-    }
-  limen_qt_strv_free (paths);
+  monitors = limen_kdeglobals_watch (G_CALLBACK (on_changed), NULL);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (lockdown));
 }

@@ -31,7 +31,8 @@ typedef GDBusInterfaceSkeleton *(*InterfaceNew) (void);
   I (background) \
   I (screencast) \
   I (remote_desktop) \
-  I (clipboard)
+  I (clipboard) \
+  I (global_shortcuts)
 
 #define DECLARE_INTERFACE(prefix) GDBusInterfaceSkeleton *limen_kde_##prefix##_new (void);
 LIMEN_KDE_INTERFACES (DECLARE_INTERFACE)
@@ -55,6 +56,7 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
         return FALSE;
       g_ptr_array_add (skeletons, skeleton);
     }
+  limen_kde_shim_preload_later ();
   return TRUE;
 }
 

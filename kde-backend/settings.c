@@ -1,7 +1,7 @@
 /* Limen — org.freedesktop.impl.portal.Settings from kdeglobals.
  *
- * Publishes org.freedesktop.appearance (derived by the shim's kdeglobals reader, which
- * needs no Qt) and every kdeglobals group as org.kde.kdeglobals.GROUP with string
+ * Publishes org.freedesktop.appearance (derived by the kdeglobals reader, which needs
+ * no Qt) and every kdeglobals group as org.kde.kdeglobals.GROUP with string
  * values. A snapshot is kept; when a kdeglobals file of the cascade changes, a new
  * snapshot is taken and SettingChanged is emitted for every value that differs.
  *
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "kdeglobals.h"
 
 #define APPEARANCE "org.freedesktop.appearance"
 #define KDEGLOBALS_PREFIX "org.kde.kdeglobals."
@@ -47,7 +48,7 @@ get_namespace (GHashTable *snapshot, const char *ns)
 }
 
 static void
-add_entry (const char *group, const char *key, const char *value, void *user_data)
+add_entry (const char *group, const char *key, const char *value, gpointer user_data)
 {
   GHashTable *snapshot = user_data;
   g_autofree char *ns = NULL;
@@ -67,9 +68,9 @@ take_snapshot (void)
   GHashTable *snapshot = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                 (GDestroyNotify) g_hash_table_unref);
   GHashTable *appearance = get_namespace (snapshot, APPEARANCE);
-  LimenQtAppearance a;
+  LimenAppearance a;
 
-  limen_qt_appearance_read (&a);
+  limen_kdeglobals_read_appearance (&a);
   g_hash_table_insert (appearance, g_strdup ("color-scheme"),
                        g_variant_ref_sink (g_variant_new_uint32 (a.color_scheme)));
   g_hash_table_insert (appearance, g_strdup ("contrast"),
@@ -81,7 +82,7 @@ take_snapshot (void)
                        g_variant_ref_sink (a.has_accent
                                              ? g_variant_new ("(ddd)", a.accent_r, a.accent_g, a.accent_b)
                                              : g_variant_new ("(ddd)", -1.0, -1.0, -1.0)));
-  limen_qt_kdeglobals_foreach (add_entry, snapshot);
+  limen_kdeglobals_foreach (add_entry, snapshot);
   return snapshot;
 }
 
@@ -226,24 +227,7 @@ on_file_changed (GFileMonitor *monitor, GFile *file, GFile *other, GFileMonitorE
 static void
 watch_files (void)
 {
-  char **paths = limen_qt_kdeglobals_paths ();
-
-  settings->monitors = g_ptr_array_new_with_free_func (g_object_unref);
-  for (char **p = paths; p && *p; p++)
-    {
-      g_autoptr(GFile) file = g_file_new_for_path (*p);
-      g_autoptr(GError) error = NULL;
-      GFileMonitor *monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, &error);
-
-      if (!monitor)
-        {
-          g_debug ("Not watching %s: %s", *p, error->message);
-          continue;
-        }
-      g_signal_connect (monitor, "changed", G_CALLBACK (on_file_changed), NULL);
-      g_ptr_array_add (settings->monitors, monitor);
-    }
-  limen_qt_strv_free (paths);
+  settings->monitors = limen_kdeglobals_watch (G_CALLBACK (on_file_changed), NULL);
 }
 
 GDBusInterfaceSkeleton *

@@ -114,9 +114,118 @@ find_module (void)
   return g_strdup (LIMEN_QT_MODULE_PATH);
 }
 
+/* ---- preloading in a Plasma session ----
+ *
+ * The first dialog of a process that has not loaded Qt waits ~30 ms for the dynamic
+ * linker to map and relocate the shim's ~80 libraries. In a Plasma session KWin,
+ * plasmashell and the other KDE processes map the same Qt and KF5 pages, so holding them
+ * costs limen-kde little PSS there (bench-kde measures it beside KF5 processes); elsewhere
+ * limen-kde would be alone in mapping them and keeps the shim unloaded until a dialog
+ * needs it.
+ *
+ * The preload maps the libraries in a thread of its own, after start-up, and creates no Qt
+ * object there: loading a library runs its static constructors, and KIOWidgets' create
+ * QObjects (its default job UI delegate and handler interfaces), which would then belong
+ * to that thread (and the first one would make it Qt's main thread). So the thread loads
+ * only the libraries below, none of whose constructors creates a QObject or Qt thread data
+ * (checked for KF5 5.103 / Qt 5.15 by loading each in a thread under gdb with breakpoints
+ * on the QObject constructors and QThreadData::current; test_kde_preload.py checks it on
+ * every run with an interposed QObject constructor). KIOWidgets, KIOFileWidgets and the
+ * shim itself are left for the main thread, at the first dialog. A soname missing here
+ * is skipped. */
+static const char *const preload_sonames[] = {
+  "libQt5Core.so.5", "libQt5Gui.so.5", "libQt5Widgets.so.5", "libQt5DBus.so.5",
+  "libQt5Network.so.5", "libQt5Xml.so.5", "libQt5PrintSupport.so.5", "libQt5X11Extras.so.5",
+  "libKF5CoreAddons.so.5", "libKF5ConfigCore.so.5", "libKF5ConfigGui.so.5", "libKF5ConfigWidgets.so.5",
+  "libKF5I18n.so.5", "libKF5WidgetsAddons.so.5", "libKF5WindowSystem.so.5", "libKF5Service.so.5",
+  "libKF5KIOCore.so.5", "libKF5KIOGui.so.5", "libKF5Notifications.so.5", "libKF5IconThemes.so.5",
+  "libKF5Completion.so.5", "libKF5JobWidgets.so.5", "libKF5XmlGui.so.5", "libKF5Bookmarks.so.5",
+  "libKF5Solid.so.5", "libKF5ItemViews.so.5",
+};
+
+static GThread *preload_thread;
+static guint preload_source;
+
+typedef struct {
+  int flags;
+} Preload;
+
+static gboolean
+join_preload (gpointer data)
+{
+  if (preload_thread)
+    g_thread_join (g_steal_pointer (&preload_thread));
+  return G_SOURCE_REMOVE;
+}
+
+static gpointer
+preload_run (gpointer data)
+{
+  Preload *p = data;
+  gint64 start = g_get_monotonic_time ();
+  guint loaded = 0;
+
+  /* The handles are not kept: loaded libraries stay, as a loaded shim's always do. */
+  for (gsize i = 0; i < G_N_ELEMENTS (preload_sonames); i++)
+    if (dlopen (preload_sonames[i], p->flags))
+      loaded++;
+    else
+      g_debug ("Not preloading %s: %s", preload_sonames[i], dlerror ());
+  g_debug ("Qt shim preloaded in %.1f ms (%u libraries)", (g_get_monotonic_time () - start) / 1000.0, loaded);
+  g_free (p);
+  g_idle_add (join_preload, NULL);
+  return NULL;
+}
+
+static gboolean
+start_preload (gpointer data)
+{
+  Preload *p;
+
+  preload_source = 0;
+  if (shim_loaded || shim_error || preload_thread)
+    return G_SOURCE_REMOVE;
+  p = g_new0 (Preload, 1);
+  p->flags = shim_dlopen_flags ();
+  preload_thread = g_thread_new ("limen-preload", preload_run, p);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+in_kde_session (void)
+{
+  const char *desktops = g_getenv ("XDG_CURRENT_DESKTOP");
+  g_auto(GStrv) names = g_strsplit (desktops ? desktops : "", ":", -1);
+
+  for (char **n = names; *n; n++)
+    if (g_ascii_strcasecmp (*n, "KDE") == 0)
+      return TRUE;
+  return FALSE;
+}
+
+void
+limen_kde_shim_preload_later (void)
+{
+  /* LIMEN_KDE_PRELOAD=0 never preloads, =1 preloads in any session (for measuring). */
+  const char *force = g_getenv ("LIMEN_KDE_PRELOAD");
+  gboolean display = (g_getenv ("DISPLAY") && *g_getenv ("DISPLAY")) ||
+                     (g_getenv ("WAYLAND_DISPLAY") && *g_getenv ("WAYLAND_DISPLAY"));
+
+  if (force && g_str_equal (force, "0"))
+    return;
+  if (!(force && g_str_equal (force, "1")) && !(in_kde_session () && display))
+    return;
+  /* After start-up: the bus names and the frontend's first calls go first. */
+  if (!preload_source)
+    preload_source = g_timeout_add_full (G_PRIORITY_LOW, 200, start_preload, NULL, NULL);
+}
+
 const LimenKdeShim *
 limen_kde_shim_get (GError **error)
 {
+  /* A preload under way: wait for it rather than load the same libraries beside it. */
+  join_preload (NULL);
+  g_clear_handle_id (&preload_source, g_source_remove);
   if (!shim_loaded && !shim_error)
     {
       g_autofree char *path = find_module ();

@@ -5,6 +5,8 @@ about speed (that is the reader's job).
 
   LIMEN_BENCH_MB       size of the sequential file (default 512)
   LIMEN_BENCH_QUICK=1  smaller loops for a smoke run
+  LIMEN_BENCH_ONLY     comma-separated groups to run (default all): warm, cold, write,
+                       stat, open, add, full, readdir, ps
 
 Reads are measured warm (the file is in the page cache: for the mount, the FUSE inode's
 own cache, which limen keeps across opens while the file is unchanged) and cold (all
@@ -43,6 +45,11 @@ READ_REPS = 3
 PS_REPS = 3
 APP = "org.example.Bench"
 CHUNK = 1 << 20
+ONLY = set(filter(None, os.environ.get("LIMEN_BENCH_ONLY", "").split(",")))
+
+
+def want(group):
+    return not ONLY or group in ONLY
 
 # The echo server for the PermissionStore floor: GDBus, no unpacking, no storage.
 ECHO_SERVER = r"""
@@ -216,24 +223,30 @@ def run(which):
             seq_read(big)
             seq_read(via)
         nat, mnt = [], []
-        for _ in range(READ_REPS):
+        for _ in range(READ_REPS if want("warm") else 0):
             nat.append(seq_read(big))
             mnt.append(seq_read(via))
-        r["native read MB/s (warm)"] = median(nat)
-        r["mount read MB/s (warm)"] = median(mnt)
+        if nat:
+            r["native read MB/s (warm)"] = median(nat)
+            r["mount read MB/s (warm)"] = median(mnt)
         nat, mnt = [], []
-        for _ in range(READ_REPS):
+        for _ in range(READ_REPS if want("cold") else 0):
             drop_caches()
             nat.append(seq_read(big))
             drop_caches()
             mnt.append(seq_read(via))
-        r["native read MB/s (cold)"] = median(nat)
-        r["mount read MB/s (cold)"] = median(mnt)
-        r["native write MB/s"] = seq_write(big, MB)
-        r["mount write MB/s"] = seq_write(via, MB)
-
-        r["stat/s"] = timed_loop(lambda: os.stat(via), N_STAT)
-        r["open+close/s"] = timed_loop(lambda: os.close(os.open(via, os.O_RDONLY)), N_OPEN)
+        if nat:
+            r["native read MB/s (cold)"] = median(nat)
+            r["mount read MB/s (cold)"] = median(mnt)
+        if want("write"):
+            r["native write MB/s"] = seq_write(big, MB)
+            r["mount write MB/s"] = seq_write(via, MB)
+        if want("stat"):
+            r["stat/s"] = timed_loop(lambda: os.stat(via), N_STAT)
+        if want("open"):
+            r["open+close/s"] = timed_loop(lambda: os.close(os.open(via, os.O_RDONLY)), N_OPEN)
+        if not (want("add") or want("full") or want("readdir") or want("ps")):
+            return r
 
         small = []
         for i in range(max(N_ADD, N_FULL)):
@@ -245,7 +258,8 @@ def run(which):
         t = time.monotonic()
         for p in small[:N_ADD]:
             add_call(bus, p, conn)
-        r[f"{N_ADD} Add calls s"] = time.monotonic() - t
+        if want("add"):
+            r[f"{N_ADD} Add calls s"] = time.monotonic() - t
 
         # AddFull of many files. dbus-daemon accepts 16 fds per message by default
         # (max_message_unix_fds), so 10,000 files take batches on any implementation.
@@ -264,7 +278,18 @@ def run(which):
 
         appdir = f"{dh.mountpoint(bus)}/by-app/{APP}"
         entries = len(os.listdir(appdir))
-        r[f"readdir by-app/APP ({entries} entries)/s"] = timed_loop(lambda: os.listdir(appdir), N_READDIR)
+        if want("readdir"):
+            r[f"readdir by-app/APP ({entries} entries)/s"] = timed_loop(lambda: os.listdir(appdir), N_READDIR)
+            # by-app/ itself: the apps holding any document (here 21, among all the documents).
+            first = dh.docs(bus, "List", (APP,), "(s)", conn=conn)[0]
+            one = next(iter(first))
+            for i in range(20):
+                dh.docs(bus, "GrantPermissions", (one, f"org.example.Other{i}", ["read"]), "(ssas)", conn=conn)
+            by_app = f"{dh.mountpoint(bus)}/by-app"
+            r[f"readdir by-app/ ({len(os.listdir(by_app))} apps)/s"] = timed_loop(lambda: os.listdir(by_app),
+                                                                                N_READDIR)
+            docdir = f"{appdir}/{one}"
+            r["readdir by-app/APP/DOCID/s"] = timed_loop(lambda: os.listdir(docdir), N_OPEN // 4)
 
         # The same Add and AddFull calls through the lean client (after the listing: its
         # grants would grow by-app/APP).
@@ -337,6 +362,8 @@ def main():
             print(f"{'  (reference measured with ' + rk + ')':48}")
     print()
     for kind in ("warm", "cold"):
+        if f"mount read MB/s ({kind})" not in ours:
+            continue
         print(f"ours: mount read ({kind}) / native read ({kind}) = "
               f"{ours[f'mount read MB/s ({kind})'] / ours[f'native read MB/s ({kind})']:.2f}")
     add_k, ping_k = f"{N_ADD} Add calls, sd-bus client s", f"{N_ADD} Peer.Ping calls, sd-bus client: bus floor s"

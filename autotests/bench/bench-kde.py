@@ -3,7 +3,12 @@
 idle PSS after start-up and a Settings.ReadAll (what a frontend does first), and the
 time from a FileChooser.OpenFile call to its window being mapped (polling xdotool search),
 cold (first dialog of the process) and warm; also start-up plus the cold dialog, what a user
-waits for when the backend is D-Bus-activated by that first dialog. Prints figures and ratios; asserts nothing."""
+waits for when the backend is D-Bus-activated by that first dialog. limen-kde runs twice: as in a
+Plasma session (the shim preloaded in a background thread after start-up) and with
+LIMEN_KDE_PRELOAD=0; and the idle PSS/USS of both and of the reference are measured alone and
+beside a running kwin_x11 (a KF5 process mapping the same Qt/KF5 libraries, as in a Plasma
+session), which is what decides whether preloading is worth its memory. Prints figures and
+ratios; asserts nothing."""
 
 import os
 import statistics
@@ -22,11 +27,27 @@ ROUNDS = int(os.environ.get("LIMEN_BENCH_ROUNDS", "5"))
 
 
 def pss_kib(pid):
+    return mem_kib(pid)["pss"]
+
+
+def mem_kib(pid):
+    """PSS and USS (private clean + dirty) of @pid in KiB, from smaps_rollup."""
+    fields = {}
     with open(f"/proc/{pid}/smaps_rollup") as f:
         for line in f:
-            if line.startswith("Pss:"):
-                return int(line.split()[1])
-    return 0
+            parts = line.split()
+            if len(parts) >= 2 and parts[0].endswith(":") and parts[1].isdigit():
+                fields[parts[0][:-1]] = int(parts[1])
+    return {"pss": fields.get("Pss", 0), "uss": fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)}
+
+
+def wait_preloaded(d, timeout=30):
+    """limen-kde --verbose says when its background thread has loaded the shim."""
+    deadline = time.monotonic() + timeout
+    while "Qt shim preloaded" not in d.output():
+        if time.monotonic() > deadline:
+            raise TimeoutError("no preload:\n" + d.output()[-2000:])
+        time.sleep(0.02)
 
 
 def call_async(bus, dest, iface, method, args, sig):
@@ -83,8 +104,11 @@ def measure(argv, name, extra_env, label, x, ours=False):
         d = bus.start(argv, env=env, wait_name=name, timeout=30)
         startup = time.monotonic() - t0
         bus.call("org.freedesktop.impl.portal.Settings", "ReadAll", ([],), "(as)", dest=name, path=kh.PATH)
+        if ours and extra_env.get("LIMEN_KDE_PRELOAD") != "0":
+            wait_preloaded(d)
         time.sleep(1.5)
-        idle = pss_kib(d.pid)
+        idle_mem = mem_kib(d.pid)
+        idle = idle_mem["pss"]
         try:
             samples = [time_to_window(bus, x, name, f"Bench {label} {i}", d if ours else None)
                        for i in range(ROUNDS)]
@@ -94,7 +118,7 @@ def measure(argv, name, extra_env, label, x, ours=False):
         after = pss_kib(d.pid)
         times = [m for m, _ in samples]
         ready = [r for _, r in samples]
-        return {"startup": startup, "idle_pss": idle, "cold": times[0], "activated": startup + times[0],
+        return {"startup": startup, "idle_pss": idle, "idle_uss": idle_mem["uss"], "cold": times[0], "activated": startup + times[0],
                 "warm": statistics.median(times[1:]) if len(times) > 1 else times[0],
                 "cold_ready": ready[0], "warm_ready": statistics.median(ready[1:]) if len(ready) > 1 else ready[0],
                 "pss_after": after}
@@ -102,43 +126,109 @@ def measure(argv, name, extra_env, label, x, ours=False):
         bus.close()
 
 
+LIMEN_ENV = {"XDG_CURRENT_DESKTOP": "KDE", "QT_QPA_PLATFORM": "xcb", "QT_LOGGING_RULES": "limen.shim.debug=true"}
+REF_ENV = {"XDG_CURRENT_DESKTOP": "KDE", "QT_QPA_PLATFORM": "xcb"}
+
+
+def idle_memory(x, neighbour):
+    """Idle PSS/USS of limen-kde without and with the shim preloaded, and of the reference,
+    each started fresh beside @neighbour: "alone"; "kwin_x11", a running KF5 process mapping
+    the same Qt/KF5 libraries; "plasma", kwin_x11, kded5, krunner and klipper, as in a Plasma
+    session."""
+    bus = limentest.Bus()
+    out = {}
+    try:
+        env = dict(x.env(), QT_QPA_PLATFORM="xcb", KWIN_COMPOSE="N", XDG_CURRENT_DESKTOP="KDE")
+        if neighbour != "alone":
+            bus.start(["/usr/bin/kwin_x11", "--replace"], env=env, wait_name="org.kde.KWin", timeout=60)
+        if neighbour == "plasma":
+            # The KF5 processes of a Plasma 5 session that run here (plasmashell's desktop
+            # package is not installed): each maps most of the shim's libraries.
+            for argv, name in ((["/usr/bin/kded5"], "org.kde.kded5"), (["/usr/bin/krunner"], "org.kde.krunner"),
+                               (["/usr/bin/klipper"], "org.kde.klipper")):
+                bus.start(argv, env=env, wait_name=name, timeout=60)
+        if neighbour != "alone":
+            time.sleep(2)
+        for key, argv, name, env in (
+                ("no preload", [limentest.binary("limen-kde"), "--verbose"], kh.KDE_NAME,
+                 dict(LIMEN_ENV, LIMEN_KDE_PRELOAD="0")),
+                ("preloaded", [limentest.binary("limen-kde"), "--verbose"], kh.KDE_NAME, LIMEN_ENV),
+                ("xdp-kde", [kh.REF_KDE], REF_NAME, REF_ENV)):
+            d = bus.start(argv, env=dict(x.env(), **env), wait_name=name, timeout=30)
+            bus.call("org.freedesktop.impl.portal.Settings", "ReadAll", ([],), "(as)", dest=name, path=kh.PATH)
+            if key == "preloaded":
+                wait_preloaded(d)
+            time.sleep(1.5)
+            out[key] = mem_kib(d.pid)
+            d.stop()
+            bus.wait_for_name_gone(name)
+    finally:
+        bus.close()
+    return out
+
+
+def print_memory(reps, x):
+    samples = {"alone": [], "kwin_x11": [], "plasma": []}
+    for _ in range(reps):
+        for neighbour in samples:
+            samples[neighbour].append(idle_memory(x, neighbour))
+    print(f"idle memory (KiB, medians of {reps}): limen-kde without / with the shim preloaded, "
+          "and the reference")
+    print(f"{'':34}{'PSS':>8}{'USS':>8}{'PSS':>8}{'USS':>8}{'PSS':>8}{'USS':>8}{'preload costs PSS':>19}")
+    for neighbour, runs in samples.items():
+        med = {k: {m: statistics.median(r[k][m] for r in runs) for m in ("pss", "uss")} for k in runs[0]}
+        cells = "".join(f"{med[k]['pss']:>8.0f}{med[k]['uss']:>8.0f}" for k in ("no preload", "preloaded", "xdp-kde"))
+        cost = med["preloaded"]["pss"] - med["no preload"]["pss"]
+        label = {"alone": "alone", "kwin_x11": "beside kwin_x11",
+                 "plasma": "beside kwin+kded5+krunner+klipper"}[neighbour]
+        print(f"{label:34}{cells}{cost / 1024:>14.1f} MiB")
+
+
 def main():
     reps = int(os.environ.get("LIMEN_BENCH_REPS", "3"))
     x = kh.Xvfb()
-    runs = {"ours": [], "ref": []}
+    configs = (("preloaded", [limentest.binary("limen-kde"), "--verbose"], kh.KDE_NAME, LIMEN_ENV, True),
+               ("no preload", [limentest.binary("limen-kde"), "--verbose"], kh.KDE_NAME,
+                dict(LIMEN_ENV, LIMEN_KDE_PRELOAD="0"), True),
+               ("xdp-kde", [kh.REF_KDE], REF_NAME, REF_ENV, False))
+    runs = {c[0]: [] for c in configs}
     try:
-        # Interleaved fresh processes, so load from the rest of the machine hits both alike.
+        # Interleaved fresh processes, so load from the rest of the machine hits all alike.
         for _ in range(reps):
-            runs["ours"].append(measure([limentest.binary("limen-kde")], kh.KDE_NAME,
-                                        {"XDG_CURRENT_DESKTOP": "KDE", "QT_QPA_PLATFORM": "xcb",
-                                         "QT_LOGGING_RULES": "limen.shim.debug=true"},
-                                        "limen", x, ours=True))
-            runs["ref"].append(measure([kh.REF_KDE], REF_NAME,
-                                       {"XDG_CURRENT_DESKTOP": "KDE", "QT_QPA_PLATFORM": "xcb"}, "ref", x))
+            for key, argv, name, env, ours in configs:
+                label = "ref" if not ours else ("limen" if key == "preloaded" else "limen0")
+                runs[key].append(measure(argv, name, env, label, x, ours=ours))
+        if os.environ.get("LIMEN_BENCH_MEMORY", "1") == "1":
+            print_memory(reps, x)
     finally:
         x.close()
-    ours = {k: statistics.median(r[k] for r in runs["ours"]) for k in runs["ours"][0]}
-    ref = {k: statistics.median(r[k] for r in runs["ref"]) for k in runs["ref"][0]}
-    print(f"medians of {reps} fresh processes each, {ROUNDS} dialogs per process")
-    print(f"{'':30}{'limen-kde':>12}{'xdp-kde':>12}{'ratio':>8}")
-    rows = [("start to bus name (s)", "startup"), ("idle PSS (KiB)", "idle_pss"),
+    med = {k: {f: statistics.median(r[f] for r in v) for f in v[0]} for k, v in runs.items()}
+    ours, bare, ref = med["preloaded"], med["no preload"], med["xdp-kde"]
+    print(f"medians of {reps} fresh processes each, {ROUNDS} dialogs per process; XDG_CURRENT_DESKTOP=KDE")
+    print(f"{'':32}{'preloaded':>11}{'no preload':>11}{'xdp-kde':>10}{'ratio':>7}{'ratio':>7}")
+    rows = [("start to bus name (s)", "startup"), ("idle PSS (KiB)", "idle_pss"), ("idle USS (KiB)", "idle_uss"),
             ("FileChooser mapped, cold (s)", "cold"),
             ("... start + cold dialog (s)", "activated"), ("FileChooser mapped, warm (s)", "warm"),
             ("... file widget built, cold (s)", "cold_ready"), ("... file widget built, warm (s)", "warm_ready"),
             ("PSS after dialogs (KiB)", "pss_after")]
     for label, key in rows:
-        a, b = ours[key], ref[key]
-        fmt = "{:>12.0f}" if "pss" in key else "{:>12.3f}"
-        print(f"{label:30}" + fmt.format(a) + fmt.format(b) + f"{a / b if b else float('nan'):>8.2f}")
+        a, a0, b = ours[key], bare[key], ref[key]
+        if key == "activated":
+            # Activated by its first dialog, limen-kde has no time to preload: that call
+            # loads the shim itself, as without preloading.
+            a = a0
+        fmt = "{:>11.0f}" if "pss" in key or "uss" in key else "{:>11.3f}"
+        print(f"{label:32}" + fmt.format(a) + fmt.format(a0) + fmt.format(b)[1:] +
+              f"{a / b if b else float('nan'):>7.2f}{a0 / b if b else float('nan'):>7.2f}")
     for key, label in (("cold", "cold FileChooser mapped (s)"), ("idle_pss", "idle PSS (KiB)")):
         fmt = "{:.0f}" if "pss" in key else "{:.3f}"
-        print(f"{label} per process: limen-kde " + " ".join(fmt.format(r[key]) for r in runs["ours"]) +
-              "; xdp-kde " + " ".join(fmt.format(r[key]) for r in runs["ref"]))
-    print(f"idle PSS ratio {ours['idle_pss'] / ref['idle_pss']:.2f} (target <= 0.25); "
-          f"cold FileChooser ratio {ours['cold'] / ref['cold']:.2f} (target <= 1.0); "
+        print(f"{label} per process: " + "; ".join(
+            f"{k} " + " ".join(fmt.format(r[key]) for r in v) for k, v in runs.items()))
+    print(f"cold FileChooser ratio {ours['cold'] / ref['cold']:.2f} preloaded, {bare['cold'] / ref['cold']:.2f} "
+          "without (target <= 1.0); "
           f"cold with the widget built {ours['cold_ready'] / ref['cold']:.2f} "
           "(the reference maps its window only once its widget is built); "
-          f"started on demand (D-Bus activation) to the first window mapped {ours['activated'] / ref['activated']:.2f}")
+          f"started on demand (D-Bus activation) to the first window mapped {bare['activated'] / ref['activated']:.2f}")
 
 
 if __name__ == "__main__":

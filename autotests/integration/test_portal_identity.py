@@ -160,17 +160,20 @@ work = {work!r}
 s = rawbus.connect('/run/user/0/bus')
 name = rawbus.hello(s)
 if os.fork() == 0:
-    # The child: wait until the host has reused our parent's pid, then call. The name is
-    # written whole under another name and renamed, so the test never reads it half-written.
-    with open(work + '/name.tmp', 'w') as f:
-        f.write(name)
-    os.rename(work + '/name.tmp', work + '/name')
+    # The child: wait until the host has reused our parent's pid, then call. Both files are
+    # written whole under another name and renamed, so the test (polling for the name to
+    # exist) never reads one half-written: a slow sandbox (ASan) once showed an empty result.
+    def publish(base, text):
+        with open(work + '/' + base + '.tmp', 'w') as f:
+            f.write(text)
+            {slow_write}
+        os.rename(work + '/' + base + '.tmp', work + '/' + base)
+    publish('name', name)
     while not os.path.exists(work + '/go'):
         time.sleep(0.02)
     err, body = rawbus.call(s, 2, 'org.freedesktop.portal.Desktop', '/org/freedesktop/portal/desktop',
                             'org.freedesktop.portal.NetworkMonitor', 'GetStatus')
-    with open(work + '/result', 'w') as f:
-        f.write(err or 'ok')
+    publish('result', err or 'ok')
     os._exit(0)
 os._exit(0)
 """
@@ -182,7 +185,10 @@ def test_pid_reuse_is_refused(bus, tmp_path):
     d = bus.start_portal()
     work = str(tmp_path)
     here = os.path.dirname(os.path.abspath(__file__))
-    script = PID_REUSE_SANDBOX.format(here=here, work=work)
+    # LIMEN_TEST_SLOW_SANDBOX_WRITE stretches each write (flush, then a pause before the file
+    # is closed) to show that the test never reads a file the sandbox is still writing.
+    slow = "f.flush(); time.sleep(1.0)" if os.environ.get("LIMEN_TEST_SLOW_SANDBOX_WRITE") else "pass"
+    script = PID_REUSE_SANDBOX.format(here=here, work=work, slow_write=slow)
     # The app has no network permission: only a host process would get an answer.
     info = "[Application]\nname=org.example.App\n"
     r, w = os.pipe()
@@ -194,7 +200,7 @@ def test_pid_reuse_is_refused(bus, tmp_path):
     sandbox = subprocess.Popen(argv, pass_fds=(r,), env={"PATH": "/usr/bin:/bin"})
     os.close(r)
     try:
-        assert limentest.wait_until(lambda: os.path.exists(f"{work}/name"), 10)
+        assert limentest.wait_until(lambda: os.path.exists(f"{work}/name"), 30)
         name = open(f"{work}/name").read()
         pid = bus.call("org.freedesktop.DBus", "GetConnectionUnixProcessID", (name,), "(s)",
                        dest="org.freedesktop.DBus", path="/org/freedesktop/DBus")[0]
@@ -220,7 +226,7 @@ def test_pid_reuse_is_refused(bus, tmp_path):
             pytest.skip("could not steer the pid")
         try:
             open(f"{work}/go", "w").close()
-            assert limentest.wait_until(lambda: os.path.exists(f"{work}/result"), 10)
+            assert limentest.wait_until(lambda: os.path.exists(f"{work}/result"), 30)
             assert open(f"{work}/result").read() == "org.freedesktop.portal.Error.NotAllowed"
             assert "pid reused" in d.output()
         finally:

@@ -44,7 +44,7 @@ def test_add_remove(env):
     assert (app_id, id) == ("", "n1")
     assert n["title"] == "Hello" and n["priority"] == "high" and "unknown" not in n
     assert n["buttons"] == [{"label": "OK", "action": "app.ok"}]
-    assert n["icon"] == ("themed", ["dialog-information"])
+    assert n["icon"] == ("themed", ["dialog-information", "dialog-information-symbolic"])
     bus.call(N, "RemoveNotification", ("n1",), "(s)", conn=client.conn)
     assert limentest.wait_until(lambda: backend.args("RemoveNotification"))
     assert backend.args("RemoveNotification")[0] == ["", "n1"]
@@ -59,15 +59,14 @@ def test_valid_png_icon_passes(env, tmp_path):
 
 
 @pytest.mark.parametrize("what", ["random", "too-big", "truncated", "svg-external"])
-def test_bad_icon_bytes_refused(env, tmp_path, what):
+def test_bad_icon_bytes_left_out(env, tmp_path, what):
+    """Icon data the validator refuses never reaches the backend; the notification does."""
     bus, backend, client = env
     data = {"random": os.urandom(200), "too-big": png(tmp_path, 600), "truncated": png(tmp_path, 32)[:40],
             "svg-external": b'<svg xmlns="http://www.w3.org/2000/svg"><image href="file:///etc/passwd"/></svg>'}[what]
-    with pytest.raises(GLib.Error) as e:
-        add(bus, client, "bad", {"title": v("s", "t"), "icon": v("v", v("(sv)", ("bytes", v("ay", data))))})
-    assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
-    assert "icon" in e.value.message
-    assert backend.args("AddNotification") == []
+    add(bus, client, "bad", {"title": v("s", "t"), "icon": v("v", v("(sv)", ("bytes", v("ay", data))))})
+    (app_id, id, n), = backend.args("AddNotification")
+    assert n["title"] == "t" and "icon" not in n
 
 
 def test_validator_override(bus, tmp_path):
@@ -77,10 +76,9 @@ def test_validator_override(bus, tmp_path):
     refuse.chmod(0o755)
     backend = rh.setup(bus, ["notification"], portal_env={"XDP_VALIDATE_ICON": str(refuse)})
     client = rh.Client(bus)
-    with pytest.raises(GLib.Error):
-        add(bus, client, "x", {"icon": v("v", v("(sv)", ("bytes", v("ay", png(tmp_path, 16)))))})
+    add(bus, client, "x", {"icon": v("v", v("(sv)", ("bytes", v("ay", png(tmp_path, 16)))))})
     add(bus, client, "y", {"title": v("s", "no icon")})
-    assert len(backend.args("AddNotification")) == 1
+    assert [n for _, _, n in backend.args("AddNotification")] == [{}, {"title": "no icon"}]
 
 
 BAD = [
@@ -92,16 +90,29 @@ BAD = [
     ("n", {"buttons": v("as", ["x"])}, "buttons"),
     ("n", {"buttons": v("aa{sv}", [{"label": v("s", "x")}])}, "buttons"),
     ("n", {"buttons": v("aa{sv}", [{"label": v("s", "x"), "action": v("s", "a")}] * 9)}, "buttons"),
-    ("n", {"icon": v("v", v("(sv)", ("file", v("s", "/etc/passwd"))))}, "icon"),
-    ("n", {"icon": v("v", v("(sv)", ("themed", v("as", ["../../x"]))))}, "icon"),
-    ("n", {"icon": v("s", "../dialog")}, "icon"),
-    ("n", {"icon": v("v", v("(sv)", ("file-descriptor", v("h", 0))))}, "icon"),
-    ("n", {"sound": v("s", "loud")}, "sound"),
-    ("n", {"sound": v("v", v("(sv)", ("file", v("s", "/usr/share/sounds/x.oga"))))}, "sound"),
-    ("n", {"sound": v("v", v("(sv)", ("file-descriptor", v("h", 3))))}, "sound"),
-    ("n", {"sound": v("v", v("(sv)", ("bytes", v("ay", b""))))}, "sound"),
+    ("n", {"icon": v("v", v("u", 3))}, "icon"),
     ("n", {"sound": v("u", 1)}, "sound"),
 ]
+
+# Icons and sounds that cannot be passed on: left out, the notification still shown.
+LEFT_OUT = [
+    {"icon": v("v", v("(sv)", ("file", v("s", "/etc/passwd"))))},
+    {"icon": v("v", v("(sv)", ("themed", v("as", ["../../x"]))))},
+    {"icon": v("s", "../dialog")},
+    {"icon": v("v", v("(sv)", ("file-descriptor", v("h", 0))))},
+    {"sound": v("s", "loud")},
+    {"sound": v("v", v("(sv)", ("file", v("s", "/usr/share/sounds/x.oga"))))},
+    {"sound": v("v", v("(sv)", ("file-descriptor", v("h", 3))))},
+    {"sound": v("v", v("(sv)", ("bytes", v("ay", b""))))},
+]
+
+
+@pytest.mark.parametrize("field", LEFT_OUT, ids=[f"{next(iter(f))}{i}" for i, f in enumerate(LEFT_OUT)])
+def test_fields_left_out(env, field):
+    bus, backend, client = env
+    add(bus, client, "n", dict(field, title=v("s", "shown")))
+    (app_id, id, n), = backend.args("AddNotification")
+    assert n == {"title": "shown"}
 
 
 @pytest.mark.parametrize("id,notification,key", BAD, ids=[b[2] + str(i) for i, b in enumerate(BAD)])
@@ -175,15 +186,16 @@ def test_turned_off_notifications_are_refused(env):
 
 
 def test_version_is_2(env):
+    """With a version 2 backend (the mock's default; test_portal_dropin.py has the others)."""
     bus, backend, client = env
-    assert bus.get_property(N, "version") == 2
+    assert limentest.wait_until(lambda: bus.get_property(N, "version") == 2)
 
 
 def test_plain_string_icon_is_a_themed_name(env):
     bus, backend, client = env
     add(bus, client, "s", {"icon": v("s", "dialog-information")})
     (app_id, id, n), = backend.args("AddNotification")
-    assert n["icon"] == ("themed", ["dialog-information"])
+    assert n["icon"] == ("themed", ["dialog-information", "dialog-information-symbolic"])
 
 
 def memfd(data, seal=True):
@@ -203,17 +215,15 @@ def test_icon_in_a_memfd(env, tmp_path):
     assert n["icon"][0] == "bytes" and bytes(n["icon"][1]) == data
 
 
-def test_icon_fd_that_is_not_a_memfd_is_refused(env, tmp_path):
+def test_icon_fd_that_is_not_a_memfd_is_left_out(env, tmp_path):
     bus, backend, client = env
     p = tmp_path / "i.png"
     p.write_bytes(png(tmp_path, 16))
     for fd in (os.open(p, os.O_RDONLY), memfd(p.read_bytes(), seal=False)):
-        with pytest.raises(GLib.Error) as e:
-            bus.call(N, "AddNotification", ("fd", {"icon": v("v", v("(sv)", ("file-descriptor", v("h", 0))))}),
-                     "(sa{sv})", conn=client.conn, fds=[fd])
+        bus.call(N, "AddNotification", ("fd", {"icon": v("v", v("(sv)", ("file-descriptor", v("h", 0))))}),
+                 "(sa{sv})", conn=client.conn, fds=[fd])
         os.close(fd)
-        assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument" and "icon" in e.value.message
-    assert backend.args("AddNotification") == []
+    assert [n for _, _, n in backend.args("AddNotification")] == [{}, {}]
 
 
 def wav_bytes(tmp_path, seconds=0.5, rate=22050):
@@ -267,7 +277,7 @@ def test_sound_words_pass_through(env, word):
 
 
 @pytest.mark.parametrize("what", ["random", "truncated-ogg", "corrupt-opus", "mp3-like", "too-long", "float-wav"])
-def test_bad_sound_bytes_refused(env, tmp_path, what):
+def test_bad_sound_bytes_left_out(env, tmp_path, what):
     bus, backend, client = env
     if what == "random":
         data = os.urandom(400)
@@ -285,12 +295,9 @@ def test_bad_sound_bytes_refused(env, tmp_path, what):
         data = bytearray(encoded(tmp_path, "wav"))
         data[20] = 3  # WAVE_FORMAT_IEEE_FLOAT: not the PCM the specification names
         data = bytes(data)
-    with pytest.raises(GLib.Error) as e:
-        add(bus, client, "bad", {"sound": v("v", v("(sv)", ("bytes", v("ay", data))))})
-    assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
-    assert "sound" in e.value.message
-    assert backend.args("AddNotification") == []
-    add(bus, client, "ok", {"title": v("s", "still serving")})
+    add(bus, client, "bad", {"title": v("s", "t"), "sound": v("v", v("(sv)", ("bytes", v("ay", data))))})
+    (app_id, id, n), = backend.args("AddNotification")
+    assert n == {"title": "t"}
 
 
 def test_sound_validator_override(bus, tmp_path):
@@ -314,11 +321,9 @@ def test_sound_validator_override_refusing(bus, tmp_path):
     refuse.chmod(0o755)
     backend = rh.setup(bus, ["notification"], portal_env={"XDP_VALIDATE_SOUND": str(refuse)})
     client = rh.Client(bus)
-    with pytest.raises(GLib.Error) as e:
-        add(bus, client, "x", {"sound": v("v", v("(sv)", ("bytes", v("ay", encoded(tmp_path, "wav")))))})
-    assert "sound" in e.value.message
+    add(bus, client, "x", {"sound": v("v", v("(sv)", ("bytes", v("ay", encoded(tmp_path, "wav")))))})
     add(bus, client, "y", {"sound": v("v", v("s", "silent"))})
-    assert len(backend.args("AddNotification")) == 1
+    assert [n for _, _, n in backend.args("AddNotification")] == [{}, {"sound": "silent"}]
 
 
 def test_icon_validator_override_is_what_runs(bus, tmp_path):

@@ -99,7 +99,7 @@ def test_cache_and_live_change(bus):
 
 
 def test_backend_restart_is_read_again(bus):
-    bus.write_portal_file("first", "org.freedesktop.impl.portal.desktop.first", [IMPL])
+    bus.write_portal_file("first", "org.freedesktop.impl.portal.desktop.first", [IMPL], use_in="test")
     b = start_backend(bus, "org.freedesktop.impl.portal.desktop.first", FIRST)
     bus.start_portal()
     assert bus.call(S, "ReadOne", ("org.example.a", "x"), "(ss)")[0] == "first"
@@ -110,7 +110,7 @@ def test_backend_restart_is_read_again(bus):
 
 
 def test_backend_started_after_frontend(bus):
-    bus.write_portal_file("first", "org.freedesktop.impl.portal.desktop.first", [IMPL])
+    bus.write_portal_file("first", "org.freedesktop.impl.portal.desktop.first", [IMPL], use_in="test")
     bus.start_portal()
     assert read_all(bus) == {"org.freedesktop.appearance": {"color-scheme": 0, "contrast": 0}}
     start_backend(bus, "org.freedesktop.impl.portal.desktop.first", FIRST)
@@ -118,7 +118,7 @@ def test_backend_started_after_frontend(bus):
 
 
 def test_backend_activated_by_service_file(bus):
-    bus.write_portal_file("first", "org.freedesktop.impl.portal.desktop.first", [IMPL])
+    bus.write_portal_file("first", "org.freedesktop.impl.portal.desktop.first", [IMPL], use_in="test")
     bus.write_service_file("org.freedesktop.impl.portal.desktop.first",
                            f"{limentest.python_exe()} {HERE}/settings_backend.py "
                            f"org.freedesktop.impl.portal.desktop.first \"{{'org.example.a': {{'x': <'activated'>}}}}\"")
@@ -132,7 +132,7 @@ def test_backend_activated_by_service_file(bus):
 
 
 def test_hung_backend_costs_only_itself(bus):
-    bus.write_portal_file("first", "org.freedesktop.impl.portal.desktop.first", [IMPL])
+    bus.write_portal_file("first", "org.freedesktop.impl.portal.desktop.first", [IMPL], use_in="test")
     start_backend(bus, "org.freedesktop.impl.portal.desktop.first", FIRST, "--hang")
     bus.start_portal()
     results = []

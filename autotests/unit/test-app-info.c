@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <glib/gstdio.h>
 
 #include "app-info.h"
@@ -136,6 +140,232 @@ test_dead_pid (void)
   g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED);
 }
 
+static void
+test_pidfd (void)
+{
+  int pidfd = (int) syscall (SYS_pidfd_open, getpid (), 0);
+  int plain = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+
+  g_assert_cmpint (plain, >=, 0);
+  g_assert_cmpint (limen_pidfd_get_pid (plain), ==, -1);
+  close (plain);
+  if (pidfd < 0)
+    {
+      g_test_skip ("pidfd_open is not available");
+      return;
+    }
+  g_assert_cmpint (limen_pidfd_get_pid (pidfd), ==, getpid ());
+  close (pidfd);
+}
+
+static void
+test_open_root (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenAppInfo) self = NULL;
+  g_autoptr(LimenAppInfo) detached = NULL;
+  struct stat root_st, st;
+  int fd;
+
+  if (g_getenv ("XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND"))
+    {
+      g_test_skip ("test hook set in the environment");
+      return;
+    }
+  self = limen_app_info_get_for_pid (getpid (), &error);
+  g_assert_no_error (error);
+  fd = limen_app_info_open_root (self, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (stat ("/", &root_st), ==, 0);
+  g_assert_true (st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino);
+  close (fd);
+
+  /* An identity parsed from data has no process behind it. */
+  detached = limen_app_info_new_flatpak_from_data ("[Application]\nname=org.example.App\n", 35, 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (limen_app_info_open_root (detached, &error), ==, -1);
+  g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED);
+}
+
+/* ---- bus peers on a private bus ---- */
+
+typedef struct {
+  GTestDBus       *dbus;
+  GDBusConnection *service;
+  GDBusConnection *client;
+} BusFixture;
+
+static GDBusConnection *
+bus_connect (BusFixture *f)
+{
+  g_autoptr(GError) error = NULL;
+  GDBusConnection *c = g_dbus_connection_new_for_address_sync (g_test_dbus_get_bus_address (f->dbus),
+                                                               G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
+                                                               G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+                                                               NULL, NULL, &error);
+  g_assert_no_error (error);
+  return c;
+}
+
+static void
+bus_setup (BusFixture *f, gconstpointer data)
+{
+  f->dbus = g_test_dbus_new (G_TEST_DBUS_NONE);
+  g_test_dbus_up (f->dbus);
+  f->service = bus_connect (f);
+  f->client = bus_connect (f);
+  limen_app_info_tracker_init (f->service, NULL);
+}
+
+static void
+bus_teardown (BusFixture *f, gconstpointer data)
+{
+  limen_app_info_tracker_shutdown ();
+  g_clear_object (&f->client);
+  g_clear_object (&f->service);
+  g_test_dbus_down (f->dbus);
+  g_object_unref (f->dbus);
+}
+
+static void
+on_identified (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **out = user_data;
+
+  *out = g_object_ref (result);
+}
+
+/* Run limen_app_info_get_for_sender_async to its end. */
+static LimenAppInfo *
+identify_async (BusFixture *f, const char *sender, GError **error)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+
+  limen_app_info_get_for_sender_async (f->service, sender, NULL, on_identified, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  return limen_app_info_get_for_sender_finish (result, error);
+}
+
+static void
+test_sender_async (BusFixture *f, gconstpointer data)
+{
+  const char *name = g_dbus_connection_get_unique_name (f->client);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenAppInfo) info = NULL;
+  g_autoptr(LimenAppInfo) again = NULL;
+  g_autoptr(LimenAppInfo) cached = NULL;
+  g_autoptr(LimenAppInfo) gone = NULL;
+
+  if (g_getenv ("XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND"))
+    {
+      g_test_skip ("test hook set in the environment");
+      return;
+    }
+  g_assert_null (limen_app_info_lookup_cached (name));
+  info = identify_async (f, name, &error);
+  g_assert_no_error (error);
+  g_assert_true (limen_app_info_is_host (info));
+  g_assert_cmpint (limen_app_info_get_pid (info), ==, getpid ());
+  g_assert_cmpuint (limen_app_info_get_start_time (info), >, 0);
+
+  /* Cached while the peer is on the bus: the same object, from any path. */
+  cached = limen_app_info_lookup_cached (name);
+  g_assert_true (cached == info);
+  again = identify_async (f, name, &error);
+  g_assert_no_error (error);
+  g_assert_true (again == info);
+
+  /* A name nobody owns cannot be identified, and nothing is cached for it. */
+  gone = identify_async (f, ":1.99999", &error);
+  g_assert_null (gone);
+  g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED);
+  g_assert_null (limen_app_info_lookup_cached (":1.99999"));
+}
+
+static void
+test_sender_leaves (BusFixture *f, gconstpointer data)
+{
+  g_autofree char *name = g_strdup (g_dbus_connection_get_unique_name (f->client));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenAppInfo) info = NULL;
+  g_autoptr(LimenAppInfo) left = NULL;
+
+  if (g_getenv ("XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND"))
+    {
+      g_test_skip ("test hook set in the environment");
+      return;
+    }
+  info = limen_app_info_get_for_sender (f->service, name, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (info);
+  g_clear_object (&f->client);
+  /* Its departure drops the cache entry once the bus says so. */
+  for (int i = 0; i < 500 && (left = limen_app_info_lookup_cached (name)) != NULL; i++)
+    {
+      g_clear_pointer (&left, limen_app_info_unref);
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (10000);
+    }
+  g_assert_null (left);
+}
+
+static void
+test_registry (BusFixture *f, gconstpointer data)
+{
+  const char *name = g_dbus_connection_get_unique_name (f->client);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenAppInfo) info = NULL;
+
+  if (g_getenv ("XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND"))
+    {
+      g_test_skip ("test hook set in the environment");
+      return;
+    }
+  g_assert_false (limen_app_info_register_host_id (f->service, name, "not-reverse-dns", &error));
+  g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+
+  g_assert_true (limen_app_info_register_host_id (f->service, name, "org.example.Registered", &error));
+  g_assert_no_error (error);
+  info = limen_app_info_get_for_sender (f->service, name, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (limen_app_info_get_id (info), ==, "org.example.Registered");
+
+  /* A second Register is refused, with the same id as with another one. */
+  g_assert_false (limen_app_info_register_host_id (f->service, name, "org.example.Registered", &error));
+  g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_EXISTS);
+  g_clear_error (&error);
+  g_assert_false (limen_app_info_register_host_id (f->service, name, "org.example.Other", &error));
+  g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_EXISTS);
+  g_assert_cmpstr (limen_app_info_get_id (info), ==, "org.example.Registered");
+}
+
+#ifdef LIMEN_TEST_HOOKS
+static void
+test_registry_sandboxed (BusFixture *f, gconstpointer data)
+{
+  const char *name = g_dbus_connection_get_unique_name (f->client);
+  g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
+  int fd = g_file_open_tmp ("limen-hook-XXXXXX", &path, &error);
+
+  g_assert_no_error (error);
+  close (fd);
+  g_assert_true (g_file_set_contents (path, "[Application]\nname=org.example.Boxed\n", -1, NULL));
+  g_setenv ("XDG_DESKTOP_PORTAL_TEST_FLATPAK_METADATA", path, TRUE);
+  g_setenv ("XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND", "flatpak", TRUE);
+  /* A sandboxed app's id comes from its sandbox, never from itself. */
+  g_assert_false (limen_app_info_register_host_id (f->service, name, "org.example.Pretend", &error));
+  g_unsetenv ("XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND");
+  g_unsetenv ("XDG_DESKTOP_PORTAL_TEST_FLATPAK_METADATA");
+  g_unlink (path);
+  g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED);
+}
+#endif
+
 #ifdef LIMEN_TEST_HOOKS
 static void
 run_hook_case (const char *kind, const char *var, const char *contents, const char *want_id, LimenAppKind want_kind)
@@ -188,6 +418,9 @@ test_hooks (void)
                  "[Snap Info]\nInstanceName=hello\nAppName=hello\nCommonID=org.example.Hello\nDesktopFile=hello.desktop\n",
                  "snap.hello", LIMEN_APP_KIND_SNAP);
   run_hook_case ("snap", "XDG_DESKTOP_PORTAL_TEST_SNAP_METADATA", "[Snap Info]\nAppName=x\n", NULL, LIMEN_APP_KIND_SNAP);
+  run_hook_case ("snap", "XDG_DESKTOP_PORTAL_TEST_SNAP_METADATA", "[Snap Info]\nInstanceName=../x\n", NULL,
+                 LIMEN_APP_KIND_SNAP);
+  run_hook_case ("snap", "XDG_DESKTOP_PORTAL_TEST_SNAP_METADATA", "not a keyfile\n", NULL, LIMEN_APP_KIND_SNAP);
   run_hook_case ("bogus", NULL, NULL, NULL, LIMEN_APP_KIND_HOST);
 }
 #endif
@@ -203,8 +436,14 @@ main (int argc, char **argv)
   g_test_add_func ("/app-info/cgroups", test_cgroups);
   g_test_add_func ("/app-info/self-is-host", test_self_is_host);
   g_test_add_func ("/app-info/dead-pid", test_dead_pid);
+  g_test_add_func ("/app-info/pidfd", test_pidfd);
+  g_test_add_func ("/app-info/open-root", test_open_root);
+  g_test_add ("/app-info/sender-async", BusFixture, NULL, bus_setup, test_sender_async, bus_teardown);
+  g_test_add ("/app-info/sender-leaves", BusFixture, NULL, bus_setup, test_sender_leaves, bus_teardown);
+  g_test_add ("/app-info/registry", BusFixture, NULL, bus_setup, test_registry, bus_teardown);
 #ifdef LIMEN_TEST_HOOKS
   g_test_add_func ("/app-info/test-hooks", test_hooks);
+  g_test_add ("/app-info/registry-sandboxed", BusFixture, NULL, bus_setup, test_registry_sandboxed, bus_teardown);
 #endif
   return g_test_run ();
 }

@@ -1,10 +1,17 @@
 /* Unit tests of limen-documents' store pieces: SQLite schema and reopen, name validation,
  * permission strings, and the GVDB reader on good, truncated and random input.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "db.h"
 #include "errors.h"
@@ -286,6 +293,50 @@ test_serialize_app_perms (void)
   }
 }
 
+/* Make every getrandom() of this process fail with EIO (a seccomp filter). */
+static void
+deny_getrandom (void)
+{
+  struct sock_filter filter[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, __NR_getrandom, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EIO),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = { G_N_ELEMENTS (filter), filter };
+
+  g_assert_cmpint (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), ==, 0);
+  g_assert_cmpint (prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), ==, 0);
+}
+
+/* No random numbers for a document id is an error for the caller, never an abort. */
+static void
+test_add_without_random (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autofree char *path = g_build_filename (tmpdir, "norandom.sqlite", NULL);
+      g_autoptr(GError) error = NULL;
+      LimenDb *db = limen_db_open (path, &error);
+      LimenDocModel *model;
+      LimenDoc *doc;
+
+      /* The daemon logs the failure as a warning: expected here, not fatal. */
+      g_log_set_always_fatal (G_LOG_FATAL_MASK);
+      g_assert_no_error (error);
+      model = limen_doc_model_new (db, &error);
+      g_assert_no_error (error);
+      deny_getrandom ();
+      doc = limen_doc_model_add (model, "/tmp/some-file", 1, 2, 0, NULL, 0, &error);
+      g_assert_null (doc);
+      g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*getrandom*");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -298,6 +349,7 @@ main (int argc, char **argv)
   g_test_add_func ("/documents/db-reopen", test_db_reopen);
   g_test_add_func ("/documents/serialize-app-perms", test_serialize_app_perms);
   g_test_add_func ("/documents/gvdb-reader", test_gvdb_reader);
+  g_test_add_func ("/documents/add-without-random", test_add_without_random);
   r = g_test_run ();
   {
     g_autoptr(GDir) d = g_dir_open (tmpdir, 0, NULL);

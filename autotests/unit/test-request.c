@@ -144,7 +144,7 @@ setup (Fixture *f, gconstpointer data)
   f->client = connect_new (f);
   f->other = connect_new (f);
   f->responses = g_ptr_array_new_with_free_func (g_free);
-  limen_app_info_tracker_init (f->service);
+  limen_app_info_tracker_init (f->service, NULL);
   g_dbus_connection_register_object (f->service, "/test", test_iface_info (), &vt, f, NULL, &error);
   g_assert_no_error (error);
   g_dbus_connection_add_filter (f->backend, count_impl_close, f, NULL);

@@ -5,11 +5,15 @@
 
 #include <KConfig>
 #include <KConfigGroup>
+#include <KDirLister>
+#include <KDirOperator>
 #include <KFileFilterCombo>
 #include <KFileWidget>
 #include <KIO/StatJob>
 #include <KLocalizedString>
+#include <KRecentDocument>
 #include <KUrlComboBox>
+#include <QAbstractItemView>
 #include <QDir>
 #include <QFileInfo>
 #include <QCoreApplication>
@@ -165,8 +169,21 @@ void LimenFileDialog::build ()
   ok->show ();
   m_widget->cancelButton ()->show ();
   connect (ok, &QPushButton::clicked, this, [this] {
+    if (acceptViewSelection ())
+      return;
     Busy busy (this);   /* slotOk stats the typed name in a nested loop */
     m_widget->slotOk ();
+  });
+  /* Return in the name field or in the view would reach slotOk through KFileWidget's own
+   * connections: look at it first (see acceptViewSelection()). The view is replaced when
+   * the user switches between icon and detail modes. */
+  if (QLineEdit *edit = m_widget->locationEdit ()->lineEdit ())
+    edit->installEventFilter (this);
+  if (QAbstractItemView *view = m_widget->dirOperator ()->view ())
+    view->installEventFilter (this);
+  connect (m_widget->dirOperator (), &KDirOperator::viewChanged, this, [this] (QAbstractItemView *view) {
+    if (view)
+      view->installEventFilter (this);
   });
   connect (m_widget, &KFileWidget::accepted, this, [this] {
     m_widget->accept ();
@@ -184,6 +201,13 @@ void LimenFileDialog::build ()
       connect (ok, &QPushButton::clicked, this, saveHere);
       connect (m_widget->locationEdit (), QOverload<const QString &>::of (&KComboBox::returnPressed), this, saveHere);
     }
+  /* Tests and benchmarks wait for the listing before selecting in the view. */
+  auto loaded = [this] {
+    qCDebug (LIMEN_SHIM) << "file list loaded:" << m_widget->dirOperator ()->dirLister ()->items ().count () << "files";
+  };
+  connect (m_widget->dirOperator (), &KDirOperator::finishedLoading, this, loaded);
+  if (LIMEN_SHIM ().isDebugEnabled () && m_widget->dirOperator ()->dirLister ()->isFinished ())
+    loaded ();   /* listed already, inside the constructor's nested loop */
   m_widget->show ();
   m_widget->locationEdit ()->setFocus ();
   QWidget *target = m_widget->locationEdit ()->lineEdit () ? static_cast<QWidget *> (m_widget->locationEdit ()->lineEdit ())
@@ -222,6 +246,86 @@ void LimenFileDialog::keyReleaseEvent (QKeyEvent *event)
 
 LimenFileDialog::~LimenFileDialog () = default;
 
+bool LimenFileDialog::eventFilter (QObject *watched, QEvent *event)
+{
+  if (event->type () == QEvent::KeyPress && m_widget)
+    {
+      auto *key = static_cast<QKeyEvent *> (event);
+      if ((key->key () == Qt::Key_Return || key->key () == Qt::Key_Enter) &&
+          !(key->modifiers () & ~Qt::KeypadModifier) && acceptViewSelection ())
+        return true;
+    }
+  return _LimenQtDialog::eventFilter (watched, event);
+}
+
+/* The Name field's text as KFileWidget writes it for a selection of several items:
+ * each name relative to the folder shown (the full URL for one outside it), '\' and '"'
+ * escaped, quoted, separated by spaces. */
+static QString selectionText (const QUrl &base, const QList<QUrl> &urls)
+{
+  const QString basePath = QDir::cleanPath (base.path ());
+  QString text;
+  for (const QUrl &url : urls)
+    {
+      QString name;
+      if (base.isParentOf (url))
+        {
+          name = QDir::cleanPath (url.path ()).mid (basePath.size ());
+          if (name.startsWith (QLatin1Char ('/')))
+            name.remove (0, 1);
+        }
+      else
+        name = url.toDisplayString ();
+      name.replace (QLatin1Char ('\\'), QStringLiteral ("\\\\")).replace (QLatin1Char ('"'), QStringLiteral ("\\\""));
+      text += QLatin1Char ('"') + name + QStringLiteral ("\" ");
+    }
+  text.chop (1);
+  return text;
+}
+
+/* KFileWidget hands a selection of several files over as text: it writes the quoted
+ * names into the Name field and, on Open, parses them back and stats each one in a
+ * nested event loop. A QLineEdit holds at most 32,767 characters, so from about 3,000
+ * files on the list is cut and the dialog complains that a half name does not exist;
+ * and 10,000 stats in nested loops take seconds. When the field still holds what
+ * KFileWidget wrote for the view's selection (cut or whole: the user has not typed since)
+ * and the selection is files only, take the files from the view itself. Anything else
+ * (typed names, folders in the selection, a single file) stays KFileWidget's to handle. */
+bool LimenFileDialog::acceptViewSelection ()
+{
+  if (!m_widget || m_mode != LIMEN_QT_FILE_OPEN || m_directory || !m_multiple || !m_view_picked.isEmpty ())
+    return false;
+  KDirOperator *ops = m_widget->dirOperator ();
+  const KFileItemList items = ops->selectedItems ();
+  if (items.size () < 2)
+    return false;
+  QList<QUrl> urls;
+  urls.reserve (items.size ());
+  for (const KFileItem &item : items)
+    {
+      /* A folder means "enter it" to KFileWidget; a file gone since the listing gets its
+       * "could not be found" message (Open asks for existing files only). */
+      if (item.isDir () || (item.isLocalFile () && !QFileInfo::exists (item.localPath ())))
+        return false;
+      urls.append (item.url ());
+    }
+  QLineEdit *edit = m_widget->locationEdit ()->lineEdit ();
+  if (!edit)
+    return false;
+  const QString text = edit->text ();
+  const QString expected = selectionText (ops->url (), urls);
+  if (text != expected && !(text.size () == edit->maxLength () && expected.startsWith (text)))
+    return false;
+  m_view_picked = urls;
+  /* What KFileWidget does on accepting (remembered folder, view settings), and the recent
+   * documents it would add, as many as that list keeps. */
+  m_widget->accept ();
+  for (int i = 0; i < urls.size () && i < KRecentDocument::maximumItems (); i++)
+    KRecentDocument::add (urls[i]);
+  accept ();
+  return true;
+}
+
 void LimenFileDialog::saveState ()
 {
   if (m_state_file.isEmpty ())
@@ -243,7 +347,8 @@ void LimenFileDialog::onFinished (bool accepted)
       return;
     }
   saveState ();
-  QList<QUrl> urls = m_mode == LIMEN_QT_FILE_OPEN ? m_widget->selectedUrls () : QList<QUrl> { m_widget->selectedUrl () };
+  QList<QUrl> urls = !m_view_picked.isEmpty () ? m_view_picked
+                     : m_mode == LIMEN_QT_FILE_OPEN ? m_widget->selectedUrls () : QList<QUrl> { m_widget->selectedUrl () };
   urls.removeAll (QUrl ());
   if (m_mode == LIMEN_QT_FILE_SAVE_FILES && urls.isEmpty ())
     urls.append (m_widget->baseUrl ());

@@ -30,14 +30,20 @@ protected:
   /* Keys typed between the window's mapping and build() go to the name field after. */
   void keyPressEvent (QKeyEvent *event) override;
   void keyReleaseEvent (QKeyEvent *event) override;
+  /* Return in the Name field or the view: see acceptViewSelection(). */
+  bool eventFilter (QObject *watched, QEvent *event) override;
 
 private:
   void report (const QList<QUrl> &urls);
+  /* Open with several files selected in the view: answer them from the view when the Name
+   * field holds just what KFileWidget wrote for them; false leaves it to KFileWidget. */
+  bool acceptViewSelection ();
   void saveState ();
 
   KFileWidget *m_widget = nullptr;
   struct PendingKey { int type; int key; Qt::KeyboardModifiers modifiers; QString text; };
   QVector<PendingKey> m_pending_keys;
+  QList<QUrl> m_view_picked;   /* set by acceptViewSelection() */
   class QVBoxLayout *m_layout = nullptr;
   QString m_folder, m_current_file, m_current_name, m_accept_label;
   QStringList m_filter_lines;

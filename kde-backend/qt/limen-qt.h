@@ -6,11 +6,9 @@
  * never runs and the handle is gone. Strings passed in are copied; strings passed to a
  * callback live only for the duration of the call.
  *
- * Two parts live behind this one header:
- *  - the kdeglobals reader (limen_qt_kdeglobals_*), built without Qt into limen-kde
- *    itself, so Settings never pays for Qt;
- *  - everything else, in liblimen-qt.so, loaded on first use (LIMEN_QT_DLOPEN_FUNCTIONS
- *    lists its entry points for the loader).
+ * All of it lives in liblimen-qt.so, loaded on first use (LIMEN_QT_DLOPEN_FUNCTIONS
+ * lists its entry points for the loader). kdeglobals is read without Qt, by
+ * ../kdeglobals.c.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
@@ -26,43 +24,6 @@ extern "C" {
 #else
 #define LIMEN_QT_EXPORT
 #endif
-
-/* ---- kdeglobals (no Qt) --------------------------------------------------------- */
-
-/* Called once per entry of the merged kdeglobals cascade. Nested groups ("[A][B]")
- * are joined with '.', so @group is "A.B". */
-typedef void (*LimenQtConfigEntryFunc) (const char *group, const char *key,
-                                        const char *value, void *user_data);
-
-/* Walk every entry of kdeglobals ($XDG_CONFIG_DIRS, then $XDG_CONFIG_HOME; later files
- * win, "[$i]" immutable groups stop the cascade). Returns the number of entries. */
-size_t limen_qt_kdeglobals_foreach (LimenQtConfigEntryFunc func, void *user_data);
-
-typedef enum {
-  LIMEN_QT_COLOR_SCHEME_DEFAULT = 0, /* no preference known */
-  LIMEN_QT_COLOR_SCHEME_DARK = 1,
-  LIMEN_QT_COLOR_SCHEME_LIGHT = 2,
-} LimenQtColorScheme;
-
-typedef struct {
-  LimenQtColorScheme color_scheme;
-  int    has_accent;          /* accent_* valid */
-  double accent_r, accent_g, accent_b;   /* 0..1 */
-  int    high_contrast;       /* 1 when the scheme's text/background contrast is high */
-  int    reduced_motion;      /* 1 when animations are off ([KDE] AnimationDurationFactor=0) */
-} LimenQtAppearance;
-
-/* Derive org.freedesktop.appearance from kdeglobals: the window background luminance of
- * [Colors:Window] first, then the colour scheme file named by [General] ColorScheme,
- * then the scheme's name. */
-void limen_qt_appearance_read (LimenQtAppearance *out);
-
-/* The kdeglobals files of the cascade, most important last; NULL-terminated, free with
- * limen_qt_strv_free(). Used to watch them for changes. */
-char **limen_qt_kdeglobals_paths (void);
-
-/* Free a NULL-terminated array returned by this header's functions. */
-void limen_qt_strv_free (char **strv);
 
 /* ---- liblimen-qt.so ------------------------------------------------------------- */
 
@@ -415,6 +376,34 @@ LIMEN_QT_EXPORT LimenQtCastIndicator *limen_qt_cast_indicator_show (const char *
 /* Withdraw the notification and free @indicator; @stop never runs after this. */
 LIMEN_QT_EXPORT void limen_qt_cast_indicator_close (LimenQtCastIndicator *indicator);
 
+/* ---- GlobalShortcuts: the binding dialog (shortcuts-dialog.cpp) ---- */
+
+/* One shortcut of an app, as offered to the person and as they leave it. */
+typedef struct {
+  const char *id;
+  const char *description;
+  int         key;            /* Qt key code (modifiers | key), 0: no key */
+  int         enabled;        /* 1: bound (or to be), 0: left out */
+} LimenQtShortcut;
+
+typedef struct {
+  LimenQtWindow          window;
+  const char            *app_name;          /* the app's display name, never "" */
+  const char            *component;         /* KGlobalAccel component: its own keys are no conflict */
+  int                    configure;         /* 1: ConfigureShortcuts, every shortcut of the session */
+  const char            *activation_token;  /* to raise the dialog, or NULL */
+  size_t                 n_shortcuts;
+  const LimenQtShortcut *shortcuts;
+} LimenQtShortcutsSpec;
+
+/* @chosen: every shortcut of the spec, in its order, as the person left it (OK only). */
+typedef void (*LimenQtShortcutsDone) (LimenQtDialog *dialog, int response, size_t n_chosen,
+                                      const LimenQtShortcut *chosen, void *user_data);
+
+/* Let the person accept, change or leave out an app's global shortcuts (KKeySequenceWidget). */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_shortcuts_open (const LimenQtShortcutsSpec *spec,
+                                                        LimenQtShortcutsDone done, void *user_data);
+
 /* Entry points of liblimen-qt.so, for the loader (X-macro). */
 #define LIMEN_QT_DLOPEN_FUNCTIONS(X)   \
   X (limen_qt_unavailable_reason)      \
@@ -437,7 +426,8 @@ LIMEN_QT_EXPORT void limen_qt_cast_indicator_close (LimenQtCastIndicator *indica
   X (limen_qt_watch_app_states)        \
   X (limen_qt_screencast_open)         \
   X (limen_qt_cast_indicator_show)     \
-  X (limen_qt_cast_indicator_close)
+  X (limen_qt_cast_indicator_close)     \
+  X (limen_qt_shortcuts_open)
 
 #ifdef __cplusplus
 }

@@ -18,8 +18,9 @@ typedef struct _LimenAppInfo LimenAppInfo;
 /* Called when a unique name leaves the bus (after its cache entry is dropped). */
 typedef void (*LimenPeerVanishedFunc) (const char *unique_name, gpointer user_data);
 
-/* Start tracking peers on @connection: must run before the daemon owns its name. */
-void limen_app_info_tracker_init (GDBusConnection *connection);
+/* Start tracking peers on @connection: must run before the daemon owns its name.
+ * @cancellable (or NULL), once cancelled, ends the bus round trips of identification. */
+void limen_app_info_tracker_init (GDBusConnection *connection, GCancellable *cancellable);
 
 /* Stop tracking and drop the cache (daemon shutdown). */
 void limen_app_info_tracker_shutdown (void);
@@ -32,6 +33,18 @@ void limen_app_info_add_vanished_watch (LimenPeerVanishedFunc func, gpointer use
 LimenAppInfo *limen_app_info_get_for_sender (GDBusConnection *connection,
                                              const char      *sender,
                                              GError         **error);
+
+/* Identify @sender without blocking on the bus (main thread); cached as
+ * limen_app_info_get_for_sender does. Finish with limen_app_info_get_for_sender_finish. */
+void limen_app_info_get_for_sender_async (GDBusConnection     *connection,
+                                          const char          *sender,
+                                          GCancellable        *cancellable,
+                                          GAsyncReadyCallback  callback,
+                                          gpointer             user_data);
+
+/* The identity limen_app_info_get_for_sender_async found, or NULL + LIMEN_ERROR_NOT_ALLOWED
+ * (LIMEN_ERROR_FAILED when the tracker shut down meanwhile). */
+LimenAppInfo *limen_app_info_get_for_sender_finish (GAsyncResult *result, GError **error);
 
 /* The cached identity of @sender, or NULL when it was not identified yet; any thread. */
 LimenAppInfo *limen_app_info_lookup_cached (const char *sender);
@@ -73,6 +86,10 @@ int limen_app_info_open_root (LimenAppInfo *info, GError **error);
 uid_t limen_app_info_get_uid (LimenAppInfo *info);
 gid_t limen_app_info_get_gid (LimenAppInfo *info);
 
+/* TRUE when @invocation was the call through which the gate identified its sender (its
+ * first call to a gated interface): the only call that may still choose its identity. */
+gboolean limen_app_info_invocation_is_first (GDBusMethodInvocation *invocation);
+
 /* Set the id of a host app that registered itself (org.freedesktop.host.portal.Registry). */
 gboolean limen_app_info_register_host_id (GDBusConnection *connection,
                                           const char      *sender,
@@ -96,6 +113,9 @@ char *limen_app_id_from_cgroup (const char *cgroup_contents);
 
 /* TRUE when the /proc/PID/cgroup contents show a Snap scope. */
 gboolean limen_cgroup_is_snap (const char *cgroup_contents);
+
+/* The pid behind a pidfd (from /proc/self/fdinfo), or -1. */
+pid_t limen_pidfd_get_pid (int pidfd);
 
 /* Whether this build honours XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND (LIMEN_TEST_HOOKS). */
 gboolean limen_app_info_test_hooks_compiled (void);

@@ -149,6 +149,73 @@ on_bus_connected (GObject *source, GAsyncResult *result, gpointer user_data)
   *out = g_object_ref (result);
 }
 
+/* The session bus; GDBus authenticates on a worker thread while the main thread runs
+ * @spec's prepare step. */
+static GDBusConnection *
+connect_bus (const LimenDaemonSpec *spec, GError **error)
+{
+  g_autoptr(GAsyncResult) connected = NULL;
+
+  g_bus_get (G_BUS_TYPE_SESSION, NULL, on_bus_connected, &connected);
+  if (spec->prepare)
+    spec->prepare (spec->user_data);
+  while (connected == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  return g_bus_get_finish (connected, error);
+}
+
+/* Request every name of @spec (the first is primary); their ids go to @owned_ids. */
+static OwnedName *
+own_names (const LimenDaemonSpec *spec, gboolean replace, GArray *owned_ids)
+{
+  guint n_names;
+  OwnedName *owned;
+
+  for (n_names = 0; spec->bus_names[n_names]; n_names++)
+    ;
+  owned = g_new0 (OwnedName, n_names);
+  for (guint i = 0; i < n_names; i++)
+    {
+      GBusNameOwnerFlags flags = G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT;
+      guint id;
+
+      if (replace)
+        flags |= G_BUS_NAME_OWNER_FLAGS_REPLACE;
+      owned[i].name = spec->bus_names[i];
+      owned[i].primary = (i == 0);
+      names_pending++;
+      id = g_bus_own_name_on_connection (daemon_connection, spec->bus_names[i], flags,
+                                         on_name_acquired, on_name_lost, &owned[i], NULL);
+      g_array_append_val (owned_ids, id);
+    }
+  return owned;
+}
+
+/* Let queued replies and signals (Response, Closed) reach their peers, then close: that
+ * releases all our names at once. g_bus_unown_name on an open connection would wait for a
+ * ReleaseName reply (25 s), which dbus-daemon may drop (see on_signal). */
+static void
+leave_bus (GArray *owned_ids)
+{
+  g_dbus_connection_flush_sync (daemon_connection, NULL, NULL);
+  g_dbus_connection_close_sync (daemon_connection, NULL, NULL);
+  for (guint i = 0; i < owned_ids->len; i++)
+    g_bus_unown_name (g_array_index (owned_ids, guint, i));
+  limen_app_info_tracker_shutdown ();
+  g_clear_object (&daemon_connection);
+  g_clear_pointer (&main_loop, g_main_loop_unref);
+}
+
+static void
+init_i18n (void)
+{
+  setlocale (LC_ALL, "");
+  /* LIMEN_LOCALEDIR lets an uninstalled build (tests, the quick start) find its catalogs. */
+  bindtextdomain (LIMEN_GETTEXT_PACKAGE, g_getenv ("LIMEN_LOCALEDIR") ? g_getenv ("LIMEN_LOCALEDIR") : LIMEN_LOCALEDIR);
+  bind_textdomain_codeset (LIMEN_GETTEXT_PACKAGE, "UTF-8");
+  textdomain (LIMEN_GETTEXT_PACKAGE);
+}
+
 int
 limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
 {
@@ -163,14 +230,8 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) owned_ids = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autofree OwnedName *owned = NULL;
-  guint n_names;
 
-  setlocale (LC_ALL, "");
-  /* LIMEN_LOCALEDIR lets an uninstalled build (tests, the quick start) find its catalogs. */
-  bindtextdomain (LIMEN_GETTEXT_PACKAGE, g_getenv ("LIMEN_LOCALEDIR") ? g_getenv ("LIMEN_LOCALEDIR") : LIMEN_LOCALEDIR);
-  bind_textdomain_codeset (LIMEN_GETTEXT_PACKAGE, "UTF-8");
-  textdomain (LIMEN_GETTEXT_PACKAGE);
-
+  init_i18n ();
   context = g_option_context_new (NULL);
   g_option_context_set_translation_domain (context, LIMEN_GETTEXT_PACKAGE);
   g_option_context_set_summary (context, spec->summary);
@@ -195,17 +256,7 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   /* A write to a vanished peer must not kill the daemon. */
   signal (SIGPIPE, SIG_IGN);
 
-  {
-    g_autoptr(GAsyncResult) connected = NULL;
-
-    /* GDBus authenticates on a worker thread; the main thread prepares meanwhile. */
-    g_bus_get (G_BUS_TYPE_SESSION, NULL, on_bus_connected, &connected);
-    if (spec->prepare)
-      spec->prepare (spec->user_data);
-    while (connected == NULL)
-      g_main_context_iteration (NULL, TRUE);
-    daemon_connection = g_bus_get_finish (connected, &error);
-  }
+  daemon_connection = connect_bus (spec, &error);
   if (daemon_connection == NULL)
     {
       g_printerr ("%s: no session bus: %s\n", spec->program, error->message);
@@ -217,7 +268,7 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   main_loop = g_main_loop_new (NULL, FALSE);
   watch_signals ();
 
-  limen_app_info_tracker_init (daemon_connection);
+  limen_app_info_tracker_init (daemon_connection, quit_cancellable);
 
   if (spec->on_bus && !spec->on_bus (daemon_connection, spec->user_data, &error))
     {
@@ -225,39 +276,12 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
       return 1;
     }
 
-  for (n_names = 0; spec->bus_names[n_names]; n_names++)
-    ;
-  owned = g_new0 (OwnedName, n_names);
-  for (guint i = 0; i < n_names; i++)
-    {
-      GBusNameOwnerFlags flags = G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT;
-      guint id;
-
-      if (opt_replace)
-        flags |= G_BUS_NAME_OWNER_FLAGS_REPLACE;
-      owned[i].name = spec->bus_names[i];
-      owned[i].primary = (i == 0);
-      names_pending++;
-      id = g_bus_own_name_on_connection (daemon_connection, spec->bus_names[i], flags,
-                                         on_name_acquired, on_name_lost, &owned[i], NULL);
-      g_array_append_val (owned_ids, id);
-    }
-
+  owned = own_names (spec, opt_replace, owned_ids);
   if (!quitting)
     g_main_loop_run (main_loop);
 
   if (spec->on_shutdown)
     spec->on_shutdown (spec->user_data);
-
-  /* Let queued replies and signals (Response, Closed) reach their peers, then close: that
-   * releases all our names at once. g_bus_unown_name on an open connection would wait for a
-   * ReleaseName reply (25 s), which dbus-daemon may drop (see on_signal). */
-  g_dbus_connection_flush_sync (daemon_connection, NULL, NULL);
-  g_dbus_connection_close_sync (daemon_connection, NULL, NULL);
-  for (guint i = 0; i < owned_ids->len; i++)
-    g_bus_unown_name (g_array_index (owned_ids, guint, i));
-  limen_app_info_tracker_shutdown ();
-  g_clear_object (&daemon_connection);
-  g_clear_pointer (&main_loop, g_main_loop_unref);
+  leave_bus (owned_ids);
   return exit_status;
 }

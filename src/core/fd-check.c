@@ -155,7 +155,8 @@ limen_fd_check (LimenAppInfo *info, int fd, LimenFdFlags flags, LimenFdInfo *out
       seen.st_dev != st.st_dev || seen.st_ino != st.st_ino)
     return not_allowed (error, "the file is not visible to the caller");
 
-  if (is_opath || S_ISDIR (st.st_mode))
+  if (is_opath || S_ISDIR (st.st_mode) ||
+      ((flags & LIMEN_FD_RIGHTS_FROM_VIEW) && (fl & O_ACCMODE) == O_RDONLY))
     {
       /* A directory fd can never be opened for writing, so what counts for it is the same. */
       /* An O_PATH fd carries no rights: only what the caller could open itself. */

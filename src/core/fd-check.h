@@ -14,6 +14,9 @@ typedef enum {
   LIMEN_FD_NEED_READ       = 1 << 3,  /* the caller must be able to read it */
   LIMEN_FD_NEED_WRITE      = 1 << 4,  /* the caller must be able to write it */
   LIMEN_FD_NEED_DELETE     = 1 << 5,  /* the caller must be able to unlink it where it sees it */
+  LIMEN_FD_RIGHTS_FROM_VIEW = 1 << 6, /* a read-only fd counts like an O_PATH one: what the caller
+                                         may do with the file where it sees it (libportal's
+                                         TrashFile sends O_RDONLY when built without O_PATH) */
 } LimenFdFlags;
 
 typedef struct {
@@ -33,6 +36,7 @@ gboolean limen_fd_check (LimenAppInfo *info, int fd, LimenFdFlags flags,
 
 /* Free the strings of @fdinfo. */
 void limen_fd_info_clear (LimenFdInfo *fdinfo);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (LimenFdInfo, limen_fd_info_clear)
 
 /* Take the fd at @index from @fd_list with bounds checking: -1 and INVALID_ARGUMENT
  * naming @key when there is no such fd. The result is a dup the caller owns. */

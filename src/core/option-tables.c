@@ -130,8 +130,9 @@ validate_attachments (const LimenOption *o, GVariant *v, GError **error)
   return TRUE;
 }
 
+/* A longer reason is left out, as by the reference: the dialog still shows. */
 const LimenOption limen_options_account_get_user_information[] = {
-  { "reason", "s", limen_validate_string_length, 1024 },
+  { "reason", "s", limen_validate_string_or_drop, 256 },
   { NULL }
 };
 
@@ -207,17 +208,20 @@ const LimenOption limen_options_wallpaper[] = {
   { "addresses", "as", limen_validate_email_addresses, 0 }, \
   { "cc", "as", limen_validate_email_addresses, 0 }, \
   { "bcc", "as", limen_validate_email_addresses, 0 }, \
-  { "subject", "s", limen_validate_single_line, 1024 }, \
   { "body", "s", limen_validate_string_length, 65536 }, \
   { "activation_token", "s", limen_validate_string_length, 1024 }
 
+/* The frontend refuses a subject over 200 bytes, as the reference does; the backend stays
+ * lenient for frontends that do not (1.16). */
 const LimenOption limen_options_email_compose[] = {
   EMAIL_APP,
+  { "subject", "s", limen_validate_single_line, 200 },
   { NULL }
 };
 
 const LimenOption limen_options_impl_email_compose[] = {
   EMAIL_APP,
+  { "subject", "s", limen_validate_single_line, 1024 },
   { "attachments", "as", validate_attachments, 0 },
   { NULL }
 };

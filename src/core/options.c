@@ -72,6 +72,12 @@ limen_validate_string_length (const LimenOption *o, GVariant *v, GError **e)
 }
 
 gboolean
+limen_validate_string_or_drop (const LimenOption *o, GVariant *v, GError **e)
+{
+  return strlen (g_variant_get_string (v, NULL)) <= (o->max ? o->max : 4096);
+}
+
+gboolean
 limen_validate_bool (const LimenOption *o, GVariant *v, GError **e)
 {
   /* The type check already did the work; kept so tables read uniformly. */
@@ -365,8 +371,21 @@ limen_options_filter (GVariant        *options,
                        key, o->type, g_variant_get_type_string (value));
           return FALSE;
         }
-      if (o->validate && !o->validate (o, value, error))
-        return FALSE;
+      if (o->validate)
+        {
+          g_autoptr(GError) local_error = NULL;
+
+          if (!o->validate (o, value, &local_error))
+            {
+              if (local_error != NULL)
+                {
+                  g_propagate_error (error, g_steal_pointer (&local_error));
+                  return FALSE;
+                }
+              g_debug ("Dropping option %s: not usable, and not worth refusing the call", key);
+              continue;
+            }
+        }
       if (builder)
         g_variant_builder_add (builder, "{sv}", key, value);
     }

@@ -8,7 +8,8 @@ G_BEGIN_DECLS
 
 typedef struct _LimenOption LimenOption;
 
-/* Return FALSE and set @error (InvalidArgument naming @key) to refuse @value. */
+/* Return FALSE and set @error (InvalidArgument naming @key) to refuse @value; FALSE without
+ * an error leaves the option out and the call goes on. */
 typedef gboolean (*LimenOptionValidator) (const LimenOption *option,
                                           GVariant          *value,
                                           GError           **error);
@@ -32,6 +33,7 @@ gboolean limen_options_filter (GVariant        *options,
 /* Validators. */
 gboolean limen_validate_token (const LimenOption *o, GVariant *v, GError **e);      /* handle tokens: [A-Za-z0-9_], 1..64 */
 gboolean limen_validate_string_length (const LimenOption *o, GVariant *v, GError **e); /* ≤ max bytes (default 4096), valid UTF-8 */
+gboolean limen_validate_string_or_drop (const LimenOption *o, GVariant *v, GError **e); /* > max bytes: left out */
 gboolean limen_validate_bool (const LimenOption *o, GVariant *v, GError **e);
 gboolean limen_validate_uint_max (const LimenOption *o, GVariant *v, GError **e);   /* ≤ max */
 gboolean limen_validate_strv_length (const LimenOption *o, GVariant *v, GError **e); /* ≤ max entries, each ≤ 4096 */

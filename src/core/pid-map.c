@@ -8,22 +8,6 @@
 
 #include "errors.h"
 
-pid_t
-limen_pidfd_get_pid (int pidfd)
-{
-  char path[64];
-  g_autofree char *contents = NULL;
-  const char *p;
-
-  g_snprintf (path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
-  if (!g_file_get_contents (path, &contents, NULL, NULL))
-    return -1;
-  p = strstr (contents, "\nPid:");
-  if (p == NULL)
-    return -1;
-  return (pid_t) g_ascii_strtoll (p + 5, NULL, 10);
-}
-
 static gboolean
 pidns_of (const char *proc_entry, struct stat *st)
 {

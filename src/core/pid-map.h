@@ -13,7 +13,4 @@ gboolean limen_pid_map_to_host (LimenAppInfo *info, pid_t *pids, guint n, GError
 /* Translate thread id @tid of host process @host_pid from @info's namespace; same rules. */
 gboolean limen_pid_map_thread_to_host (LimenAppInfo *info, pid_t host_pid, pid_t *tid, GError **error);
 
-/* The pid behind a pidfd (from /proc/self/fdinfo), or -1. */
-pid_t limen_pidfd_get_pid (int pidfd);
-
 G_END_DECLS

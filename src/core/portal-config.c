@@ -168,6 +168,10 @@ limen_portal_config_load (void)
     }
   g_ptr_array_add (portal_dirs, NULL);
 
+  /* The reference's test harnesses put their portals.conf next to their .portal files:
+   * that directory, when named, is searched for conf files first. */
+  if (override && *override)
+    g_ptr_array_add (conf_dirs, g_strdup (override));
   g_ptr_array_add (conf_dirs, g_build_filename (g_get_user_config_dir (), "xdg-desktop-portal", NULL));
   for (dirs = g_get_system_config_dirs (); *dirs; dirs++)
     g_ptr_array_add (conf_dirs, g_build_filename (*dirs, "xdg-desktop-portal", NULL));
@@ -206,8 +210,8 @@ add_unique (GPtrArray *out, const LimenPortalImpl *impl)
     g_ptr_array_add (out, (gpointer) impl);
 }
 
-GPtrArray *
-limen_portal_config_find_all (LimenPortalConfig *config, const char *interface)
+static GPtrArray *
+find_all (LimenPortalConfig *config, const char *interface, gboolean any_fallback)
 {
   GPtrArray *out = g_ptr_array_new ();
   g_auto(GStrv) wanted = NULL;
@@ -249,7 +253,7 @@ limen_portal_config_find_all (LimenPortalConfig *config, const char *interface)
           if (g_ascii_strcasecmp (impl->use_in[u], config->desktops[d]) == 0)
             add_unique (out, impl);
       }
-  if (out->len > 0)
+  if (out->len > 0 || !any_fallback)
     return out;
 
   /* Nothing is meant for this desktop: any backend that offers the interface. */
@@ -264,6 +268,18 @@ limen_portal_config_find_all (LimenPortalConfig *config, const char *interface)
         }
     }
   return out;
+}
+
+GPtrArray *
+limen_portal_config_find_all (LimenPortalConfig *config, const char *interface)
+{
+  return find_all (config, interface, TRUE);
+}
+
+GPtrArray *
+limen_portal_config_find_all_for_desktop (LimenPortalConfig *config, const char *interface)
+{
+  return find_all (config, interface, FALSE);
 }
 
 const LimenPortalImpl *

@@ -17,7 +17,8 @@ typedef struct _LimenPortalConfig LimenPortalConfig;
 
 /* Load from the environment: XDG_DESKTOP_PORTAL_DIR (only dir when set) or
  * $XDG_DATA_HOME, $XDG_DATA_DIRS /xdg-desktop-portal/portals; portals.conf and
- * <desktop>-portals.conf for XDG_CURRENT_DESKTOP in the config/data search order. */
+ * <desktop>-portals.conf for XDG_CURRENT_DESKTOP in XDG_DESKTOP_PORTAL_DIR (when set),
+ * then the config/data search order. */
 LimenPortalConfig *limen_portal_config_load (void);
 
 /* Load from explicit directories (unit tests): @portal_dirs with *.portal files,
@@ -34,6 +35,11 @@ const LimenPortalImpl *limen_portal_config_find (LimenPortalConfig *config, cons
 
 /* Every backend for @interface in preference order (Settings merges them); free the array only. */
 GPtrArray *limen_portal_config_find_all (LimenPortalConfig *config, const char *interface);
+
+/* Like limen_portal_config_find_all(), without the last resort of any backend offering
+ * @interface: with no conf file, only those whose UseIn= names a current desktop. For
+ * Settings, where merging a stray backend's values would change what every app sees. */
+GPtrArray *limen_portal_config_find_all_for_desktop (LimenPortalConfig *config, const char *interface);
 
 /* The conf file that decided (for logs), or NULL when only UseIn= was used. */
 const char *limen_portal_config_get_conf_path (LimenPortalConfig *config);

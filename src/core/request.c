@@ -253,6 +253,22 @@ limen_request_respond (LimenRequest *request, guint response, GVariant *results)
   request_finish (request);
 }
 
+void
+limen_request_emit_response_keep_open (LimenRequest *request, guint response, GVariant *results)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (results == NULL)
+    results = g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0);
+  g_variant_ref_sink (results);
+  if (request->open &&
+      !g_dbus_connection_emit_signal (request->connection, request->sender, request->path,
+                                      "org.freedesktop.portal.Request", "Response",
+                                      g_variant_new ("(u@a{sv})", response, results), &error))
+    g_debug ("Response to %s not sent: %s", request->sender, error->message);
+  g_variant_unref (results);
+}
+
 guint
 limen_request_count_open (void)
 {

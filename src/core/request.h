@@ -51,6 +51,10 @@ gboolean limen_request_is_open (LimenRequest *request);
  * @results is consumed if floating; NULL means an empty dict. No-op when closed. */
 void limen_request_respond (LimenRequest *request, guint response, GVariant *results);
 
+/* Send Response(@response, @results) to the caller and keep the request exported: its Close
+ * still reaches the backend (an inhibition lasts until then). @results as above. */
+void limen_request_emit_response_keep_open (LimenRequest *request, guint response, GVariant *results);
+
 /* Close as if the caller had called Close (backend told, no Response). */
 void limen_request_close (LimenRequest *request);
 

@@ -158,11 +158,84 @@ LimenAppInfo *limen_session_get_app_info (LimenSession *session) { return sessio
 gboolean limen_session_is_open (LimenSession *session) { return session->open; }
 gpointer limen_session_get_data (LimenSession *session) { return session->data; }
 
+/* The backend ended a session on its own (org.freedesktop.impl.portal.Session.Closed at the
+ * session's path): the app's Session ends too, with Closed. Only the session's backend may
+ * end it; the signal's sender is checked against the backend name's owner. */
+typedef struct {
+  char *path;
+  char *sender;
+} BackendClosed;
+
+static void
+backend_closed_free (BackendClosed *bc)
+{
+  g_free (bc->path);
+  g_free (bc->sender);
+  g_free (bc);
+}
+
+static void
+close_for_backend (const char *path, const char *sender)
+{
+  LimenSession *session = sessions ? g_hash_table_lookup (sessions, path) : NULL;
+
+  if (session == NULL || !session->open)
+    return;
+  g_debug ("Backend %s closed session %s", sender, path);
+  g_clear_pointer (&session->backend, g_free);   /* nothing to tell it: it ended the session */
+  limen_session_close (session);
+}
+
+static void
+on_backend_owner (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  BackendClosed *bc = user_data;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  const char *owner = NULL;
+
+  if (reply)
+    g_variant_get (reply, "(&s)", &owner);
+  if (owner && g_str_equal (owner, bc->sender))
+    close_for_backend (bc->path, bc->sender);
+  backend_closed_free (bc);
+}
+
+static void
+on_impl_session_closed (GDBusConnection *connection, const char *sender, const char *path, const char *iface,
+                        const char *signal, GVariant *parameters, gpointer user_data)
+{
+  LimenSession *session = sessions ? g_hash_table_lookup (sessions, path) : NULL;
+  BackendClosed *bc;
+
+  if (session == NULL || session->backend == NULL || sender == NULL)
+    return;
+  if (g_str_equal (sender, session->backend))
+    {
+      close_for_backend (path, sender);
+      return;
+    }
+  bc = g_new0 (BackendClosed, 1);
+  bc->path = g_strdup (path);
+  bc->sender = g_strdup (sender);
+  g_dbus_connection_call (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                          "GetNameOwner", g_variant_new ("(s)", session->backend), G_VARIANT_TYPE ("(s)"),
+                          G_DBUS_CALL_FLAGS_NONE, 5000, NULL, on_backend_owner, bc);
+}
+
 void
 limen_session_set_backend (LimenSession *session, const char *backend_name)
 {
+  static GDBusConnection *subscribed;
+
   g_free (session->backend);
   session->backend = g_strdup (backend_name);
+  if (subscribed == NULL)
+    {
+      subscribed = session->connection;
+      g_dbus_connection_signal_subscribe (session->connection, NULL, "org.freedesktop.impl.portal.Session",
+                                          "Closed", NULL, NULL, G_DBUS_SIGNAL_FLAGS_NONE,
+                                          on_impl_session_closed, NULL, NULL);
+    }
 }
 
 void

@@ -20,6 +20,8 @@ typedef struct {
   LimenPortalContext *context;
   LimenRequest       *request;
   LimenAccessMode     mode;
+  LimenAccessModal    modal;
+  LimenPermission     stored;   /* what the store held before asking */
   char               *parent_window;
   char               *table;
   char               *id;
@@ -84,7 +86,8 @@ on_access_reply (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   g_debug ("Access dialog for %s/%s (%s) answered %u", check->table, check->id, app_id_of (check), response);
-  if (response != LIMEN_RESPONSE_OTHER)
+  /* Only a first answer is kept: a stored "ask" means asking every time. */
+  if (response != LIMEN_RESPONSE_OTHER && check->stored == LIMEN_PERMISSION_UNSET)
     store_answer (check, response == LIMEN_RESPONSE_SUCCESS);
   check_done (task, response == LIMEN_RESPONSE_SUCCESS);
 }
@@ -110,6 +113,8 @@ ask_user (GTask *task)
     g_variant_builder_add (&options, "{sv}", "deny_label", g_variant_new_string (check->deny_label));
   if (check->icon)
     g_variant_builder_add (&options, "{sv}", "icon", g_variant_new_string (check->icon));
+  if (check->modal != LIMEN_ACCESS_MODAL_UNSET)
+    g_variant_builder_add (&options, "{sv}", "modal", g_variant_new_boolean (check->modal == LIMEN_ACCESS_MODAL_YES));
   limen_backend_call_async (check->context, check->request, backend, ACCESS_IFACE, "AccessDialog",
                             g_variant_new ("(osssssa{sv})", limen_request_get_path (check->request),
                                            app_id_of (check), check->parent_window, check->title,
@@ -136,11 +141,20 @@ on_lookup (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else
     g_debug ("No stored permission %s/%s: %s", check->table, check->id, error->message);
+  check->stored = permission;
+  /* Nothing stored for an unsandboxed caller: allowed, as it could do it all itself. */
+  if (permission == LIMEN_PERMISSION_UNSET && limen_app_info_is_host (limen_request_get_app_info (check->request)))
+    permission = LIMEN_PERMISSION_YES;
 
   if (!limen_request_is_open (check->request))
     check_done (task, FALSE);
   else if (check->mode == LIMEN_ACCESS_NOT_DENIED)
     check_done (task, permission != LIMEN_PERMISSION_NO);
+  else if (check->mode == LIMEN_ACCESS_GRANT_FIRST && permission == LIMEN_PERMISSION_UNSET)
+    {
+      store_answer (check, TRUE);
+      check_done (task, TRUE);
+    }
   else if (permission == LIMEN_PERMISSION_YES || permission == LIMEN_PERMISSION_NO || check->mode == LIMEN_ACCESS_LOOKUP)
     check_done (task, permission == LIMEN_PERMISSION_YES);
   else
@@ -155,7 +169,7 @@ limen_access_check_async (LimenPortalContext *context, LimenRequest *request, co
   AccessCheck *check;
   GTask *task;
 
-  g_return_if_fail (dialog != NULL || mode != LIMEN_ACCESS_ASK);
+  g_return_if_fail (dialog != NULL || (mode != LIMEN_ACCESS_ASK && mode != LIMEN_ACCESS_GRANT_FIRST));
   check = g_new0 (AccessCheck, 1);
   task = g_task_new (NULL, NULL, callback, user_data);
   g_task_set_source_tag (task, limen_access_check_async);
@@ -173,11 +187,13 @@ limen_access_check_async (LimenPortalContext *context, LimenRequest *request, co
       check->grant_label = g_strdup (dialog->grant_label);
       check->deny_label = g_strdup (dialog->deny_label);
       check->icon = g_strdup (dialog->icon);
+      check->modal = dialog->modal;
     }
   g_task_set_task_data (task, check, (GDestroyNotify) access_check_free);
 
-  /* Unsandboxed callers could do it all themselves; asking them would protect nothing. */
-  if (limen_app_info_is_host (limen_request_get_app_info (request)))
+  /* An unsandboxed caller without an id has nothing stored to go by: it could do it all
+   * itself, asking it would protect nothing. One with an id follows its stored permission. */
+  if (limen_app_info_is_host (limen_request_get_app_info (request)) && *app_id_of (check) == '\0')
     {
       check_done (task, TRUE);
       return;
@@ -209,6 +225,15 @@ void
 limen_access_step (LimenCall *call, GTask *task, const char *parent_window, const char *table,
                    LimenAccessMode mode, const LimenAccessDialog *dialog)
 {
+  LimenAccessDialog with_modal;
+  gboolean modal;
+
+  if (dialog && g_variant_lookup (limen_call_get_options (call), "modal", "b", &modal))
+    {
+      with_modal = *dialog;
+      with_modal.modal = modal ? LIMEN_ACCESS_MODAL_YES : LIMEN_ACCESS_MODAL_NO;
+      dialog = &with_modal;
+    }
   limen_access_check_async (limen_call_get_context (call), limen_call_get_request (call), parent_window,
                             table, table, mode, dialog, on_step_access, g_object_ref (task));
 }

@@ -8,7 +8,14 @@
 
 G_BEGIN_DECLS
 
+typedef enum {
+  LIMEN_ACCESS_MODAL_UNSET = 0,   /* the caller did not say */
+  LIMEN_ACCESS_MODAL_YES,
+  LIMEN_ACCESS_MODAL_NO,
+} LimenAccessModal;
+
 typedef struct {
+  LimenAccessModal modal;   /* the caller's "modal" option, for the Access dialog */
   const char *title;        /* translated */
   const char *subtitle;
   const char *body;
@@ -21,11 +28,16 @@ typedef enum {
   LIMEN_ACCESS_ASK = 0,     /* a stored yes/no decides; otherwise the Access dialog asks */
   LIMEN_ACCESS_LOOKUP,      /* only a stored "yes" allows; nobody is asked */
   LIMEN_ACCESS_NOT_DENIED,  /* only a stored "no" refuses (the backend asks the user itself) */
+  LIMEN_ACCESS_GRANT_FIRST, /* nothing stored: allowed and "yes" stored (the backend tells the
+                               person); "ask" asks every time, yes/no decide */
 } LimenAccessMode;
 
-/* Decide whether the caller of @request may use (@table, @id): host callers may; otherwise
- * as @mode says. LIMEN_ACCESS_ASK needs @dialog (strings copied; no Access backend: refused)
- * and stores the user's answer. Runs until the request closes (then: refused). */
+/* Decide whether the caller of @request may use (@table, @id) as @mode says, from the app's
+ * stored permission: "no" refuses and "yes" allows for every caller, sandboxed or not; "ask"
+ * asks every time (LIMEN_ACCESS_ASK). With nothing stored a host caller (it could do it all
+ * itself) is allowed; a sandboxed one is asked (LIMEN_ACCESS_ASK) and only then is the
+ * answer stored. LIMEN_ACCESS_ASK needs @dialog (strings copied; no Access backend: refused).
+ * Runs until the request closes (then: refused). */
 void limen_access_check_async (LimenPortalContext      *context,
                                LimenRequest            *request,
                                const char              *parent_window,
@@ -40,7 +52,8 @@ void limen_access_check_async (LimenPortalContext      *context,
 gboolean limen_access_check_finish (GAsyncResult *result, GError **error);
 
 /* A driver pre-step (LIMEN_STEP_AFTER_HANDLE) asking for the call's Request: completes @task
- * TRUE when allowed, else with Error.NotAllowed (the driver answers Response 2). */
+ * TRUE when allowed, else with Error.NotAllowed (the driver answers Response 2). The call's
+ * "modal" option, when its table has one, reaches the Access dialog. */
 void limen_access_step (LimenCall               *call,
                         GTask                   *task,
                         const char              *parent_window,

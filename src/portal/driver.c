@@ -308,7 +308,10 @@ on_impl_reply (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   if ((call->row->flags & LIMEN_DRIVER_KEEP_OPEN) && reply)
     {
-      /* The open Request is the outcome (an inhibition lives as long as it). */
+      /* The open Request is the outcome (an inhibition lives as long as it); the caller is
+       * told it holds, as the reference does (ashpd waits for this Response). */
+      if (call->request)
+        limen_request_emit_response_keep_open (call->request, LIMEN_RESPONSE_SUCCESS, NULL);
       call_free (call);
       return;
     }

@@ -22,6 +22,7 @@
   P ("Email", email, portal_email) \
   P ("FileChooser", file_chooser, portal_file_chooser) \
   P ("GameMode", game_mode, portal_game_mode) \
+  P ("GlobalShortcuts", global_shortcuts, portal_global_shortcuts) \
   P ("Inhibit", inhibit, portal_inhibit) \
   P ("Location", location, portal_location) \
   P ("MemoryMonitor", memory_monitor, portal_memory_monitor) \

@@ -102,7 +102,8 @@ check_wav (const guchar *d, gsize len, SoundInfo *info, const char **why)
         {
           if (!have_fmt)
             return *why = "data before fmt", FALSE;
-          if (size == 0 || size % block_align != 0)
+          /* No frames at all is silence, and still a well-formed WAV: accepted. */
+          if (size % block_align != 0)
             return *why = "data does not hold whole frames", FALSE;
           info->format = "wav";
           info->milliseconds = (guint64) size * 1000 / byte_rate;

@@ -41,3 +41,8 @@ def load(mock, parameters):  # noqa: F811
     portalmock.setup(mock, parameters)
     mock.AddMethod("org.limen.MockBackend", "EmitStateChanged", "oa{sv}", "",
                    "self.EmitSignal('org.freedesktop.impl.portal.Inhibit', 'StateChanged', 'oa{sv}', args)")
+    # The backend ends a session on its own: org.freedesktop.impl.portal.Session.Closed at its path.
+    mock.AddMethod("org.limen.MockBackend", "CloseSession", "o", "",
+                   "import dbus.lowlevel\n"
+                   "self.connection.send_message(dbus.lowlevel.SignalMessage(args[0], "
+                   "'org.freedesktop.impl.portal.Session', 'Closed'))")

@@ -16,6 +16,10 @@ SYSTEM_BUS = False
 
 def load(mock, parameters):
     portalmock.setup(mock, parameters)
+    # The impl interface's version (parameter "version"; 0: no such property, as in 1.16).
+    version = int((parameters or {}).get("version", 2))
+    if version:
+        mock.AddProperty(MAIN_IFACE, "version", dbus.UInt32(version))
     mock.AddMethod("org.limen.MockBackend", "InvokeAction", "sss", "",
                    "self.EmitSignal('org.freedesktop.impl.portal.Notification', 'ActionInvoked', 'sssav', "
                    "[args[0], args[1], args[2], dbus.Array([], signature='v')])")

@@ -183,12 +183,67 @@ export_chosen (LimenCall *call, GTask *task)
                                on_exported, g_object_ref (task));
 }
 
+/* Every choice and every option of one is shown by its label: an empty label is a broken
+ * call from an app (the shared table lets a backend take them from other frontends). */
+static gboolean
+choices_labelled (GVariant *options)
+{
+  g_autoptr(GVariant) choices = g_variant_lookup_value (options, "choices", G_VARIANT_TYPE ("a(ssa(ss)s)"));
+  GVariantIter iter;
+  const char *label, *option_label;
+  g_autoptr(GVariantIter) inner = NULL;
+
+  if (choices == NULL)
+    return TRUE;
+  g_variant_iter_init (&iter, choices);
+  while (g_variant_iter_next (&iter, "(&s&sa(ss)&s)", NULL, &label, &inner, NULL))
+    {
+      if (*label == '\0')
+        return FALSE;
+      while (g_variant_iter_next (inner, "(&s&s)", NULL, &option_label))
+        if (*option_label == '\0')
+          return FALSE;
+      g_clear_pointer (&inner, g_variant_iter_free);
+    }
+  return TRUE;
+}
+
+/* Options that are each well formed but not as the specification allows together or in the
+ * frontend: a current_filter that is not one of a non-empty filters list, a choice or option
+ * without a label. InvalidArgument, as from the reference. */
+static void
+check_dialog_options (LimenCall *call, GTask *task)
+{
+  GVariant *options = limen_call_get_options (call);
+  g_autoptr(GVariant) filters = g_variant_lookup_value (options, "filters", G_VARIANT_TYPE ("a(sa(us))"));
+  g_autoptr(GVariant) current = g_variant_lookup_value (options, "current_filter", G_VARIANT_TYPE ("(sa(us))"));
+  gsize n = filters ? g_variant_n_children (filters) : 0;
+
+  for (gsize i = 0; current && i < n; i++)
+    {
+      g_autoptr(GVariant) filter = g_variant_get_child_value (filters, i);
+
+      if (g_variant_equal (filter, current))
+        n = 0;
+    }
+  if (current && n > 0)
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                             "Invalid value for option current_filter: not one of filters");
+  else if (!choices_labelled (options))
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                             "Invalid value for option choices: a choice or option without a label");
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
 static const LimenStep open_pre[] = {
+  { check_dialog_options, LIMEN_STEP_BEFORE_HANDLE },
   { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
   { NULL }
 };
 
 static const LimenStep save_pre[] = {
+  { check_dialog_options, LIMEN_STEP_BEFORE_HANDLE },
   { check_save_allowed, LIMEN_STEP_BEFORE_HANDLE },
   { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
   { NULL }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * An inhibition lives as long as its Request: the Request is never answered, and closing
- * it (or the caller leaving) closes the backend's impl Request, which lifts it. */
+ * An inhibition lives as long as its Request: once the backend took it the caller gets
+ * Response 0, the Request stays exported, and closing it (or the caller leaving) closes the
+ * backend's impl Request, which lifts it. What an app may inhibit is capped by its entry in
+ * the permission store's "inhibit" table (words logout, switch, suspend, idle). */
 #include "portal.h"
 
 #include <string.h>
@@ -35,7 +37,68 @@ check_flags (LimenCall *call, GTask *task)
     g_task_return_boolean (task, TRUE);
 }
 
-static const LimenStep inhibit_pre[] = { { check_flags, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
+#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
+#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
+
+static guint
+allowed_flags (GVariant *reply, const char *app_id)
+{
+  static const struct { const char *word; guint flag; } words[] = {
+    { "logout", 1 }, { "switch", 2 }, { "suspend", 4 }, { "idle", 8 },
+  };
+  g_autoptr(GVariant) perms = NULL;
+  g_autofree const char **entry = NULL;
+  guint allowed = 0;
+
+  if (reply == NULL)
+    return FLAGS_ALL;
+  g_variant_get_child (reply, 0, "@a{sas}", &perms);
+  if (!g_variant_lookup (perms, app_id, "^a&s", &entry))
+    return FLAGS_ALL;   /* nothing stored: no cap */
+  for (guint i = 0; entry[i]; i++)
+    for (guint j = 0; j < G_N_ELEMENTS (words); j++)
+      if (g_str_equal (entry[i], words[j].word))
+        allowed |= words[j].flag;
+  return allowed;
+}
+
+static void
+on_inhibit_permission (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  LimenCall *call = g_task_get_task_data (task);
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  g_autoptr(GVariant) window = limen_call_get_arg (call, 0);
+  g_autoptr(GVariant) arg = limen_call_get_arg (call, 1);
+  guint flags = g_variant_get_uint32 (arg) &
+                allowed_flags (reply, limen_app_info_get_id (limen_call_get_app_info (call)));
+
+  if (flags == 0)
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                               "None of these inhibitions is allowed for this app");
+      return;
+    }
+  limen_call_set_impl_args (call, g_variant_new ("(@su)", g_steal_pointer (&window), flags), NULL);
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Pre-step of Inhibit: mask the flags with what the app may inhibit; none left: Response 2. */
+static void
+mask_flags (LimenCall *call, GTask *task)
+{
+  g_task_set_task_data (task, call, NULL);
+  g_dbus_connection_call (limen_call_get_context (call)->connection, STORE_NAME, STORE_PATH, STORE_NAME,
+                          "Lookup", g_variant_new ("(ss)", "inhibit", "inhibit"), G_VARIANT_TYPE ("(a{sas}v)"),
+                          G_DBUS_CALL_FLAGS_NONE, 5000, g_task_get_cancellable (task), on_inhibit_permission,
+                          g_object_ref (task));
+}
+
+static const LimenStep inhibit_pre[] = {
+  { check_flags, LIMEN_STEP_BEFORE_HANDLE },
+  { mask_flags, LIMEN_STEP_AFTER_HANDLE },
+  { NULL }
+};
 
 /* Inhibit's success leaves the Request open: it is the inhibition. */
 static const LimenDriverMethod inhibit_methods[] = {

@@ -3,8 +3,11 @@
  * Icon and sound bytes from an app are the inputs here that a complex parser would chew on,
  * so they are judged by limen-validate-icon and limen-validate-sound in processes of their
  * own with tight limits. Bytes passed as a memfd are copied once and the copy is what gets
- * validated and forwarded, so the app cannot change them in between. Version 2 of the
- * interface; the backend's (version 1) gets icon and sound as ("bytes", <ay>). */
+ * validated and forwarded, so the app cannot change them in between. An icon or sound the
+ * frontend cannot pass on (a kind it does not support, data its validator refuses) is left
+ * out and the notification still shown, as the reference does: the text is what matters.
+ * Version min(backend's, 2) of the interface; the backend gets icon and sound as
+ * ("bytes", <ay>). */
 #include "portal.h"
 
 #include <fcntl.h>
@@ -41,9 +44,19 @@ bad (GError **error, const char *key, const char *reason)
   return FALSE;
 }
 
-/* Action and themed icon names: 1 to 256 of [A-Za-z0-9._-]. */
 static gboolean
-valid_name (const char *s)
+valid_action_name (const char *s)
+{
+  if (*s == '\0' || strlen (s) > 256)
+    return FALSE;
+  for (const char *p = s; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '.' && *p != '_')
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+valid_icon_name (const char *s)
 {
   if (*s == '\0' || strlen (s) > 256)
     return FALSE;
@@ -82,7 +95,7 @@ check_buttons (GVariant *buttons, GVariantBuilder *out, GError **error)
           g_variant_builder_clear (out);
           return bad (error, "buttons", "a button needs a label of at most 256 bytes");
         }
-      if (!g_variant_lookup (button, "action", "&s", &action) || !valid_name (action))
+      if (!g_variant_lookup (button, "action", "&s", &action) || !valid_action_name (action))
         {
           g_variant_builder_clear (out);
           return bad (error, "buttons", "a button needs an action name");
@@ -116,7 +129,7 @@ validate_priority (const LimenOption *o, GVariant *v, GError **error)
 static gboolean
 validate_action (const LimenOption *o, GVariant *v, GError **error)
 {
-  if (!valid_name (g_variant_get_string (v, NULL)))
+  if (!valid_action_name (g_variant_get_string (v, NULL)))
     return bad (error, o->key, "not an action name");
   return TRUE;
 }
@@ -257,14 +270,6 @@ check_permission_then_send (Add *a)
                           G_VARIANT_TYPE ("(a{sas}v)"), G_DBUS_CALL_FLAGS_NONE, 3000, NULL, on_permission, a);
 }
 
-static void
-refuse (Add *a, const char *key, const char *why)
-{
-  g_debug ("The %s of notification %s was refused: %s", key, a->id, why);
-  g_dbus_method_invocation_return_error (a->invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                         "Invalid value for %s: %s", key, why);
-  add_free (a);
-}
 
 static void
 on_sound_validated (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -276,10 +281,12 @@ on_sound_validated (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (!ok)
     {
-      refuse (a, "sound", "not a WAV (PCM), Ogg Vorbis or Ogg Opus sound of at most 30 seconds");
-      return;
+      g_message ("The sound of notification %s was left out: not a WAV (PCM), Ogg Vorbis or Ogg Opus "
+                 "sound of at most 30 seconds", a->id);
+      g_clear_pointer (&a->sound, g_variant_unref);
     }
-  g_debug ("Sound of notification %s: %s, %u ms", a->id, format, milliseconds);
+  else
+    g_debug ("Sound of notification %s: %s, %u ms", a->id, format, milliseconds);
   check_permission_then_send (a);
 }
 
@@ -300,8 +307,9 @@ on_icon_validated (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (!ok)
     {
-      refuse (a, "icon", "not a PNG, JPEG or SVG image of at most 512×512 pixels");
-      return;
+      g_message ("The icon of notification %s was left out: not a PNG, JPEG or SVG image of at most "
+                 "512×512 pixels", a->id);
+      g_clear_pointer (&a->icon, g_variant_unref);
     }
   validate_sound_then_send (a);
 }
@@ -342,9 +350,35 @@ read_memfd (GUnixFDList *fd_list, GVariant *handle, const char *key, gsize max, 
   return g_bytes_new_take (g_steal_pointer (&data), done);
 }
 
+/* ("themed", <as>) with each name's symbolic or plain counterpart after the names given
+ * (as a GThemedIcon lists them), so a theme that has only one of the two still shows it. */
+static GVariant *
+themed_with_fallbacks (const char * const *names)
+{
+  g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint i = 0; names[i]; i++)
+    if (!g_ptr_array_find_with_equal_func (all, names[i], g_str_equal, NULL))
+      g_ptr_array_add (all, g_strdup (names[i]));
+  for (guint i = 0; names[i]; i++)
+    {
+      char *other = g_str_has_suffix (names[i], "-symbolic") ?
+                    g_strndup (names[i], strlen (names[i]) - strlen ("-symbolic")) :
+                    g_strconcat (names[i], "-symbolic", NULL);
+
+      if (*other == '\0' || g_ptr_array_find_with_equal_func (all, other, g_str_equal, NULL))
+        g_free (other);
+      else
+        g_ptr_array_add (all, other);
+    }
+  g_ptr_array_add (all, NULL);
+  return g_variant_ref_sink (g_variant_new ("(sv)", "themed",
+                                            g_variant_new_strv ((const char * const *) all->pdata, -1)));
+}
+
 /* Serialized GIcon: ("themed", <as>) names are checked here, ("bytes", <ay>) and
- * ("file-descriptor", <h>) by the validator; anything else (a file path, a GIO-specific
- * class) is refused. */
+ * ("file-descriptor", <h>) by the validator; any other kind (a file path, a GIO-specific
+ * class) is not supported. FALSE: the icon cannot be passed on. */
 static gboolean
 check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
 {
@@ -354,15 +388,13 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
   /* The specification's older form: one themed icon name as a plain string. */
   if (g_variant_is_of_type (icon, G_VARIANT_TYPE_STRING))
     {
-      const char *name = g_variant_get_string (icon, NULL);
+      const char *names[] = { g_variant_get_string (icon, NULL), NULL };
 
-      if (!valid_name (name))
+      if (!valid_icon_name (names[0]))
         return bad (error, "icon", "not an icon name");
-      a->icon = g_variant_ref_sink (g_variant_new ("(sv)", "themed", g_variant_new_strv (&name, 1)));
+      a->icon = themed_with_fallbacks (names);
       return TRUE;
     }
-  if (!g_variant_is_of_type (icon, G_VARIANT_TYPE ("(sv)")))
-    return bad (error, "icon", "must be a serialized themed, bytes or file-descriptor icon");
   g_variant_get (icon, "(&sv)", &kind, &inner);
   if (g_str_equal (kind, "themed") && g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING_ARRAY))
     {
@@ -371,9 +403,9 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
       if (names[0] == NULL || g_strv_length ((char **) names) > 16)
         return bad (error, "icon", "needs 1 to 16 icon names");
       for (guint i = 0; names[i]; i++)
-        if (!valid_name (names[i]))
+        if (!valid_icon_name (names[i]))
           return bad (error, "icon", "not an icon name");
-      a->icon = g_variant_ref (icon);
+      a->icon = themed_with_fallbacks (names);
       return TRUE;
     }
   if (g_str_equal (kind, "bytes") && g_variant_is_of_type (inner, G_VARIANT_TYPE_BYTESTRING))
@@ -414,8 +446,6 @@ check_sound (Add *a, GVariant *sound, GUnixFDList *fd_list, GError **error)
       a->sound = g_variant_ref (sound);
       return TRUE;
     }
-  if (!g_variant_is_of_type (sound, G_VARIANT_TYPE ("(sv)")))
-    return bad (error, "sound", "must be \"default\", \"silent\" or a serialized sound");
   g_variant_get (sound, "(&sv)", &kind, &inner);
   if (g_str_equal (kind, "bytes") && g_variant_is_of_type (inner, G_VARIANT_TYPE_BYTESTRING))
     {
@@ -435,6 +465,23 @@ check_sound (Add *a, GVariant *sound, GUnixFDList *fd_list, GError **error)
                                                 g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING,
                                                                           a->sound_bytes, TRUE)));
   return TRUE;
+}
+
+static gboolean
+is_string_or_serialized (GVariant *value, const char *key, GError **error)
+{
+  if (g_variant_is_of_type (value, G_VARIANT_TYPE_STRING) || g_variant_is_of_type (value, G_VARIANT_TYPE ("(sv)")))
+    return TRUE;
+  return bad (error, key, "must be a string or a serialized (sv) value");
+}
+
+static void
+drop_field (Add *a, GVariant **value, GBytes **bytes, GError **error)
+{
+  g_message ("Notification %s of '%s': %s; left out", a->id, a->app_id, (*error)->message);
+  g_clear_pointer (value, g_variant_unref);
+  g_clear_pointer (bytes, g_bytes_unref);
+  g_clear_error (error);
 }
 
 /* Icons and sounds may come boxed in one more variant; look through it. */
@@ -496,12 +543,19 @@ handle_add_notification (LimenDbusPortalNotification *object, GDBusMethodInvocat
   a->notification = g_variant_ref_sink (g_variant_builder_end (&b));
   icon = lookup_unboxed (notification, "icon");
   sound = lookup_unboxed (notification, "sound");
-  if ((icon && !check_icon (a, icon, fd_list, &error)) || (sound && !check_sound (a, sound, fd_list, &error)))
+  /* A value of the wrong D-Bus type is a broken call; a value of the right type that cannot
+   * be passed on (unsupported kind, bad data) only loses that field. */
+  if ((icon && !is_string_or_serialized (icon, "icon", &error)) ||
+      (sound && !is_string_or_serialized (sound, "sound", &error)))
     {
       limen_invocation_return_gerror (invocation, error);
       add_free (a);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
+  if (icon && !check_icon (a, icon, fd_list, &error))
+    drop_field (a, &a->icon, &a->icon_bytes, &error);
+  if (sound && !check_sound (a, sound, fd_list, &error))
+    drop_field (a, &a->sound, &a->sound_bytes, &error);
   if (a->icon_bytes)
     limen_icon_validate_async (a->icon_bytes, 512, on_icon_validated, a);
   else
@@ -569,6 +623,38 @@ on_peer_vanished (const char *name, gpointer user_data)
       g_hash_table_iter_remove (&iter);
 }
 
+/* What the frontend offers is capped by what the backend does: min(backend's version, 2).
+ * A backend without a version property is a version 1 backend. */
+static void
+on_backend_version (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_autoptr(GVariant) value = NULL;
+  guint version = 1;
+
+  if (reply)
+    {
+      g_variant_get (reply, "(v)", &value);
+      if (g_variant_is_of_type (value, G_VARIANT_TYPE_UINT32))
+        version = CLAMP (g_variant_get_uint32 (value), 1, 2);
+    }
+  else
+    g_debug ("Notification backend has no version (%s): version 1", error->message);
+  if (skeleton)
+    limen_dbus_portal_notification_set_version (skeleton, version);
+}
+
+/* Read again whenever the backend (re)appears: it may have been replaced by another one. */
+static void
+on_backend_appeared (GDBusConnection *connection, const char *name, const char *owner, gpointer user_data)
+{
+  g_dbus_connection_call (connection, name, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "Get",
+                          g_variant_new ("(ss)", IMPL_IFACE, "version"), G_VARIANT_TYPE ("(v)"),
+                          G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
+                          on_backend_version, NULL);
+}
+
 /* AddNotification/RemoveNotification with every field checked (icons by the separate
  * limen-validate-icon process), ActionInvoked routed back to the app alone. */
 GDBusInterfaceSkeleton *
@@ -580,7 +666,10 @@ limen_notification_new (LimenPortalContext *context)
   limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
   skeleton = limen_dbus_portal_notification_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
-  limen_dbus_portal_notification_set_version (skeleton, 2);
+  /* Until the backend has told, the version every backend has. */
+  limen_dbus_portal_notification_set_version (skeleton, 1);
+  g_bus_watch_name_on_connection (context->connection, limen_backend_find (context, IMPL_IFACE, NULL),
+                                  G_BUS_NAME_WATCHER_FLAGS_NONE, on_backend_appeared, NULL, NULL, NULL);
   g_signal_connect (skeleton, "handle-add-notification", G_CALLBACK (handle_add_notification), context);
   g_signal_connect (skeleton, "handle-remove-notification", G_CALLBACK (handle_remove_notification), context);
   g_dbus_connection_signal_subscribe (context->connection, NULL, IMPL_IFACE, "ActionInvoked", LIMEN_PORTAL_PATH,

@@ -7,6 +7,23 @@ handle_register (LimenDbusHostPortalRegistry *object, GDBusMethodInvocation *inv
 {
   g_autoptr(GError) error = NULL;
 
+  if (!limen_app_id_is_valid (app_id))
+    {
+      g_dbus_method_invocation_return_error (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                             "Invalid application id");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  /* An identity is chosen once, before anything was done under another one: a connection
+   * that already made a call (it was identified then, maybe used) or registered before
+   * keeps what it has. */
+  if (!limen_app_info_invocation_is_first (invocation))
+    {
+      /* Error.Failed, as the reference answers: Qt logs it as a warning and goes on. */
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                                     "Cannot register: this connection is already associated "
+                                                     "with an application id");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   /* No options are defined yet; whatever comes is dropped. */
   if (!limen_app_info_register_host_id (g_dbus_method_invocation_get_connection (invocation),
                                         g_dbus_method_invocation_get_sender (invocation), app_id, &error))

@@ -553,7 +553,7 @@ fast_read_one (GDBusMessage *call, LimenAppInfo *info)
 GDBusInterfaceSkeleton *
 limen_settings_new (LimenPortalContext *context)
 {
-  g_autoptr(GPtrArray) impls = limen_portal_config_find_all (context->config, IMPL_IFACE);
+  g_autoptr(GPtrArray) impls = limen_portal_config_find_all_for_desktop (context->config, IMPL_IFACE);
 
   connection = context->connection;
   backends = g_ptr_array_new ();

@@ -26,6 +26,15 @@ on_trashed (GObject *source, GAsyncResult *result, gpointer user_data)
 }
 
 static gboolean
+answer_not_trashed (LimenDbusPortalTrash *object, GDBusMethodInvocation *invocation, LimenAppInfo *info,
+                    const char *why)
+{
+  g_debug ("Not trashing for '%s': %s", limen_app_info_get_id (info), why);
+  limen_dbus_portal_trash_complete_trash_file (object, invocation, NULL, 0);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
 handle_trash_file (LimenDbusPortalTrash *object, GDBusMethodInvocation *invocation,
                    GUnixFDList *fd_list, GVariant *fd_handle)
 {
@@ -40,8 +49,12 @@ handle_trash_file (LimenDbusPortalTrash *object, GDBusMethodInvocation *invocati
   fd = limen_fd_list_get (fd_list, g_variant_get_handle (fd_handle), "fd", &error);
   if (fd < 0 ||
       !limen_fd_check (info, fd, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH |
-                       LIMEN_FD_NEED_WRITE | LIMEN_FD_NEED_DELETE, &fdinfo, &error))
+                       LIMEN_FD_RIGHTS_FROM_VIEW | LIMEN_FD_NEED_WRITE | LIMEN_FD_NEED_DELETE, &fdinfo, &error))
     {
+      /* A broken call (no such fd, not a file) is an error; a file this caller may not
+       * trash is the specification's result 0. */
+      if (g_error_matches (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED))
+        return answer_not_trashed (object, invocation, info, error->message);
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
@@ -49,9 +62,7 @@ handle_trash_file (LimenDbusPortalTrash *object, GDBusMethodInvocation *invocati
   if (lstat (fdinfo.path, &host) != 0 || host.st_dev != fdinfo.dev || host.st_ino != fdinfo.ino)
     {
       limen_fd_info_clear (&fdinfo);
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                     "The file is not at the same place outside the sandbox");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      return answer_not_trashed (object, invocation, info, "the file is not at the same place outside the sandbox");
     }
   g_debug ("Trashing %s for '%s'", fdinfo.path, limen_app_info_get_id (info));
   file = g_file_new_for_path (fdinfo.path);

@@ -1,0 +1,130 @@
+/* limen-documents — the thread that tells the kernel what to forget.
+ *
+ * A kernel invalidation can wait on a request that is being served, and the D-Bus
+ * thread must never wait on the FUSE channel: changes to the model only queue the
+ * invalidations, and this thread sends them.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "fuse-private.h"
+
+#include <string.h>
+
+typedef struct {
+  fuse_ino_t parent;        /* inval_entry(parent, name) when name != NULL */
+  char      *name;
+  fuse_ino_t ino;           /* inval_inode(ino) otherwise */
+  gboolean   stop;
+} Inval;
+
+static gpointer
+inval_thread_func (gpointer user_data)
+{
+  LimenFuse *fs = user_data;
+
+  for (;;)
+    {
+      Inval *inv = g_async_queue_pop (fs->inval_queue);
+      gboolean stop = inv->stop;
+
+      if (!stop && fs->se)
+        {
+          if (inv->name)
+            fuse_lowlevel_notify_inval_entry (fs->se, inv->parent, inv->name, strlen (inv->name));
+          else
+            fuse_lowlevel_notify_inval_inode (fs->se, inv->ino, 0, 0);
+        }
+      g_free (inv->name);
+      g_free (inv);
+      if (stop)
+        return NULL;
+    }
+}
+
+void
+limen_fuse_queue_inval (LimenFuse *fs, fuse_ino_t parent, const char *name, fuse_ino_t ino)
+{
+  Inval *inv = g_new0 (Inval, 1);
+
+  inv->parent = parent;
+  inv->name = g_strdup (name);
+  inv->ino = ino;
+  g_async_queue_push (fs->inval_queue, inv);
+}
+
+/* The model changed (D-Bus thread): drop what the kernel caches about it, and temps
+ * of views that lost write access. Never blocks: the work is queued. */
+void
+limen_fuse_on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data)
+{
+  LimenFuse *fs = user_data;
+  GHashTableIter iter;
+  gpointer value;
+  const char *id = limen_doc_get_id (doc);
+  g_autoptr(GPtrArray) dropped = g_ptr_array_new ();
+
+  /* The kernel keeps the listings of by-app/ and by-app/APPID (see op_opendir): a grant,
+   * revoke or delete changes them, also for a document that was never looked up. Counted
+   * here, before the D-Bus reply, so every opendir after the reply lists afresh. */
+  g_mutex_lock (&fs->lock);
+  if (app == NULL)
+    fs->all_gen++;
+  else
+    {
+      g_autofree char *key = g_strdup_printf ("a:%s", app);
+      Node *dir = g_hash_table_lookup (fs->by_key, key);
+
+      if (dir)
+        dir->list_gen++;
+      fs->by_app->list_gen++;   /* the app may have gained its first or lost its last document */
+    }
+  g_mutex_unlock (&fs->lock);
+  /* Never served: the kernel holds nothing else of it (failed lookups are not cached). */
+  if (!limen_doc_was_seen (doc))
+    return;
+  g_mutex_lock (&fs->lock);
+  if (app == NULL)
+    limen_fuse_queue_inval (fs, FUSE_ROOT_ID, id, 0);
+  g_hash_table_iter_init (&iter, fs->inodes);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      Node *node = value;
+
+      if (node->kind == NODE_APP_DIR && (app == NULL || g_strcmp0 (node->app, app) == 0))
+        limen_fuse_queue_inval (fs, node->ino, id, 0);
+      if (node->doc != doc || (app != NULL && g_strcmp0 (node->app, app) != 0))
+        continue;
+      limen_fuse_queue_inval (fs, 0, NULL, node->ino);
+      if (node->temps && !(limen_doc_get_perms (doc, node->app) & LIMEN_DOC_PERM_WRITE))
+        g_ptr_array_add (dropped, node);
+    }
+  for (guint i = 0; i < dropped->len; i++)
+    {
+      Node *dir = dropped->pdata[i];
+      GHashTableIter titer;
+      gpointer t;
+
+      g_hash_table_iter_init (&titer, dir->temps);
+      while (g_hash_table_iter_next (&titer, NULL, &t))
+        {
+          limen_fuse_queue_inval (fs, dir->ino, ((Node *) t)->temp_name, 0);
+          g_hash_table_iter_steal (&titer);
+          limen_fuse_node_unref_locked (fs, t);
+        }
+    }
+  g_mutex_unlock (&fs->lock);
+}
+
+
+void
+limen_fuse_inval_start (LimenFuse *fs)
+{
+  fs->inval_thread = g_thread_new ("limen-inval", inval_thread_func, fs);
+}
+
+void
+limen_fuse_inval_stop (LimenFuse *fs)
+{
+  Inval *stop = g_new0 (Inval, 1);
+
+  stop->stop = TRUE;
+  g_async_queue_push (fs->inval_queue, stop);
+}

@@ -1,0 +1,194 @@
+/* limen-documents — what the files of the FUSE filesystem share: the node model, the
+ * filesystem's state and the helpers the operations use. Not installed, not for main.c.
+ *
+ * Files: fuse-ops.c (file and attribute operations, the ops table), fuse-dir-ops.c
+ * (listings and changes to names), fuse-nodes.c (nodes and the host files behind them),
+ * fuse-caller.c (who sends a request), fuse-pid-cache.c (its cache), fuse-inval.c (the
+ * kernel-cache invalidation thread), fuse-mount.c (mount, loop, unmount, stale mounts).
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+#include <gio/gio.h>
+#include <sys/stat.h>
+
+#include "compat.h"
+#include "doc-model.h"
+#include "fuse-ops.h"
+#include "fuse-pid-cache.h"
+
+#define HOST_PATH_XATTR "user.document-portal.host-path"
+/* Entries that gate access (root's DOCIDs, by-app's APPIDs) are never cached, so every
+ * path walk through them reaches us and the caller is checked. */
+#define GATE_TIMEOUT 0.0
+#define ENTRY_TIMEOUT 30.0
+#define ATTR_TIMEOUT 5.0
+#define MAX_TEMPS_PER_DOC 64
+
+typedef enum {
+  NODE_ROOT,
+  NODE_BY_APP,
+  NODE_APP_DIR,
+  NODE_DOC_DIR,
+  NODE_FILE,
+  NODE_TEMP,
+} NodeKind;
+
+typedef struct Node Node;
+struct Node {
+  fuse_ino_t  ino;
+  NodeKind    kind;
+  int         ref;          /* under fs->lock: one for the kernel's lookups, one per handle/temp slot */
+  guint64     nlookup;
+  char       *key;          /* in fs->by_key */
+  char       *app;          /* the view: NULL = host */
+  LimenDoc   *doc;          /* DOC_DIR, FILE, TEMP */
+  Node       *parent;       /* a reference */
+  int         fd;           /* FILE: O_PATH; TEMP: O_RDWR unnamed file */
+  gboolean    is_doc_file;  /* FILE that is the document's NAME itself */
+  char       *temp_name;    /* TEMP */
+  /* FILE below an exported directory, under fs->lock: the name it was last looked up or
+   * made under in its parent, and the inode found there instead once (see op_open). */
+  char       *name;
+  ino_t       replaced_by;
+  GHashTable *temps;        /* DOC_DIR of a single-file document: name → Node */
+  /* Page-cache validity for keep_cache: what the file looked like at the last open. */
+  struct timespec cached_mtime;
+  off_t       cached_size;
+  /* APP_DIR, under fs->lock: bumped by every grant, revoke and delete for the app; the
+   * kernel's copy of the listing is current while list_cached == gen + 1 (see op_opendir). */
+  guint64     list_gen;
+  guint64     list_cached;
+  /* DOC_DIR, under fs->lock: the names in the kernel's copy of the listing, NULL when
+   * it is not known to hold a complete one (see open_doc_listing). */
+  char       *list_sig;
+};
+
+typedef struct {
+  Node *node;
+  int   fd;
+} Handle;
+
+struct _LimenFuse {
+  LimenDocModel *model;
+  char          *mountpoint;
+  struct fuse_session *se;
+  GThread       *loop_thread;
+  GThread       *inval_thread;
+  GAsyncQueue   *inval_queue;
+  GMutex         lock;
+  GHashTable    *inodes;     /* ino → Node */
+  GHashTable    *by_key;     /* key → Node */
+  fuse_ino_t     next_ino;
+  Node          *root;
+  Node          *by_app;
+  guint64        all_gen;    /* under lock: bumped by changes to every view (Delete) */
+  dev_t          dev;        /* of the mount, from mountinfo */
+  int            mnt_id;     /* of the mount, from mountinfo */
+  LimenFusePidCache *pids;
+  GMutex         seen_lock;  /* first sight of a document: doc_first_seen */
+  GMutex         done_lock;
+  GCond          done_cond;
+  gboolean       loop_done;
+  gboolean       stopping;   /* under done_lock: limen_fuse_stop ended the loop */
+  gboolean       mounted;
+  LimenFuseLostFunc lost_func;
+  gpointer       lost_data;
+  char          *status_file; /* test hooks: TEST_DOCUMENT_PORTAL_FUSE_STATUS */
+};
+
+/* The filesystem a request belongs to. */
+static inline LimenFuse *
+req_fs (fuse_req_t req)
+{
+  return fuse_req_userdata (req);
+}
+
+/* The operations table (fuse-ops.c). */
+extern const struct fuse_lowlevel_ops limen_fuse_lowlevel_ops;
+
+/* ---- nodes (fuse-nodes.c) ---- */
+/* A new node in the tables, no reference counted yet; fs->lock held. */
+Node *limen_fuse_node_new_locked (LimenFuse *fs, NodeKind kind, const char *key, const char *app,
+                                  LimenDoc *doc, Node *parent, int fd);
+/* Drop one reference; the node goes when the last one does; fs->lock held. */
+void limen_fuse_node_unref_locked (LimenFuse *fs, Node *node);
+/* The node for @ino with a reference, or NULL. */
+Node *limen_fuse_node_get (LimenFuse *fs, fuse_ino_t ino);
+/* limen_fuse_node_get for an operation on @ino: NULL (and ESTALE answered) when it is gone. */
+Node *limen_fuse_node_get_or_stale (LimenFuse *fs, fuse_req_t req, fuse_ino_t ino);
+/* Drop a reference taken by node_get/node_ensure (NULL is ignored). */
+void limen_fuse_node_put (LimenFuse *fs, Node *node);
+/* One kernel lookup more on @node (the caller holds a reference it hands over). */
+void limen_fuse_node_add_lookup_locked (Node *node);
+/* The rights the node's view holds on its document (READ for virtual directories). */
+guint limen_fuse_node_rights (Node *node);
+/* Is the node's document an exported directory? */
+gboolean limen_fuse_node_is_dir_doc (Node *node);
+/* The attributes the view sees; 0 or an errno. */
+int limen_fuse_node_stat (LimenFuse *fs, Node *node, struct stat *st);
+/* Answer a lookup with @node (whose reference is handed to the kernel's lookup count). */
+void limen_fuse_reply_entry (LimenFuse *fs, fuse_req_t req, Node *node, double timeout);
+/* Find or make the node with @key; returns it with a reference. Takes @fd either way. */
+Node *limen_fuse_node_ensure (LimenFuse *fs, NodeKind kind, const char *key, const char *app,
+                              LimenDoc *doc, Node *parent, int fd);
+/* Is @name one directory entry name (not empty, ".", ".." and without '/')? */
+gboolean limen_fuse_name_is_valid (const char *name);
+/* Open the directory holding the document's file, refusing symlinks on the stored path. */
+int limen_fuse_open_doc_parent (LimenDoc *doc, char **name_out);
+/* O_PATH fd of the document's file (found again by handle after a move), or -errno. */
+int limen_fuse_open_doc_file (LimenFuse *fs, LimenDoc *doc, struct stat *st);
+/* Is @node (inside an exported directory) still below the document's directory? */
+gboolean limen_fuse_node_within_doc (LimenFuse *fs, Node *node);
+/* The node of a host file below @parent (keyed by view, document and inode); takes @fd. */
+Node *limen_fuse_file_node (LimenFuse *fs, Node *parent, LimenDoc *doc, int fd, const struct stat *st,
+                            gboolean is_doc_file);
+/* Remember @name as what @node (below an exported directory) is called in its parent. */
+void limen_fuse_node_set_name (LimenFuse *fs, Node *node, const char *name);
+/* Did a host program put another file under @node's name since the kernel looked it up
+ * (@st: the node's stat)? TRUE the first time that is seen for that file: the kernel's
+ * entry is then dropped, and an open answered ESTALE walks the path again. */
+gboolean limen_fuse_node_was_replaced (LimenFuse *fs, Node *node, const struct stat *st);
+/* First sight of a document in this process: remove a save left half-done by a crash. */
+void limen_fuse_doc_mark_seen (LimenFuse *fs, LimenDoc *doc);
+/* The node of a single-file document's own file follows the document's path: when a
+ * host program replaced the file there (write a temporary file, rename it over), the node
+ * is switched to the new file and @st (the node's stat) updated. TRUE when it switched. */
+gboolean limen_fuse_node_follow_doc (LimenFuse *fs, Node *node, struct stat *st);
+/* A real open of the node's O_PATH fd with @flags (through /proc/self/fd). */
+int limen_fuse_node_reopen (Node *node, int flags);
+
+/* ---- callers (fuse-caller.c) ---- */
+/* May the process behind @req use the view of @view_app (NULL: the host view)? */
+gboolean limen_fuse_caller_allowed (LimenFuse *fs, fuse_req_t req, const char *view_app);
+/* May the process behind @req use the view @node belongs to? */
+gboolean limen_fuse_node_gate (LimenFuse *fs, fuse_req_t req, Node *node);
+
+/* ---- kernel cache invalidation (fuse-inval.c) ---- */
+/* Start the thread that sends the kernel invalidations. */
+void limen_fuse_inval_start (LimenFuse *fs);
+/* Stop it after what is queued (the session may be gone: then nothing is sent). */
+void limen_fuse_inval_stop (LimenFuse *fs);
+/* Queue inval_entry(@parent, @name) when @name is set, else inval_inode(@ino). */
+void limen_fuse_queue_inval (LimenFuse *fs, fuse_ino_t parent, const char *name, fuse_ino_t ino);
+/* The document model's change callback (D-Bus thread): queue what the kernel must drop. */
+void limen_fuse_on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data);
+
+/* ---- listings and changes to names (fuse-dir-ops.c), for the operations table ---- */
+void limen_fuse_op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void limen_fuse_op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void limen_fuse_op_releasedir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void limen_fuse_op_create (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                           struct fuse_file_info *fi);
+void limen_fuse_op_mkdir (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void limen_fuse_op_unlink (fuse_req_t req, fuse_ino_t parent, const char *name);
+void limen_fuse_op_rmdir (fuse_req_t req, fuse_ino_t parent, const char *name);
+void limen_fuse_op_rename (fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                           const char *newname, unsigned int flags);
+void limen_fuse_op_symlink (fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
+void limen_fuse_op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname);
+void limen_fuse_op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev);
+/* Open @node for a request after the checks: reply open (or create with @entry). */
+void limen_fuse_finish_open (LimenFuse *fs, fuse_req_t req, Node *node, int fd, struct fuse_file_info *fi,
+                             const struct fuse_entry_param *entry);

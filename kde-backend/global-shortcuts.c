@@ -1,0 +1,983 @@
+/* Limen — org.freedesktop.impl.portal.GlobalShortcuts (version 2) on KDE's kglobalaccel.
+ *
+ * An app's shortcuts become actions of a KGlobalAccel component named after its app id, so
+ * they show in System Settings under the app's name, keep their keys in kglobalshortcutsrc
+ * across restarts, and are grabbed only while a session of the app has them bound. The
+ * first BindShortcuts asks the person (the shim's dialog); a shortcut the daemon already
+ * knows is bound again without asking, and one the person left out is written to the
+ * permission store (table "global-shortcuts", the app's own entry) and never asked again.
+ * ConfigureShortcuts shows the dialog for everything the session proposed.
+ *
+ * Key events reach only the frontend that owns the session (unicast signals): key timing
+ * is nobody else's business.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "limen-kde.h"
+
+#include <gio/gdesktopappinfo.h>
+#include <glib/gi18n.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "kglobalaccel.h"
+#include "shortcut-keys.h"
+#include "shortcuts.h"
+
+#define IMPL_IFACE "org.freedesktop.impl.portal.GlobalShortcuts"
+#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
+#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
+#define STORE_TABLE "global-shortcuts"
+#define STORE_TIMEOUT_MS 5000
+
+static const LimenOption no_options[] = { { NULL } };
+
+
+typedef struct {
+  char    *id;
+  char    *description;
+  int      proposed;   /* the app's preferred trigger as a Qt key code, 0: none or unknown */
+  GArray  *keys;       /* int Qt key codes kglobalaccel holds for it */
+  gboolean bound;      /* registered and grabbing for this session */
+  gboolean refused;    /* the person left it out */
+  gboolean force;      /* the person chose its keys just now: they replace saved ones */
+} Shortcut;
+
+typedef struct _Job Job;
+
+typedef struct {
+  LimenKdeSession *session;
+  char            *handle;
+  char            *sender;
+  char            *app_id;
+  char            *component;   /* KGlobalAccel component */
+  char            *app_name;    /* its friendly name */
+  gboolean         remember;    /* an identified app: choices outlive the session */
+  GPtrArray       *shortcuts;   /* Shortcut: the app's last proposal with its outcome */
+  Job             *job;         /* a bind or configure in progress */
+  GCancellable    *cancellable; /* cancelled when the session ends */
+} GsSession;
+
+struct _Job {
+  GsSession             *gs;
+  GDBusMethodInvocation *invocation;   /* BindShortcuts: answered when done */
+  LimenKdeRequest       *request;      /* BindShortcuts' impl Request */
+  GCancellable          *cancellable;
+  GPtrArray             *wanted;       /* Shortcut: what the session ends up with */
+  GHashTable            *known;        /* action → GArray keys, saved by kglobalaccel */
+  GHashTable            *refused;      /* ids the person refused before (BindShortcuts) */
+  LimenQtDialog         *dialog;
+  char                  *parent_window;
+  char                  *activation_token;
+  gboolean               configure;
+  gboolean               changed;      /* configure: the bound set or keys changed */
+  gboolean               new_refusals; /* the person refused or re-allowed something */
+  guint                  waiting;      /* async steps in flight */
+  GError                *error;        /* the first failure */
+};
+
+static LimenDbusImplPortalGlobalShortcuts *skeleton;
+static GPtrArray *all_sessions;   /* GsSession, not owned: for key events */
+static guint token_serial;
+static guint anonymous_serial;
+
+/* ---- shortcuts ---- */
+
+static void
+shortcut_free (Shortcut *s)
+{
+  g_free (s->id);
+  g_free (s->description);
+  g_clear_pointer (&s->keys, g_array_unref);
+  g_free (s);
+}
+
+/* A GCopyFunc. */
+static gpointer
+shortcut_copy (gconstpointer data, gpointer user_data)
+{
+  const Shortcut *from = data;
+  Shortcut *s = g_memdup2 (from, sizeof *s);
+
+  s->id = g_strdup (from->id);
+  s->description = g_strdup (from->description);
+  s->keys = g_array_copy (from->keys);
+  s->force = FALSE;
+  return s;
+}
+
+static void
+shortcut_set_keys (Shortcut *s, const int *keys, gsize n)
+{
+  g_array_set_size (s->keys, 0);
+  g_array_append_vals (s->keys, keys, n);
+}
+
+/* The app's proposal (already filtered) as Shortcuts. */
+static GPtrArray *
+shortcuts_from_proposal (GVariant *proposal)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) shortcut_free);
+
+  for (gsize i = 0; i < g_variant_n_children (proposal); i++)
+    {
+      g_autoptr(GVariant) values = NULL;
+      Shortcut *s = g_new0 (Shortcut, 1);
+      const char *id, *description = "", *trigger = NULL;
+
+      g_variant_get_child (proposal, i, "(&s@a{sv})", &id, &values);
+      g_variant_lookup (values, "description", "&s", &description);
+      g_variant_lookup (values, "preferred_trigger", "&s", &trigger);
+      s->id = g_strdup (id);
+      s->description = g_strdup (description);
+      s->keys = g_array_new (FALSE, FALSE, sizeof (int));
+      if (trigger && !limen_kde_shortcut_parse (trigger, &s->proposed))
+        g_debug ("Shortcut %s: preferred trigger \"%s\" not understood; none proposed", id, trigger);
+      g_ptr_array_add (out, s);
+    }
+  return out;
+}
+
+static Shortcut *
+shortcuts_find (GPtrArray *shortcuts, const char *id)
+{
+  for (guint i = 0; shortcuts && i < shortcuts->len; i++)
+    {
+      Shortcut *s = g_ptr_array_index (shortcuts, i);
+
+      if (g_str_equal (s->id, id))
+        return s;
+    }
+  return NULL;
+}
+
+/* The bound shortcuts as the portal answers them, a(sa{sv}). */
+static GVariant *
+shortcuts_result (GPtrArray *shortcuts)
+{
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a(sa{sv})"));
+  for (guint i = 0; shortcuts && i < shortcuts->len; i++)
+    {
+      Shortcut *s = g_ptr_array_index (shortcuts, i);
+      g_autofree char *trigger = NULL;
+      GVariantBuilder entry;
+
+      if (!s->bound)
+        continue;
+      trigger = limen_kde_shortcut_describe ((const int *) s->keys->data, s->keys->len);
+      g_variant_builder_init (&entry, G_VARIANT_TYPE_VARDICT);
+      g_variant_builder_add (&entry, "{sv}", "description", g_variant_new_string (s->description));
+      g_variant_builder_add (&entry, "{sv}", "trigger_description", g_variant_new_string (trigger));
+      g_variant_builder_add (&b, "(sa{sv})", s->id, &entry);
+    }
+  return g_variant_builder_end (&b);
+}
+
+static LimenKdeAccelAction
+accel_action (GsSession *gs, Shortcut *s)
+{
+  LimenKdeAccelAction a = { gs->component, gs->app_name, s->id, *s->description ? s->description : s->id };
+
+  return a;
+}
+
+/* ---- signals to the session's owner ---- */
+
+static void
+emit_to_owner (GsSession *gs, const char *signal, GVariant *params)
+{
+  GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (skeleton));
+  g_autoptr(GError) error = NULL;
+
+  g_variant_ref_sink (params);
+  if (connection && !g_dbus_connection_emit_signal (connection, gs->sender, LIMEN_KDE_OBJECT_PATH, IMPL_IFACE,
+                                                    signal, params, &error))
+    g_debug ("%s for %s not sent: %s", signal, gs->handle, error->message);
+  g_variant_unref (params);
+}
+
+static void
+emit_shortcuts_changed (GsSession *gs)
+{
+  emit_to_owner (gs, "ShortcutsChanged", g_variant_new ("(o@a(sa{sv}))", gs->handle, shortcuts_result (gs->shortcuts)));
+}
+
+/* An X11 startup id carrying the key event's time, so the window manager lets the app
+ * raise a window for it. Wayland tokens need a surface of ours: none there yet. */
+static char *
+activation_token (gint64 timestamp)
+{
+  const char *type = g_getenv ("XDG_SESSION_TYPE");
+  const char *wayland = g_getenv ("WAYLAND_DISPLAY");
+
+  if (!g_getenv ("DISPLAY") || g_strcmp0 (type, "wayland") == 0 || (wayland && *wayland))
+    return NULL;
+  return g_strdup_printf ("limen-kde-%d-%u-global-shortcut_TIME%" G_GINT64_FORMAT, (int) getpid (),
+                          ++token_serial, MAX (timestamp, 0));
+}
+
+static void
+on_accel_key (const char *component, const char *action, gint64 timestamp, gboolean pressed, gpointer user_data)
+{
+  for (guint i = 0; all_sessions && i < all_sessions->len; i++)
+    {
+      GsSession *gs = g_ptr_array_index (all_sessions, i);
+      Shortcut *s;
+      g_autofree char *token = NULL;
+      GVariantBuilder options;
+
+      if (!g_str_equal (gs->component, component) || !(s = shortcuts_find (gs->shortcuts, action)) || !s->bound)
+        continue;
+      g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
+      if (pressed && (token = activation_token (timestamp)))
+        g_variant_builder_add (&options, "{sv}", "activation_token", g_variant_new_string (token));
+      g_debug ("Shortcut %s of %s %s", action, gs->handle, pressed ? "activated" : "deactivated");
+      emit_to_owner (gs, pressed ? "Activated" : "Deactivated",
+                     g_variant_new ("(ost@a{sv})", gs->handle, action, (guint64) MAX (timestamp, 0),
+                                    g_variant_builder_end (&options)));
+    }
+}
+
+static void
+on_accel_changed (const char *component, const char *action, const int *keys, gsize n_keys, gpointer user_data)
+{
+  for (guint i = 0; all_sessions && i < all_sessions->len; i++)
+    {
+      GsSession *gs = g_ptr_array_index (all_sessions, i);
+      Shortcut *s;
+
+      if (!g_str_equal (gs->component, component) || !(s = shortcuts_find (gs->shortcuts, action)) || !s->bound)
+        continue;
+      shortcut_set_keys (s, keys, n_keys);
+      emit_shortcuts_changed (gs);
+    }
+}
+
+static void
+on_rebound (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) keys = limen_kde_accel_bind_finish (result, &error);
+  char *id = user_data;
+
+  if (!keys)
+    g_warning ("Shortcut %s not bound again: %s", id, error->message);
+  g_free (id);
+}
+
+/* kglobalaccel restarted: it knows the keys (saved) but nobody grabs them until registered. */
+static void
+on_accel_appeared (gpointer user_data)
+{
+  for (guint i = 0; all_sessions && i < all_sessions->len; i++)
+    {
+      GsSession *gs = g_ptr_array_index (all_sessions, i);
+
+      for (guint k = 0; k < gs->shortcuts->len; k++)
+        {
+          Shortcut *s = g_ptr_array_index (gs->shortcuts, k);
+          LimenKdeAccelAction a = accel_action (gs, s);
+
+          if (s->bound)
+            limen_kde_accel_bind_async (&a, (const int *) s->keys->data, s->keys->len, TRUE, gs->cancellable,
+                                        on_rebound, g_strdup (s->id));
+        }
+    }
+}
+
+/* ---- jobs: one BindShortcuts or ConfigureShortcuts at a time per session ---- */
+
+static void
+job_free (Job *job)
+{
+  if (job->gs && job->gs->job == job)
+    job->gs->job = NULL;
+  g_clear_object (&job->invocation);
+  g_clear_object (&job->cancellable);
+  g_clear_pointer (&job->wanted, g_ptr_array_unref);
+  g_clear_pointer (&job->known, g_hash_table_unref);
+  g_clear_pointer (&job->refused, g_hash_table_unref);
+  g_free (job->parent_window);
+  g_free (job->activation_token);
+  g_clear_error (&job->error);
+  g_free (job);
+}
+
+static Job *
+job_new (GsSession *gs, gboolean configure, const char *parent_window)
+{
+  Job *job = g_new0 (Job, 1);
+
+  job->gs = gs;
+  job->configure = configure;
+  job->cancellable = g_cancellable_new ();
+  job->parent_window = g_strdup (parent_window);
+  gs->job = job;
+  return job;
+}
+
+/* The job ends early (its Request closed, its session closed): nothing is bound. */
+static void
+job_abort (Job *job, gboolean request_gone)
+{
+  g_cancellable_cancel (job->cancellable);
+  if (job->dialog)
+    limen_kde_shim_get (NULL)->limen_qt_close (job->dialog);
+  if (job->invocation)
+    limen_kde_reply_response (job->invocation, 2, NULL);
+  if (job->request && !request_gone)
+    limen_kde_request_finish (job->request);
+  job_free (job);
+}
+
+static void
+on_bind_request_closed (LimenKdeRequest *request, gpointer user_data)
+{
+  job_abort (user_data, TRUE);
+}
+
+/* Everything is bound (or failed): answer and keep the outcome in the session. */
+static void
+job_finish (Job *job)
+{
+  GsSession *gs = job->gs;
+
+  if (job->error)
+    {
+      g_warning ("Global shortcuts of %s: %s", gs->app_id, job->error->message);
+      if (job->invocation)
+        limen_invocation_return_gerror (job->invocation, job->error);
+    }
+  else
+    {
+      g_clear_pointer (&gs->shortcuts, g_ptr_array_unref);
+      gs->shortcuts = g_steal_pointer (&job->wanted);
+      if (job->invocation)
+        {
+          GVariantBuilder results;
+
+          g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
+          g_variant_builder_add (&results, "{sv}", "shortcuts", shortcuts_result (gs->shortcuts));
+          limen_kde_reply_response (job->invocation, 0, g_variant_builder_end (&results));
+        }
+      else if (job->changed)
+        emit_shortcuts_changed (gs);
+    }
+  if (job->request)
+    limen_kde_request_finish (job->request);
+  job_free (job);
+}
+
+/* One async step ended; @error (taken) is kept unless it is the job's own cancellation,
+ * in which case the job is gone and nothing may be touched. FALSE then. */
+static gboolean
+job_step_failed (Job *job, GError *error)
+{
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_error_free (error);
+      return FALSE;
+    }
+  if (!job->error)
+    job->error = error;
+  else
+    g_error_free (error);
+  return TRUE;
+}
+
+/* ---- the permission store: refused shortcuts ---- */
+
+/* The refused ids in a Lookup reply (a{sas}v) for @app_id. */
+static GHashTable *
+refused_from_reply (GVariant *reply, const char *app_id)
+{
+  GHashTable *set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GVariant) perms = NULL;
+  g_autofree const char **ids = NULL;
+
+  if (reply)
+    {
+      perms = g_variant_get_child_value (reply, 0);
+      if (g_variant_lookup (perms, app_id, "^a&s", &ids))
+        for (guint i = 0; ids[i]; i++)
+          g_hash_table_add (set, g_strdup (ids[i]));
+    }
+  return set;
+}
+
+static void
+store_lookup (Job *job, GAsyncReadyCallback callback)
+{
+  GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (skeleton));
+
+  job->waiting++;
+  g_dbus_connection_call (connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+                          g_variant_new ("(ss)", STORE_TABLE, job->gs->app_id), G_VARIANT_TYPE ("(a{sas}v)"),
+                          G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, job->cancellable, callback, job);
+}
+
+static void job_decide (Job *job);
+static void job_bind (Job *job);
+
+static void
+on_known (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Job *job = user_data;
+  GError *error = NULL;
+  GHashTable *known = limen_kde_accel_list_finish (result, &error);
+
+  if (!known && !job_step_failed (job, error))
+    return;
+  job->known = known;
+  if (--job->waiting == 0)
+    job_decide (job);
+}
+
+static void
+on_refused_read (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Job *job = user_data;
+  GError *error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+
+  if (!reply && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_error_free (error);
+      return;
+    }
+  if (!reply && !(g_dbus_error_is_remote_error (error) &&
+                  g_str_equal (g_dbus_error_get_remote_error (error), "org.freedesktop.portal.Error.NotFound")))
+    g_debug ("Refused shortcuts of %s not read: %s", job->gs->app_id, error->message);
+  g_clear_error (&error);
+  job->refused = refused_from_reply (reply, job->gs->app_id);
+  if (--job->waiting == 0)
+    job_decide (job);
+}
+
+static void
+on_refused_written (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Job *job = user_data;
+  GError *error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+
+  if (!reply && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_error_free (error);
+      return;
+    }
+  /* The bindings stand; only the memory of a refusal is lost. */
+  if (!reply)
+    g_warning ("Refused shortcuts of %s not remembered: %s", job->gs->app_id, error->message);
+  g_clear_error (&error);
+  if (--job->waiting == 0)
+    job_finish (job);
+}
+
+/* Rewrite the app's refused ids: the stored ones, plus this job's refusals, minus what it
+ * binds now. */
+static void
+on_refused_reread (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Job *job = user_data;
+  GError *error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_autoptr(GHashTable) set = NULL;
+  g_autoptr(GPtrArray) ids = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer id;
+
+  if (!reply && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_error_free (error);
+      return;
+    }
+  g_clear_error (&error);
+  set = refused_from_reply (reply, job->gs->app_id);
+  for (guint i = 0; i < job->wanted->len; i++)
+    {
+      Shortcut *s = g_ptr_array_index (job->wanted, i);
+
+      if (s->refused)
+        g_hash_table_add (set, g_strdup (s->id));
+      else if (s->bound)
+        g_hash_table_remove (set, s->id);
+    }
+  g_hash_table_iter_init (&iter, set);
+  while (g_hash_table_iter_next (&iter, &id, NULL))
+    g_ptr_array_add (ids, id);
+  g_ptr_array_add (ids, NULL);
+  g_dbus_connection_call (G_DBUS_CONNECTION (source), STORE_NAME, STORE_PATH, STORE_NAME, "SetPermission",
+                          g_variant_new ("(sbss^as)", STORE_TABLE, TRUE, job->gs->app_id, job->gs->app_id,
+                                         (char **) ids->pdata),
+                          NULL, G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, job->cancellable, on_refused_written, job);
+}
+
+/* ---- the dialog ---- */
+
+static void on_dialog_done (LimenQtDialog *dialog, int response, size_t n_chosen, const LimenQtShortcut *chosen,
+                            void *user_data);
+
+static gboolean
+job_open_dialog (Job *job, GArray *items, GError **error)
+{
+  GsSession *gs = job->gs;
+  const LimenKdeShim *shim = limen_kde_shim_get_for_dialog (error);
+  LimenQtShortcutsSpec spec = { 0 };
+
+  if (!shim)
+    return FALSE;
+  spec.window.parent_window = job->parent_window;
+  spec.window.app_id = gs->app_id;
+  spec.window.modal = 1;
+  spec.app_name = gs->app_name;
+  spec.component = gs->component;
+  spec.configure = job->configure;
+  spec.activation_token = job->activation_token;
+  spec.n_shortcuts = items->len;
+  spec.shortcuts = (const LimenQtShortcut *) items->data;
+  job->dialog = shim->limen_qt_shortcuts_open (&spec, on_dialog_done, job);
+  if (!job->dialog)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "The global shortcuts dialog could not be shown");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Take the person's answer for @s. */
+static void
+apply_choice (Job *job, Shortcut *s, const LimenQtShortcut *c)
+{
+  int old = s->keys->len > 0 ? g_array_index (s->keys, int, 0) : 0;
+
+  if (c->enabled)
+    {
+      if (!s->bound || old != c->key || s->keys->len > 1)
+        {
+          job->changed = TRUE;
+          s->force = TRUE;
+          shortcut_set_keys (s, &c->key, c->key ? 1 : 0);
+        }
+      job->new_refusals |= s->refused;
+      s->bound = TRUE;
+      s->refused = FALSE;
+      return;
+    }
+  if (!s->refused)
+    job->new_refusals = TRUE;
+  if (s->bound)
+    {
+      /* Forget its keys too: a refused shortcut leaves nothing in System Settings. */
+      job->changed = TRUE;
+      limen_kde_accel_unregister (job->gs->component, s->id);
+    }
+  s->bound = FALSE;
+  s->refused = TRUE;
+  g_array_set_size (s->keys, 0);
+}
+
+static void
+on_dialog_done (LimenQtDialog *dialog, int response, size_t n_chosen, const LimenQtShortcut *chosen,
+                void *user_data)
+{
+  Job *job = user_data;
+
+  job->dialog = NULL;
+  g_debug ("Global shortcuts dialog of %s answered %d", job->gs->handle, response);
+  if (response != LIMEN_QT_RESPONSE_OK)
+    {
+      /* Nothing changes: a first bind binds nothing and is asked again next time. */
+      if (job->invocation)
+        limen_kde_reply_response (job->invocation, (guint) response, NULL);
+      g_clear_object (&job->invocation);
+      if (job->request)
+        limen_kde_request_finish (job->request);
+      job_free (job);
+      return;
+    }
+  for (size_t i = 0; i < n_chosen; i++)
+    {
+      Shortcut *s = shortcuts_find (job->wanted, chosen[i].id);
+
+      if (s)
+        apply_choice (job, s, &chosen[i]);
+    }
+  job_bind (job);
+}
+
+static void
+job_decide (Job *job)
+{
+  g_autoptr(GArray) ask = g_array_new (FALSE, TRUE, sizeof (LimenQtShortcut));
+  g_autoptr(GError) error = NULL;
+
+  if (job->error)
+    {
+      job_finish (job);
+      return;
+    }
+  for (guint i = 0; i < job->wanted->len; i++)
+    {
+      Shortcut *s = g_ptr_array_index (job->wanted, i);
+      GArray *saved;
+      LimenQtShortcut item = { s->id, s->description, s->proposed, 1 };
+
+      if (g_hash_table_contains (job->refused, s->id))
+        s->refused = TRUE;
+      else if ((saved = g_hash_table_lookup (job->known, s->id)))
+        {
+          /* Bound before (by this app, or by the person in System Settings): keep its keys. */
+          shortcut_set_keys (s, (const int *) saved->data, saved->len);
+          s->bound = TRUE;
+        }
+      else
+        g_array_append_val (ask, item);
+    }
+  if (ask->len == 0)
+    job_bind (job);
+  else if (!job_open_dialog (job, ask, &error))
+    {
+      job->error = g_steal_pointer (&error);
+      job_finish (job);
+    }
+}
+
+/* ---- binding ---- */
+
+typedef struct {
+  Job      *job;
+  Shortcut *shortcut;
+} BindStep;
+
+static void
+on_bound (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  BindStep *step = user_data;
+  Job *job = step->job;
+  Shortcut *s = step->shortcut;
+  GError *error = NULL;
+  g_autoptr(GArray) keys = limen_kde_accel_bind_finish (result, &error);
+
+  g_free (step);
+  if (!keys && !job_step_failed (job, error))
+    return;
+  if (keys)
+    {
+      if (s->force && keys->len < s->keys->len)
+        g_message ("Shortcut %s of %s: its keys belong to another shortcut; bound without them", s->id,
+                   job->gs->app_id);
+      shortcut_set_keys (s, (const int *) keys->data, keys->len);
+    }
+  if (--job->waiting == 0)
+    job_finish (job);
+}
+
+/* TRUE when a session other than @gs has @id of @gs's component bound. */
+static gboolean
+bound_elsewhere (GsSession *gs, const char *id)
+{
+  for (guint i = 0; i < all_sessions->len; i++)
+    {
+      GsSession *other = g_ptr_array_index (all_sessions, i);
+      Shortcut *s;
+
+      if (other != gs && g_str_equal (other->component, gs->component) &&
+          (s = shortcuts_find (other->shortcuts, id)) && s->bound)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Stop grabbing @s for @gs: inactive (keys kept) for an app we know, gone for one we don't. */
+static void
+release (GsSession *gs, Shortcut *s)
+{
+  LimenKdeAccelAction a = accel_action (gs, s);
+
+  if (!gs->remember)
+    limen_kde_accel_unregister (gs->component, s->id);
+  else if (!bound_elsewhere (gs, s->id))
+    limen_kde_accel_set_inactive (&a);
+}
+
+static void
+job_bind (Job *job)
+{
+  GsSession *gs = job->gs;
+
+  /* A new proposal without shortcuts the session had: they stop. */
+  for (guint i = 0; !job->configure && i < gs->shortcuts->len; i++)
+    {
+      Shortcut *s = g_ptr_array_index (gs->shortcuts, i);
+      Shortcut *w = shortcuts_find (job->wanted, s->id);
+
+      if (s->bound && !(w && w->bound))
+        release (gs, s);
+    }
+  for (guint i = 0; i < job->wanted->len; i++)
+    {
+      Shortcut *s = g_ptr_array_index (job->wanted, i);
+      LimenKdeAccelAction a = accel_action (gs, s);
+      BindStep *step;
+
+      if (!s->bound)
+        continue;
+      step = g_new0 (BindStep, 1);
+      step->job = job;
+      step->shortcut = s;
+      job->waiting++;
+      limen_kde_accel_bind_async (&a, (const int *) s->keys->data, s->keys->len, !s->force, job->cancellable,
+                                  on_bound, step);
+    }
+  if (gs->remember && job->new_refusals)
+    store_lookup (job, on_refused_reread);
+  if (job->waiting == 0)
+    job_finish (job);
+}
+
+/* ---- methods ---- */
+
+static GsSession *
+session_for (GDBusMethodInvocation *invocation, const char *session_handle, GError **error)
+{
+  LimenKdeSession *session = limen_kde_session_lookup (g_dbus_method_invocation_get_sender (invocation),
+                                                       session_handle);
+
+  gpointer data = session ? limen_kde_session_get_data (session) : NULL;
+
+  /* The handle may name a session of another interface (an Inhibit monitor). */
+  if (!data || !g_ptr_array_find (all_sessions, data, NULL))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No such global shortcuts session");
+      return NULL;
+    }
+  return data;
+}
+
+static gboolean
+check_idle (GsSession *gs, GError **error)
+{
+  if (gs->job)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                           "The shortcuts of this session are being bound or configured already");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+filter_options (GVariant *options, const LimenOption *table, GVariant **out, GError **error)
+{
+  g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+
+  if (!limen_options_filter (options, &filtered, error, table, NULL))
+    return FALSE;
+  *out = g_variant_ref_sink (g_variant_builder_end (&filtered));
+  return TRUE;
+}
+
+static char *
+app_display_name (const char *app_id)
+{
+  g_autofree char *desktop_id = NULL;
+  g_autoptr(GDesktopAppInfo) info = NULL;
+
+  if (!*app_id)
+    return g_strdup (_("Unidentified application"));
+  desktop_id = g_strconcat (app_id, ".desktop", NULL);
+  info = g_desktop_app_info_new (desktop_id);
+  if (info && g_app_info_get_display_name (G_APP_INFO (info)))
+    return g_strdup (g_app_info_get_display_name (G_APP_INFO (info)));
+  return g_strdup (app_id);
+}
+
+static void
+on_session_closed (LimenKdeSession *session, gpointer user_data)
+{
+  GsSession *gs = user_data;
+
+  if (gs->job)
+    job_abort (gs->job, FALSE);
+  g_cancellable_cancel (gs->cancellable);
+  g_ptr_array_remove (all_sessions, gs);
+  for (guint i = 0; i < gs->shortcuts->len; i++)
+    {
+      Shortcut *s = g_ptr_array_index (gs->shortcuts, i);
+
+      if (s->bound)
+        release (gs, s);
+    }
+  g_debug ("Global shortcuts session %s closed", gs->handle);
+  g_ptr_array_unref (gs->shortcuts);
+  g_object_unref (gs->cancellable);
+  g_free (gs->handle);
+  g_free (gs->sender);
+  g_free (gs->app_id);
+  g_free (gs->component);
+  g_free (gs->app_name);
+  g_free (gs);
+}
+
+static gboolean
+on_create_session (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodInvocation *invocation,
+                   const char *handle, const char *session_handle, const char *app_id, GVariant *options,
+                   gpointer user_data)
+{
+  static const LimenKdeAccelListener listener = { on_accel_key, on_accel_changed, on_accel_appeared };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) opts = NULL;
+  GsSession *gs;
+
+  if (!limen_kde_request_check_handle (handle, &error) ||
+      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
+      !filter_options (options, no_options, &opts, &error))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  limen_kde_accel_init (g_dbus_method_invocation_get_connection (invocation), &listener, NULL);
+  gs = g_new0 (GsSession, 1);
+  gs->session = limen_kde_session_new (invocation, session_handle, on_session_closed, gs, &error);
+  if (!gs->session)
+    {
+      g_free (gs);
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  gs->handle = g_strdup (session_handle);
+  gs->sender = g_strdup (g_dbus_method_invocation_get_sender (invocation));
+  gs->app_id = g_strdup (app_id);
+  gs->remember = *app_id != '\0';
+  /* An app without an id gets a component of its own, forgotten with the session. */
+  gs->component = gs->remember ? g_strdup (app_id)
+                               : g_strdup_printf ("limen-unidentified-%d-%u", (int) getpid (), ++anonymous_serial);
+  gs->app_name = app_display_name (app_id);
+  gs->shortcuts = g_ptr_array_new_with_free_func ((GDestroyNotify) shortcut_free);
+  gs->cancellable = g_cancellable_new ();
+  g_ptr_array_add (all_sessions, gs);
+  g_debug ("Global shortcuts session %s for \"%s\" (component %s)", session_handle, app_id, gs->component);
+  limen_kde_reply_response (invocation, 0, NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+on_bind_shortcuts (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodInvocation *invocation,
+                   const char *handle, const char *session_handle, GVariant *shortcuts, const char *parent_window,
+                   GVariant *options, gpointer user_data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) proposal = NULL;
+  g_autoptr(GVariant) opts = NULL;
+  GsSession *gs = NULL;
+  Job *job;
+
+  if (!limen_kde_request_check_handle (handle, &error) || !limen_kde_check_parent_window (parent_window, &error) ||
+      !(proposal = limen_shortcuts_filter (shortcuts, limen_shortcut_proposal_keys, &error)) ||
+      !filter_options (options, no_options, &opts, &error) ||
+      !(gs = session_for (invocation, session_handle, &error)) || !check_idle (gs, &error))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  g_variant_ref_sink (proposal);
+  job = job_new (gs, FALSE, parent_window);
+  job->request = limen_kde_request_new (invocation, handle, on_bind_request_closed, job, &error);
+  if (!job->request)
+    {
+      job_free (job);
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  job->invocation = g_object_ref (invocation);
+  job->wanted = shortcuts_from_proposal (proposal);
+  job->waiting = 1;
+  limen_kde_accel_list_async (gs->component, job->cancellable, on_known, job);
+  if (gs->remember)
+    store_lookup (job, on_refused_read);
+  else
+    job->refused = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+on_list_shortcuts (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodInvocation *invocation,
+                   const char *handle, const char *session_handle, gpointer user_data)
+{
+  g_autoptr(GError) error = NULL;
+  GVariantBuilder results;
+  GsSession *gs = NULL;
+
+  if (!limen_kde_request_check_handle (handle, &error) || !(gs = session_for (invocation, session_handle, &error)))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&results, "{sv}", "shortcuts", shortcuts_result (gs->shortcuts));
+  limen_kde_reply_response (invocation, 0, g_variant_builder_end (&results));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+on_configure_shortcuts (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodInvocation *invocation,
+                        const char *session_handle, const char *parent_window, GVariant *options,
+                        gpointer user_data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) opts = NULL;
+  g_autoptr(GArray) items = g_array_new (FALSE, TRUE, sizeof (LimenQtShortcut));
+  GsSession *gs = NULL;
+  Job *job;
+
+  if (!limen_kde_check_parent_window (parent_window, &error) ||
+      !filter_options (options, limen_options_global_shortcuts_configure, &opts, &error) ||
+      !(gs = session_for (invocation, session_handle, &error)) || !check_idle (gs, &error))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (gs->shortcuts->len == 0)
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                                     "No shortcuts to configure: none were bound in this session");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  job = job_new (gs, TRUE, parent_window);
+  g_variant_lookup (opts, "activation_token", "s", &job->activation_token);
+  job->wanted = g_ptr_array_copy (gs->shortcuts, shortcut_copy, NULL);
+  g_ptr_array_set_free_func (job->wanted, (GDestroyNotify) shortcut_free);
+  for (guint i = 0; i < job->wanted->len; i++)
+    {
+      Shortcut *s = g_ptr_array_index (job->wanted, i);
+      LimenQtShortcut item = { s->id, s->description, s->proposed, !s->refused };
+
+      if (s->bound)
+        item.key = s->keys->len > 0 ? g_array_index (s->keys, int, 0) : 0;
+      g_array_append_val (items, item);
+    }
+  if (!job_open_dialog (job, items, &error))
+    {
+      job_free (job);
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  limen_dbus_impl_portal_global_shortcuts_complete_configure_shortcuts (object, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+GDBusInterfaceSkeleton *
+limen_kde_global_shortcuts_new (void)
+{
+  skeleton = limen_dbus_impl_portal_global_shortcuts_skeleton_new ();
+  limen_dbus_impl_portal_global_shortcuts_set_version (skeleton, 2);
+  all_sessions = g_ptr_array_new ();
+  g_signal_connect (skeleton, "handle-create-session", G_CALLBACK (on_create_session), NULL);
+  g_signal_connect (skeleton, "handle-bind-shortcuts", G_CALLBACK (on_bind_shortcuts), NULL);
+  g_signal_connect (skeleton, "handle-list-shortcuts", G_CALLBACK (on_list_shortcuts), NULL);
+  g_signal_connect (skeleton, "handle-configure-shortcuts", G_CALLBACK (on_configure_shortcuts), NULL);
+  return G_DBUS_INTERFACE_SKELETON (skeleton);
+}
