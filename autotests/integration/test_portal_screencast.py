@@ -711,6 +711,8 @@ def test_end_to_end_remote_input_reaches_a_window_on_kwin(bus):
         assert "FOCUS" in clicks   # the click activated the window: keys go to it now
         keys = gesture("NotifyKeyboardKeycode", "(oa{sv}iu)", 30, "KEY 30 1")
         assert all(line.split()[1] == "30" for line in keys if line.startswith("KEY"))
+        # A keysym ('b') through KWin's keymap reaches the window as its key (KEY_B = 48).
+        gesture("NotifyKeyboardKeysym", "(oa{sv}iu)", 0x62, "KEY 48 1")
         name, _ = c.error(RD, "NotifyTouchUp", (s, {}, 0), "(oa{sv}u)")
         assert name == "org.freedesktop.portal.Error.NotAllowed"
         bus.call(SESSION, "Close", path=s, conn=c.conn)

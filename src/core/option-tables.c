@@ -235,3 +235,175 @@ const LimenOption limen_options_inhibit_inhibit[] = {
   { "reason", "s", limen_validate_string_length, 1024 },
   { NULL }
 };
+
+/* ---- ScreenCast, RemoteDesktop, Clipboard ---- */
+
+#define CAST_SOURCES_ALL 7   /* monitor, window, virtual */
+#define CAST_CURSORS_ALL 7   /* hidden, embedded, metadata */
+#define CAST_DEVICES_ALL 7   /* keyboard, pointer, touchscreen */
+#define MAX_RESTORE_DATA 65536
+#define MAX_MIME_TYPES 64
+#define MAX_MIME_LENGTH 255
+
+gboolean
+limen_validate_bitmask (const LimenOption *o, GVariant *v, GError **e)
+{
+  guint32 value = g_variant_get_uint32 (v);
+
+  if (value == 0 || (value & ~(guint32) o->max) != 0)
+    {
+      g_autofree char *why = g_strdup_printf ("must be a non-empty bitmask of %u", (guint) o->max);
+
+      limen_option_set_error (e, o->key, why);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_persist_mode (const LimenOption *o, GVariant *v, GError **e)
+{
+  if (g_variant_get_uint32 (v) > 2)
+    {
+      limen_option_set_error (e, o->key, "must be 0 (no), 1 (while the app runs) or 2 (until revoked)");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_mime_type_is_valid (const char *mime)
+{
+  gsize len = strlen (mime);
+  const char *slash = strchr (mime, '/');
+  const char *params = strchr (mime, ';');
+
+  if (len == 0 || len > MAX_MIME_LENGTH || slash == NULL || slash == mime || slash[1] == '\0')
+    return FALSE;
+  for (const char *p = mime; *p; p++)
+    {
+      /* Spaces only among the parameters ("text/plain; charset=utf-8"). */
+      if (*p == ' ' && params && p > params)
+        continue;
+      if ((guchar) *p < 0x21 || (guchar) *p > 0x7e)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_mime_types (const LimenOption *o, GVariant *v, GError **e)
+{
+  gsize n = g_variant_n_children (v);
+
+  if (n > (o->max ? o->max : MAX_MIME_TYPES))
+    {
+      limen_option_set_error (e, o->key, "too many MIME types");
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) child = g_variant_get_child_value (v, i);
+
+      if (!limen_mime_type_is_valid (g_variant_get_string (child, NULL)))
+        {
+          limen_option_set_error (e, o->key, "not a MIME type (type/subtype, at most 255 bytes)");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* (suv) from an earlier Start, handed back by the frontend only; bounded like any blob. */
+static gboolean
+validate_restore_data (const LimenOption *o, GVariant *v, GError **e)
+{
+  if (g_variant_get_size (v) > MAX_RESTORE_DATA)
+    {
+      limen_option_set_error (e, o->key, "too large");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+const LimenOption limen_options_screen_cast_create_session[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { "session_handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+#define SELECT_SOURCES_APP \
+  { "handle_token", "s", limen_validate_token, 0 }, \
+  { "types", "u", limen_validate_bitmask, CAST_SOURCES_ALL }, \
+  { "multiple", "b", limen_validate_bool, 0 }, \
+  { "cursor_mode", "u", limen_validate_bitmask, CAST_CURSORS_ALL }, \
+  { "persist_mode", "u", limen_validate_persist_mode, 0 }
+
+const LimenOption limen_options_screen_cast_select_sources[] = {
+  SELECT_SOURCES_APP,
+  { NULL }
+};
+
+const LimenOption limen_options_impl_screen_cast_select_sources[] = {
+  SELECT_SOURCES_APP,
+  { "restore_data", "(suv)", validate_restore_data, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_screen_cast_start[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_screen_cast_open_pipewire_remote[] = {
+  { NULL }
+};
+
+#define SELECT_DEVICES_APP \
+  { "handle_token", "s", limen_validate_token, 0 }, \
+  { "types", "u", limen_validate_bitmask, CAST_DEVICES_ALL }, \
+  { "persist_mode", "u", limen_validate_persist_mode, 0 }
+
+const LimenOption limen_options_remote_desktop_select_devices[] = {
+  SELECT_DEVICES_APP,
+  { NULL }
+};
+
+const LimenOption limen_options_impl_remote_desktop_select_devices[] = {
+  SELECT_DEVICES_APP,
+  { "restore_data", "(suv)", validate_restore_data, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_remote_desktop_start[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_remote_desktop_notify[] = {
+  { NULL }
+};
+
+const LimenOption limen_options_remote_desktop_notify_pointer_axis[] = {
+  { "finish", "b", limen_validate_bool, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_remote_desktop_connect_to_eis[] = {
+  { NULL }
+};
+
+const LimenOption limen_options_clipboard_request_clipboard[] = {
+  { NULL }
+};
+
+const LimenOption limen_options_clipboard_set_selection[] = {
+  { "mime_types", "as", limen_validate_mime_types, MAX_MIME_TYPES },
+  { NULL }
+};
+
+const LimenOption limen_options_clipboard_selection_owner_changed[] = {
+  { "mime_types", "as", limen_validate_mime_types, MAX_MIME_TYPES },
+  { "session_is_owner", "b", limen_validate_bool, 0 },
+  { NULL }
+};

@@ -39,11 +39,37 @@ extern const LimenOption limen_options_impl_email_compose[];
 /* Inhibit.Inhibit. */
 extern const LimenOption limen_options_inhibit_inhibit[];
 
+/* ScreenCast; RemoteDesktop sessions take SelectSources too. restore_token is in no table:
+ * limen-portal reads it itself and gives the backend only its restore_data (impl tables). */
+extern const LimenOption limen_options_screen_cast_create_session[];
+extern const LimenOption limen_options_screen_cast_select_sources[];
+extern const LimenOption limen_options_impl_screen_cast_select_sources[];
+extern const LimenOption limen_options_screen_cast_start[];
+extern const LimenOption limen_options_screen_cast_open_pipewire_remote[];
+
+/* RemoteDesktop (CreateSession as ScreenCast's). */
+extern const LimenOption limen_options_remote_desktop_select_devices[];
+extern const LimenOption limen_options_impl_remote_desktop_select_devices[];
+extern const LimenOption limen_options_remote_desktop_start[];
+extern const LimenOption limen_options_remote_desktop_notify[];
+extern const LimenOption limen_options_remote_desktop_notify_pointer_axis[];
+extern const LimenOption limen_options_remote_desktop_connect_to_eis[];
+
+/* Clipboard; selection_owner_changed is the backend's signal, checked before it is passed on. */
+extern const LimenOption limen_options_clipboard_request_clipboard[];
+extern const LimenOption limen_options_clipboard_set_selection[];
+extern const LimenOption limen_options_clipboard_selection_owner_changed[];
+
 /* Validators shared by the tables above and their portals. */
 gboolean limen_validate_abs_path (const LimenOption *o, GVariant *v, GError **e);    /* ay, absolute */
 gboolean limen_validate_file_name (const LimenOption *o, GVariant *v, GError **e);   /* s, no '/' */
 gboolean limen_validate_email_address (const LimenOption *o, GVariant *v, GError **e);
 gboolean limen_validate_email_addresses (const LimenOption *o, GVariant *v, GError **e);
 gboolean limen_validate_single_line (const LimenOption *o, GVariant *v, GError **e); /* no CR/LF, ≤ max */
+gboolean limen_validate_bitmask (const LimenOption *o, GVariant *v, GError **e);     /* u, non-zero, bits of max */
+gboolean limen_validate_persist_mode (const LimenOption *o, GVariant *v, GError **e); /* u, 0..2 */
+gboolean limen_validate_mime_types (const LimenOption *o, GVariant *v, GError **e);  /* as, ≤ max MIME types */
+/* type/subtype[;parameters], printable ASCII, at most 255 bytes. */
+gboolean limen_mime_type_is_valid (const char *mime);
 
 G_END_DECLS

@@ -152,32 +152,6 @@ limen_cast_take_streams (LimenCast *cast, GVariant *streams)
 }
 
 gboolean
-limen_cast_validate_persist_mode (const LimenOption *o, GVariant *v, GError **e)
-{
-  if (g_variant_get_uint32 (v) > 2)
-    {
-      limen_option_set_error (e, o->key, "must be 0 (no), 1 (while the app runs) or 2 (until revoked)");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
-limen_cast_validate_mask (const LimenOption *o, GVariant *v, GError **e)
-{
-  guint32 value = g_variant_get_uint32 (v);
-
-  if (value == 0 || (value & ~(guint32) o->max) != 0)
-    {
-      g_autofree char *why = g_strdup_printf ("must be a non-empty bitmask of %u", (guint) o->max);
-
-      limen_option_set_error (e, o->key, why);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
 limen_cast_return_error (GDBusMethodInvocation *invocation, GError *error)
 {
   limen_invocation_return_gerror (invocation, error);

@@ -71,10 +71,6 @@ LimenCast *limen_cast_lookup_path (const char *path);
  * names, with their types; node ids are remembered on @cast. NULL when malformed. */
 GVariant *limen_cast_take_streams (LimenCast *cast, GVariant *streams);
 
-/* Validators shared by the tables. */
-gboolean limen_cast_validate_persist_mode (const LimenOption *o, GVariant *v, GError **e);
-gboolean limen_cast_validate_mask (const LimenOption *o, GVariant *v, GError **e);   /* o->max: allowed bits */
-
 G_END_DECLS
 
 G_BEGIN_DECLS

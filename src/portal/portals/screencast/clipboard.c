@@ -11,68 +11,14 @@
 
 #include "backend.h"
 #include "cast-session.h"
+#include "option-tables.h"
 
 #define CLIPBOARD_VERSION 1
-#define MAX_MIME_TYPES 64
-#define MAX_MIME_LENGTH 255
 /* Transfers a session may have announced and not yet answered. */
 #define MAX_PENDING_TRANSFERS 64
 
 static LimenDbusPortalClipboard *skeleton;
 static GDBusConnection *bus;
-
-static const LimenOption request_options[] = {
-  { NULL }
-};
-
-static gboolean validate_mime_types (const LimenOption *o, GVariant *v, GError **e);
-
-static const LimenOption selection_options[] = {
-  { "mime_types", "as", validate_mime_types, MAX_MIME_TYPES },
-  { NULL }
-};
-
-/* type/subtype[;params]: printable ASCII without spaces before the parameters. */
-static gboolean
-mime_type_is_valid (const char *mime)
-{
-  gsize len = strlen (mime);
-  const char *slash = strchr (mime, '/');
-
-  if (len == 0 || len > MAX_MIME_LENGTH || slash == NULL || slash == mime || slash[1] == '\0')
-    return FALSE;
-  for (const char *p = mime; *p; p++)
-    if (*p < 0x21 || *p > 0x7e)
-      {
-        if (*p == ' ' && strchr (mime, ';') && p > strchr (mime, ';'))
-          continue;
-        return FALSE;
-      }
-  return TRUE;
-}
-
-static gboolean
-validate_mime_types (const LimenOption *o, GVariant *v, GError **e)
-{
-  gsize n = g_variant_n_children (v);
-
-  if (n > o->max)
-    {
-      limen_option_set_error (e, o->key, "too many MIME types");
-      return FALSE;
-    }
-  for (gsize i = 0; i < n; i++)
-    {
-      g_autoptr(GVariant) child = g_variant_get_child_value (v, i);
-
-      if (!mime_type_is_valid (g_variant_get_string (child, NULL)))
-        {
-          limen_option_set_error (e, o->key, "not a MIME type (type/subtype, at most 255 bytes)");
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
 
 /* The caller's remote desktop session, if it may use the clipboard now. */
 static LimenCast *
@@ -115,7 +61,7 @@ handle_request_clipboard (LimenDbusPortalClipboard *object, GDBusMethodInvocatio
   g_autoptr(LimenSession) session = NULL;
   LimenCast *cast;
 
-  if (!limen_options_filter (options, &b, &error, request_options, NULL) ||
+  if (!limen_options_filter (options, &b, &error, limen_options_clipboard_request_clipboard, NULL) ||
       (cast = limen_cast_lookup (invocation, session_handle, &session, &error)) == NULL)
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
   if (cast->kind != LIMEN_CAST_REMOTE_DESKTOP || cast->state != LIMEN_CAST_READY || cast->clipboard_requested)
@@ -143,7 +89,7 @@ handle_set_selection (LimenDbusPortalClipboard *object, GDBusMethodInvocation *i
   g_autoptr(LimenSession) session = NULL;
   LimenCast *cast;
 
-  if (!limen_options_filter (options, &b, &error, selection_options, NULL) ||
+  if (!limen_options_filter (options, &b, &error, limen_options_clipboard_set_selection, NULL) ||
       (cast = clipboard_session (invocation, session_handle, &session, &error)) == NULL)
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
   g_dbus_connection_call (bus, cast->backend, LIMEN_PORTAL_PATH, LIMEN_CLIPBOARD_IMPL, "SetSelection",
@@ -248,7 +194,7 @@ handle_selection_read (LimenDbusPortalClipboard *object, GDBusMethodInvocation *
 
   if (cast == NULL)
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
-  if (!mime_type_is_valid (mime_type))
+  if (!limen_mime_type_is_valid (mime_type))
     return limen_cast_return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                                                                      "Invalid value for mime_type: not a MIME type"));
   call_for_fd (invocation, cast, "SelectionRead", g_variant_new ("(os)", session_handle, mime_type), FALSE);
@@ -283,15 +229,10 @@ on_backend_signal (GDBusConnection *connection, const char *sender, const char *
     {
       g_autoptr(GVariant) options = NULL;
       g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-      static const LimenOption owner_options[] = {
-        { "mime_types", "as", validate_mime_types, MAX_MIME_TYPES },
-        { "session_is_owner", "b", limen_validate_bool, 0 },
-        { NULL }
-      };
 
       g_variant_get (parameters, "(&o@a{sv})", &path, &options);
       if ((cast = signal_session (sender, path, &session)) == NULL ||
-          !limen_options_filter (options, &b, NULL, owner_options, NULL))
+          !limen_options_filter (options, &b, NULL, limen_options_clipboard_selection_owner_changed, NULL))
         return;
       g_dbus_connection_emit_signal (connection, limen_session_get_sender (session), LIMEN_PORTAL_PATH,
                                      "org.freedesktop.portal.Clipboard", signal,
@@ -303,7 +244,7 @@ on_backend_signal (GDBusConnection *connection, const char *sender, const char *
       guint32 serial;
 
       g_variant_get (parameters, "(&o&su)", &path, &mime, &serial);
-      if ((cast = signal_session (sender, path, &session)) == NULL || !mime_type_is_valid (mime))
+      if ((cast = signal_session (sender, path, &session)) == NULL || !limen_mime_type_is_valid (mime))
         return;
       if (cast->transfers == NULL)
         cast->transfers = g_hash_table_new (NULL, NULL);

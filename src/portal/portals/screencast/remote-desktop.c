@@ -11,44 +11,13 @@
 
 #include "backend.h"
 #include "driver.h"
+#include "option-tables.h"
 #include "cast-session.h"
 #include "restore-tokens.h"
 
 #define REMOTE_DESKTOP_VERSION 2
 
 static LimenDbusPortalRemoteDesktop *skeleton;
-
-static const LimenOption create_session_options[] = {
-  { "handle_token", "s", limen_validate_token, 0 },
-  { "session_handle_token", "s", limen_validate_token, 0 },
-  { NULL }
-};
-
-/* restore_token is read by check_select_devices (limen_cast_caller_token), never forwarded. */
-static const LimenOption select_devices_options[] = {
-  { "handle_token", "s", limen_validate_token, 0 },
-  { "types", "u", limen_cast_validate_mask, LIMEN_DEVICE_ALL },
-  { "persist_mode", "u", limen_cast_validate_persist_mode, 0 },
-  { NULL }
-};
-
-static const LimenOption start_options[] = {
-  { "handle_token", "s", limen_validate_token, 0 },
-  { NULL }
-};
-
-static const LimenOption notify_options[] = {
-  { NULL }
-};
-
-static const LimenOption axis_options[] = {
-  { "finish", "b", limen_validate_bool, 0 },
-  { NULL }
-};
-
-static const LimenOption eis_options[] = {
-  { NULL }
-};
 
 static void
 on_backend_properties (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -126,13 +95,13 @@ static const LimenStep start_pre[] = { { limen_cast_step_check_start, LIMEN_STEP
 static const LimenStep started_post[] = { { limen_cast_step_started }, { NULL } };
 
 static const LimenDriverMethod methods[] = {
-  { .method = "CreateSession", .kind = LIMEN_CALL_CREATE_SESSION, .options = create_session_options,
+  { .method = "CreateSession", .kind = LIMEN_CALL_CREATE_SESSION, .options = limen_options_screen_cast_create_session,
     .impl_interface = LIMEN_REMOTE_DESKTOP_IMPL, .impl_method = "CreateSession", .post = created_post,
     .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK },
-  { .method = "SelectDevices", .kind = LIMEN_CALL_IN_SESSION, .options = select_devices_options,
+  { .method = "SelectDevices", .kind = LIMEN_CALL_IN_SESSION, .options = limen_options_remote_desktop_select_devices,
     .impl_interface = LIMEN_REMOTE_DESKTOP_IMPL, .impl_method = "SelectDevices", .pre = select_pre,
     .post = selected_post, .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK },
-  { .method = "Start", .kind = LIMEN_CALL_IN_SESSION, .options = start_options,
+  { .method = "Start", .kind = LIMEN_CALL_IN_SESSION, .options = limen_options_remote_desktop_start,
     .impl_interface = LIMEN_REMOTE_DESKTOP_IMPL, .impl_method = "Start", .pre = start_pre, .post = started_post },
   { NULL }
 };
@@ -235,7 +204,7 @@ handle_motion (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, cons
 {
   if (!FINITE2 (dx, dy))
     return refuse (inv, "dx/dy: not a finite number");
-  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_POINTER, "NotifyPointerMotion", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerMotion", -1,
                  g_variant_new ("(dd)", dx, dy));
 }
 
@@ -245,7 +214,7 @@ handle_motion_absolute (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *
 {
   if (!FINITE2 (x, y))
     return refuse (inv, "x/y: not a finite number");
-  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_POINTER, "NotifyPointerMotionAbsolute", stream,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerMotionAbsolute", stream,
                  g_variant_new ("(udd)", stream, x, y));
 }
 
@@ -255,7 +224,7 @@ handle_button (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, cons
 {
   if (state > 1)
     return refuse (inv, "state: 0 (released) or 1 (pressed)");
-  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_POINTER, "NotifyPointerButton", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerButton", -1,
                  g_variant_new ("(iu)", button, state));
 }
 
@@ -265,7 +234,7 @@ handle_axis (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const 
 {
   if (!FINITE2 (dx, dy))
     return refuse (inv, "dx/dy: not a finite number");
-  return notify (inv, s, opts, axis_options, LIMEN_DEVICE_POINTER, "NotifyPointerAxis", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify_pointer_axis, LIMEN_DEVICE_POINTER, "NotifyPointerAxis", -1,
                  g_variant_new ("(dd)", dx, dy));
 }
 
@@ -275,7 +244,7 @@ handle_axis_discrete (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *in
 {
   if (axis > 1)
     return refuse (inv, "axis: 0 (vertical) or 1 (horizontal)");
-  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_POINTER, "NotifyPointerAxisDiscrete", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerAxisDiscrete", -1,
                  g_variant_new ("(ui)", axis, steps));
 }
 
@@ -285,7 +254,7 @@ handle_keycode (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, con
 {
   if (state > 1)
     return refuse (inv, "state: 0 (released) or 1 (pressed)");
-  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_KEYBOARD, "NotifyKeyboardKeycode", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_KEYBOARD, "NotifyKeyboardKeycode", -1,
                  g_variant_new ("(iu)", keycode, state));
 }
 
@@ -295,7 +264,7 @@ handle_keysym (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, cons
 {
   if (state > 1)
     return refuse (inv, "state: 0 (released) or 1 (pressed)");
-  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_KEYBOARD, "NotifyKeyboardKeysym", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_KEYBOARD, "NotifyKeyboardKeysym", -1,
                  g_variant_new ("(iu)", keysym, state));
 }
 
@@ -305,7 +274,7 @@ handle_touch_down (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, 
 {
   if (!FINITE2 (x, y))
     return refuse (inv, "x/y: not a finite number");
-  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchDown", stream,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchDown", stream,
                  g_variant_new ("(uudd)", stream, slot, x, y));
 }
 
@@ -315,7 +284,7 @@ handle_touch_motion (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv
 {
   if (!FINITE2 (x, y))
     return refuse (inv, "x/y: not a finite number");
-  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchMotion", stream,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchMotion", stream,
                  g_variant_new ("(uudd)", stream, slot, x, y));
 }
 
@@ -323,7 +292,7 @@ static gboolean
 handle_touch_up (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
                  guint slot, gpointer c)
 {
-  return notify (inv, s, opts, notify_options, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchUp", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchUp", -1,
                  g_variant_new ("(u)", slot));
 }
 
@@ -375,7 +344,7 @@ handle_connect_to_eis (LimenDbusPortalRemoteDesktop *object, GDBusMethodInvocati
   LimenCast *cast;
   EisCall *e;
 
-  if (!limen_options_filter (options, &b, &error, eis_options, NULL) ||
+  if (!limen_options_filter (options, &b, &error, limen_options_remote_desktop_connect_to_eis, NULL) ||
       (cast = limen_cast_lookup (invocation, session_handle, &session, &error)) == NULL)
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
   if (cast->kind != LIMEN_CAST_REMOTE_DESKTOP || cast->state != LIMEN_CAST_STARTED || cast->eis_connected)

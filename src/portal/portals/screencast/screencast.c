@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "driver.h"
+#include "option-tables.h"
 #include "cast-session.h"
 #include "pipewire-remote.h"
 #include "restore-tokens.h"
@@ -20,31 +21,6 @@
 #define MAX_REMOTES_PER_SESSION 8
 
 static LimenDbusPortalScreenCast *skeleton;
-
-static const LimenOption create_session_options[] = {
-  { "handle_token", "s", limen_validate_token, 0 },
-  { "session_handle_token", "s", limen_validate_token, 0 },
-  { NULL }
-};
-
-/* restore_token is read by check_select_sources (limen_cast_caller_token), never forwarded. */
-static const LimenOption select_sources_options[] = {
-  { "handle_token", "s", limen_validate_token, 0 },
-  { "types", "u", limen_cast_validate_mask, LIMEN_SOURCE_ALL },
-  { "multiple", "b", limen_validate_bool, 0 },
-  { "cursor_mode", "u", limen_cast_validate_mask, LIMEN_CURSOR_ALL },
-  { "persist_mode", "u", limen_cast_validate_persist_mode, 0 },
-  { NULL }
-};
-
-static const LimenOption start_options[] = {
-  { "handle_token", "s", limen_validate_token, 0 },
-  { NULL }
-};
-
-static const LimenOption open_remote_options[] = {
-  { NULL }
-};
 
 static void
 on_backend_properties (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -166,13 +142,13 @@ static const LimenStep start_pre[] = { { limen_cast_step_check_start, LIMEN_STEP
 static const LimenStep started_post[] = { { limen_cast_step_started }, { NULL } };
 
 static const LimenDriverMethod methods[] = {
-  { .method = "CreateSession", .kind = LIMEN_CALL_CREATE_SESSION, .options = create_session_options,
+  { .method = "CreateSession", .kind = LIMEN_CALL_CREATE_SESSION, .options = limen_options_screen_cast_create_session,
     .impl_interface = LIMEN_SCREEN_CAST_IMPL, .impl_method = "CreateSession", .post = created_post,
     .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK },
-  { .method = "SelectSources", .kind = LIMEN_CALL_IN_SESSION, .options = select_sources_options,
+  { .method = "SelectSources", .kind = LIMEN_CALL_IN_SESSION, .options = limen_options_screen_cast_select_sources,
     .impl_interface = LIMEN_SCREEN_CAST_IMPL, .impl_method = "SelectSources", .pre = select_pre,
     .post = selected_post, .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK },
-  { .method = "Start", .kind = LIMEN_CALL_IN_SESSION, .options = start_options,
+  { .method = "Start", .kind = LIMEN_CALL_IN_SESSION, .options = limen_options_screen_cast_start,
     .impl_interface = LIMEN_SCREEN_CAST_IMPL, .impl_method = "Start", .pre = start_pre, .post = started_post },
   { NULL }
 };
@@ -231,7 +207,7 @@ handle_open_pipewire_remote (LimenDbusPortalScreenCast *object, GDBusMethodInvoc
   LimenCast *cast;
   RemoteCall *r;
 
-  if (!limen_options_filter (options, &b, &error, open_remote_options, NULL) ||
+  if (!limen_options_filter (options, &b, &error, limen_options_screen_cast_open_pipewire_remote, NULL) ||
       (cast = limen_cast_lookup (invocation, session_handle, &session, &error)) == NULL)
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
   if (cast->state != LIMEN_CAST_STARTED || cast->nodes->len == 0)
