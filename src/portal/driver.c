@@ -376,7 +376,8 @@ call_create (LimenCall *call)
   return TRUE;
 
 fail:
-  if (call->session)
+  /* A session this call created dies with it; one the call only used is the caller's. */
+  if (call->session && call->row->kind != LIMEN_CALL_IN_SESSION)
     limen_session_close (call->session);
   limen_call_return_error (call, error);
   return FALSE;
@@ -501,7 +502,6 @@ call_start (const Binding *binding, GDBusMethodInvocation *invocation)
           call_refuse (call, error);
           return;
         }
-      limen_session_ref (call->session);
     }
   call->phase = PHASE_BEFORE_HANDLE;
   call_next (call);
