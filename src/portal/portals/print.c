@@ -55,9 +55,28 @@ static const LimenOption print_options[] = {
   { NULL }
 };
 
+/* supported_output_file_formats: only the formats the specification names, each once. */
+static gboolean
+validate_file_formats (const LimenOption *o, GVariant *v, GError **error)
+{
+  static const char *const known[] = { "pdf", "ps", "svg", NULL };
+  g_autofree const char **formats = g_variant_get_strv (v, NULL);
+
+  for (guint i = 0; formats[i]; i++)
+    if (!g_strv_contains (known, formats[i]) || g_strv_contains (formats + i + 1, formats[i]))
+      {
+        limen_option_set_error (error, o->key, "formats are \"pdf\", \"ps\" and \"svg\", each at most once");
+        return FALSE;
+      }
+  return TRUE;
+}
+
 static const LimenOption prepare_print_options[] = {
   { "modal", "b", limen_validate_bool, 0 },
   { "accept_label", "s", limen_validate_string_length, 1024 },
+  { "supported_output_file_formats", "as", validate_file_formats, 0 },  /* version 3 */
+  { "has_current_page", "b", limen_validate_bool, 0 },                  /* version 4 */
+  { "has_selected_pages", "b", limen_validate_bool, 0 },                /* version 4 */
   { NULL }
 };
 
@@ -145,7 +164,7 @@ limen_print_new (LimenPortalContext *context)
     return NULL;
   object = limen_dbus_portal_print_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_print_set_version (object, 2);
+  limen_dbus_portal_print_set_version (object, 4);
   limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, print_methods);
   return G_DBUS_INTERFACE_SKELETON (object);
 }
