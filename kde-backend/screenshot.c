@@ -5,10 +5,29 @@
 
 #include "errors.h"
 
+/* What we capture: 1 the screen, 2 a window the person clicks, 4 an area they drag out,
+ * 8 the active window. */
+#define TARGETS 0xfu
+
+/* "target" is exactly one of our target bits. */
+static gboolean
+validate_target (const LimenOption *o, GVariant *v, GError **error)
+{
+  guint32 t = g_variant_get_uint32 (v);
+
+  if ((t & TARGETS) != t || t == 0 || (t & (t - 1)) != 0)
+    {
+      limen_option_set_error (error, o->key, "must be one of the targets 1, 2, 4, 8");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static const LimenOption screenshot_options[] = {
   { "modal", "b", NULL, 0 },
   { "interactive", "b", NULL, 0 },
   { "permission_store_checked", "b", NULL, 0 },
+  { "target", "u", validate_target, 0 },
   { NULL }
 };
 
@@ -81,6 +100,7 @@ on_screenshot (LimenDbusImplPortalScreenshot *skeleton,
   g_autoptr(GVariant) opts = NULL;
   const LimenKdeShim *shim = NULL;
   gboolean modal = TRUE, interactive = FALSE;
+  guint32 target = 0;
   LimenQtScreenshotSpec spec = { 0 };
   LimenKdeDialogCall *call;
 
@@ -89,6 +109,8 @@ on_screenshot (LimenDbusImplPortalScreenshot *skeleton,
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   g_variant_lookup (opts, "modal", "b", &modal);
   g_variant_lookup (opts, "interactive", "b", &interactive);
+  g_variant_lookup (opts, "target", "u", &target);
+  spec.target = target;
   spec.window.parent_window = parent_window;
   spec.window.app_id = app_id;
   spec.window.modal = modal;
@@ -131,7 +153,8 @@ limen_kde_screenshot_new (void)
 {
   LimenDbusImplPortalScreenshot *skeleton = limen_dbus_impl_portal_screenshot_skeleton_new ();
 
-  limen_dbus_impl_portal_screenshot_set_version (skeleton, 2);
+  limen_dbus_impl_portal_screenshot_set_version (skeleton, 3);
+  limen_dbus_impl_portal_screenshot_set_available_targets (skeleton, TARGETS);
   g_signal_connect (skeleton, "handle-screenshot", G_CALLBACK (on_screenshot), NULL);
   g_signal_connect (skeleton, "handle-pick-color", G_CALLBACK (on_pick_color), NULL);
   return G_DBUS_INTERFACE_SKELETON (skeleton);
