@@ -447,3 +447,26 @@ def test_target_preselects_the_dialog_mode(bus, x, pattern, lang, target, item):
     response, _ = call.wait(30)
     assert response == 1
     assert f"screenshot dialog mode: {item[lang]}" in kde.output(), kde.output()
+
+
+def test_target_window_through_kwin_picker(bus, x, pattern):
+    """target 2 without the dialog: KWin's picker asks which window; the click picks the
+    320x240 target, whose frame is what the PNG holds."""
+    with_kwin(bus, x, pattern)
+    twid = target_window(bus, x)
+    fx, fy, fw, fh = frame_geometry(x, twid)
+    pointer = ImperviousPointer(x)
+    kde = kh.start_kde_x11(bus, x)
+    try:
+        _, call = screenshot(bus, {"target": GLib.Variant("u", 2)})
+        assert limentest.wait_until(lambda: server_grabbed(x), 15), "KWin's window picker never started"
+        pointer.click(fx + fw // 2, fy + fh // 2)
+        response, results = call.wait(30)
+    finally:
+        pointer.close()
+    assert response == 0, kde.output()
+    path = GLib.filename_from_uri(results["uri"])[0]
+    box = subprocess.run(["convert", path, "-alpha", "extract", "-threshold", "99%", "-format", "%@", "info:"],
+                         capture_output=True, text=True, check=True).stdout
+    bw, bh, _, _ = (int(v) for v in box.replace("x", "+").split("+"))
+    assert (bw, bh) == (fw, fh), box
