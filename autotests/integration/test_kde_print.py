@@ -149,10 +149,20 @@ def test_current_page_and_selection_not_offered_without_the_option(bus, x, kde, 
 
 
 @pytest.mark.parametrize("lang", ["en", "de"])
-def test_dialog_with_current_page_and_selection_screenshots(bus, x, cups, lang):
+def test_dialog_with_current_page_and_selection_screenshots(bus, cups, lang):
     env = dict(cups.env, LIMEN_LOCALEDIR=os.path.join(limentest.BUILD_DIR, "locale"))
     if lang == "de":
         env.update({"LANGUAGE": "de", "QT_SCALE_FACTOR": "2"})
+    # 200% on a screen of twice the pixels, as a HiDPI screen is: Qt's dialog with its
+    # options shown is taller than 400 logical pixels.
+    x = kh.Xvfb("2560x1600x24" if lang == "de" else "1280x800x24")
+    try:
+        dialog_screenshot(bus, x, env, lang)
+    finally:
+        x.close()
+
+
+def dialog_screenshot(bus, x, env, lang):
     kde = kh.start_kde_x11(bus, x, **env)
     title = "limen-" + uuid.uuid4().hex[:8]
     _, call = prepare(bus, title, {"print-pages": GLib.Variant("s", "current")},
