@@ -97,3 +97,13 @@ pkg_check_modules(XKBCOMMON_TEST REQUIRED IMPORTED_TARGET xkbcommon)
 limen_add_unit_test(test-shortcut-keys SOURCES unit/test-shortcut-keys.c ${PROJECT_SOURCE_DIR}/kde-backend/shortcut-keys.c
                     LIBS PkgConfig::XKBCOMMON_TEST)
 target_include_directories(test-shortcut-keys PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)
+# A key chord typed into kwin_wayland through its fake input protocol (GlobalShortcuts' test).
+set(_limen_fake_xml /usr/share/plasma-wayland-protocols/fake-input.xml)
+add_custom_command(OUTPUT ${_limen_wl_gen}/fake-input-client-protocol.h ${_limen_wl_gen}/fake-input-protocol.c
+  COMMAND ${WAYLAND_SCANNER} client-header ${_limen_fake_xml} ${_limen_wl_gen}/fake-input-client-protocol.h
+  COMMAND ${WAYLAND_SCANNER} private-code ${_limen_fake_xml} ${_limen_wl_gen}/fake-input-protocol.c
+  DEPENDS ${_limen_fake_xml} VERBATIM)
+add_executable(limen-wayland-keys wayland-client/limen-wayland-keys.c ${_limen_wl_gen}/fake-input-client-protocol.h
+               ${_limen_wl_gen}/fake-input-protocol.c)
+target_include_directories(limen-wayland-keys PRIVATE ${_limen_wl_gen})
+target_link_libraries(limen-wayland-keys PRIVATE PkgConfig::WAYLAND_CLIENT)

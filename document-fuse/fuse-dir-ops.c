@@ -450,6 +450,7 @@ create_in_dir (LimenFuse *fs, Node *parent, const char *name, mode_t mode, struc
                int *fd, int *err)
 {
   struct stat st;
+  Node *node;
   int pfd;
 
   *fd = openat (parent->fd, name, fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
@@ -465,7 +466,9 @@ create_in_dir (LimenFuse *fs, Node *parent, const char *name, mode_t mode, struc
       return NULL;
     }
   fstat (pfd, &st);
-  return limen_fuse_file_node (fs, parent, parent->doc, pfd, &st, FALSE);
+  node = limen_fuse_file_node (fs, parent, parent->doc, pfd, &st, FALSE);
+  limen_fuse_node_set_name (fs, node, name);
+  return node;
 }
 
 void

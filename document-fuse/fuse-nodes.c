@@ -20,7 +20,7 @@
 
 Node *
 limen_fuse_node_new_locked (LimenFuse *fs, NodeKind kind, const char *key, const char *app, LimenDoc *doc,
-                 Node *parent, int fd)
+                            Node *parent, int fd)
 {
   Node *node = g_new0 (Node, 1);
 
@@ -68,6 +68,7 @@ node_free_locked (LimenFuse *fs, Node *node)
   g_free (node->app);
   g_free (node->temp_name);
   g_free (node->list_sig);
+  g_free (node->name);
   g_free (node);
 }
 
@@ -211,7 +212,7 @@ limen_fuse_reply_entry (LimenFuse *fs, fuse_req_t req, Node *node, double timeou
 /* Find or make the node with @key; returns it with a reference. Takes @fd either way. */
 Node *
 limen_fuse_node_ensure (LimenFuse *fs, NodeKind kind, const char *key, const char *app, LimenDoc *doc,
-             Node *parent, int fd)
+                        Node *parent, int fd)
 {
   Node *node;
 
@@ -484,4 +485,50 @@ limen_fuse_node_follow_doc (LimenFuse *fs, Node *node, struct stat *st)
   g_debug ("Document %s: %s was replaced on the host", limen_doc_get_id (node->doc), path);
   *st = now;
   return TRUE;
+}
+
+void
+limen_fuse_node_set_name (LimenFuse *fs, Node *node, const char *name)
+{
+  if (node->parent == NULL || node->parent->kind != NODE_FILE)
+    return;
+  g_mutex_lock (&fs->lock);
+  if (g_strcmp0 (node->name, name) != 0)
+    {
+      g_free (node->name);
+      node->name = g_strdup (name);
+    }
+  g_mutex_unlock (&fs->lock);
+}
+
+gboolean
+limen_fuse_node_was_replaced (LimenFuse *fs, Node *node, const struct stat *st)
+{
+  g_autofree char *name = NULL;
+  struct stat now;
+  gboolean first = FALSE;
+
+  if (node->kind != NODE_FILE || node->parent == NULL || node->parent->kind != NODE_FILE)
+    return FALSE;
+  g_mutex_lock (&fs->lock);
+  name = g_strdup (node->name);
+  g_mutex_unlock (&fs->lock);
+  /* Gone or renamed (also through the mount): nothing else to open under that name. */
+  if (name == NULL || fstatat (node->parent->fd, name, &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+      (now.st_dev == st->st_dev && now.st_ino == st->st_ino))
+    return FALSE;
+  g_mutex_lock (&fs->lock);
+  if (node->replaced_by != now.st_ino)
+    {
+      /* Once per new file: a path walk retried after ESTALE comes back through a fresh
+       * lookup; an open of this very node again (through an fd, not a path) gets the
+       * file it names, as it would on the host. */
+      node->replaced_by = now.st_ino;
+      first = TRUE;
+      limen_fuse_queue_inval (fs, node->parent->ino, name, 0);
+    }
+  g_mutex_unlock (&fs->lock);
+  if (first)
+    g_debug ("%s was replaced on the host; the path is walked again", name);
+  return first;
 }

@@ -121,6 +121,7 @@ static Node *
 lookup_in_dir (LimenFuse *fs, Node *parent, const char *name, int *err)
 {
   struct stat st;
+  Node *node;
   int fd;
 
   if (limen_fuse_node_rights (parent) == 0 || !limen_fuse_node_within_doc (fs, parent))
@@ -133,7 +134,9 @@ lookup_in_dir (LimenFuse *fs, Node *parent, const char *name, int *err)
         close (fd);
       return NULL;
     }
-  return limen_fuse_file_node (fs, parent, parent->doc, fd, &st, FALSE);
+  node = limen_fuse_file_node (fs, parent, parent->doc, fd, &st, FALSE);
+  limen_fuse_node_set_name (fs, node, name);
+  return node;
 }
 
 static void
@@ -366,7 +369,7 @@ rights_allow (guint rights, int flags)
 
 void
 limen_fuse_finish_open (LimenFuse *fs, fuse_req_t req, Node *node, int fd, struct fuse_file_info *fi,
-             const struct fuse_entry_param *entry)
+                        const struct fuse_entry_param *entry)
 {
   Handle *h = g_new0 (Handle, 1);
   struct stat st;
@@ -429,6 +432,13 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     st.st_mode = 0;   /* refused below, not read uninitialised */
   else if (node->is_doc_file)
     limen_fuse_node_follow_doc (fs, node, &st);   /* replaced on the host since the lookup */
+  else if (limen_fuse_node_was_replaced (fs, node, &st))
+    {
+      /* The kernel walks the path again (LOOKUP_REVAL) and opens the new file. */
+      limen_fuse_node_put (fs, node);
+      fuse_reply_err (req, ESTALE);
+      return;
+    }
   if (!S_ISREG (st.st_mode))
     {
       limen_fuse_node_put (fs, node);

@@ -48,6 +48,10 @@ struct Node {
   int         fd;           /* FILE: O_PATH; TEMP: O_RDWR unnamed file */
   gboolean    is_doc_file;  /* FILE that is the document's NAME itself */
   char       *temp_name;    /* TEMP */
+  /* FILE below an exported directory, under fs->lock: the name it was last looked up or
+   * made under in its parent, and the inode found there instead once (see op_open). */
+  char       *name;
+  ino_t       replaced_by;
   GHashTable *temps;        /* DOC_DIR of a single-file document: name → Node */
   /* Page-cache validity for keep_cache: what the file looked like at the last open. */
   struct timespec cached_mtime;
@@ -140,6 +144,12 @@ gboolean limen_fuse_node_within_doc (LimenFuse *fs, Node *node);
 /* The node of a host file below @parent (keyed by view, document and inode); takes @fd. */
 Node *limen_fuse_file_node (LimenFuse *fs, Node *parent, LimenDoc *doc, int fd, const struct stat *st,
                             gboolean is_doc_file);
+/* Remember @name as what @node (below an exported directory) is called in its parent. */
+void limen_fuse_node_set_name (LimenFuse *fs, Node *node, const char *name);
+/* Did a host program put another file under @node's name since the kernel looked it up
+ * (@st: the node's stat)? TRUE the first time that is seen for that file: the kernel's
+ * entry is then dropped, and an open answered ESTALE walks the path again. */
+gboolean limen_fuse_node_was_replaced (LimenFuse *fs, Node *node, const struct stat *st);
 /* First sight of a document in this process: remove a save left half-done by a crash. */
 void limen_fuse_doc_mark_seen (LimenFuse *fs, LimenDoc *doc);
 /* The node of a single-file document's own file follows the document's path: when a

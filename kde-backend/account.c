@@ -2,13 +2,9 @@
  * shows what is shared (name, picture) and the app's reason.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
+#include "option-tables.h"
 
 #include "errors.h"
-
-static const LimenOption account_options[] = {
-  { "reason", "s", limen_validate_string_length, 1024 },
-  { NULL }
-};
 
 static void
 on_done (LimenQtDialog *dialog, int response, const char *real_name, const char *image_path, void *user_data)
@@ -76,7 +72,7 @@ on_get_user_information (LimenDbusImplPortalAccount *skeleton,
   LimenKdeDialogCall *call;
 
   if (!limen_kde_check_request_args (handle, app_id, window, &error) ||
-      !limen_options_filter (options, &filtered, &error, account_options, NULL))
+      !limen_options_filter (options, &filtered, &error, limen_options_account_get_user_information, NULL))
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;

@@ -1,88 +1,11 @@
 /* Limen — org.freedesktop.impl.portal.Email: ComposeEmail through KDE's mail launcher.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
+#include "option-tables.h"
 
 #include <string.h>
 
 #include "errors.h"
-
-#define MAX_ADDRESSES 256
-
-/* One address: no line breaks or commas (they would inject headers or recipients). */
-static gboolean
-check_address (const char *key, const char *a, GError **e)
-{
-  if (*a == '\0' || strlen (a) > 512 || !g_utf8_validate (a, -1, NULL) || strpbrk (a, "\r\n,<>") != NULL ||
-      strchr (a, '@') == NULL)
-    {
-      limen_option_set_error (e, key, "not a valid e-mail address");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
-validate_address (const LimenOption *o, GVariant *v, GError **e)
-{
-  return check_address (o->key, g_variant_get_string (v, NULL), e);
-}
-
-static gboolean
-validate_addresses (const LimenOption *o, GVariant *v, GError **e)
-{
-  gsize n = g_variant_n_children (v);
-
-  if (n > MAX_ADDRESSES)
-    {
-      limen_option_set_error (e, o->key, "too many addresses");
-      return FALSE;
-    }
-  for (gsize i = 0; i < n; i++)
-    {
-      const char *a;
-
-      g_variant_get_child (v, i, "&s", &a);
-      if (!check_address (o->key, a, e))
-        return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
-validate_attachments (const LimenOption *o, GVariant *v, GError **e)
-{
-  gsize n = g_variant_n_children (v);
-
-  if (n > 64)
-    {
-      limen_option_set_error (e, o->key, "too many attachments");
-      return FALSE;
-    }
-  for (gsize i = 0; i < n; i++)
-    {
-      const char *p;
-
-      g_variant_get_child (v, i, "&s", &p);
-      if (p[0] != '/' || strlen (p) > 4096 || !g_utf8_validate (p, -1, NULL))
-        {
-          limen_option_set_error (e, o->key, "attachments must be absolute paths");
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
-
-static const LimenOption email_options[] = {
-  { "address", "s", validate_address, 0 },
-  { "addresses", "as", validate_addresses, 0 },
-  { "cc", "as", validate_addresses, 0 },
-  { "bcc", "as", validate_addresses, 0 },
-  { "subject", "s", limen_validate_string_length, 1024 },
-  { "body", "s", limen_validate_string_length, 65536 },
-  { "attachments", "as", validate_attachments, 0 },
-  { "activation_token", "s", limen_validate_string_length, 1024 },
-  { NULL }
-};
 
 typedef struct {
   int                    refs;
@@ -164,7 +87,7 @@ on_compose_email (LimenDbusImplPortalEmail *skeleton,
   EmailCall *call;
 
   if (!limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
-      !limen_options_filter (options, &filtered, &error, email_options, NULL))
+      !limen_options_filter (options, &filtered, &error, limen_options_impl_email_compose, NULL))
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;

@@ -2,42 +2,12 @@
  * KDE's file widget.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
+#include "option-tables.h"
 
 #include <string.h>
 
 #include "errors.h"
 
-
-static const LimenOption common_options[] = {
-  { "accept_label", "s", limen_validate_string_length, 256 },
-  { "modal", "b", NULL, 0 },
-  { "choices", "a(ssa(ss)s)", limen_validate_choices, 0 },
-  { "current_folder", "ay", limen_validate_byte_path, 0 },
-  { NULL }
-};
-
-static const LimenOption filter_options[] = {
-  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
-  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
-  { NULL }
-};
-
-static const LimenOption open_options[] = {
-  { "multiple", "b", NULL, 0 },
-  { "directory", "b", NULL, 0 },
-  { NULL }
-};
-
-static const LimenOption save_options[] = {
-  { "current_name", "s", limen_validate_string_length, 1024 },
-  { "current_file", "ay", limen_validate_byte_path, 0 },
-  { NULL }
-};
-
-static const LimenOption save_files_options[] = {
-  { "files", "aay", limen_validate_file_names, 0 },
-  { NULL }
-};
 
 typedef struct {
   GDBusMethodInvocation *invocation;
@@ -129,13 +99,13 @@ handle_file_call (GDBusMethodInvocation *invocation,
   switch (mode)
     {
     case LIMEN_QT_FILE_OPEN:
-      ok = limen_options_filter (options, &filtered, &error, common_options, filter_options, open_options, NULL);
+      ok = limen_options_filter (options, &filtered, &error, limen_options_file_chooser_open_file, NULL);
       break;
     case LIMEN_QT_FILE_SAVE:
-      ok = limen_options_filter (options, &filtered, &error, common_options, filter_options, save_options, NULL);
+      ok = limen_options_filter (options, &filtered, &error, limen_options_file_chooser_save_file, NULL);
       break;
     default:
-      ok = limen_options_filter (options, &filtered, &error, common_options, save_files_options, NULL);
+      ok = limen_options_filter (options, &filtered, &error, limen_options_file_chooser_save_files, NULL);
       break;
     }
   if (!ok || !limen_kde_check_request_args (handle, app_id, parent_window, &error) ||

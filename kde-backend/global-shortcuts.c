@@ -29,14 +29,9 @@
 #define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 #define STORE_TABLE "global-shortcuts"
 #define STORE_TIMEOUT_MS 5000
-#define TOKEN_MAX 256
 
 static const LimenOption no_options[] = { { NULL } };
 
-static const LimenOption configure_options[] = {
-  { "activation_token", "s", limen_validate_string_length, TOKEN_MAX },
-  { NULL }
-};
 
 typedef struct {
   char    *id;
@@ -939,7 +934,7 @@ on_configure_shortcuts (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodI
   Job *job;
 
   if (!limen_kde_check_parent_window (parent_window, &error) ||
-      !filter_options (options, configure_options, &opts, &error) ||
+      !filter_options (options, limen_options_global_shortcuts_configure, &opts, &error) ||
       !(gs = session_for (invocation, session_handle, &error)) || !check_idle (gs, &error))
     {
       limen_invocation_return_gerror (invocation, error);

@@ -22,6 +22,7 @@
  * the flag is accepted and logged only.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
+#include "option-tables.h"
 
 #include <string.h>
 
@@ -234,11 +235,6 @@ on_request_closed (LimenKdeRequest *request, gpointer user_data)
   inhibition_unref (i);
 }
 
-static const LimenOption inhibit_options[] = {
-  { "reason", "s", limen_validate_string_length, 1024 },
-  { NULL }
-};
-
 static gboolean
 on_inhibit (LimenDbusImplPortalInhibit *skeleton,
             GDBusMethodInvocation      *invocation,
@@ -258,7 +254,7 @@ on_inhibit (LimenDbusImplPortalInhibit *skeleton,
   Inhibition *i;
 
   if (!limen_kde_check_request_args (handle, app_id, window, &error) ||
-      !limen_options_filter (options, &filtered, &error, inhibit_options, NULL))
+      !limen_options_filter (options, &filtered, &error, limen_options_inhibit_inhibit, NULL))
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;

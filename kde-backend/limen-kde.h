@@ -13,26 +13,7 @@ G_BEGIN_DECLS
 #define LIMEN_KDE_BUS_NAME "org.freedesktop.impl.portal.desktop.limen"
 #define LIMEN_KDE_OBJECT_PATH "/org/freedesktop/portal/desktop"
 
-/* ---- interfaces (one file each) ---- */
-
-/* Export org.freedesktop.impl.portal.Settings on @object and start watching kdeglobals. */
-GDBusInterfaceSkeleton *limen_kde_settings_new (void);
-GDBusInterfaceSkeleton *limen_kde_access_new (void);
-GDBusInterfaceSkeleton *limen_kde_file_chooser_new (void);
-GDBusInterfaceSkeleton *limen_kde_notification_new (void);
-GDBusInterfaceSkeleton *limen_kde_inhibit_new (void);
-GDBusInterfaceSkeleton *limen_kde_app_chooser_new (void);
-GDBusInterfaceSkeleton *limen_kde_email_new (void);
-GDBusInterfaceSkeleton *limen_kde_account_new (void);
-GDBusInterfaceSkeleton *limen_kde_screenshot_new (void);
-GDBusInterfaceSkeleton *limen_kde_print_new (void);
-GDBusInterfaceSkeleton *limen_kde_lockdown_new (void);
-GDBusInterfaceSkeleton *limen_kde_wallpaper_new (void);
-GDBusInterfaceSkeleton *limen_kde_background_new (void);
-GDBusInterfaceSkeleton *limen_kde_screencast_new (void);
-GDBusInterfaceSkeleton *limen_kde_remote_desktop_new (void);
-GDBusInterfaceSkeleton *limen_kde_clipboard_new (void);
-GDBusInterfaceSkeleton *limen_kde_global_shortcuts_new (void);
+/* ---- interfaces: one file each, limen_kde_PREFIX_new () registered in main.c ---- */
 
 /* NotAllowed when the Kiosk configuration disables printing (lockdown.c). */
 gboolean limen_kde_lockdown_check_printing (GError **error);

@@ -12,25 +12,34 @@
 
 typedef GDBusInterfaceSkeleton *(*InterfaceNew) (void);
 
-/* Keep in step with limen.portal's Interfaces= (a test compares them). */
+/* Every impl interface of limen-kde, one line each: the prefix of its file's
+ * limen_kde_PREFIX_new () (kde-backend/PREFIX.c). Keep in step with limen.portal's
+ * Interfaces= (a test compares them). */
+#define LIMEN_KDE_INTERFACES(I) \
+  I (settings) \
+  I (access) \
+  I (file_chooser) \
+  I (notification) \
+  I (inhibit) \
+  I (app_chooser) \
+  I (email) \
+  I (account) \
+  I (screenshot) \
+  I (lockdown) \
+  I (print) \
+  I (wallpaper) \
+  I (background) \
+  I (screencast) \
+  I (remote_desktop) \
+  I (clipboard) \
+  I (global_shortcuts)
+
+#define DECLARE_INTERFACE(prefix) GDBusInterfaceSkeleton *limen_kde_##prefix##_new (void);
+LIMEN_KDE_INTERFACES (DECLARE_INTERFACE)
+
+#define INTERFACE_ROW(prefix) limen_kde_##prefix##_new,
 static const InterfaceNew interfaces[] = {
-  limen_kde_settings_new,
-  limen_kde_access_new,
-  limen_kde_file_chooser_new,
-  limen_kde_notification_new,
-  limen_kde_inhibit_new,
-  limen_kde_app_chooser_new,
-  limen_kde_email_new,
-  limen_kde_account_new,
-  limen_kde_screenshot_new,
-  limen_kde_lockdown_new,
-  limen_kde_print_new,
-  limen_kde_wallpaper_new,
-  limen_kde_background_new,
-  limen_kde_screencast_new,
-  limen_kde_remote_desktop_new,
-  limen_kde_clipboard_new,
-  limen_kde_global_shortcuts_new,
+  LIMEN_KDE_INTERFACES (INTERFACE_ROW)
 };
 
 static GPtrArray *skeletons;

@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
+#include "option-tables.h"
 
 #include <cups/cups.h>
 #include <gio/gunixinputstream.h>
@@ -17,21 +18,6 @@
 #include "errors.h"
 
 #define MAX_TOKENS 64
-
-static const LimenOption prepare_options[] = {
-  { "modal", "b", NULL, 0 },
-  { "accept_label", "s", limen_validate_string_length, 256 },
-  { "supported_output_file_formats", "as", limen_validate_strv_length, 8 },
-  { "has_current_page", "b", NULL, 0 },
-  { "has_selected_pages", "b", NULL, 0 },
-  { NULL }
-};
-
-static const LimenOption print_options[] = {
-  { "modal", "b", NULL, 0 },
-  { "token", "u", NULL, 0 },
-  { NULL }
-};
 
 /* GtkPrintSettings keys we understand; all strings. */
 static const LimenOption settings_keys[] = {
@@ -632,7 +618,7 @@ on_prepare_print (LimenDbusImplPortalPrint *skeleton,
   PrintCall *call;
 
   if (!check_common (handle, app_id, parent_window, title, &error) ||
-      !filter_dict (options, "options", prepare_options, &opts, &error) ||
+      !filter_dict (options, "options", limen_options_print_prepare_print, &opts, &error) ||
       !filter_dict (settings_in, "settings", settings_keys, &settings, &error) ||
       !filter_dict (page_setup_in, "page_setup", page_setup_keys, &page_setup, &error) ||
       !limen_kde_lockdown_check_printing (&error) ||
@@ -670,7 +656,7 @@ on_print (LimenDbusImplPortalPrint *skeleton,
   PrintCall *call;
 
   if (!check_common (handle, app_id, parent_window, title, &error) ||
-      !filter_dict (options, "options", print_options, &opts, &error) ||
+      !filter_dict (options, "options", limen_options_print_print, &opts, &error) ||
       !limen_kde_lockdown_check_printing (&error))
     {
       limen_invocation_return_gerror (invocation, error);

@@ -353,10 +353,18 @@ static gboolean
 on_keyboard_keysym (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvocation *invocation,
                     const char *session_handle, GVariant *options, gint keysym, guint state, gpointer user_data)
 {
-  if (notify_begin (invocation, session_handle, options, LIMEN_DEVICE_KEYBOARD, NULL))
-    /* fake input carries key codes only; mapping keysyms needs the keymap KWin uses. */
-    g_dbus_method_invocation_return_dbus_error (invocation, "org.freedesktop.portal.Error.NotSupported",
-                                                "KWin's fake input takes key codes only: use NotifyKeyboardKeycode");
+  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, LIMEN_DEVICE_KEYBOARD, NULL);
+
+  if (!w)
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (keysym <= 0 || keysym > 0x1ffffff || state > 1)
+    g_dbus_method_invocation_return_dbus_error (invocation, "org.freedesktop.portal.Error.InvalidArgument",
+                                                "Not a keysym or state");
+  else if (!w->limen_wl_input_keysym (w->wl, (guint32) keysym, state))
+    g_dbus_method_invocation_return_dbus_error (invocation, "org.freedesktop.portal.Error.InvalidArgument",
+                                                "No key of the keyboard layout types this keysym");
+  else
+    g_dbus_method_invocation_return_value (invocation, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

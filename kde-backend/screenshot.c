@@ -2,38 +2,13 @@
  * PickColor. Capturing, the dialog and the picker live in the Qt shim.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
+#include "option-tables.h"
 
 #include "errors.h"
 
 /* What we capture: 1 the screen, 2 a window the person clicks, 4 an area they drag out,
- * 8 the active window. */
+ * 8 the active window (the "target" option's values; the shared table checks them). */
 #define TARGETS 0xfu
-
-/* "target" is exactly one of our target bits. */
-static gboolean
-validate_target (const LimenOption *o, GVariant *v, GError **error)
-{
-  guint32 t = g_variant_get_uint32 (v);
-
-  if ((t & TARGETS) != t || t == 0 || (t & (t - 1)) != 0)
-    {
-      limen_option_set_error (error, o->key, "must be one of the targets 1, 2, 4, 8");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static const LimenOption screenshot_options[] = {
-  { "modal", "b", NULL, 0 },
-  { "interactive", "b", NULL, 0 },
-  { "permission_store_checked", "b", NULL, 0 },
-  { "target", "u", validate_target, 0 },
-  { NULL }
-};
-
-static const LimenOption pick_color_options[] = {
-  { NULL }
-};
 
 static void
 on_screenshot_done (LimenQtDialog *dialog, int response, const char *uri, void *user_data)
@@ -104,7 +79,7 @@ on_screenshot (LimenDbusImplPortalScreenshot *skeleton,
   LimenQtScreenshotSpec spec = { 0 };
   LimenKdeDialogCall *call;
 
-  call = begin_call (invocation, handle, app_id, parent_window, options, screenshot_options, &opts, &shim);
+  call = begin_call (invocation, handle, app_id, parent_window, options, limen_options_impl_screenshot_screenshot, &opts, &shim);
   if (!call)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   g_variant_lookup (opts, "modal", "b", &modal);
@@ -136,7 +111,7 @@ on_pick_color (LimenDbusImplPortalScreenshot *skeleton,
   LimenQtWindow window = { 0 };
   LimenKdeDialogCall *call;
 
-  call = begin_call (invocation, handle, app_id, parent_window, options, pick_color_options, &opts, &shim);
+  call = begin_call (invocation, handle, app_id, parent_window, options, limen_options_screenshot_pick_color, &opts, &shim);
   if (!call)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   window.parent_window = parent_window;

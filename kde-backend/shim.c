@@ -119,7 +119,7 @@ find_module (void)
  * The first dialog of a process that has not loaded Qt waits ~30 ms for the dynamic
  * linker to map and relocate the shim's ~80 libraries. In a Plasma session KWin,
  * plasmashell and the other KDE processes map the same Qt and KF5 pages, so holding them
- * costs limen-kde little PSS there (bench-kde measures it beside kwin_x11); elsewhere
+ * costs limen-kde little PSS there (bench-kde measures it beside KF5 processes); elsewhere
  * limen-kde would be alone in mapping them and keeps the shim unloaded until a dialog
  * needs it.
  *

@@ -3,29 +3,12 @@
  * screen) in the Qt shim.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
+#include "option-tables.h"
 
 #include <string.h>
 #include <sys/stat.h>
 
 #include "errors.h"
-
-static gboolean
-validate_set_on (const LimenOption *o, GVariant *v, GError **error)
-{
-  const char *s = g_variant_get_string (v, NULL);
-
-  if (g_str_equal (s, "background") || g_str_equal (s, "lockscreen") || g_str_equal (s, "both"))
-    return TRUE;
-  g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                       "Invalid set-on: expected background, lockscreen or both");
-  return FALSE;
-}
-
-static const LimenOption wallpaper_options[] = {
-  { "show-preview", "b", NULL, 0 },
-  { "set-on", "s", validate_set_on, 0 },
-  { NULL }
-};
 
 typedef struct {
   GDBusMethodInvocation *invocation;
@@ -109,7 +92,7 @@ on_set_wallpaper_uri (LimenDbusImplPortalWallpaper *skeleton,
   WallpaperCall *call;
 
   if (!limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
-      !limen_options_filter (options, &filtered, &error, wallpaper_options, NULL) ||
+      !limen_options_filter (options, &filtered, &error, limen_options_wallpaper, NULL) ||
       !check_uri (uri, &error) ||
       !(shim = limen_kde_shim_get_for_dialog (&error)))
     {

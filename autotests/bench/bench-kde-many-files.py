@@ -8,6 +8,7 @@ and checked: every file must come back as a document. Prints figures and ratios;
 nothing. LIMEN_BENCH_MANY=1000,10000 sets the sizes, LIMEN_BENCH_HUGE=100000 (0: skip) the
 one run of the largest, LIMEN_BENCH_MANY_REF=0 skips the reference."""
 
+import datetime
 import os
 import shutil
 import sys
@@ -29,14 +30,14 @@ def run_once(stack, x, n, folder_root):
         if stack == "limen":
             daemon = mf.start_limen_stack(bus, x)
         else:
-            daemon = mf.start_reference_stack(bus, x)
+            daemon = mf.start_reference_stack(bus, x, folder)
         title = f"Many {stack} {n}"
         t_call = time.monotonic()
         proc = mf.start_client(bus, "org.example.Many", folder, title, 900)
         try:
             wid = x.wait_window(title, timeout=120)
             if stack == "limen":
-                mf.wait_listed(daemon, n, 300)
+                mf.wait_listed(daemon, n, max(300, n * 0.03))
                 listed = time.monotonic() - t_call
             else:
                 # No hook in the reference: give its view time to list (checked below:
@@ -45,15 +46,20 @@ def run_once(stack, x, n, folder_root):
                 listed = None
             mf.select_all_in_view(x, wid)
             time.sleep(0.5 + n / 20000)
-            if n >= 10000:
-                x.screenshot(f"bench-many-{stack}-{n}.png")
+            x.screenshot(f"bench-many-{stack}-{n}.png")
+            wall0 = datetime.datetime.now()
             t0 = mf.press_open(x)
-            outcome = wait_outcome(proc, x, deadline=t0 + 900)
+            outcome = wait_outcome(proc, x, t0, limit=float(os.environ.get("LIMEN_BENCH_MANY_LIMIT", 900)))
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
         if outcome[0] == "error":
+            x.screenshot(f"bench-many-{stack}-{n}-failed.png")
+            for d in bus.daemons:
+                print(f"--- {d.argv[0]}:\n" + "\n".join(l for l in d.output().splitlines()
+                                                     if "solid" not in l and "Not connected" not in l)[-1500:],
+                      file=sys.stderr)
             return None, outcome[1], listed
         res = outcome[1]
         if res.get("timeout"):
@@ -62,23 +68,44 @@ def run_once(stack, x, n, folder_root):
         if res["response"] != 0:
             return None, f"response {res['response']}", listed
         ok = len(got) == n and sorted(mf.doc_names(got, bus.runtime_dir)) == names
-        return res["at"] - t0, ("all %d back" % n) if ok else f"{len(got)} of {n} back", listed
+        outcome = ("all %d back" % n) if ok else f"{len(got)} of {n} back"
+        if stack == "limen":
+            outcome += dialog_share(daemon, wall0)
+        return res["at"] - t0, outcome, listed
     finally:
         bus.close()
 
 
-def wait_outcome(proc, x, deadline):
-    """The client's answer, or ("error", title) when the dialog shows an error box."""
-    while time.monotonic() < deadline:
+def dialog_share(daemon, wall0):
+    """How much of it limen-kde took: Return to its "File dialog answered" (its log's clock)."""
+    for line in daemon.output().splitlines():
+        if "File dialog answered" in line:
+            stamp = line.split("DEBUG: ", 1)[1].split(": ", 1)[0]
+            at = datetime.datetime.combine(wall0.date(), datetime.time.fromisoformat(stamp))
+            return " (dialog %.2f s)" % (at - wall0).total_seconds()
+    return ""
+
+
+def wait_outcome(proc, x, t0, limit):
+    """The client's answer, or ("error", what) when the dialog shows an error box or
+    nothing comes within @limit seconds of Return."""
+    while time.monotonic() < t0 + limit:
         if proc.poll() is not None:
             return ("answer", mf.client_result(proc, 10))
         r = x.run("xdotool", "search", "--onlyvisible", "--name", "Cannot open file|could not be found",
                   check=False)
         if r.stdout.split():
-            t = time.monotonic()
-            return ("error", "error box 'Cannot open file' after %.1f s" % (t - (deadline - 900)))
+            return ("error", "error box 'Cannot open file' after %.1f s" % (time.monotonic() - t0))
         time.sleep(0.1)
-    return ("error", "nothing within 900 s")
+    return ("error", "no Response within %.0f s" % limit)
+
+
+def guarded(fn, *args):
+    """A run that broke (e.g. the view never finished listing) is a row saying so."""
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 -- reported in the table, the bench goes on
+        return None, f"failed: {type(e).__name__}: {str(e).splitlines()[0][:80]}", None
 
 
 def main():
@@ -93,9 +120,10 @@ def main():
     rows = []
     try:
         for n in sizes + ([huge] if huge else []):
-            ours = run_once("limen", x, n, folders)
-            ref = run_once("ref", x, n, folders) if with_ref else (None, "not run", None)
+            ours = guarded(run_once, "limen", x, n, folders)
+            ref = guarded(run_once, "ref", x, n, folders) if with_ref else (None, "not run", None)
             rows.append((n, ours, ref))
+            print(f"{n} files: limen {ours[:2]}, reference {ref[:2]}", file=sys.stderr, flush=True)
             shutil.rmtree(os.path.join(folders, f"many-{n}"), ignore_errors=True)
     finally:
         x.close()

@@ -77,14 +77,21 @@ def start_limen_stack(bus, x, env=None):
     return kde
 
 
-def start_reference_stack(bus, x):
+def start_reference_stack(bus, x, folder):
     """xdg-permission-store, xdg-document-portal, xdg-desktop-portal-kde on @x and
-    xdg-desktop-portal 1.16 using it (its own kde.portal, found in the system directory)."""
+    xdg-desktop-portal 1.16 using it (its own kde.portal, copied where the frontend looks)."""
     bus.start(["/usr/libexec/xdg-permission-store", "--replace"],
               wait_name="org.freedesktop.impl.portal.PermissionStore")
     bus.start(["/usr/libexec/xdg-document-portal", "--replace"], wait_name="org.freedesktop.portal.Documents")
-    kde = bus.start([kh.REF_KDE], env=dict(x.env(), QT_QPA_PLATFORM="xcb", XDG_CURRENT_DESKTOP="KDE"),
-                    wait_name=REF_KDE_NAME, timeout=30)
+    # Its dialog opens in its working directory: current_folder does not reach it from a
+    # sandboxed caller through xdg-desktop-portal 1.16 (seen here), so start it in @folder.
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        kde = bus.start([kh.REF_KDE], env=dict(x.env(), QT_QPA_PLATFORM="xcb", XDG_CURRENT_DESKTOP="KDE"),
+                        wait_name=REF_KDE_NAME, timeout=30)
+    finally:
+        os.chdir(cwd)
     portals = bus.env["XDG_DESKTOP_PORTAL_DIR"]
     shutil.copy("/usr/share/xdg-desktop-portal/portals/kde.portal", os.path.join(portals, "kde.portal"))
     bus.start([kh.REF_FRONTEND, "--verbose"], env={"XDG_CURRENT_DESKTOP": "KDE"},
@@ -93,28 +100,40 @@ def start_reference_stack(bus, x):
 
 
 def start_client(bus, app_id, folder, title, wait):
-    """The sandboxed app (bwrap, /.flatpak-info for @app_id) calling OpenFile on @folder."""
+    """The sandboxed app (bwrap, /.flatpak-info for @app_id) calling OpenFile on @folder.
+    Its output goes to a file (a pipe would fill up with 100,000 URIs while we wait)."""
     info = limentest.FLATPAK_INFO.format(app_id=app_id)
     fd, info_path = tempfile.mkstemp(dir=bus.root, prefix="flatpak-info-")
     os.write(fd, info.encode())
     os.close(fd)
     argv = limentest.bwrap_argv(bus) + ["--ro-bind", info_path, "/.flatpak-info",
                                         "/usr/bin/python3", "-c", CLIENT, folder, title, str(wait)]
-    proc = subprocess.Popen(argv, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    if not line.startswith("CALLED"):
-        proc.kill()
-        out, err = proc.communicate()
-        raise RuntimeError(f"sandboxed client failed: {line}{out} {err}")
+    out_path = os.path.join(bus.root, f"client-{os.getpid()}-{time.monotonic_ns()}.out")
+    with open(out_path, "w") as out:
+        proc = subprocess.Popen(argv, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                                stdout=out, stderr=subprocess.STDOUT, text=True)
+    proc.out_path = out_path
+    deadline = time.monotonic() + 60
+    while not client_output(proc).startswith("CALLED"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            raise RuntimeError(f"sandboxed client failed: {client_output(proc)[-3000:]}")
+        time.sleep(0.02)
     return proc
 
 
+def client_output(proc):
+    with open(proc.out_path) as f:
+        return f.read()
+
+
 def client_result(proc, timeout):
-    out, err = proc.communicate(timeout=timeout)
+    proc.wait(timeout=timeout)
+    out = client_output(proc)
     lines = [l for l in out.splitlines() if l.startswith("{")]
     if not lines:
-        raise RuntimeError(f"sandboxed client said nothing: {out[-2000:]} {err[-2000:]}")
+        raise RuntimeError(f"sandboxed client said nothing: {out[-3000:]}")
     return json.loads(lines[-1])
 
 

@@ -180,3 +180,30 @@ def test_document_listing_follows_changes(bus, work):
     assert os.listdir(d) == ["renamed.txt"]
     os.unlink(os.path.join(work, "renamed.txt"))
     assert os.listdir(d) == []
+
+
+def test_reads_see_host_side_saves_inside_an_exported_directory(bus, work):
+    dh.start(bus)
+    folder = os.path.join(work, "project")
+    os.makedirs(os.path.join(folder, "sub"))
+    f = os.path.join(folder, "sub", "main.c")
+    write(f, "int main;\n")
+    fd = os.open(folder, os.O_PATH)
+    try:
+        doc = dh.docs(bus, "AddFull", ([0], dh.FLAG_DIRECTORY, APP, ["read", "write"]), "(ahusas)", fds=[fd])[0][0]
+    finally:
+        os.close(fd)
+    paths = [f"{dh.mountpoint(bus)}/{doc}/project/sub/main.c",
+             f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/project/sub/main.c"]
+    for p in paths:
+        assert read(p) == "int main;\n"
+        assert read(p) == "int main;\n"
+    for i, text in enumerate(["int main (void);\n", "x\n", "y\n"]):
+        replace_atomically(f, text)
+        for p in paths:
+            assert read(p) == text, f"stale read through {p} after save {i}"
+    with open(paths[1]) as held:                   # an open file keeps what it opened
+        replace_atomically(f, "z\n")
+        assert held.read() == "y\n"
+    for p in paths:
+        assert read(p) == "z\n"

@@ -247,6 +247,12 @@ def test_fake_input_reaches_a_wayland_window(bus, session, kde):
     notify(bus, "NotifyKeyboardKeycode", "(oa{sv}iu)", s, {}, KEY_A, 0)
     assert probe.wait_for("KEY ") == f"KEY {KEY_A} 1"
     assert probe.wait_for("KEY ") == f"KEY {KEY_A} 0"
+    # Keysyms through KWin's own keymap (us): "A" is Shift+a.
+    notify(bus, "NotifyKeyboardKeysym", "(oa{sv}iu)", s, {}, 0x41, 1)
+    notify(bus, "NotifyKeyboardKeysym", "(oa{sv}iu)", s, {}, 0x41, 0)
+    assert [probe.wait_for("KEY ") for _ in range(4)] == ["KEY 42 1", f"KEY {KEY_A} 1", f"KEY {KEY_A} 0", "KEY 42 0"]
+    with pytest.raises(GLib.Error, match="No key of the keyboard layout"):
+        notify(bus, "NotifyKeyboardKeysym", "(oa{sv}iu)", s, {}, 0x1234567, 1)
 
 
 def test_notify_is_refused_when_not_allowed(bus, session, kde):
@@ -541,4 +547,24 @@ def test_bad_input_gets_clear_errors(bus, session, kde):
     # Still serving.
     assert select_sources(bus, s, restore_data=restore_data("screen:Virtual-0"))[0] == 0
     assert start(bus, s)[0] == 0
+    assert kde.alive()
+
+
+def test_closing_the_shared_window_ends_the_session(bus, session, kde):
+    probe = session.probe("Short-lived window", GREEN)
+    win = session.wait_window("Short-lived window")
+    closed = []
+    s = create(bus)
+    bus.conn.signal_subscribe(kh.KDE_NAME, kh.IMPL + "Session", "Closed", s, None, 0,
+                              lambda *a: closed.append(a[3]))
+    assert select_sources(bus, s, types=GLib.Variant("u", 3), multiple=GLib.Variant("b", True),
+                          restore_data=restore_data("screen:Virtual-0", "window:" + win["uuid"]))[0] == 0
+    response, results = start(bus, s)
+    assert response == 0
+    assert [p["source_type"] for _, p in results["streams"]] == [1, 2]
+    probe.close()
+    # KWin ends the window's stream; the session (both streams) ends with it.
+    assert limentest.wait_until(lambda: (limentest.pump(0.1), closed)[1], 10), "no Closed"
+    for node, _ in results["streams"]:
+        assert limentest.wait_until(lambda: node_gone(session, node), 10)
     assert kde.alive()

@@ -258,7 +258,6 @@ def opened(log):
     return open(log).read().split("\n")
 
 
-@pending
 @pytest.mark.parametrize("uri,scheme", [("https://example.org/", "https"), ("mailto:a@example.org", "mailto"),
                                         ("webcal://example.org/c.ics", "webcal")])
 def test_open_uri_uses_the_default_handler_without_asking(bus, opener, uri, scheme):
@@ -274,7 +273,6 @@ def test_open_uri_uses_the_default_handler_without_asking(bus, opener, uri, sche
     assert limentest.wait_until(lambda: f"org.example.Second {uri}" in opened(opener))
 
 
-@pending
 def test_open_uri_with_one_handler_opens_it_directly(bus, opener):
     t = "x-scheme-handler/limentest"
     install_app(bus, "org.example.Only", [t], opener)
@@ -299,7 +297,6 @@ def test_open_uri_always_ask_for_the_type_shows_the_chooser(bus, opener):
     assert len(backend.requests("ChooseApplication")) == 1
 
 
-@pending
 def test_open_local_file_sends_uri_and_filename_and_sniffs_contents(bus, opener, tmp_path):
     """An extension-less text file is text/plain by its contents; the chooser gets the
     file's name and its URI."""
@@ -368,7 +365,6 @@ FILTER_A = ("Text", [(0, "*.txt")])
 FILTER_B = ("Images", [(1, "image/png")])
 
 
-@pending
 @pytest.mark.parametrize("method", ["OpenFile", "SaveFile"])
 def test_current_filter_must_be_one_of_the_filters(bus, method):
     backend = rh.setup(bus, ["filechooser"])

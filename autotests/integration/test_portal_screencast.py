@@ -177,6 +177,20 @@ def test_refused_start_closes_the_session(cast, bus):
     assert limentest.wait_until(lambda: session in c.closed)
 
 
+def test_closing_the_start_request_closes_the_session(cast, bus):
+    c = Caller(bus)
+    session = c.create()
+    assert c.select(session)[0] == 0
+    cast.set_response("ScreenCast.Start", 0, {}, delay_ms=-1)   # the picker stays open
+    handle, pending = c.start(SC, "Start", (session, "", {}), "(osa{sv})")
+    assert limentest.wait_until(lambda: cast.requests("ScreenCast.Start"))
+    bus.call(rh.REQUEST_IFACE, "Close", path=handle, conn=c.conn)
+    # The backend's dialog is told, and the session cannot be started any more: it is gone.
+    assert limentest.wait_until(lambda: handle in cast.closed())
+    assert limentest.wait_until(lambda: session in c.closed)
+    assert c.error(SC, "Start", (session, "", {}), "(osa{sv})")[0] == "org.freedesktop.portal.Error.InvalidArgument"
+
+
 def test_backend_streams_are_checked(cast, bus):
     c = Caller(bus)
     session = c.create()
@@ -191,6 +205,15 @@ def test_backend_streams_are_checked(cast, bus):
                                                                               "extra": v("s", "x")})])})
     response, results = c2.start_session(s2)
     assert response == 0 and results["streams"] == [(7, {})]
+    # One source asked for: one stream answered, whatever the backend says; several if asked.
+    two = v("a(ua{sv})", [(7, {}), (8, {})])
+    for multiple, expected in ((False, [(7, {})]), (True, [(7, {}), (8, {})])):
+        c3 = Caller(bus)
+        s3 = c3.create(token="m")
+        assert c3.select(s3, multiple=v("b", multiple))[0] == 0
+        cast.set_response("ScreenCast.Start", 0, {"streams": two})
+        response, results = c3.start_session(s3)
+        assert response == 0 and results["streams"] == expected
 
 
 # ---- restore tokens, as Flatpak apps in bwrap ------------------------------------------------
@@ -693,6 +716,74 @@ def test_end_to_end_remote_input_reaches_a_window_on_kwin(bus):
         bus.call(SESSION, "Close", path=s, conn=c.conn)
         assert c.error(RD, "NotifyKeyboardKeycode", (s, {}, 30, 1), "(oa{sv}iu)")[0] == \
             "org.freedesktop.portal.Error.InvalidArgument"
+        window.close()
+    finally:
+        session.close()
+
+
+def portal_fd(c, method, args, sig):
+    """A Clipboard method answering an fd through limen-portal: the fd (ours to close)."""
+    r, fdlist = c.conn.call_with_unix_fd_list_sync(limentest.PORTAL_BUS_NAME, limentest.PORTAL_PATH, CB, method,
+                                                   GLib.Variant(sig, args), None, 0, 10000, None, None)
+    fds = fdlist.steal_fds()   # no copy left behind to keep a pipe open
+    index = r.unpack()[0]
+    for i, fd in enumerate(fds):
+        if i != index:
+            os.close(fd)
+    return fds[index]
+
+
+def test_end_to_end_clipboard_both_ways_on_kwin(bus):
+    """Clipboard through limen-portal and limen-kde: what a Wayland app copies is announced
+    to the session and read by it; what the session offers is pasted by the app."""
+    import uuid
+    import wayland_session
+    if not os.path.exists(os.path.join(limentest.BUILD_DIR, "kde-backend", "limen-kde")):
+        pytest.skip("limen-kde not built")
+    text = "text/plain;charset=utf-8"
+    session = wayland_session.WaylandSession(bus)
+    try:
+        session.start_kde()
+        start_limen_on_kde(bus)
+        window = session.probe("Clipboard probe", GREEN)
+        window.wait_for("FOCUS")
+        token = str(uuid.uuid4())
+        data = GLib.Variant("(suv)", ("KDE", 1, GLib.Variant("a{sv}", {"devices": GLib.Variant("u", 3)})))
+        bus.call("org.freedesktop.impl.portal.PermissionStore", "Set",
+                 ("remote-desktop", True, token, {"": ["yes"]}, data), "(sbsa{sas}v)",
+                 dest="org.freedesktop.impl.portal.PermissionStore",
+                 path="/org/freedesktop/impl/portal/PermissionStore")
+        c = Caller(bus)
+        signals = []
+        c.conn.signal_subscribe(None, CB, None, limentest.PORTAL_PATH, None, 0,
+                                lambda cn, snd, p, i, name, params: signals.append((name, params.unpack())))
+        s = c.create(RD, "clip")
+        c.call(CB, "RequestClipboard", (s, {}), "(oa{sv})")
+        assert c.request(RD, "SelectDevices", (s, {"types": v("u", 3), "restore_token": v("s", token)}),
+                         "(oa{sv})")[0] == 0
+        response, results = c.request(RD, "Start", (s, "", {}), "(osa{sv})", timeout=30)
+        assert response == 0 and results["clipboard_enabled"] is True, results
+        # The Wayland app copies: the session hears of it and reads the text.
+        window.command("copy from the probe")
+        window.wait_for("COPIED")
+        assert limentest.wait_until(lambda: any(n == "SelectionOwnerChanged" and text in p[1].get("mime_types", [])
+                                                for n, p in signals), 10), signals
+        fd = portal_fd(c, "SelectionRead", (s, text), "(os)")
+        with os.fdopen(fd, "rb") as f:
+            assert f.read() == b"from the probe"
+        # The session offers text; the app pastes; the session writes it on request.
+        c.call(CB, "SetSelection", (s, {"mime_types": v("as", [text])}), "(oa{sv})")
+        assert limentest.wait_until(lambda: any(n == "SelectionOwnerChanged" and p[1].get("session_is_owner")
+                                                for n, p in signals), 10), signals
+        window.command("paste")
+        assert limentest.wait_until(lambda: any(n == "SelectionTransfer" for n, _ in signals), 10), signals
+        (path, mime, serial), = [p for n, p in signals if n == "SelectionTransfer"]
+        assert path == s and mime == text
+        fd = portal_fd(c, "SelectionWrite", (s, serial), "(ou)")
+        with os.fdopen(fd, "wb") as f:
+            f.write(b"from the portal")
+        c.call(CB, "SelectionWriteDone", (s, serial, True), "(oub)")
+        assert window.wait_for("PASTE") == "PASTE from the portal"
         window.close()
     finally:
         session.close()

@@ -57,6 +57,15 @@ test_modes (void)
 
   g_assert_false (limen_fd_check (info, wo, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_NEED_READ, &fi, &error));
   g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED);
+  g_clear_error (&error);
+
+  /* Judged by the view (TrashFile): a read-only fd counts for what the caller may do with
+   * the file, here write it. */
+  g_assert_true (limen_fd_check (info, ro, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_RIGHTS_FROM_VIEW | LIMEN_FD_NEED_WRITE,
+                                 &fi, &error));
+  g_assert_no_error (error);
+  g_assert_true (fi.writable);
+  limen_fd_info_clear (&fi);
 }
 
 static void

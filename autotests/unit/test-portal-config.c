@@ -90,6 +90,21 @@ test_use_in (Fixture *f, gconstpointer data)
   g_assert_null (limen_portal_config_get_conf_path (c));
 }
 
+/* Settings, with no conf file: only the backends meant for this desktop, never a stray one. */
+static void
+test_settings_for_desktop (Fixture *f, gconstpointer data)
+{
+  g_autoptr(LimenPortalConfig) kde = load (f, "KDE");
+  g_autoptr(LimenPortalConfig) xfce = load (f, "XFCE");
+  g_autoptr(GPtrArray) kde_settings = limen_portal_config_find_all_for_desktop (kde, "org.freedesktop.impl.portal.Settings");
+  g_autoptr(GPtrArray) xfce_settings = limen_portal_config_find_all_for_desktop (xfce, "org.freedesktop.impl.portal.Settings");
+  g_autoptr(GPtrArray) xfce_any = limen_portal_config_find_all (xfce, "org.freedesktop.impl.portal.Settings");
+
+  g_assert_cmpuint (kde_settings->len, ==, 2);
+  g_assert_cmpuint (xfce_settings->len, ==, 0);
+  g_assert_cmpuint (xfce_any->len, ==, 3);   /* other interfaces keep the last resort */
+}
+
 static void
 test_portals_conf (Fixture *f, gconstpointer data)
 {
@@ -139,6 +154,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/portal-config/use-in", Fixture, NULL, fixture_setup, test_use_in, fixture_teardown);
   g_test_add ("/portal-config/portals-conf", Fixture, NULL, fixture_setup, test_portals_conf, fixture_teardown);
+  g_test_add ("/portal-config/settings-for-desktop", Fixture, NULL, fixture_setup, test_settings_for_desktop,
+              fixture_teardown);
   g_test_add ("/portal-config/desktop-conf-wins", Fixture, NULL, fixture_setup, test_desktop_conf_wins, fixture_teardown);
   g_test_add ("/portal-config/first-dir-wins", Fixture, NULL, fixture_setup, test_first_dir_wins, fixture_teardown);
   return g_test_run ();

@@ -307,6 +307,8 @@ limen_wl_connect (int timeout_ms, char **error_message)
     }
   if (wl->seat && wl->data_control)
     limen_wl_data_control_start (wl);
+  if (wl->seat && wl->fake_input)
+    limen_wl_keymap_start (wl);
   source = (WlSource *) g_source_new (&wl_source_funcs, sizeof (WlSource));
   source->wl = wl;
   source->fd_tag = g_source_add_unix_fd (&source->base, wl_display_get_fd (wl->display),

@@ -98,6 +98,9 @@ LIMEN_WL_EXPORT gboolean limen_wl_input_motion_absolute (LimenWl *wl, double x, 
 LIMEN_WL_EXPORT gboolean limen_wl_input_button (LimenWl *wl, guint32 button, guint32 state);
 LIMEN_WL_EXPORT gboolean limen_wl_input_axis (LimenWl *wl, guint32 axis, double value);
 LIMEN_WL_EXPORT gboolean limen_wl_input_key (LimenWl *wl, guint32 key, guint32 state);
+/* Type X keysym @keysym with the compositor's keymap (Shift pressed around it where the
+ * keymap needs it); FALSE when no key of the first layout types it. */
+LIMEN_WL_EXPORT gboolean limen_wl_input_keysym (LimenWl *wl, guint32 keysym, guint32 state);
 LIMEN_WL_EXPORT gboolean limen_wl_input_touch (LimenWl *wl, int kind, guint32 slot, double x, double y);
 
 /* The clipboard changed: the offered @mime_types (NULL-terminated); @ours when the
@@ -136,6 +139,7 @@ enum { LIMEN_WL_TOUCH_DOWN, LIMEN_WL_TOUCH_MOTION, LIMEN_WL_TOUCH_UP };
   X (limen_wl_input_button)          \
   X (limen_wl_input_axis)            \
   X (limen_wl_input_key)             \
+  X (limen_wl_input_keysym)          \
   X (limen_wl_input_touch)           \
   X (limen_wl_selection_watch)       \
   X (limen_wl_selection_set)         \

@@ -33,6 +33,9 @@ struct _LimenWl {
   struct wl_proxy                      *window_management;
   GPtrArray                            *windows;       /* windows.c */
   GArray                               *window_view;
+  struct wl_keyboard                   *keyboard;      /* keymap.c: only for its keymap */
+  struct xkb_context                   *xkb;
+  struct xkb_keymap                    *keymap;
   GSource                              *source;
   GPtrArray                            *outputs;       /* LimenWlOutputState */
   GArray                               *output_view;   /* LimenWlOutput, rebuilt on demand */
@@ -54,5 +57,7 @@ void limen_wl_flush (LimenWl *wl);
 struct wl_output *limen_wl_find_output (LimenWl *wl, const char *name);
 /* windows.c: bind org_kde_plasma_window_management from the registry. */
 void limen_wl_windows_bind (LimenWl *wl, struct wl_registry *registry, guint32 name, guint32 version);
+/* keymap.c: follow the seat's keymap, for keysyms. */
+void limen_wl_keymap_start (LimenWl *wl);
 /* data-control.c: the device's listener, once the seat and the manager are bound. */
 void limen_wl_data_control_start (LimenWl *wl);

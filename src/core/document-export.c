@@ -147,8 +147,9 @@ mountpoint_of (GVariant *extra)
   return mountpoint;
 }
 
+/* AddFull answers (as a{sv}) for a batch, AddNamedFull (s a{sv}) for its one file. */
 static void
-on_add_full (GObject *source, GAsyncResult *result, gpointer user_data)
+on_added (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Batch *batch = user_data;
   Export *export = batch->export;
@@ -164,7 +165,13 @@ on_add_full (GObject *source, GAsyncResult *result, gpointer user_data)
       const char *mountpoint;
       gsize n_ids;
 
-      g_variant_get (reply, "(^a&s@a{sv})", &ids, &extra);
+      if (g_variant_is_of_type (reply, G_VARIANT_TYPE ("(sa{sv})")))
+        {
+          ids = g_new0 (const char *, 2);
+          g_variant_get (reply, "(&s@a{sv})", &ids[0], &extra);
+        }
+      else
+        g_variant_get (reply, "(^a&s@a{sv})", &ids, &extra);
       n_ids = g_strv_length ((char **) ids);
       mountpoint = mountpoint_of (extra);
       if (n_ids != batch->count || mountpoint == NULL)
@@ -178,36 +185,6 @@ on_add_full (GObject *source, GAsyncResult *result, gpointer user_data)
   else
     batch_failed (export, error);
   g_free (batch->index);
-  g_free (batch);
-  send_more (export);
-  export_maybe_finish (export);
-}
-
-static void
-on_add_named (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  Batch *batch = user_data;
-  Export *export = batch->export;
-  GError *error = NULL;
-  g_autoptr(GVariant) reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source),
-                                                                               NULL, result, &error);
-
-  export->in_flight--;
-  if (reply)
-    {
-      const char *doc_id, *mountpoint;
-      g_autoptr(GVariant) extra = NULL;
-
-      g_variant_get (reply, "(&s@a{sv})", &doc_id, &extra);
-      mountpoint = mountpoint_of (extra);
-      if (mountpoint == NULL)
-        batch_failed (export, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                                                   "The document store gave no mount point"));
-      else
-        set_document_uri (export, batch->first, mountpoint, doc_id);
-    }
-  else
-    batch_failed (export, error);
   g_free (batch);
   send_more (export);
   export_maybe_finish (export);
@@ -233,6 +210,8 @@ send_named (Export *export, guint i)
   batch->export = export;
   batch->first = i;
   batch->count = 1;
+  batch->index = g_new (guint, 1);
+  batch->index[0] = i;
   export->in_flight++;
   g_dbus_connection_call_with_unix_fd_list (export->connection, DOCUMENTS_NAME, DOCUMENTS_PATH, DOCUMENTS_IFACE,
                                             "AddNamedFull",
@@ -240,7 +219,7 @@ send_named (Export *export, guint i)
                                                            limen_app_info_get_id (export->info),
                                                            permissions_for (export)),
                                             G_VARIANT_TYPE ("(sa{sv})"), G_DBUS_CALL_FLAGS_NONE,
-                                            DOCUMENTS_TIMEOUT_MS, fds, export->cancellable, on_add_named, batch);
+                                            DOCUMENTS_TIMEOUT_MS, fds, export->cancellable, on_added, batch);
   return TRUE;
 }
 
@@ -293,7 +272,7 @@ send_batch (Export *export)
                                                            limen_app_info_get_id (export->info),
                                                            permissions_for (export)),
                                             G_VARIANT_TYPE ("(asa{sv})"), G_DBUS_CALL_FLAGS_NONE,
-                                            DOCUMENTS_TIMEOUT_MS, fds, export->cancellable, on_add_full, batch);
+                                            DOCUMENTS_TIMEOUT_MS, fds, export->cancellable, on_added, batch);
   return TRUE;
 }
 

@@ -174,7 +174,7 @@ check_label (const char *key, const char *s, gboolean allow_empty, GError **e)
     }
   if (!allow_empty && *s == '\0')
     {
-      limen_option_set_error (e, key, "an id, label or pattern is empty");
+      limen_option_set_error (e, key, "an id or pattern is empty");
       return FALSE;
     }
   return TRUE;
@@ -254,8 +254,7 @@ limen_validate_choices (const LimenOption *o, GVariant *v, GError **e)
       guint count = 0;
 
       g_variant_get_child (v, i, "(&s&sa(ss)&s)", &id, &label, &options, &def);
-      /* Every choice and option is shown by its label: an empty one is a broken call. */
-      if (!check_label (o->key, id, FALSE, e) || !check_label (o->key, label, FALSE, e) ||
+      if (!check_label (o->key, id, FALSE, e) || !check_label (o->key, label, TRUE, e) ||
           !check_label (o->key, def, TRUE, e))
         return FALSE;
       for (gsize j = 0; j < i; j++)
@@ -271,7 +270,7 @@ limen_validate_choices (const LimenOption *o, GVariant *v, GError **e)
         }
       while (g_variant_iter_next (options, "(&s&s)", &oid, &olabel))
         {
-          if (!check_label (o->key, oid, FALSE, e) || !check_label (o->key, olabel, FALSE, e))
+          if (!check_label (o->key, oid, FALSE, e) || !check_label (o->key, olabel, TRUE, e))
             return FALSE;
           if (++count > CHOICE_OPTIONS_MAX)
             {

@@ -23,6 +23,16 @@ const LimenOption limen_shortcut_result_keys[] = {
   { NULL }
 };
 
+const LimenOption limen_options_global_shortcuts_configure[] = {
+  { "activation_token", "s", limen_validate_string_length, LIMEN_SHORTCUT_TOKEN_MAX },
+  { NULL }
+};
+
+const LimenOption limen_options_global_shortcuts_key_event[] = {
+  { "activation_token", "s", limen_validate_string_length, LIMEN_SHORTCUT_TOKEN_MAX },
+  { NULL }
+};
+
 gboolean
 limen_shortcut_id_is_valid (const char *id)
 {

@@ -13,11 +13,17 @@ G_BEGIN_DECLS
 #define LIMEN_SHORTCUT_ID_MAX 256            /* bytes of an id */
 #define LIMEN_SHORTCUT_DESCRIPTION_MAX 1024  /* bytes of a description */
 #define LIMEN_SHORTCUT_TRIGGER_MAX 128       /* bytes of a trigger */
+#define LIMEN_SHORTCUT_TOKEN_MAX 256         /* bytes of an activation token */
 
 /* What an app proposes in BindShortcuts: description, preferred_trigger. */
 extern const LimenOption limen_shortcut_proposal_keys[];
 /* What a backend answers for a bound shortcut: description, trigger_description. */
 extern const LimenOption limen_shortcut_result_keys[];
+
+/* GlobalShortcuts.ConfigureShortcuts (app and impl alike): activation_token. */
+extern const LimenOption limen_options_global_shortcuts_configure[];
+/* The options of an Activated / Deactivated signal: activation_token. */
+extern const LimenOption limen_options_global_shortcuts_key_event[];
 
 /* Check @shortcuts (a(sa{sv})) and return a new floating copy with only the keys of @keys:
  * at most LIMEN_SHORTCUTS_MAX entries, ids non-empty, bounded, without control characters

@@ -568,3 +568,13 @@ limen_driver_export (GDBusInterfaceSkeleton *skeleton, LimenPortalContext *conte
     }
   return TRUE;
 }
+
+GDBusInterfaceSkeleton *
+limen_driver_offer (LimenPortalContext *context, gpointer skeleton, guint version, const LimenDriverMethod *methods)
+{
+  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
+  g_object_set (skeleton, "version", version, NULL);
+  if (methods)
+    limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, methods);
+  return G_DBUS_INTERFACE_SKELETON (skeleton);
+}

@@ -36,7 +36,8 @@
  *       .post = post },
  *     { NULL }
  *   };
- *   ... in limen_screenshot_new (): limen_driver_export (skeleton, context, methods);
+ *   ... in limen_screenshot_new ():
+ *     return limen_driver_offer (context, limen_dbus_portal_screenshot_skeleton_new (), 2, methods);
  *
  * The impl method gets (handle, [session_handle,] app_id, the method's other in-arguments,
  * the filtered options) unless a step set other arguments (limen_call_set_impl_args).
@@ -102,6 +103,14 @@ typedef struct {
 gboolean limen_driver_export (GDBusInterfaceSkeleton  *skeleton,
                               LimenPortalContext      *context,
                               const LimenDriverMethod *methods);
+
+/* Offer @skeleton (a new gdbus-codegen skeleton, taken) at @version: callers are identified
+ * before any handler runs (limen_app_info_gate_skeleton) and every row of @methods (NULL: a
+ * portal without request methods) is connected. Returns @skeleton, for _new to return. */
+GDBusInterfaceSkeleton *limen_driver_offer (LimenPortalContext      *context,
+                                            gpointer                 skeleton,
+                                            guint                    version,
+                                            const LimenDriverMethod *methods);
 
 /* The portal's context. */
 LimenPortalContext *limen_call_get_context (LimenCall *call);

@@ -9,92 +9,56 @@
 #include "request.h"
 #include "session.h"
 
-#include "portals/account.h"
-#include "portals/background.h"
-#include "portals/camera.h"
-#include "portals/dynamic-launcher.h"
-#include "portals/email.h"
-#include "portals/file-chooser.h"
-#include "portals/game-mode.h"
-#include "portals/global-shortcuts.h"
-#include "portals/inhibit.h"
-#include "portals/location.h"
-#include "portals/memory-monitor.h"
 #include "portals/network-monitor.h"
-#include "portals/notification.h"
-#include "portals/open-uri.h"
-#include "portals/power-profile-monitor.h"
-#include "portals/print.h"
-#include "portals/proxy-resolver.h"
-#include "portals/realtime.h"
-#include "portals/registry.h"
-#include "portals/screencast/clipboard.h"
-#include "portals/screencast/remote-desktop.h"
-#include "portals/screencast/screencast.h"
-#include "portals/screenshot.h"
-#include "portals/secret.h"
-#include "portals/settings.h"
-#include "portals/trash.h"
-#include "portals/wallpaper.h"
+
+/* Every portal of limen-portal, one line each: its name, its file's prefix (limen_PREFIX_new in
+ * portals/PREFIX.c) and its gdbus-codegen skeleton (limen_dbus_SKELETON_skeleton_get_type). */
+#define LIMEN_PORTALS(P) \
+  P ("Account", account, portal_account) \
+  P ("Background", background, portal_background) \
+  P ("Camera", camera, portal_camera) \
+  P ("Clipboard", clipboard, portal_clipboard) \
+  P ("DynamicLauncher", dynamic_launcher, portal_dynamic_launcher) \
+  P ("Email", email, portal_email) \
+  P ("FileChooser", file_chooser, portal_file_chooser) \
+  P ("GameMode", game_mode, portal_game_mode) \
+  P ("GlobalShortcuts", global_shortcuts, portal_global_shortcuts) \
+  P ("Inhibit", inhibit, portal_inhibit) \
+  P ("Location", location, portal_location) \
+  P ("MemoryMonitor", memory_monitor, portal_memory_monitor) \
+  P ("NetworkMonitor", network_monitor, portal_network_monitor) \
+  P ("Notification", notification, portal_notification) \
+  P ("OpenURI", open_uri, portal_open_uri) \
+  P ("PowerProfileMonitor", power_profile_monitor, portal_power_profile_monitor) \
+  P ("Print", print, portal_print) \
+  P ("ProxyResolver", proxy_resolver, portal_proxy_resolver) \
+  P ("Realtime", realtime, portal_realtime) \
+  P ("Registry", registry, host_portal_registry) \
+  P ("RemoteDesktop", remote_desktop, portal_remote_desktop) \
+  P ("ScreenCast", screen_cast, portal_screen_cast) \
+  P ("Screenshot", screenshot, portal_screenshot) \
+  P ("Secret", secret, portal_secret) \
+  P ("Settings", settings, portal_settings) \
+  P ("Trash", trash, portal_trash) \
+  P ("Wallpaper", wallpaper, portal_wallpaper)
+
+#define DECLARE_PORTAL(name, prefix, skeleton) \
+  GDBusInterfaceSkeleton *limen_##prefix##_new (LimenPortalContext *context);
+LIMEN_PORTALS (DECLARE_PORTAL)
+
+#define PORTAL_ROW(name, prefix, skeleton) { name, limen_##prefix##_new },
+#define SKELETON_TYPE(name, prefix, skeleton) limen_dbus_##skeleton##_skeleton_get_type,
 
 static const struct {
   const char        *name;
   LimenPortalNewFunc new_func;
 } portals[] = {
-  { "Account", limen_account_new },
-  { "Background", limen_background_new },
-  { "Camera", limen_camera_new },
-  { "Clipboard", limen_clipboard_new },
-  { "DynamicLauncher", limen_dynamic_launcher_new },
-  { "Email", limen_email_new },
-  { "FileChooser", limen_file_chooser_new },
-  { "GameMode", limen_game_mode_new },
-  { "GlobalShortcuts", limen_global_shortcuts_new },
-  { "Inhibit", limen_inhibit_new },
-  { "Location", limen_location_new },
-  { "MemoryMonitor", limen_memory_monitor_new },
-  { "NetworkMonitor", limen_network_monitor_new },
-  { "Notification", limen_notification_new },
-  { "OpenURI", limen_open_uri_new },
-  { "PowerProfileMonitor", limen_power_profile_monitor_new },
-  { "Print", limen_print_new },
-  { "ProxyResolver", limen_proxy_resolver_new },
-  { "Realtime", limen_realtime_new },
-  { "Registry", limen_registry_new },
-  { "RemoteDesktop", limen_remote_desktop_new },
-  { "ScreenCast", limen_screen_cast_new },
-  { "Screenshot", limen_screenshot_new },
-  { "Secret", limen_secret_new },
-  { "Settings", limen_settings_new },
-  { "Trash", limen_trash_new },
-  { "Wallpaper", limen_wallpaper_new },
+  LIMEN_PORTALS (PORTAL_ROW)
 };
 
 /* Their classes are set up (properties, handle-* signals) in prepare, off the startup path. */
 static GType (*const skeleton_types[]) (void) = {
-  limen_dbus_portal_account_skeleton_get_type,
-  limen_dbus_portal_background_skeleton_get_type,
-  limen_dbus_portal_camera_skeleton_get_type,
-  limen_dbus_portal_dynamic_launcher_skeleton_get_type,
-  limen_dbus_portal_email_skeleton_get_type,
-  limen_dbus_portal_file_chooser_skeleton_get_type,
-  limen_dbus_portal_game_mode_skeleton_get_type,
-  limen_dbus_portal_inhibit_skeleton_get_type,
-  limen_dbus_portal_location_skeleton_get_type,
-  limen_dbus_portal_memory_monitor_skeleton_get_type,
-  limen_dbus_portal_network_monitor_skeleton_get_type,
-  limen_dbus_portal_notification_skeleton_get_type,
-  limen_dbus_portal_open_uri_skeleton_get_type,
-  limen_dbus_portal_power_profile_monitor_skeleton_get_type,
-  limen_dbus_portal_print_skeleton_get_type,
-  limen_dbus_portal_proxy_resolver_skeleton_get_type,
-  limen_dbus_portal_realtime_skeleton_get_type,
-  limen_dbus_host_portal_registry_skeleton_get_type,
-  limen_dbus_portal_screenshot_skeleton_get_type,
-  limen_dbus_portal_secret_skeleton_get_type,
-  limen_dbus_portal_settings_skeleton_get_type,
-  limen_dbus_portal_trash_skeleton_get_type,
-  limen_dbus_portal_wallpaper_skeleton_get_type,
+  LIMEN_PORTALS (SKELETON_TYPE)
   limen_dbus_portal_request_skeleton_get_type,
   limen_dbus_portal_session_skeleton_get_type,
 };

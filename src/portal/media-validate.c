@@ -4,7 +4,7 @@
  * a short lived validator process with tight resource limits reads the bytes and says yes or no. */
 #include "media-validate.h"
 
-#include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "errors.h"
@@ -120,30 +120,58 @@ run_validator (const char *path, const char *arg, GBytes *bytes, GTask *task)
   g_subprocess_communicate_async (v->process, bytes, NULL, on_done, task);
 }
 
+/* Run validator @program (@env overrides it) with @arg on @bytes; @tag marks the task. */
+static void
+validate_async (const char *env, const char *program, char **path_cache, const char *arg, GBytes *bytes,
+                gpointer tag, GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new (NULL, NULL, callback, user_data);
+
+  g_task_set_source_tag (task, tag);
+  run_validator (validator_path (env, program, path_cache), arg, bytes, task);
+}
+
+/* The validator's output: @format and the @n numbers after it, or FALSE (refused, garbled). */
+static gboolean
+validate_finish (GAsyncResult *result, char **format, guint n, guint *numbers)
+{
+  g_autofree char *out = g_task_propagate_pointer (G_TASK (result), NULL);
+  g_auto(GStrv) words = out ? g_strsplit_set (g_strstrip (out), " \n", -1) : NULL;
+
+  if (words == NULL || g_strv_length (words) != n + 1 || strlen (words[0]) >= 16 || *words[0] == '\0')
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      guint64 value;
+
+      if (!g_ascii_string_to_unsigned (words[i + 1], 10, 0, G_MAXUINT, &value, NULL))
+        return FALSE;
+      numbers[i] = (guint) value;
+    }
+  if (format)
+    *format = g_strdup (words[0]);
+  return TRUE;
+}
+
 void
 limen_icon_validate_async (GBytes *bytes, guint max_size, GAsyncReadyCallback callback, gpointer user_data)
 {
   static char *path;
   g_autofree char *arg = g_strdup_printf ("--max-size=%u", max_size);
-  GTask *task = g_task_new (NULL, NULL, callback, user_data);
 
-  g_task_set_source_tag (task, limen_icon_validate_async);
-  run_validator (validator_path ("XDP_VALIDATE_ICON", "limen-validate-icon", &path), arg, bytes, task);
+  validate_async ("XDP_VALIDATE_ICON", "limen-validate-icon", &path, arg, bytes, limen_icon_validate_async,
+                  callback, user_data);
 }
 
 gboolean
 limen_icon_validate_finish (GAsyncResult *result, char **format, guint *width)
 {
-  g_autofree char *out = g_task_propagate_pointer (G_TASK (result), NULL);
-  char fmt[16] = "";
-  guint w = 0, h = 0;
+  guint numbers[2];   /* width, height */
 
-  if (out == NULL || sscanf (out, "%15s %u %u", fmt, &w, &h) != 3)
+  if (!validate_finish (result, format, 2, numbers))
     return FALSE;
-  if (format)
-    *format = g_strdup (fmt);
   if (width)
-    *width = w;
+    *width = numbers[0];
   return TRUE;
 }
 
@@ -152,24 +180,19 @@ limen_sound_validate_async (GBytes *bytes, guint max_seconds, GAsyncReadyCallbac
 {
   static char *path;
   g_autofree char *arg = g_strdup_printf ("--max-duration=%u", max_seconds);
-  GTask *task = g_task_new (NULL, NULL, callback, user_data);
 
-  g_task_set_source_tag (task, limen_sound_validate_async);
-  run_validator (validator_path ("XDP_VALIDATE_SOUND", "limen-validate-sound", &path), arg, bytes, task);
+  validate_async ("XDP_VALIDATE_SOUND", "limen-validate-sound", &path, arg, bytes, limen_sound_validate_async,
+                  callback, user_data);
 }
 
 gboolean
 limen_sound_validate_finish (GAsyncResult *result, char **format, guint *milliseconds)
 {
-  g_autofree char *out = g_task_propagate_pointer (G_TASK (result), NULL);
-  char fmt[16] = "";
-  guint channels = 0, rate = 0, ms = 0;
+  guint numbers[3];   /* channels, rate, milliseconds */
 
-  if (out == NULL || sscanf (out, "%15s %u %u %u", fmt, &channels, &rate, &ms) != 4)
+  if (!validate_finish (result, format, 3, numbers))
     return FALSE;
-  if (format)
-    *format = g_strdup (fmt);
   if (milliseconds)
-    *milliseconds = ms;
+    *milliseconds = numbers[2];
   return TRUE;
 }

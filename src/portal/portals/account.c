@@ -1,33 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "account.h"
+#include "portal.h"
 
 #include "backend.h"
 #include "driver.h"
+#include "option-tables.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Account"
 
-static const LimenOption user_information_options[] = {
-  /* A longer reason is left out, as by the reference: the dialog still shows. */
-  { "reason", "s", limen_validate_string_or_drop, 256 },
-  { NULL }
-};
-
 static const LimenDriverMethod account_methods[] = {
-  { .method = "GetUserInformation", .options = user_information_options,
+  { .method = "GetUserInformation", .options = limen_options_account_get_user_information,
     .impl_interface = IMPL_IFACE, .impl_method = "GetUserInformation" },
   { NULL }
 };
 
+/* GetUserInformation, answered by the Account backend's dialog. */
 GDBusInterfaceSkeleton *
 limen_account_new (LimenPortalContext *context)
 {
-  LimenDbusPortalAccount *object;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  object = limen_dbus_portal_account_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_account_set_version (object, 1);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, account_methods);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return limen_driver_offer (context, limen_dbus_portal_account_skeleton_new (), 1, account_methods);
 }

@@ -4,7 +4,7 @@
  * first use as the reference does ("yes" is recorded; the backend's notification tells the
  * person). A stored "no" refuses (Response 1), a stored "ask" asks every time. Autostart is
  * written by the frontend itself (autostart.c): the backend's EnableAutostart is deprecated. */
-#include "background.h"
+#include "portal.h"
 
 #include <glib/gi18n.h>
 #include <string.h>
@@ -111,16 +111,11 @@ static const LimenDriverMethod background_methods[] = {
   { NULL }
 };
 
+/* RequestBackground: permission (store, then the Access dialog) and autostart through the backend. */
 GDBusInterfaceSkeleton *
 limen_background_new (LimenPortalContext *context)
 {
-  LimenDbusPortalBackground *object;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  object = limen_dbus_portal_background_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_background_set_version (object, 1);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, background_methods);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return limen_driver_offer (context, limen_dbus_portal_background_skeleton_new (), 1, background_methods);
 }

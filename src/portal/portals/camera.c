@@ -1,13 +1,42 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Camera access is a PipeWire remote restricted to camera nodes. This build carries no
- * PipeWire client, so it says so plainly: IsCameraPresent is false, AccessCamera ends with
- * response 2 and OpenPipeWireRemote fails with NotFound, each at once and logged. While
- * Lockdown's disable-camera is set, AccessCamera fails with NotAllowed instead. */
-#include "camera.h"
+ * Camera access is a PipeWire remote on which only camera nodes are visible. Whether a
+ * camera exists comes from the PipeWire watch (camera-monitor.c); whether an app may use one
+ * is the permission store's "devices" / "camera" entry, the same one WirePlumber's portal
+ * access script reads, so the portal and PipeWire never disagree about an app.
+ *
+ * Unsandboxed callers follow the access helper's rule (they could open PipeWire themselves):
+ * allowed unless "no" is stored under their id. A sandboxed app is asked once through the
+ * backend's Access dialog and the answer is stored; OpenPipeWireRemote then needs a stored
+ * "yes". A refused AccessCamera answers Response 1, as the reference does. */
+#include "portal.h"
 
+#include <glib/gi18n.h>
+#include <unistd.h>
+
+#include "access.h"
+#include "camera-monitor.h"
 #include "driver.h"
 #include "lockdown.h"
+#include "pipewire-remote.h"
+
+#define TABLE "devices"
+#define DEVICE "camera"
+#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
+#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
+#define STORE_TIMEOUT_MS 5000
+
+static LimenDbusPortalCamera *skeleton;
+
+static const LimenOption access_camera_options[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+/* The specification defines no options for OpenPipeWireRemote. */
+static const LimenOption open_remote_options[] = {
+  { NULL }
+};
 
 /* Lockdown's disable-camera refuses the call itself, as the reference does. */
 static void
@@ -16,44 +45,221 @@ check_lockdown (LimenCall *call, GTask *task)
   limen_lockdown_step (call, task, "disable-camera", "Camera access is disabled");
 }
 
-static const LimenStep camera_pre[] = {
+typedef struct {
+  LimenCall *call;
+  GTask     *task;
+} AccessStep;
+
+static void
+on_access_checked (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  AccessStep *step = user_data;
+
+  limen_call_set_data (step->call, GINT_TO_POINTER (limen_access_check_finish (result, NULL)), NULL);
+  g_task_return_boolean (step->task, TRUE);
+  g_object_unref (step->task);
+  g_free (step);
+}
+
+/* After the handle: the stored answer, or the person through the Access dialog. The decision
+ * goes to the run step (a refusal is Response 1, not the driver's Response 2). */
+static void
+check_access (LimenCall *call, GTask *task)
+{
+  LimenAppInfo *info = limen_call_get_app_info (call);
+  const char *app_id = limen_app_info_get_id (info);
+  AccessStep *step = g_new0 (AccessStep, 1);
+
+  step->call = call;
+  step->task = g_object_ref (task);
+  limen_access_check_async (limen_call_get_context (call), limen_call_get_request (call), "", TABLE, DEVICE,
+                            LIMEN_ACCESS_ASK,
+                            &(LimenAccessDialog) {
+                              .title = _("Allow this app to use the camera?"),
+                              .subtitle = *app_id ? app_id : NULL,
+                              .body = _("It will see and record what your cameras show until you "
+                                        "take the permission back."),
+                              .grant_label = _("Allow"),
+                              .deny_label = _("Deny"),
+                              .icon = "camera-web-symbolic",
+                            },
+                            on_access_checked, step);
+}
+
+static const LimenStep access_pre[] = {
   { check_lockdown, LIMEN_STEP_BEFORE_HANDLE },
+  { check_access, LIMEN_STEP_AFTER_HANDLE },
   { NULL }
 };
 
-/* The in-process impl of AccessCamera: there is nothing to grant. */
 static void
-refuse_camera (LimenCall *call, GTask *task)
+answer_access (LimenCall *call, GTask *task)
 {
-  g_message ("Camera access for '%s' refused: this limen-portal has no PipeWire support",
-             limen_app_info_get_id (limen_call_get_app_info (call)));
-  limen_call_set_results (call, LIMEN_RESPONSE_OTHER, NULL);
-  g_task_return_boolean (task, FALSE);
+  gboolean allowed = GPOINTER_TO_INT (limen_call_get_data (call));
+
+  g_debug ("Camera access for '%s': %s", limen_app_info_get_id (limen_call_get_app_info (call)),
+           allowed ? "allowed" : "refused");
+  limen_call_set_results (call, allowed ? LIMEN_RESPONSE_SUCCESS : LIMEN_RESPONSE_CANCELLED, NULL);
+  g_task_return_boolean (task, TRUE);
 }
 
 static const LimenDriverMethod camera_methods[] = {
-  { .method = "AccessCamera", .pre = camera_pre, .run = refuse_camera },
+  { .method = "AccessCamera", .options = access_camera_options, .pre = access_pre, .run = answer_access },
   { NULL }
 };
+
+/* One OpenPipeWireRemote in flight. */
+typedef struct {
+  GDBusMethodInvocation *invocation;
+  LimenPortalContext    *context;
+  LimenAppInfo          *info;
+} RemoteCall;
+
+static void
+remote_call_finish (RemoteCall *r, GError *error)
+{
+  if (error)
+    limen_invocation_return_gerror (r->invocation, error);
+  g_clear_error (&error);
+  limen_app_info_unref (r->info);
+  g_free (r);
+}
+
+static void
+on_remote_opened (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  RemoteCall *r = user_data;
+  GError *error = NULL;
+  g_autoptr(GUnixFDList) fds = NULL;
+  guint32 client_id = 0;
+  int fd = limen_pipewire_remote_open_finish (result, &client_id, &error);
+  int index = -1;
+
+  if (fd < 0)
+    {
+      remote_call_finish (r, error);
+      return;
+    }
+  /* Camera remotes are never revoked by us (WirePlumber follows the store): only the
+   * bookkeeping of handed-out remotes is dropped. */
+  limen_pipewire_remote_revoke (client_id, NULL, 0);
+  fds = g_unix_fd_list_new ();
+  index = g_unix_fd_list_append (fds, fd, &error);
+  close (fd);
+  if (index < 0)
+    {
+      remote_call_finish (r, error);
+      return;
+    }
+  g_debug ("Camera remote for '%s' (PipeWire client %u)", limen_app_info_get_id (r->info), client_id);
+  limen_dbus_portal_camera_complete_open_pipewire_remote (skeleton, r->invocation, fds, g_variant_new_handle (index));
+  remote_call_finish (r, NULL);
+}
+
+static void
+open_remote (RemoteCall *r)
+{
+  guint n_nodes;
+  const guint32 *nodes = limen_camera_monitor_get_nodes (&n_nodes);
+  const char *app_id = limen_app_info_get_id (r->info);
+
+  /* An unsandboxed caller is tagged with the empty id, which WirePlumber treats as such. */
+  limen_pipewire_remote_open_for_app_async (nodes, n_nodes, limen_app_info_is_host (r->info) ? "" : app_id,
+                                            "Camera", on_remote_opened, r);
+}
+
+static void
+on_permission (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  RemoteCall *r = user_data;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  g_autoptr(GVariant) perms = NULL;
+  g_autofree const char **strv = NULL;
+  const char *app_id = limen_app_info_get_id (r->info);
+  const char *stored = NULL;
+  gboolean allowed;
+
+  if (reply)
+    {
+      g_variant_get_child (reply, 0, "@a{sas}", &perms);
+      if (g_variant_lookup (perms, app_id, "^a&s", &strv) && strv[0])
+        stored = strv[0];
+    }
+  /* A sandboxed app needs a stored "yes"; a host one anything but a stored "no". */
+  allowed = limen_app_info_is_host (r->info) ? g_strcmp0 (stored, "no") != 0 : g_strcmp0 (stored, "yes") == 0;
+  if (!allowed)
+    {
+      g_debug ("Camera remote refused to '%s' (stored: %s)", app_id, stored ? stored : "nothing");
+      remote_call_finish (r, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                  "This app is not allowed to use the camera"));
+      return;
+    }
+  open_remote (r);
+}
+
+static void
+on_lockdown (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  RemoteCall *r = user_data;
+
+  if (limen_lockdown_query_finish (result))
+    {
+      remote_call_finish (r, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                  "Camera access is disabled"));
+      return;
+    }
+  if (limen_app_info_is_host (r->info) && *limen_app_info_get_id (r->info) == '\0')
+    {
+      open_remote (r);
+      return;
+    }
+  g_dbus_connection_call (r->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+                          g_variant_new ("(ss)", TABLE, DEVICE), G_VARIANT_TYPE ("(a{sas}v)"),
+                          G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, on_permission, r);
+}
 
 static gboolean
 handle_open_pipewire_remote (LimenDbusPortalCamera *object, GDBusMethodInvocation *invocation,
                              GUnixFDList *fd_list, GVariant *options, LimenPortalContext *context)
 {
-  g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
-                                                 "No camera: this limen-portal has no PipeWire support");
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GError) error = NULL;
+  LimenAppInfo *info;
+  RemoteCall *r;
+
+  if (!limen_options_filter (options, &b, &error, open_remote_options, NULL))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  info = limen_app_info_get_for_invocation (invocation);
+  if (info == NULL)
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  r = g_new0 (RemoteCall, 1);
+  r->invocation = invocation;
+  r->context = context;
+  r->info = info;
+  limen_lockdown_query_async (context, "disable-camera", on_lockdown, r);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void
+on_cameras_changed (const guint32 *nodes, guint n_nodes, gpointer user_data)
+{
+  gboolean present = n_nodes > 0;
+
+  if (present != limen_dbus_portal_camera_get_is_camera_present (skeleton))
+    g_message ("Camera %s", present ? "present" : "absent");
+  limen_dbus_portal_camera_set_is_camera_present (skeleton, present);
 }
 
 GDBusInterfaceSkeleton *
 limen_camera_new (LimenPortalContext *context)
 {
-  LimenDbusPortalCamera *object = limen_dbus_portal_camera_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-
-  limen_dbus_portal_camera_set_version (object, 1);
-  limen_dbus_portal_camera_set_is_camera_present (object, FALSE);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, camera_methods);
-  g_signal_connect (object, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  skeleton = limen_dbus_portal_camera_skeleton_new ();
+  limen_driver_offer (context, skeleton, 1, camera_methods);
+  limen_dbus_portal_camera_set_is_camera_present (skeleton, FALSE);
+  g_signal_connect (skeleton, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
+  limen_camera_monitor_start (on_cameras_changed, NULL);
+  return G_DBUS_INTERFACE_SKELETON (skeleton);
 }

@@ -4,7 +4,7 @@
  * user approves each one (PrepareInstall's dialog, or a backend's RequestInstallToken
  * policy) through a single-use token, and for a sandboxed app the Exec line is rewritten so
  * the launcher can only start that app again, inside its sandbox. */
-#include "dynamic-launcher.h"
+#include "portal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -628,6 +628,8 @@ handle_launch (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *in
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* PrepareInstall/RequestInstallToken (single-use tokens), Install, Uninstall,
+ * GetDesktopEntry, GetIcon, Launch of app-created launchers under $XDG_DATA_HOME. */
 GDBusInterfaceSkeleton *
 limen_dynamic_launcher_new (LimenPortalContext *context)
 {
@@ -637,10 +639,8 @@ limen_dynamic_launcher_new (LimenPortalContext *context)
     return NULL;
   tokens = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) token_free);
   object = limen_dbus_portal_dynamic_launcher_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_dynamic_launcher_set_version (object, 1);
+  limen_driver_offer (context, object, 1, dynamic_launcher_methods);
   limen_dbus_portal_dynamic_launcher_set_supported_launcher_types (object, LAUNCHER_APPLICATION | LAUNCHER_WEBAPP);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, dynamic_launcher_methods);
   g_signal_connect (object, "handle-request-install-token", G_CALLBACK (handle_request_install_token), context);
   g_signal_connect (object, "handle-install", G_CALLBACK (handle_install), context);
   g_signal_connect (object, "handle-uninstall", G_CALLBACK (handle_uninstall), context);

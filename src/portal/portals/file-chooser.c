@@ -2,7 +2,7 @@
  *
  * The backend sees the host and answers host URIs; what the caller gets depends on who it
  * is: a host app the URIs themselves, a sandboxed app documents granted to it alone. */
-#include "file-chooser.h"
+#include "portal.h"
 
 #include <string.h>
 
@@ -10,67 +10,10 @@
 #include "document-export.h"
 #include "document-path.h"
 #include "driver.h"
+#include "option-tables.h"
 #include "lockdown.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.FileChooser"
-#define LABEL_MAX 1024
-
-static gboolean
-validate_current_name (const LimenOption *o, GVariant *v, GError **error)
-{
-  const char *s = g_variant_get_string (v, NULL);
-
-  if (strchr (s, '/') != NULL)
-    {
-      limen_option_set_error (error, o->key, "must be a file name without a directory");
-      return FALSE;
-    }
-  return limen_validate_string_length (o, v, error);
-}
-
-/* Absolute paths only: a relative one means nothing to a dialog in another process. */
-static gboolean
-validate_abs_path (const LimenOption *o, GVariant *v, GError **error)
-{
-  if (!limen_validate_byte_path (o, v, error))
-    return FALSE;
-  if (g_variant_get_bytestring (v)[0] != '/')
-    {
-      limen_option_set_error (error, o->key, "must be an absolute path");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-#define COMMON_OPTIONS \
-  { "accept_label", "s", limen_validate_string_length, LABEL_MAX }, \
-  { "modal", "b", limen_validate_bool, 0 }, \
-  { "choices", "a(ssa(ss)s)", limen_validate_choices, 0 }, \
-  { "current_folder", "ay", validate_abs_path, 0 }
-
-static const LimenOption open_file_options[] = {
-  COMMON_OPTIONS,
-  { "multiple", "b", limen_validate_bool, 0 },
-  { "directory", "b", limen_validate_bool, 0 },
-  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
-  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
-  { NULL }
-};
-
-static const LimenOption save_file_options[] = {
-  COMMON_OPTIONS,
-  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
-  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
-  { "current_name", "s", validate_current_name, LABEL_MAX },
-  { "current_file", "ay", validate_abs_path, 0 },
-  { NULL }
-};
-
-static const LimenOption save_files_options[] = {
-  COMMON_OPTIONS,
-  { "files", "aay", limen_validate_file_names, 0 },
-  { NULL }
-};
 
 /* Pre-step of SaveFile/SaveFiles: an administrator may forbid saving. */
 static void
@@ -240,12 +183,67 @@ export_chosen (LimenCall *call, GTask *task)
                                on_exported, g_object_ref (task));
 }
 
+/* Every choice and every option of one is shown by its label: an empty label is a broken
+ * call from an app (the shared table lets a backend take them from other frontends). */
+static gboolean
+choices_labelled (GVariant *options)
+{
+  g_autoptr(GVariant) choices = g_variant_lookup_value (options, "choices", G_VARIANT_TYPE ("a(ssa(ss)s)"));
+  GVariantIter iter;
+  const char *label, *option_label;
+  g_autoptr(GVariantIter) inner = NULL;
+
+  if (choices == NULL)
+    return TRUE;
+  g_variant_iter_init (&iter, choices);
+  while (g_variant_iter_next (&iter, "(&s&sa(ss)&s)", NULL, &label, &inner, NULL))
+    {
+      if (*label == '\0')
+        return FALSE;
+      while (g_variant_iter_next (inner, "(&s&s)", NULL, &option_label))
+        if (*option_label == '\0')
+          return FALSE;
+      g_clear_pointer (&inner, g_variant_iter_free);
+    }
+  return TRUE;
+}
+
+/* Options that are each well formed but not as the specification allows together or in the
+ * frontend: a current_filter that is not one of a non-empty filters list, a choice or option
+ * without a label. InvalidArgument, as from the reference. */
+static void
+check_dialog_options (LimenCall *call, GTask *task)
+{
+  GVariant *options = limen_call_get_options (call);
+  g_autoptr(GVariant) filters = g_variant_lookup_value (options, "filters", G_VARIANT_TYPE ("a(sa(us))"));
+  g_autoptr(GVariant) current = g_variant_lookup_value (options, "current_filter", G_VARIANT_TYPE ("(sa(us))"));
+  gsize n = filters ? g_variant_n_children (filters) : 0;
+
+  for (gsize i = 0; current && i < n; i++)
+    {
+      g_autoptr(GVariant) filter = g_variant_get_child_value (filters, i);
+
+      if (g_variant_equal (filter, current))
+        n = 0;
+    }
+  if (current && n > 0)
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                             "Invalid value for option current_filter: not one of filters");
+  else if (!choices_labelled (options))
+    g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                             "Invalid value for option choices: a choice or option without a label");
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
 static const LimenStep open_pre[] = {
+  { check_dialog_options, LIMEN_STEP_BEFORE_HANDLE },
   { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
   { NULL }
 };
 
 static const LimenStep save_pre[] = {
+  { check_dialog_options, LIMEN_STEP_BEFORE_HANDLE },
   { check_save_allowed, LIMEN_STEP_BEFORE_HANDLE },
   { translate_document_paths, LIMEN_STEP_BEFORE_HANDLE },
   { NULL }
@@ -254,25 +252,21 @@ static const LimenStep save_pre[] = {
 static const LimenStep chooser_post[] = { { export_chosen }, { NULL } };
 
 static const LimenDriverMethod file_chooser_methods[] = {
-  { .method = "OpenFile", .options = open_file_options, .impl_interface = IMPL_IFACE,
+  { .method = "OpenFile", .options = limen_options_file_chooser_open_file, .impl_interface = IMPL_IFACE,
     .impl_method = "OpenFile", .pre = open_pre, .post = chooser_post },
-  { .method = "SaveFile", .options = save_file_options, .impl_interface = IMPL_IFACE,
+  { .method = "SaveFile", .options = limen_options_file_chooser_save_file, .impl_interface = IMPL_IFACE,
     .impl_method = "SaveFile", .pre = save_pre, .post = chooser_post },
-  { .method = "SaveFiles", .options = save_files_options, .impl_interface = IMPL_IFACE,
+  { .method = "SaveFiles", .options = limen_options_file_chooser_save_files, .impl_interface = IMPL_IFACE,
     .impl_method = "SaveFiles", .pre = save_pre, .post = chooser_post },
   { NULL }
 };
 
+/* OpenFile, SaveFile, SaveFiles: the backend's dialog, the chosen files exported to
+ * sandboxed callers through the document store. */
 GDBusInterfaceSkeleton *
 limen_file_chooser_new (LimenPortalContext *context)
 {
-  LimenDbusPortalFileChooser *object;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  object = limen_dbus_portal_file_chooser_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_file_chooser_set_version (object, 4);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, file_chooser_methods);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return limen_driver_offer (context, limen_dbus_portal_file_chooser_skeleton_new (), 4, file_chooser_methods);
 }

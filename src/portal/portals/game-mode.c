@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "game-mode.h"
+#include "portal.h"
 
 #include "fd-check.h"
 #include "pid-map.h"
@@ -173,6 +173,8 @@ on_gamemode_vanished (GDBusConnection *c, const char *name, gpointer user_data)
   limen_dbus_portal_game_mode_set_active (skeleton, FALSE);
 }
 
+/* org.freedesktop.portal.GameMode v4, forwarded to GameMode's com.feralinteractive.GameMode
+ * with pids translated out of the caller's sandbox. */
 GDBusInterfaceSkeleton *
 limen_game_mode_new (LimenPortalContext *context)
 {

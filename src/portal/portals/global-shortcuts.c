@@ -6,7 +6,7 @@
  * session's owner: key timing tells a lot about a person, and nobody else on the bus may
  * see it. The backend's impl methods here take no app_id (unlike most), so BindShortcuts
  * and ListShortcuts call it from their own run step. */
-#include "global-shortcuts.h"
+#include "portal.h"
 
 #include <string.h>
 
@@ -17,7 +17,6 @@
 #define IMPL_IFACE "org.freedesktop.impl.portal.GlobalShortcuts"
 #define PORTAL_IFACE "org.freedesktop.portal.GlobalShortcuts"
 #define WINDOW_MAX 256
-#define TOKEN_MAX 256
 
 /* The tokens are read by the driver; checked here too, so a bad one is refused before
  * anything else happens (and never closes the session a call names). */
@@ -32,16 +31,6 @@ static const LimenOption create_session_options[] = {
   { NULL }
 };
 
-static const LimenOption configure_options[] = {
-  { "activation_token", "s", limen_validate_string_length, TOKEN_MAX },
-  { NULL }
-};
-
-/* What an Activated or Deactivated signal may carry to the app. */
-static const LimenOption key_event_options[] = {
-  { "activation_token", "s", limen_validate_string_length, TOKEN_MAX },
-  { NULL }
-};
 
 /* A backend we hear signals from, and who owns its name now. */
 typedef struct {
@@ -71,7 +60,7 @@ filter_key_event (GVariant *params, GError **error)
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "invalid shortcut id");
       return NULL;
     }
-  if (!limen_options_filter (raw, &options, error, key_event_options, NULL))
+  if (!limen_options_filter (raw, &options, error, limen_options_global_shortcuts_key_event, NULL))
     return NULL;
   return g_variant_new ("(ost@a{sv})", path, id, timestamp, g_variant_builder_end (&options));
 }
@@ -130,12 +119,27 @@ on_backend_appeared (GDBusConnection *c, const char *name, const char *owner, gp
   b->owner = g_strdup (owner);
 }
 
+/* The backend's impl Sessions went with it, and the keys it grabbed: the app learns that
+ * its sessions are closed and may create new ones. */
 static void
 on_backend_vanished (GDBusConnection *c, const char *name, gpointer user_data)
 {
   Backend *b = user_data;
+  g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
+  GHashTableIter iter;
+  gpointer value;
 
   g_clear_pointer (&b->owner, g_free);
+  g_hash_table_iter_init (&iter, sessions);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (g_strcmp0 (limen_session_get_data (value), b->name) == 0)
+      g_ptr_array_add (gone, limen_session_ref (value));
+  for (guint i = 0; i < gone->len; i++)
+    {
+      g_message ("GlobalShortcuts backend %s left: closing %s", b->name,
+                 limen_session_get_path (g_ptr_array_index (gone, i)));
+      limen_session_close (g_ptr_array_index (gone, i));
+    }
 }
 
 /* Listen to @name's signals from the first session it serves on. */
@@ -410,7 +414,7 @@ handle_configure (LimenDbusPortalGlobalShortcuts *object, GDBusMethodInvocation 
   LimenSession *session = NULL;
 
   LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  if (!limen_options_filter (options, &b, &error, configure_options, NULL) ||
+  if (!limen_options_filter (options, &b, &error, limen_options_global_shortcuts_configure, NULL) ||
       !(session = limen_driver_lookup_session (invocation, session_handle, &error)) ||
       !check_session (session, &error) || !check_parent_window (parent_window, &error))
     {
@@ -425,20 +429,19 @@ handle_configure (LimenDbusPortalGlobalShortcuts *object, GDBusMethodInvocation 
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* Sessions of shortcuts bound by the GlobalShortcuts backend; key events to their owners. */
 GDBusInterfaceSkeleton *
 limen_global_shortcuts_new (LimenPortalContext *context)
 {
-  LimenDbusPortalGlobalShortcuts *object;
+  GDBusInterfaceSkeleton *object;
 
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   connection = context->connection;
   sessions = g_hash_table_new (g_str_hash, g_str_equal);
   backends = g_hash_table_new (g_str_hash, g_str_equal);
-  object = limen_dbus_portal_global_shortcuts_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_global_shortcuts_set_version (object, 2);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, global_shortcuts_methods);
+  object = limen_driver_offer (context, limen_dbus_portal_global_shortcuts_skeleton_new (), 2,
+                               global_shortcuts_methods);
   g_signal_connect (object, "handle-configure-shortcuts", G_CALLBACK (handle_configure), context);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return object;
 }

@@ -4,21 +4,17 @@
  * Response 0, the Request stays exported, and closing it (or the caller leaving) closes the
  * backend's impl Request, which lifts it. What an app may inhibit is capped by its entry in
  * the permission store's "inhibit" table (words logout, switch, suspend, idle). */
-#include "inhibit.h"
+#include "portal.h"
 
 #include <string.h>
 
 #include "backend.h"
 #include "driver.h"
+#include "option-tables.h"
 #include "session.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Inhibit"
 #define FLAGS_ALL (1 | 2 | 4 | 8)   /* logout, user switch, suspend, idle */
-
-static const LimenOption inhibit_options[] = {
-  { "reason", "s", limen_validate_string_length, 1024 },
-  { NULL }
-};
 
 static const LimenOption monitor_options[] = {
   { "session_handle_token", "s", limen_validate_token, 0 },
@@ -106,7 +102,7 @@ static const LimenStep inhibit_pre[] = {
 
 /* Inhibit's success leaves the Request open: it is the inhibition. */
 static const LimenDriverMethod inhibit_methods[] = {
-  { .method = "Inhibit", .options = inhibit_options, .impl_interface = IMPL_IFACE, .impl_method = "Inhibit",
+  { .method = "Inhibit", .options = limen_options_inhibit_inhibit, .impl_interface = IMPL_IFACE, .impl_method = "Inhibit",
     .pre = inhibit_pre, .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK, .flags = LIMEN_DRIVER_KEEP_OPEN },
   { .method = "CreateMonitor", .kind = LIMEN_CALL_CREATE_SESSION, .options = monitor_options,
     .impl_interface = IMPL_IFACE, .impl_method = "CreateMonitor", .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK,
@@ -172,15 +168,14 @@ on_state_changed (GDBusConnection *connection, const char *sender, const char *p
                                  "StateChanged", g_variant_new ("(o@a{sv})", session_handle, state), NULL);
 }
 
+/* Inhibit (the Request is the inhibition), CreateMonitor, QueryEndResponse. */
 GDBusInterfaceSkeleton *
 limen_inhibit_new (LimenPortalContext *context)
 {
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   skeleton = limen_dbus_portal_inhibit_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
-  limen_dbus_portal_inhibit_set_version (skeleton, 3);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, inhibit_methods);
+  limen_driver_offer (context, skeleton, 3, inhibit_methods);
   g_signal_connect (skeleton, "handle-query-end-response", G_CALLBACK (handle_query_end_response), context);
   g_dbus_connection_signal_subscribe (context->connection, NULL, IMPL_IFACE, "StateChanged", LIMEN_PORTAL_PATH,
                                       NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_state_changed, NULL, NULL);

@@ -2,7 +2,7 @@
  *
  * Each session gets its own GeoClue2 client, so each app's accuracy and thresholds are its
  * own, and closing the session (or the app leaving) stops that client. */
-#include "location.h"
+#include "portal.h"
 
 #include <glib/gi18n.h>
 
@@ -280,12 +280,12 @@ static const LimenDriverMethod location_methods[] = {
   { NULL }
 };
 
+/* CreateSession/Start through GeoClue2 on the system bus, after the app's location
+ * permission; without GeoClue, Start answers 2 at once and says so in the log. */
 GDBusInterfaceSkeleton *
 limen_location_new (LimenPortalContext *context)
 {
   skeleton = limen_dbus_portal_location_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
-  limen_dbus_portal_location_set_version (skeleton, 1);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, location_methods);
+  limen_driver_offer (context, skeleton, 1, location_methods);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }

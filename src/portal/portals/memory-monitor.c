@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "memory-monitor.h"
+#include "portal.h"
+
+#include "driver.h"
 
 static void
 on_low_memory_warning (GMemoryMonitor *monitor, GMemoryMonitorWarningLevel level,
@@ -23,13 +25,12 @@ create_monitor (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* org.freedesktop.portal.MemoryMonitor on GMemoryMonitor (low-memory-monitor). */
 GDBusInterfaceSkeleton *
 limen_memory_monitor_new (LimenPortalContext *context)
 {
-  LimenDbusPortalMemoryMonitor *object = limen_dbus_portal_memory_monitor_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
+  GDBusInterfaceSkeleton *object = limen_driver_offer (context, limen_dbus_portal_memory_monitor_skeleton_new (), 1, NULL);
 
-  limen_dbus_portal_memory_monitor_set_version (object, 1);
   g_idle_add_full (G_PRIORITY_DEFAULT, create_monitor, g_object_ref (object), g_object_unref);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return object;
 }

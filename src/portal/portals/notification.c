@@ -8,7 +8,7 @@
  * out and the notification still shown, as the reference does: the text is what matters.
  * Version min(backend's, 2) of the interface; the backend gets icon and sound as
  * ("bytes", <ay>). */
-#include "notification.h"
+#include "portal.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -335,7 +335,10 @@ read_memfd (GUnixFDList *fd_list, GVariant *handle, const char *key, gsize max, 
     return bad (error, key, "the file descriptor must be a sealable memfd"), NULL;
   if (st.st_size <= 0 || (guint64) st.st_size > max)
     return bad (error, key, "data empty or too large"), NULL;
-  data = g_malloc (st.st_size);
+  /* Bounded by @max, but still the app's choice: no memory is an error, not an abort. */
+  data = g_try_malloc (st.st_size);
+  if (data == NULL)
+    return bad (error, key, "too large to read now"), NULL;
   while (done < (gsize) st.st_size)
     {
       ssize_t n = pread (fd, data + done, st.st_size - done, done);
@@ -652,6 +655,8 @@ on_backend_appeared (GDBusConnection *connection, const char *name, const char *
                           on_backend_version, NULL);
 }
 
+/* AddNotification/RemoveNotification with every field checked (icons by the separate
+ * limen-validate-icon process), ActionInvoked routed back to the app alone. */
 GDBusInterfaceSkeleton *
 limen_notification_new (LimenPortalContext *context)
 {

@@ -2,8 +2,13 @@
  *
  * Everything a caller hands in is checked before a Request exists, so a bad fd index or
  * URI is an immediate InvalidArgument, never a request that is silently never answered.
- * The handler is launched by us, on the host, with the host's view of the file. */
-#include "open-uri.h"
+ * The handler is launched by us, on the host, with the host's view of the file.
+ *
+ * As the reference does, the chooser is skipped for web, mail and calendar links and for
+ * folders when the system has a default for them, for a type with a single handler, and for
+ * a handler picked often enough in a row; never when the app passes "ask" or the user set
+ * "always-ask" for the type (desktop-used-apps' data). */
+#include "portal.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -13,7 +18,7 @@
 #include "backend.h"
 #include "driver.h"
 #include "document-export.h"
-#include "fd-check.h"
+#include "host-file.h"
 #include "lockdown.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.AppChooser"
@@ -41,6 +46,9 @@ typedef struct {
   char                  *content_type;
   char                  *display;      /* "uri" or "filename" option for the dialog */
   gboolean               is_file;
+  char                  *scheme;         /* lower case; "file" for files */
+  char                  *default_app;    /* the system's default for the type, if any */
+  gboolean               always_ask;     /* the user's per-type setting */
   GVariant              *options;
   char                  *activation_token;
   gboolean               directory;      /* OpenDirectory: show in the file manager */
@@ -73,6 +81,8 @@ open_free (Open *o)
   g_free (o->uri);
   g_free (o->content_type);
   g_free (o->display);
+  g_free (o->scheme);
+  g_free (o->default_app);
   g_clear_pointer (&o->options, g_variant_unref);
   g_free (o->activation_token);
   g_clear_pointer (&o->request, limen_request_unref);
@@ -97,6 +107,41 @@ handlers_for (const char *content_type)
   g_list_free_full (apps, g_object_unref);
   g_ptr_array_add (ids, NULL);
   return (char **) g_ptr_array_free (ids, FALSE);
+}
+
+/* The id (without ".desktop") of the default handler of @content_type, if it is installed. */
+static char *
+default_handler_for (const char *content_type)
+{
+  g_autoptr(GAppInfo) app = g_app_info_get_default_for_type (content_type, FALSE);
+  const char *id = app ? g_app_info_get_id (app) : NULL;
+
+  if (id == NULL || !g_str_has_suffix (id, ".desktop"))
+    return NULL;
+  return g_strndup (id, strlen (id) - strlen (".desktop"));
+}
+
+/* A local file's type from its name and its first bytes: an extension-less text file is
+ * text/plain, not application/octet-stream. */
+static char *
+content_type_of_file (const char *path)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GFileInfo) info = g_file_query_info (file, G_FILE_ATTRIBUTE_STANDARD_CONTENT_TYPE,
+                                                 G_FILE_QUERY_INFO_NONE, NULL, NULL);
+  const char *type = info ? g_file_info_get_content_type (info) : NULL;
+  g_autofree char *guess = type ? NULL : g_content_type_guess (path, NULL, 0, NULL);
+
+  return g_content_type_get_mime_type (type ? type : guess);
+}
+
+/* Schemes whose links open in the system's browser, mail client or calendar directly. */
+static gboolean
+opens_with_default (Open *o)
+{
+  static const char * const schemes[] = { "http", "https", "ftp", "mailto", "webcal", "calendar", NULL };
+
+  return g_strv_contains (schemes, o->scheme) || g_str_equal (o->content_type, "inode/directory");
 }
 
 static gboolean
@@ -265,9 +310,13 @@ choose (Open *o)
       return;
     }
   g_variant_builder_add (&b, "{sv}", "content_type", g_variant_new_string (o->content_type));
-  g_variant_builder_add (&b, "{sv}", o->is_file ? "filename" : "uri", g_variant_new_string (o->display));
-  if (o->last_choice)
-    g_variant_builder_add (&b, "{sv}", "last_choice", g_variant_new_string (o->last_choice));
+  /* A local file: its name to show and its URI (the backend may preview it). */
+  if (o->is_file)
+    g_variant_builder_add (&b, "{sv}", "filename", g_variant_new_string (o->display));
+  g_variant_builder_add (&b, "{sv}", "uri", g_variant_new_string (o->uri));
+  if (o->last_choice || o->default_app)
+    g_variant_builder_add (&b, "{sv}", "last_choice",
+                           g_variant_new_string (o->last_choice ? o->last_choice : o->default_app));
   limen_backend_call_async (o->context, o->request, backend, IMPL_IFACE, "ChooseApplication",
                             g_variant_new ("(oss^as@a{sv})", limen_request_get_path (o->request),
                                            limen_app_info_get_id (limen_request_get_app_info (o->request)),
@@ -275,13 +324,50 @@ choose (Open *o)
                             NULL, LIMEN_BACKEND_TIMEOUT_DIALOG, on_chosen, o);
 }
 
+/* The handler to use without asking, or NULL: ask. */
+static const char *
+direct_choice (Open *o)
+{
+  gboolean ask = FALSE;
+  gboolean use_default = o->default_app && opens_with_default (o);
+
+  g_variant_lookup (o->options, "ask", "b", &ask);
+  if (ask || o->always_ask)
+    return NULL;
+  if (use_default)
+    return o->default_app;
+  if (o->last_choice && o->last_count >= USE_WITHOUT_ASKING)
+    return o->last_choice;
+  if (o->choices[0] && !o->choices[1])
+    return o->choices[0];
+  return NULL;
+}
+
+static void
+read_used_apps (Open *o, GVariant *reply)
+{
+  const char *app_id = limen_app_info_get_id (limen_request_get_app_info (o->request));
+  g_autoptr(GVariant) perms = NULL;
+  g_autoptr(GVariant) data = NULL;
+  g_autofree const char **entry = NULL;
+
+  g_variant_get (reply, "(@a{sas}v)", &perms, &data);
+  if (g_variant_is_of_type (data, G_VARIANT_TYPE_VARDICT))
+    g_variant_lookup (data, "always-ask", "b", &o->always_ask);
+  if (*app_id && g_variant_lookup (perms, app_id, "^a&s", &entry) && entry[0] && entry[1] &&
+      g_strv_contains ((const char * const *) o->choices, entry[0]))
+    {
+      o->last_choice = g_strdup (entry[0]);
+      o->last_count = (guint) g_ascii_strtoull (entry[1], NULL, 10);
+    }
+}
+
 static void
 on_used_apps (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Open *o = user_data;
   g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
-  const char *app_id = limen_app_info_get_id (limen_request_get_app_info (o->request));
-  gboolean ask = FALSE;
+  const char *direct;
 
   if (!limen_request_is_open (o->request))
     {
@@ -289,29 +375,28 @@ on_used_apps (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   if (reply)
+    read_used_apps (o, reply);
+  direct = direct_choice (o);
+  if (direct)
     {
-      g_autoptr(GVariant) perms = NULL;
-      g_autofree const char **entry = NULL;
+      g_autofree char *choice = g_strdup (direct);
 
-      g_variant_get_child (reply, 0, "@a{sas}", &perms);
-      if (g_variant_lookup (perms, app_id, "^a&s", &entry) && entry[0] && entry[1] &&
-          g_strv_contains ((const char * const *) o->choices, entry[0]))
-        {
-          o->last_choice = g_strdup (entry[0]);
-          o->last_count = (guint) g_ascii_strtoull (entry[1], NULL, 10);
-        }
-    }
-  g_variant_lookup (o->options, "ask", "b", &ask);
-  if (o->last_choice && o->last_count >= USE_WITHOUT_ASKING && !ask)
-    {
-      g_autofree char *choice = g_strdup (o->last_choice);
-
-      g_debug ("Using %s for %s without asking: chosen %u times", choice, o->content_type, o->last_count);
+      g_debug ("Opening %s with %s without asking", o->content_type, choice);
       finish_with (o, choice, NULL);
       open_free (o);
       return;
     }
   choose (o);
+}
+
+/* The user's per-type settings and this app's last choices, then the decision. */
+static void
+decide (Open *o)
+{
+  g_dbus_connection_call (o->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+                          g_variant_new ("(ss)", USED_APPS_TABLE, o->content_type), G_VARIANT_TYPE ("(a{sas}v)"),
+                          G_DBUS_CALL_FLAGS_NONE, 5000, limen_request_get_cancellable (o->request),
+                          on_used_apps, o);
 }
 
 static void
@@ -342,7 +427,7 @@ on_shown (GObject *source, GAsyncResult *result, gpointer user_data)
       g_free (o->uri);
       o->uri = parent ? g_file_get_uri (parent) : g_file_get_uri (file);
     }
-  choose (o);
+  decide (o);
 }
 
 /* The in-process impl: show a folder, reuse the usual handler, or ask the AppChooser. */
@@ -350,12 +435,12 @@ static void
 open_run (LimenCall *call, GTask *task)
 {
   Open *o = limen_call_steal_data (call);
-  const char *app_id = limen_app_info_get_id (limen_call_get_app_info (call));
 
   g_task_set_task_data (task, call, NULL);
   o->task = g_object_ref (task);
   o->request = limen_request_ref (limen_call_get_request (call));
   o->choices = handlers_for (o->content_type);
+  o->default_app = default_handler_for (o->content_type);
   if (o->directory)
     {
       g_dbus_connection_call (o->context->connection, FM_NAME, FM_PATH, FM_NAME,
@@ -366,15 +451,7 @@ open_run (LimenCall *call, GTask *task)
                               limen_request_get_cancellable (o->request), on_shown, o);
       return;
     }
-  if (*app_id == '\0')
-    {
-      choose (o);
-      return;
-    }
-  g_dbus_connection_call (o->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
-                          g_variant_new ("(ss)", USED_APPS_TABLE, o->content_type), G_VARIANT_TYPE ("(a{sas}v)"),
-                          G_DBUS_CALL_FLAGS_NONE, 5000, limen_request_get_cancellable (o->request),
-                          on_used_apps, o);
+  decide (o);
 }
 
 /* Pre-step: an administrator may forbid opening things in other apps. */
@@ -423,20 +500,18 @@ check_uri (LimenCall *call, GTask *task)
   o = open_new (call);
   o->uri = g_strdup (uri);
   o->display = g_strdup (uri);
-  if (g_ascii_strcasecmp (scheme, "file") == 0)
+  o->scheme = g_ascii_strdown (scheme, -1);
+  if (g_str_equal (o->scheme, "file"))
     {
       g_autofree char *path = g_filename_from_uri (uri, NULL, NULL);
-      g_autofree char *guess = path ? g_content_type_guess (path, NULL, 0, NULL) : NULL;
 
       o->is_file = TRUE;
-      o->content_type = g_content_type_get_mime_type (guess ? guess : "application/octet-stream");
+      o->content_type = path ? content_type_of_file (path) : g_strdup ("application/octet-stream");
+      g_free (o->display);
+      o->display = path ? g_path_get_basename (path) : g_strdup (uri);
     }
   else
-    {
-      g_autofree char *lower = g_ascii_strdown (scheme, -1);
-
-      o->content_type = g_strconcat ("x-scheme-handler/", lower, NULL);
-    }
+    o->content_type = g_strconcat ("x-scheme-handler/", o->scheme, NULL);
   g_task_return_boolean (task, TRUE);
 }
 
@@ -446,27 +521,14 @@ static char *
 host_path_of_fd (LimenCall *call, gboolean directory, LimenFdInfo *fdinfo, GError **error)
 {
   g_autoptr(GVariant) handle = limen_call_get_arg (call, 1);
-  g_autofd int fd = -1;
   gboolean writable = FALSE;
-  g_autofree char *proc = NULL;
-  g_autofree char *host_path = NULL;
-  struct stat st;
   LimenFdFlags flags = LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH | LIMEN_FD_NEED_READ;
 
   g_variant_lookup (limen_call_get_caller_options (call), "writable", "b", &writable);
   if (writable && !directory)
     flags |= LIMEN_FD_NEED_WRITE;
-  fd = limen_fd_list_get (limen_call_get_fd_list (call), g_variant_get_handle (handle), "fd", error);
-  if (fd < 0 || !limen_fd_check (limen_call_get_app_info (call), fd, flags, fdinfo, error))
-    return NULL;
-  proc = g_strdup_printf ("/proc/self/fd/%d", fd);
-  host_path = g_file_read_link (proc, NULL);
-  if (host_path == NULL || stat (host_path, &st) != 0 || st.st_dev != fdinfo->dev || st.st_ino != fdinfo->ino)
-    {
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The file is not reachable outside the sandbox");
-      return NULL;
-    }
-  return g_steal_pointer (&host_path);
+  return limen_fd_host_path (limen_call_get_app_info (call), limen_call_get_fd_list (call),
+                             g_variant_get_handle (handle), "fd", flags, fdinfo, error);
 }
 
 /* Pre-step of OpenFile and OpenDirectory: the fd's file, reachable on the host. */
@@ -487,6 +549,7 @@ check_fd (LimenCall *call, GTask *task)
     }
   o = open_new (call);
   o->is_file = TRUE;
+  o->scheme = g_strdup ("file");
   o->uri = g_filename_to_uri (host_path, NULL, NULL);
   if (directory || fdinfo.is_dir)
     {
@@ -496,11 +559,7 @@ check_fd (LimenCall *call, GTask *task)
       o->content_type = g_strdup ("inode/directory");
     }
   else
-    {
-      g_autofree char *guess = g_content_type_guess (host_path, NULL, 0, NULL);
-
-      o->content_type = g_content_type_get_mime_type (guess);
-    }
+    o->content_type = content_type_of_file (host_path);
   o->display = g_path_get_basename (fdinfo.path);
   limen_fd_info_clear (&fdinfo);
   g_task_return_boolean (task, TRUE);
@@ -525,16 +584,12 @@ static const LimenDriverMethod open_uri_methods[] = {
   { NULL }
 };
 
+/* OpenURI, OpenFile, OpenDirectory: the AppChooser backend picks among the handlers of the
+ * content type, the frontend launches the choice. */
 GDBusInterfaceSkeleton *
 limen_open_uri_new (LimenPortalContext *context)
 {
-  LimenDbusPortalOpenURI *object;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  object = limen_dbus_portal_open_uri_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_open_uri_set_version (object, 4);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, open_uri_methods);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return limen_driver_offer (context, limen_dbus_portal_open_uri_skeleton_new (), 4, open_uri_methods);
 }

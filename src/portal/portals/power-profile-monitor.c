@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "power-profile-monitor.h"
+#include "portal.h"
+
+#include "driver.h"
 
 static void
 sync_power_saver (GPowerProfileMonitor *monitor, GParamSpec *pspec, LimenDbusPortalPowerProfileMonitor *object)
@@ -23,13 +25,12 @@ create_monitor (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* org.freedesktop.portal.PowerProfileMonitor on GPowerProfileMonitor (power-profiles-daemon). */
 GDBusInterfaceSkeleton *
 limen_power_profile_monitor_new (LimenPortalContext *context)
 {
-  LimenDbusPortalPowerProfileMonitor *object = limen_dbus_portal_power_profile_monitor_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
+  GDBusInterfaceSkeleton *object = limen_driver_offer (context, limen_dbus_portal_power_profile_monitor_skeleton_new (), 1, NULL);
 
-  limen_dbus_portal_power_profile_monitor_set_version (object, 1);
   g_idle_add_full (G_PRIORITY_DEFAULT, create_monitor, g_object_ref (object), g_object_unref);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return object;
 }

@@ -2,11 +2,12 @@
  *
  * The document to print arrives as an fd; the backend gets it only after we checked that
  * the caller could read that file itself, so printing is no way to read hidden files. */
-#include "print.h"
+#include "portal.h"
 
 #include "backend.h"
 #include "fd-check.h"
 #include "lockdown.h"
+#include "option-tables.h"
 
 #include <string.h>
 
@@ -48,37 +49,6 @@ validate_print_dict (const LimenOption *o, GVariant *v, GError **error)
     }
   return TRUE;
 }
-
-static const LimenOption print_options[] = {
-  { "modal", "b", limen_validate_bool, 0 },
-  { "token", "u", NULL, 0 },
-  { NULL }
-};
-
-/* supported_output_file_formats: only the formats the specification names, each once. */
-static gboolean
-validate_file_formats (const LimenOption *o, GVariant *v, GError **error)
-{
-  static const char *const known[] = { "pdf", "ps", "svg", NULL };
-  g_autofree const char **formats = g_variant_get_strv (v, NULL);
-
-  for (guint i = 0; formats[i]; i++)
-    if (!g_strv_contains (known, formats[i]) || g_strv_contains (formats + i + 1, formats[i]))
-      {
-        limen_option_set_error (error, o->key, "formats are \"pdf\", \"ps\" and \"svg\", each at most once");
-        return FALSE;
-      }
-  return TRUE;
-}
-
-static const LimenOption prepare_print_options[] = {
-  { "modal", "b", limen_validate_bool, 0 },
-  { "accept_label", "s", limen_validate_string_length, 1024 },
-  { "supported_output_file_formats", "as", validate_file_formats, 0 },  /* version 3 */
-  { "has_current_page", "b", limen_validate_bool, 0 },                  /* version 4 */
-  { "has_selected_pages", "b", limen_validate_bool, 0 },                /* version 4 */
-  { NULL }
-};
 
 static const LimenOption dict_table[] = {
   { "settings", "a{sv}", validate_print_dict, 0 },
@@ -148,23 +118,18 @@ static const LimenStep print_pre[] = {
 };
 
 static const LimenDriverMethod print_methods[] = {
-  { .method = "PreparePrint", .options = prepare_print_options, .impl_interface = IMPL_IFACE,
+  { .method = "PreparePrint", .options = limen_options_print_prepare_print, .impl_interface = IMPL_IFACE,
     .impl_method = "PreparePrint", .pre = prepare_pre },
-  { .method = "Print", .options = print_options, .impl_interface = IMPL_IFACE,
+  { .method = "Print", .options = limen_options_print_print, .impl_interface = IMPL_IFACE,
     .impl_method = "Print", .pre = print_pre },
   { NULL }
 };
 
+/* PreparePrint and Print (the document as an fd checked for the caller). */
 GDBusInterfaceSkeleton *
 limen_print_new (LimenPortalContext *context)
 {
-  LimenDbusPortalPrint *object;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  object = limen_dbus_portal_print_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_print_set_version (object, 4);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, print_methods);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return limen_driver_offer (context, limen_dbus_portal_print_skeleton_new (), 4, print_methods);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "proxy-resolver.h"
+#include "portal.h"
 
 #include <string.h>
 
@@ -50,6 +50,7 @@ handle_lookup (LimenDbusPortalProxyResolver *object, GDBusMethodInvocation *invo
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* org.freedesktop.portal.ProxyResolver on GProxyResolver (libproxy / glib-networking). */
 GDBusInterfaceSkeleton *
 limen_proxy_resolver_new (LimenPortalContext *context)
 {

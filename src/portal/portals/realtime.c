@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "realtime.h"
+#include "portal.h"
 
 #include "pid-map.h"
 
@@ -135,6 +135,8 @@ on_system_bus (GObject *source, GAsyncResult *result, gpointer user_data)
                                   on_rtkit_appeared, on_rtkit_vanished, NULL, NULL);
 }
 
+/* org.freedesktop.portal.Realtime, forwarded to RealtimeKit on the system bus with the
+ * caller's process and thread ids translated out of its sandbox. */
 GDBusInterfaceSkeleton *
 limen_realtime_new (LimenPortalContext *context)
 {

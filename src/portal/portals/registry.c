@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "registry.h"
+#include "portal.h"
 
 static gboolean
 handle_register (LimenDbusHostPortalRegistry *object, GDBusMethodInvocation *invocation,
@@ -35,6 +35,7 @@ handle_register (LimenDbusHostPortalRegistry *object, GDBusMethodInvocation *inv
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* org.freedesktop.host.portal.Registry v1: host apps tell us their app id. */
 GDBusInterfaceSkeleton *
 limen_registry_new (LimenPortalContext *context)
 {

@@ -3,13 +3,14 @@
  * A non-interactive screenshot shows the user nothing, so a sandboxed app needs the
  * stored "screenshot" permission (or the user's yes in an Access dialog) first. The
  * picture the backend saved is handed to a sandboxed app as a read-only document. */
-#include "screenshot.h"
+#include "portal.h"
 
 #include <glib/gi18n.h>
 
 #include "access.h"
 #include "backend.h"
 #include "driver.h"
+#include "option-tables.h"
 #include "document-export.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Screenshot"
@@ -20,31 +21,6 @@
 
 static LimenDbusPortalScreenshot *skeleton;
 static guint backend_version;
-
-/* "target" is one target bit, never a mask. */
-static gboolean
-validate_target (const LimenOption *o, GVariant *v, GError **error)
-{
-  guint32 t = g_variant_get_uint32 (v);
-
-  if (t == 0 || (t & ~TARGETS_ALL) != 0 || (t & (t - 1)) != 0)
-    {
-      limen_option_set_error (error, o->key, "must be one target: 1 screen, 2 window, 4 area or 8 active window");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static const LimenOption screenshot_options[] = {
-  { "modal", "b", limen_validate_bool, 0 },
-  { "interactive", "b", limen_validate_bool, 0 },
-  { "target", "u", validate_target, 0 },
-  { NULL }
-};
-
-static const LimenOption pick_color_options[] = {
-  { NULL }
-};
 
 /* After the handle: a non-interactive screenshot shows the user nothing, so it needs the
  * stored permission or the user's yes; an interactive one's dialog is the consent. */
@@ -224,13 +200,14 @@ static const LimenStep screenshot_post[] = { { export_picture }, { NULL } };
 static const LimenStep pick_color_post[] = { { check_color }, { NULL } };
 
 static const LimenDriverMethod screenshot_methods[] = {
-  { .method = "Screenshot", .options = screenshot_options, .impl_interface = IMPL_IFACE,
+  { .method = "Screenshot", .options = limen_options_screenshot_screenshot, .impl_interface = IMPL_IFACE,
     .impl_method = "Screenshot", .pre = screenshot_pre, .post = screenshot_post },
-  { .method = "PickColor", .options = pick_color_options, .impl_interface = IMPL_IFACE,
+  { .method = "PickColor", .options = limen_options_screenshot_pick_color, .impl_interface = IMPL_IFACE,
     .impl_method = "PickColor", .pre = shot_pre, .post = pick_color_post },
   { NULL }
 };
 
+/* Screenshot and PickColor, for sandboxed callers only with the screenshot permission. */
 GDBusInterfaceSkeleton *
 limen_screenshot_new (LimenPortalContext *context)
 {
@@ -238,14 +215,12 @@ limen_screenshot_new (LimenPortalContext *context)
 
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
+  /* Ours for the daemon's life: the backend's properties are copied onto it. */
   skeleton = limen_dbus_portal_screenshot_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
-  /* Version 2 until the backend says it takes targets. */
-  limen_dbus_portal_screenshot_set_version (skeleton, 2);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, screenshot_methods);
   backend = limen_backend_find (context, IMPL_IFACE, NULL);
   if (backend)
     g_bus_watch_name_on_connection (context->connection, backend, G_BUS_NAME_WATCHER_FLAGS_NONE,
                                     on_backend_appeared, NULL, NULL, NULL);
-  return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
+  /* Version 2 until the backend says it takes targets. */
+  return limen_driver_offer (context, G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton)), 2, screenshot_methods);
 }

@@ -2,7 +2,7 @@
  *
  * The backend writes the app's secret into the fd; it must be the write end of a pipe or
  * a socket, never a file the secret would then be stored in. */
-#include "secret.h"
+#include "portal.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -59,16 +59,11 @@ static const LimenDriverMethod secret_methods[] = {
   { NULL }
 };
 
+/* RetrieveSecret: the backend writes the app's secret into the caller's pipe. */
 GDBusInterfaceSkeleton *
 limen_secret_new (LimenPortalContext *context)
 {
-  LimenDbusPortalSecret *object;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  object = limen_dbus_portal_secret_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_secret_set_version (object, 1);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, secret_methods);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return limen_driver_offer (context, limen_dbus_portal_secret_skeleton_new (), 1, secret_methods);
 }

@@ -5,7 +5,7 @@
  * restarts is read afresh. Keys missing from every backend's ReadAll still get a direct
  * Read, so nothing a backend answers is hidden.
  */
-#include "settings.h"
+#include "portal.h"
 
 #include "fast-path.h"
 
@@ -549,6 +549,7 @@ fast_read_one (GDBusMessage *call, LimenAppInfo *info)
   return fast_read (call, FALSE);
 }
 
+/* org.freedesktop.portal.Settings v2, merged from every configured Settings backend. */
 GDBusInterfaceSkeleton *
 limen_settings_new (LimenPortalContext *context)
 {

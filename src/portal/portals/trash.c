@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "trash.h"
+#include "portal.h"
 
 #include <sys/stat.h>
 
@@ -74,6 +74,7 @@ handle_trash_file (LimenDbusPortalTrash *object, GDBusMethodInvocation *invocati
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* org.freedesktop.portal.Trash: trash a file the caller passes as an fd. */
 GDBusInterfaceSkeleton *
 limen_trash_new (LimenPortalContext *context)
 {

@@ -2,7 +2,7 @@
  *
  * A stored "no" in the wallpaper table ends the request at once; otherwise the backend's
  * preview (or its own policy) decides. Files come as fds and go on as host URIs. */
-#include "wallpaper.h"
+#include "portal.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -10,29 +10,11 @@
 #include "access.h"
 #include "backend.h"
 #include "driver.h"
-#include "fd-check.h"
+#include "option-tables.h"
+#include "host-file.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Wallpaper"
 #define TABLE "wallpaper"
-
-static gboolean
-validate_set_on (const LimenOption *o, GVariant *v, GError **error)
-{
-  const char *s = g_variant_get_string (v, NULL);
-
-  if (!g_str_equal (s, "background") && !g_str_equal (s, "lockscreen") && !g_str_equal (s, "both"))
-    {
-      limen_option_set_error (error, o->key, "must be background, lockscreen or both");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static const LimenOption wallpaper_options[] = {
-  { "show-preview", "b", limen_validate_bool, 0 },
-  { "set-on", "s", validate_set_on, 0 },
-  { NULL }
-};
 
 /* Pre-step of SetWallpaperURI: a valid URI, and no file: URI from a sandbox. */
 static void
@@ -57,32 +39,18 @@ check_uri (LimenCall *call, GTask *task)
 static void
 check_file (LimenCall *call, GTask *task)
 {
-  g_autoptr(GError) error = NULL;
+  GError *error = NULL;
   g_autoptr(GVariant) window = limen_call_get_arg (call, 0);
   g_autoptr(GVariant) fd_handle = limen_call_get_arg (call, 1);
-  g_autofd int fd = -1;
-  LimenFdInfo fdinfo = { 0 };
-  g_autofree char *proc = NULL;
-  g_autofree char *path = NULL;
+  g_autofree char *path = limen_fd_host_path (limen_call_get_app_info (call), limen_call_get_fd_list (call),
+                                              g_variant_get_handle (fd_handle), "fd",
+                                              LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH | LIMEN_FD_NEED_READ,
+                                              NULL, &error);
   g_autofree char *uri = NULL;
-  struct stat st;
-  gboolean reachable;
 
-  fd = limen_fd_list_get (limen_call_get_fd_list (call), g_variant_get_handle (fd_handle), "fd", &error);
-  if (fd < 0 || !limen_fd_check (limen_call_get_app_info (call), fd,
-                                 LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH | LIMEN_FD_NEED_READ, &fdinfo, &error))
+  if (path == NULL)
     {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-  proc = g_strdup_printf ("/proc/self/fd/%d", fd);
-  path = g_file_read_link (proc, NULL);
-  reachable = path && stat (path, &st) == 0 && st.st_dev == fdinfo.dev && st.st_ino == fdinfo.ino;
-  limen_fd_info_clear (&fdinfo);
-  if (!reachable)
-    {
-      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                               "The file is not reachable outside the sandbox");
+      g_task_return_error (task, error);
       return;
     }
   uri = g_filename_to_uri (path, NULL, NULL);
@@ -111,23 +79,18 @@ static const LimenStep file_pre[] = {
 
 /* Both methods end in the impl's one method, which answers just (u). */
 static const LimenDriverMethod wallpaper_methods[] = {
-  { .method = "SetWallpaperURI", .options = wallpaper_options,
+  { .method = "SetWallpaperURI", .options = limen_options_wallpaper,
     .impl_interface = IMPL_IFACE, .impl_method = "SetWallpaperURI", .pre = uri_pre },
-  { .method = "SetWallpaperFile", .options = wallpaper_options,
+  { .method = "SetWallpaperFile", .options = limen_options_wallpaper,
     .impl_interface = IMPL_IFACE, .impl_method = "SetWallpaperURI", .pre = file_pre },
   { NULL }
 };
 
+/* SetWallpaperURI and SetWallpaperFile. */
 GDBusInterfaceSkeleton *
 limen_wallpaper_new (LimenPortalContext *context)
 {
-  LimenDbusPortalWallpaper *object;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  object = limen_dbus_portal_wallpaper_skeleton_new ();
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (object));
-  limen_dbus_portal_wallpaper_set_version (object, 1);
-  limen_driver_export (G_DBUS_INTERFACE_SKELETON (object), context, wallpaper_methods);
-  return G_DBUS_INTERFACE_SKELETON (object);
+  return limen_driver_offer (context, limen_dbus_portal_wallpaper_skeleton_new (), 1, wallpaper_methods);
 }

@@ -121,13 +121,20 @@ limen_cast_take_streams (LimenCast *cast, GVariant *streams)
   GVariantIter iter;
   GVariant *props;
   guint32 node;
+  gsize n;
 
   if (streams == NULL || !g_variant_is_of_type (streams, G_VARIANT_TYPE ("a(ua{sv})")) ||
-      g_variant_n_children (streams) == 0 || g_variant_n_children (streams) > LIMEN_CAST_MAX_STREAMS)
+      (n = g_variant_n_children (streams)) == 0 || n > LIMEN_CAST_MAX_STREAMS)
     return NULL;
+  /* The app asked for one source: it gets one, and only that node on its remote. */
+  if (n > 1 && !cast->multiple)
+    {
+      g_message ("Backend answered %" G_GSIZE_FORMAT " streams where one was asked: the first is kept", n);
+      n = 1;
+    }
   g_variant_builder_init (&b, G_VARIANT_TYPE ("a(ua{sv})"));
   g_variant_iter_init (&iter, streams);
-  while (g_variant_iter_next (&iter, "(u@a{sv})", &node, &props))
+  while (cast->nodes->len < n && g_variant_iter_next (&iter, "(u@a{sv})", &node, &props))
     {
       /* 0 is the PipeWire core and ~0 means "any object": never a stream. */
       if (node == 0 || node == G_MAXUINT32)

@@ -41,6 +41,7 @@ typedef struct {
   char              *backend;          /* impl bus name of the kind's interface */
   gboolean           busy;             /* a Select* request is with the backend */
   gboolean           sources_selected;
+  gboolean           multiple;         /* SelectSources asked for more than one source */
   gboolean           devices_selected;
   gboolean           clipboard_requested;
   gboolean           clipboard_enabled;

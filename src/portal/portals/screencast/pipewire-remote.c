@@ -237,12 +237,16 @@ typedef struct {
   guint32 *nodes;
   guint    n_nodes;
   guint32  client_id;
+  char    *app_id;     /* NULL, or the portal app id WirePlumber's access script reads */
+  char    *media_roles;
 } Job;
 
 static void
 job_free (Job *job)
 {
   g_free (job->nodes);
+  g_free (job->app_id);
+  g_free (job->media_roles);
   g_free (job);
 }
 
@@ -263,10 +267,17 @@ open_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cance
 {
   Job *job = data;
   GError *error = NULL;
+  struct pw_properties *props = pw_properties_new (PW_KEY_APP_NAME, "limen-portal remote", NULL);
   Conn c;
   int fd;
 
-  if (!conn_open (&c, pw_properties_new (PW_KEY_APP_NAME, "limen-portal screen cast remote", NULL), &error) ||
+  /* Tagged for WirePlumber's portal access script, it also follows the permission store for
+   * nodes of these roles that appear later, and hides them again when the answer changes. */
+  if (job->app_id)
+    pw_properties_setf (props, "pipewire.access.portal.app_id", "%s", job->app_id);
+  if (job->media_roles)
+    pw_properties_setf (props, "pipewire.access.portal.media_roles", "%s", job->media_roles);
+  if (!conn_open (&c, props, &error) ||
       !restrict_to (&c, job->nodes, job->n_nodes, &error))
     {
       conn_close (&c);
@@ -284,15 +295,26 @@ open_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cance
 }
 
 void
+limen_pipewire_remote_open_for_app_async (const guint32 *nodes, guint n_nodes, const char *app_id,
+                                          const char *media_roles, GAsyncReadyCallback callback,
+                                          gpointer user_data)
+{
+  g_autoptr(GTask) task = g_task_new (NULL, NULL, callback, user_data);
+  Job *job = job_new (nodes, n_nodes, 0);
+
+  ensure_init ();
+  job->app_id = g_strdup (app_id);
+  job->media_roles = g_strdup (media_roles);
+  g_task_set_source_tag (task, limen_pipewire_remote_open_async);
+  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, open_in_thread);
+}
+
+void
 limen_pipewire_remote_open_async (const guint32 *nodes, guint n_nodes, GAsyncReadyCallback callback,
                                   gpointer user_data)
 {
-  g_autoptr(GTask) task = g_task_new (NULL, NULL, callback, user_data);
-
-  ensure_init ();
-  g_task_set_source_tag (task, limen_pipewire_remote_open_async);
-  g_task_set_task_data (task, job_new (nodes, n_nodes, 0), (GDestroyNotify) job_free);
-  g_task_run_in_thread (task, open_in_thread);
+  limen_pipewire_remote_open_for_app_async (nodes, n_nodes, NULL, NULL, callback, user_data);
 }
 
 int

@@ -12,6 +12,13 @@ G_BEGIN_DECLS
 void limen_pipewire_remote_open_async (const guint32 *nodes, guint n_nodes, GAsyncReadyCallback callback,
                                        gpointer user_data);
 
+/* The same, with the connection tagged pipewire.access.portal.app_id = @app_id and
+ * pipewire.access.portal.media_roles = @media_roles (either NULL: not set), as WirePlumber's
+ * portal access script expects of a camera remote. */
+void limen_pipewire_remote_open_for_app_async (const guint32 *nodes, guint n_nodes, const char *app_id,
+                                               const char *media_roles, GAsyncReadyCallback callback,
+                                               gpointer user_data);
+
 /* The remote's fd (the caller owns it); @client_id gets the connection's client global
  * (for limen_pipewire_remote_revoke). -1 + Error.NotFound/Failed when PipeWire is not there
  * or did not answer within a few seconds. */

@@ -15,7 +15,12 @@
 #define MAX_RESTORE_DATA 65536
 
 static GDBusConnection *store;
+/* Tokens of mode 1 kept at most; past it the oldest lapse (an app looping sessions must not
+ * grow this daemon without limit). */
+#define MAX_TRANSIENT 256
+
 static GHashTable *transient;   /* "table/token" → (app_id, data) as GVariant (sv) */
+static GQueue transient_order = G_QUEUE_INIT;   /* keys, oldest first (may name used ones) */
 
 void
 limen_restore_tokens_init (GDBusConnection *connection)
@@ -27,11 +32,13 @@ static GVariant *
 take_transient (const char *table, const char *app_id, const char *token)
 {
   g_autofree char *key = g_strconcat (table, "/", token, NULL);
+  g_autofree char *stored_key = NULL;
   g_autoptr(GVariant) entry = NULL;
   const char *owner;
   GVariant *data;
 
-  if (transient == NULL || !g_hash_table_steal_extended (transient, key, NULL, (gpointer *) &entry))
+  if (transient == NULL ||
+      !g_hash_table_steal_extended (transient, key, (gpointer *) &stored_key, (gpointer *) &entry))
     return NULL;
   g_variant_get (entry, "(&sv)", &owner, &data);
   if (!g_str_equal (owner, app_id))
@@ -100,10 +107,18 @@ limen_restore_token_store (const char *table, const char *app_id, guint32 persis
   token = g_uuid_string_random ();
   if (persist_mode == 1)
     {
+      char *key = g_strconcat (table, "/", token, NULL);
+
       if (transient == NULL)
         transient = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_variant_unref);
-      g_hash_table_insert (transient, g_strconcat (table, "/", token, NULL),
-                           g_variant_ref_sink (g_variant_new ("(sv)", app_id, restore_data)));
+      while (g_queue_get_length (&transient_order) >= MAX_TRANSIENT)
+        {
+          g_autofree char *oldest = g_queue_pop_head (&transient_order);
+
+          g_hash_table_remove (transient, oldest);
+        }
+      g_queue_push_tail (&transient_order, g_strdup (key));
+      g_hash_table_insert (transient, key, g_variant_ref_sink (g_variant_new ("(sv)", app_id, restore_data)));
       return g_steal_pointer (&token);
     }
   if (store == NULL)

@@ -153,6 +153,8 @@ check_select_sources (LimenCall *call, GTask *task)
       g_task_return_error (task, g_steal_pointer (&error));
       return;
     }
+  cast->multiple = FALSE;
+  g_variant_lookup (limen_call_get_options (call), "multiple", "b", &cast->multiple);
   limen_cast_restore (call, cast, LIMEN_RESTORE_TABLE_SCREEN_CAST, token);
   g_task_return_boolean (task, TRUE);
 }

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The limits here are the ones an app met end to end before the tables were shared (the
+ * smaller of the frontend's and the backend's), so an option refused anywhere is refused at
+ * the frontend with InvalidArgument instead of reaching the app as a bare response 2. */
+#include "option-tables.h"
+
+#include <string.h>
+
+#define LABEL_MAX 256
+#define NAME_MAX_BYTES 1024
+#define ADDRESSES_MAX 256
+#define ATTACHMENTS_MAX 64
+
+gboolean
+limen_validate_abs_path (const LimenOption *o, GVariant *v, GError **error)
+{
+  if (!limen_validate_byte_path (o, v, error))
+    return FALSE;
+  /* A relative path means nothing to a dialog in another process. */
+  if (g_variant_get_bytestring (v)[0] != '/')
+    {
+      limen_option_set_error (error, o->key, "must be an absolute path");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_file_name (const LimenOption *o, GVariant *v, GError **error)
+{
+  if (strchr (g_variant_get_string (v, NULL), '/') != NULL)
+    {
+      limen_option_set_error (error, o->key, "must be a file name without a directory");
+      return FALSE;
+    }
+  return limen_validate_string_length (o, v, error);
+}
+
+gboolean
+limen_validate_single_line (const LimenOption *o, GVariant *v, GError **error)
+{
+  /* A line break would let the caller forge mail headers. */
+  if (strpbrk (g_variant_get_string (v, NULL), "\r\n") != NULL)
+    {
+      limen_option_set_error (error, o->key, "must be a single line");
+      return FALSE;
+    }
+  return limen_validate_string_length (o, v, error);
+}
+
+static gboolean
+address_ok (const char *s)
+{
+  const char *at = strchr (s, '@');
+
+  if (strlen (s) > 254 || at == NULL || at == s || at[1] == '\0' || strchr (at + 1, '@') != NULL)
+    return FALSE;
+  for (const char *p = s; *p; p++)
+    if (g_ascii_isspace (*p) || g_ascii_iscntrl (*p) || *p == ',' || *p == '<' || *p == '>')
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+limen_validate_email_address (const LimenOption *o, GVariant *v, GError **error)
+{
+  if (!address_ok (g_variant_get_string (v, NULL)))
+    {
+      limen_option_set_error (error, o->key, "not an email address");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+limen_validate_email_addresses (const LimenOption *o, GVariant *v, GError **error)
+{
+  g_autofree const char **list = g_variant_get_strv (v, NULL);
+
+  if (g_strv_length ((char **) list) > ADDRESSES_MAX)
+    {
+      limen_option_set_error (error, o->key, "too many addresses");
+      return FALSE;
+    }
+  for (guint i = 0; list[i]; i++)
+    if (!address_ok (list[i]))
+      {
+        limen_option_set_error (error, o->key, "not an email address");
+        return FALSE;
+      }
+  return TRUE;
+}
+
+static gboolean
+validate_set_on (const LimenOption *o, GVariant *v, GError **error)
+{
+  const char *s = g_variant_get_string (v, NULL);
+
+  if (!g_str_equal (s, "background") && !g_str_equal (s, "lockscreen") && !g_str_equal (s, "both"))
+    {
+      limen_option_set_error (error, o->key, "must be background, lockscreen or both");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Host paths a frontend resolved from the app's fds. */
+static gboolean
+validate_attachments (const LimenOption *o, GVariant *v, GError **error)
+{
+  gsize n = g_variant_n_children (v);
+
+  if (n > ATTACHMENTS_MAX)
+    {
+      limen_option_set_error (error, o->key, "too many attachments");
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      const char *p;
+
+      g_variant_get_child (v, i, "&s", &p);
+      if (p[0] != '/' || strlen (p) > 4096 || !g_utf8_validate (p, -1, NULL))
+        {
+          limen_option_set_error (error, o->key, "attachments must be absolute paths");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* A longer reason is left out, as by the reference: the dialog still shows. */
+const LimenOption limen_options_account_get_user_information[] = {
+  { "reason", "s", limen_validate_string_or_drop, 256 },
+  { NULL }
+};
+
+#define FILE_CHOOSER_COMMON \
+  { "accept_label", "s", limen_validate_string_length, LABEL_MAX }, \
+  { "modal", "b", limen_validate_bool, 0 }, \
+  { "choices", "a(ssa(ss)s)", limen_validate_choices, 0 }, \
+  { "current_folder", "ay", limen_validate_abs_path, 0 }
+
+const LimenOption limen_options_file_chooser_open_file[] = {
+  FILE_CHOOSER_COMMON,
+  { "multiple", "b", limen_validate_bool, 0 },
+  { "directory", "b", limen_validate_bool, 0 },
+  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
+  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_file_chooser_save_file[] = {
+  FILE_CHOOSER_COMMON,
+  { "filters", "a(sa(us))", limen_validate_file_filters, 0 },
+  { "current_filter", "(sa(us))", limen_validate_file_filter, 0 },
+  { "current_name", "s", limen_validate_file_name, NAME_MAX_BYTES },
+  { "current_file", "ay", limen_validate_abs_path, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_file_chooser_save_files[] = {
+  FILE_CHOOSER_COMMON,
+  { "files", "aay", limen_validate_file_names, 0 },
+  { NULL }
+};
+
+/* supported_output_file_formats: only the formats the specification names, each once. */
+gboolean
+limen_validate_output_file_formats (const LimenOption *o, GVariant *v, GError **error)
+{
+  static const char *const known[] = { "pdf", "ps", "svg", NULL };
+  g_autofree const char **formats = g_variant_get_strv (v, NULL);
+
+  for (guint i = 0; formats[i]; i++)
+    if (!g_strv_contains (known, formats[i]) || g_strv_contains (formats + i + 1, formats[i]))
+      {
+        limen_option_set_error (error, o->key, "formats are \"pdf\", \"ps\" and \"svg\", each at most once");
+        return FALSE;
+      }
+  return TRUE;
+}
+
+const LimenOption limen_options_print_prepare_print[] = {
+  { "modal", "b", limen_validate_bool, 0 },
+  { "accept_label", "s", limen_validate_string_length, LABEL_MAX },
+  { "supported_output_file_formats", "as", limen_validate_output_file_formats, 0 },  /* version 3 */
+  { "has_current_page", "b", limen_validate_bool, 0 },                                /* version 4 */
+  { "has_selected_pages", "b", limen_validate_bool, 0 },                              /* version 4 */
+  { NULL }
+};
+
+const LimenOption limen_options_print_print[] = {
+  { "modal", "b", limen_validate_bool, 0 },
+  { "token", "u", NULL, 0 },
+  { NULL }
+};
+
+/* Screenshot version 3's target: one of 1 screen, 2 a window the person picks, 4 an area,
+ * 8 the active window; never a mask. */
+gboolean
+limen_validate_screenshot_target (const LimenOption *o, GVariant *v, GError **error)
+{
+  guint32 t = g_variant_get_uint32 (v);
+
+  if (t == 0 || (t & ~0xfu) != 0 || (t & (t - 1)) != 0)
+    {
+      limen_option_set_error (error, o->key, "must be one target: 1 screen, 2 window, 4 area or 8 active window");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+#define SCREENSHOT_APP \
+  { "modal", "b", limen_validate_bool, 0 }, \
+  { "interactive", "b", limen_validate_bool, 0 }, \
+  { "target", "u", limen_validate_screenshot_target, 0 }
+
+const LimenOption limen_options_screenshot_screenshot[] = {
+  SCREENSHOT_APP,
+  { NULL }
+};
+
+const LimenOption limen_options_impl_screenshot_screenshot[] = {
+  SCREENSHOT_APP,
+  { "permission_store_checked", "b", limen_validate_bool, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_screenshot_pick_color[] = {
+  { NULL }
+};
+
+const LimenOption limen_options_wallpaper[] = {
+  { "show-preview", "b", limen_validate_bool, 0 },
+  { "set-on", "s", validate_set_on, 0 },
+  { NULL }
+};
+
+#define EMAIL_APP \
+  { "address", "s", limen_validate_email_address, 0 }, \
+  { "addresses", "as", limen_validate_email_addresses, 0 }, \
+  { "cc", "as", limen_validate_email_addresses, 0 }, \
+  { "bcc", "as", limen_validate_email_addresses, 0 }, \
+  { "body", "s", limen_validate_string_length, 65536 }, \
+  { "activation_token", "s", limen_validate_string_length, 1024 }
+
+/* The frontend refuses a subject over 200 bytes, as the reference does; the backend stays
+ * lenient for frontends that do not (1.16). */
+const LimenOption limen_options_email_compose[] = {
+  EMAIL_APP,
+  { "subject", "s", limen_validate_single_line, 200 },
+  { NULL }
+};
+
+const LimenOption limen_options_impl_email_compose[] = {
+  EMAIL_APP,
+  { "subject", "s", limen_validate_single_line, 1024 },
+  { "attachments", "as", validate_attachments, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_inhibit_inhibit[] = {
+  { "reason", "s", limen_validate_string_length, 1024 },
+  { NULL }
+};

@@ -1,0 +1,52 @@
+/* Limen — one option table per portal method, shared by both daemons.
+ *
+ * limen-portal checks what an app passes against the app table of a method; limen-kde checks
+ * what a frontend passes against the impl table, which is the app table plus the keys only a
+ * frontend adds (never accepted from an app). Each option therefore has one type and one
+ * limit, wherever it is checked.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "options.h"
+
+G_BEGIN_DECLS
+
+/* Account.GetUserInformation. */
+extern const LimenOption limen_options_account_get_user_information[];
+
+/* FileChooser.OpenFile, SaveFile, SaveFiles (app and impl alike). */
+extern const LimenOption limen_options_file_chooser_open_file[];
+extern const LimenOption limen_options_file_chooser_save_file[];
+extern const LimenOption limen_options_file_chooser_save_files[];
+
+/* Print.PreparePrint and Print.Print (the settings dicts are each side's own check).
+ * PreparePrint's supported_output_file_formats: "pdf", "ps", "svg", each once. */
+gboolean limen_validate_output_file_formats (const LimenOption *o, GVariant *v, GError **e);
+extern const LimenOption limen_options_print_prepare_print[];
+extern const LimenOption limen_options_print_print[];
+
+/* Screenshot.Screenshot and PickColor; the impl table adds permission_store_checked.
+ * Screenshot's target (version 3): exactly one of 1, 2, 4, 8. */
+gboolean limen_validate_screenshot_target (const LimenOption *o, GVariant *v, GError **e);
+extern const LimenOption limen_options_screenshot_screenshot[];
+extern const LimenOption limen_options_impl_screenshot_screenshot[];
+extern const LimenOption limen_options_screenshot_pick_color[];
+
+/* Wallpaper.SetWallpaperURI / SetWallpaperFile. */
+extern const LimenOption limen_options_wallpaper[];
+
+/* Email.ComposeEmail; the impl table adds the attachments' host paths. */
+extern const LimenOption limen_options_email_compose[];
+extern const LimenOption limen_options_impl_email_compose[];
+
+/* Inhibit.Inhibit. */
+extern const LimenOption limen_options_inhibit_inhibit[];
+
+/* Validators shared by the tables above and their portals. */
+gboolean limen_validate_abs_path (const LimenOption *o, GVariant *v, GError **e);    /* ay, absolute */
+gboolean limen_validate_file_name (const LimenOption *o, GVariant *v, GError **e);   /* s, no '/' */
+gboolean limen_validate_email_address (const LimenOption *o, GVariant *v, GError **e);
+gboolean limen_validate_email_addresses (const LimenOption *o, GVariant *v, GError **e);
+gboolean limen_validate_single_line (const LimenOption *o, GVariant *v, GError **e); /* no CR/LF, ≤ max */
+
+G_END_DECLS
