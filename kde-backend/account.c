@@ -72,7 +72,7 @@ on_get_user_information (LimenDbusImplPortalAccount *skeleton,
   LimenKdeDialogCall *call;
 
   if (!limen_kde_check_request_args (handle, app_id, window, &error) ||
-      !limen_options_filter (options, &filtered, &error, limen_options_account_get_user_information, NULL))
+      !limen_options_filter (options, &filtered, &error, limen_options_impl_account_get_user_information, NULL))
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;

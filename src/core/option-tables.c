@@ -130,9 +130,15 @@ validate_attachments (const LimenOption *o, GVariant *v, GError **error)
   return TRUE;
 }
 
-/* A longer reason is left out, as by the reference: the dialog still shows. */
+/* A longer reason is left out by the frontend, as by the reference: the dialog still shows.
+ * The backend refuses one beyond its own limit (no frontend of ours sends one). */
 const LimenOption limen_options_account_get_user_information[] = {
   { "reason", "s", limen_validate_string_or_drop, 256 },
+  { NULL }
+};
+
+const LimenOption limen_options_impl_account_get_user_information[] = {
+  { "reason", "s", limen_validate_string_length, 1024 },
   { NULL }
 };
 

@@ -11,8 +11,9 @@
 
 G_BEGIN_DECLS
 
-/* Account.GetUserInformation. */
+/* Account.GetUserInformation: the frontend drops a long reason, the backend refuses it. */
 extern const LimenOption limen_options_account_get_user_information[];
+extern const LimenOption limen_options_impl_account_get_user_information[];
 
 /* FileChooser.OpenFile, SaveFile, SaveFiles (app and impl alike). */
 extern const LimenOption limen_options_file_chooser_open_file[];
