@@ -2,6 +2,7 @@
 limen_add_pytest(integration-portal-file-chooser test_portal_file_chooser.py)
 limen_add_pytest(integration-portal-requests test_portal_requests.py)
 limen_add_pytest(integration-portal-dropin-requests test_portal_dropin_requests.py)
+limen_add_pytest(integration-portal-versions test_portal_versions.py)
 limen_add_pytest(integration-portal-notification test_portal_notification.py)
 
 # Benchmark (label bench): request round trip, ours vs the reference frontend.

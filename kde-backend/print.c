@@ -8,6 +8,7 @@
 #include "option-tables.h"
 
 #include <cups/cups.h>
+#include <gio/gunixinputstream.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -32,8 +33,13 @@ static const LimenOption settings_keys[] = {
   { "paper-format", "s", limen_validate_string_length, 64 },
   { "paper-width", "s", limen_validate_string_length, 32 },
   { "paper-height", "s", limen_validate_string_length, 32 },
+  { "output-uri", "s", limen_validate_string_length, 4096 },
+  { "output-file-format", "s", limen_validate_string_length, 8 },
   { NULL }
 };
+
+/* GTK's name for printing to a file. */
+#define FILE_PRINTER "Print to File"
 
 static const LimenOption page_setup_keys[] = {
   { "PPDName", "s", limen_validate_string_length, 64 },
@@ -113,13 +119,27 @@ yes_no (GVariant *dict, const char *key)
 
 /* GTK-style dicts → the shim's settings. Strings point into the dicts. */
 static void
-settings_from_dicts (GVariant *settings, GVariant *page_setup, LimenQtPrintSettings *out)
+settings_from_dicts (GVariant *settings, GVariant *page_setup, LimenQtPrintSettings *out, char **file_out)
 {
   const char *s = NULL;
 
   memset (out, 0, sizeof *out);
   out->copies = out->collate = out->duplex = out->orientation = out->color = out->reverse = -1;
   g_variant_lookup (settings, "printer", "&s", &out->printer);
+  /* Printing to a file: a local PDF, nothing else (Qt's dialog writes no other format). */
+  *file_out = NULL;
+  {
+    const char *uri = NULL, *format = "pdf";
+
+    g_variant_lookup (settings, "output-file-format", "&s", &format);
+    if (g_variant_lookup (settings, "output-uri", "&s", &uri) && g_str_equal (format, "pdf"))
+      *file_out = g_filename_from_uri (uri, NULL, NULL);
+    if (*file_out)
+      {
+        out->output_file = *file_out;
+        out->printer = NULL;
+      }
+  }
   if (g_variant_lookup (settings, "n-copies", "&s", &s))
     out->copies = CLAMP ((int) g_ascii_strtoll (s, NULL, 10), 1, 999);
   out->collate = yes_no (settings, "collate");
@@ -130,8 +150,9 @@ settings_from_dicts (GVariant *settings, GVariant *page_setup, LimenQtPrintSetti
   if (g_variant_lookup (settings, "orientation", "&s", &s) ||
       g_variant_lookup (page_setup, "Orientation", "&s", &s))
     out->orientation = index_of (s, orientations, G_N_ELEMENTS (orientations));
-  if (g_variant_lookup (settings, "print-pages", "&s", &s) && g_str_equal (s, "ranges") &&
-      g_variant_lookup (settings, "page-ranges", "&s", &s))
+  if (g_variant_lookup (settings, "print-pages", "&s", &s) && !g_str_equal (s, "ranges"))
+    out->page_set = g_str_equal (s, "current") ? 1 : g_str_equal (s, "selection") ? 2 : 0;
+  else if (s && g_str_equal (s, "ranges") && g_variant_lookup (settings, "page-ranges", "&s", &s))
     {
       /* One range ("3" or "2-5"): what the dialog can show. */
       char *end = NULL;
@@ -173,7 +194,16 @@ settings_to_dicts (const LimenQtPrintSettings *in, GVariant **settings, GVariant
   const char *orientation = orientations[CLAMP (in->orientation, 0, 3)];
 
   g_variant_builder_init (&s, G_VARIANT_TYPE_VARDICT);
-  if (in->printer && *in->printer)
+  if (in->output_file)
+    {
+      g_autofree char *uri = g_filename_to_uri (in->output_file, NULL, NULL);
+
+      g_variant_builder_add (&s, "{sv}", "printer", g_variant_new_string (FILE_PRINTER));
+      if (uri)
+        g_variant_builder_add (&s, "{sv}", "output-uri", g_variant_new_string (uri));
+      g_variant_builder_add (&s, "{sv}", "output-file-format", g_variant_new_string ("pdf"));
+    }
+  else if (in->printer && *in->printer)
     g_variant_builder_add (&s, "{sv}", "printer", g_variant_new_string (in->printer));
   g_variant_builder_add (&s, "{sv}", "n-copies", g_variant_new_string (copies));
   g_variant_builder_add (&s, "{sv}", "collate", g_variant_new_string (in->collate > 0 ? "yes" : "no"));
@@ -181,7 +211,10 @@ settings_to_dicts (const LimenQtPrintSettings *in, GVariant **settings, GVariant
   g_variant_builder_add (&s, "{sv}", "orientation", g_variant_new_string (orientation));
   g_variant_builder_add (&s, "{sv}", "use-color", g_variant_new_string (in->color > 0 ? "yes" : "no"));
   g_variant_builder_add (&s, "{sv}", "reverse", g_variant_new_string (in->reverse > 0 ? "yes" : "no"));
-  if (in->from_page > 0)
+  if (in->page_set == 1 || in->page_set == 2)
+    /* The app renders only that page or selection into what it prints. */
+    g_variant_builder_add (&s, "{sv}", "print-pages", g_variant_new_string (in->page_set == 1 ? "current" : "selection"));
+  else if (in->from_page > 0)
     {
       g_autofree char *range = g_strdup_printf ("%d-%d", in->from_page, in->to_page);
 
@@ -221,6 +254,7 @@ settings_to_dicts (const LimenQtPrintSettings *in, GVariant **settings, GVariant
 
 typedef struct {
   char          *printer;
+  char          *output_file;   /* set: write the document here, not to CUPS */
   char          *title;
   int            fd;
   int            num_options;
@@ -231,6 +265,7 @@ static void
 cups_job_free (CupsJob *job)
 {
   g_free (job->printer);
+  g_free (job->output_file);
   g_free (job->title);
   if (job->fd >= 0)
     close (job->fd);
@@ -273,6 +308,33 @@ cups_job_set_options (CupsJob *job, const LimenQtPrintSettings *s)
     job->num_options = cupsAddOption ("print-color-mode", "monochrome", job->num_options, &job->options);
   if (s->paper_name && *s->paper_name)
     job->num_options = cupsAddOption ("media", s->paper_name, job->num_options, &job->options);
+}
+
+/* Printing to a file: the app's PDF as it is, into the file the person chose. */
+static void
+write_file_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  CupsJob *job = task_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GFile) file = g_file_new_for_path (job->output_file);
+  g_autoptr(GFileOutputStream) out = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_NONE, NULL, &error);
+  g_autoptr(GInputStream) in = NULL;
+
+  if (out && lseek (job->fd, 0, SEEK_SET) < 0 && errno != ESPIPE)
+    g_set_error (&error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Cannot rewind the document");
+  if (out && !error)
+    {
+      in = g_unix_input_stream_new (job->fd, FALSE);
+      if (g_output_stream_splice (G_OUTPUT_STREAM (out), in, G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, NULL, &error) < 0)
+        g_prefix_error (&error, "Writing %s: ", job->output_file);
+    }
+  if (error)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  g_debug ("Printed %s to %s", job->title, job->output_file);
+  g_task_return_int (task, 1);
 }
 
 static void
@@ -371,13 +433,14 @@ submit (PrintCall *call, const LimenQtPrintSettings *settings)
   g_autoptr(GTask) task = g_task_new (NULL, NULL, on_submitted, call);
   /* NULL: CUPS's default, asked on the worker (an IPP round trip). */
   job->printer = settings->printer && *settings->printer ? g_strdup (settings->printer) : NULL;
+  job->output_file = g_strdup (settings->output_file);
   job->title = g_strdup (call->title && *call->title ? call->title : "Document");
   job->fd = call->fd;
   call->fd = -1;
   cups_job_set_options (job, settings);
   call->submitting = TRUE;
   g_task_set_task_data (task, job, (GDestroyNotify) cups_job_free);
-  g_task_run_in_thread (task, submit_thread);
+  g_task_run_in_thread (task, job->output_file ? write_file_thread : submit_thread);
 }
 
 /* ---- D-Bus ---- */
@@ -498,10 +561,26 @@ new_call (GDBusMethodInvocation *invocation, const char *handle, const char *app
 }
 
 static gboolean
-open_dialog (PrintCall *call, const LimenKdeShim *shim, const char *parent_window, gboolean modal,
+open_dialog (PrintCall *call, const LimenKdeShim *shim, const char *parent_window, GVariant *opts,
              const LimenQtPrintSettings *initial, gboolean print_now)
 {
   LimenQtPrintSpec spec = { 0 };
+  gboolean modal = TRUE, current = FALSE, selection = FALSE;
+
+  g_variant_lookup (opts, "modal", "b", &modal);
+  g_variant_lookup (opts, "has_current_page", "b", &current);
+  g_variant_lookup (opts, "has_selected_pages", "b", &selection);
+  spec.has_current_page = current;
+  spec.has_selected_pages = selection;
+  /* To a file only as PDF, and only when the app can write PDF (all formats if it did not
+   * say); Print without PreparePrint keeps to printers. */
+  if (!print_now)
+    {
+      g_autofree const char **formats = NULL;
+
+      spec.print_to_file = !g_variant_lookup (opts, "supported_output_file_formats", "^a&s", &formats) ||
+                           g_strv_contains (formats, "pdf");
+    }
 
   spec.window.parent_window = parent_window;
   spec.window.app_id = call->app_id;
@@ -535,7 +614,7 @@ on_prepare_print (LimenDbusImplPortalPrint *skeleton,
   g_autoptr(GVariant) opts = NULL, settings = NULL, page_setup = NULL;
   const LimenKdeShim *shim;
   LimenQtPrintSettings initial;
-  gboolean modal = TRUE;
+  g_autofree char *file = NULL;
   PrintCall *call;
 
   if (!check_common (handle, app_id, parent_window, title, &error) ||
@@ -549,9 +628,8 @@ on_prepare_print (LimenDbusImplPortalPrint *skeleton,
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  g_variant_lookup (opts, "modal", "b", &modal);
-  settings_from_dicts (settings, page_setup, &initial);
-  open_dialog (call, shim, parent_window, modal, &initial, FALSE);
+  settings_from_dicts (settings, page_setup, &initial, &file);
+  open_dialog (call, shim, parent_window, opts, &initial, FALSE);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -570,7 +648,6 @@ on_print (LimenDbusImplPortalPrint *skeleton,
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) opts = NULL;
   const LimenKdeShim *shim = NULL;
-  gboolean modal = TRUE;
   guint32 token = 0;
   gint32 index = g_variant_get_handle (fd_v);
   g_autofd int fd = -1;
@@ -599,7 +676,6 @@ on_print (LimenDbusImplPortalPrint *skeleton,
                                                      "Invalid fd: not a readable regular file");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  g_variant_lookup (opts, "modal", "b", &modal);
   g_variant_lookup (opts, "token", "u", &token);
   if (token && tokens)
     {
@@ -623,9 +699,10 @@ on_print (LimenDbusImplPortalPrint *skeleton,
   if (t)
     {
       LimenQtPrintSettings settings;
+      g_autofree char *file = NULL;
 
       g_hash_table_steal (tokens, GUINT_TO_POINTER (token));
-      settings_from_dicts (t->settings, t->page_setup, &settings);
+      settings_from_dicts (t->settings, t->page_setup, &settings, &file);
       submit (call, &settings);
       print_token_free (t);
     }
@@ -634,8 +711,10 @@ on_print (LimenDbusImplPortalPrint *skeleton,
       LimenQtPrintSettings initial;
       g_autoptr(GVariant) empty = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
 
-      settings_from_dicts (empty, empty, &initial);
-      open_dialog (call, shim, parent_window, modal, &initial, TRUE);
+      g_autofree char *file = NULL;
+
+      settings_from_dicts (empty, empty, &initial, &file);
+      open_dialog (call, shim, parent_window, opts, &initial, TRUE);
     }
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }

@@ -6,6 +6,10 @@
 
 #include "errors.h"
 
+/* What we capture: 1 the screen, 2 a window the person clicks, 4 an area they drag out,
+ * 8 the active window (the "target" option's values; the shared table checks them). */
+#define TARGETS 0xfu
+
 static void
 on_screenshot_done (LimenQtDialog *dialog, int response, const char *uri, void *user_data)
 {
@@ -71,6 +75,7 @@ on_screenshot (LimenDbusImplPortalScreenshot *skeleton,
   g_autoptr(GVariant) opts = NULL;
   const LimenKdeShim *shim = NULL;
   gboolean modal = TRUE, interactive = FALSE;
+  guint32 target = 0;
   LimenQtScreenshotSpec spec = { 0 };
   LimenKdeDialogCall *call;
 
@@ -79,6 +84,8 @@ on_screenshot (LimenDbusImplPortalScreenshot *skeleton,
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   g_variant_lookup (opts, "modal", "b", &modal);
   g_variant_lookup (opts, "interactive", "b", &interactive);
+  g_variant_lookup (opts, "target", "u", &target);
+  spec.target = target;
   spec.window.parent_window = parent_window;
   spec.window.app_id = app_id;
   spec.window.modal = modal;
@@ -121,7 +128,8 @@ limen_kde_screenshot_new (void)
 {
   LimenDbusImplPortalScreenshot *skeleton = limen_dbus_impl_portal_screenshot_skeleton_new ();
 
-  limen_dbus_impl_portal_screenshot_set_version (skeleton, 2);
+  limen_dbus_impl_portal_screenshot_set_version (skeleton, 3);
+  limen_dbus_impl_portal_screenshot_set_available_targets (skeleton, TARGETS);
   g_signal_connect (skeleton, "handle-screenshot", G_CALLBACK (on_screenshot), NULL);
   g_signal_connect (skeleton, "handle-pick-color", G_CALLBACK (on_pick_color), NULL);
   return G_DBUS_INTERFACE_SKELETON (skeleton);

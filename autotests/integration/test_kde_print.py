@@ -117,6 +117,103 @@ def test_page_range_reaches_cups(bus, x, kde, cups):
     os.unlink(out)
 
 
+@pytest.mark.parametrize("pages,option", [("current", "has_current_page"), ("selection", "has_selected_pages")])
+def test_current_page_and_selection_when_the_app_has_them(bus, x, kde, cups, pages, option):
+    """Version 4: the app says it has a current page / a selection; the dialog offers (and
+    here starts on) that range and answers it; the app then prints just that, all of it."""
+    title = "limen-" + uuid.uuid4().hex[:8]
+    settings = {"print-pages": GLib.Variant("s", pages), "printer": GLib.Variant("s", "PDF")}
+    _, call = prepare(bus, title, settings, options={option: GLib.Variant("b", True)})
+    accept_dialog(x, title, f"print-dialog-{pages}.png")
+    response, results = call.wait(30)
+    assert response == 0, kde.output()
+    assert results["settings"]["print-pages"] == pages
+    assert "page-ranges" not in results["settings"]
+    pdf = kde_cups.make_pdf(os.path.join(bus.root, "rendered.pdf"), 1)
+    _, result = print_fd(bus, title, pdf, {"token": GLib.Variant("u", results["token"])})
+    assert wait_result(result)[0] == 0
+    out = cups.wait_output(title)
+    assert kde_cups.page_count(out) == 1
+    os.unlink(out)
+
+
+@pytest.mark.parametrize("pages", ["current", "selection"])
+def test_current_page_and_selection_not_offered_without_the_option(bus, x, kde, pages):
+    title = "limen-" + uuid.uuid4().hex[:8]
+    _, call = prepare(bus, title, {"print-pages": GLib.Variant("s", pages)},
+                      options={"has_current_page": GLib.Variant("b", False)})
+    accept_dialog(x, title)
+    response, results = call.wait(30)
+    assert response == 0
+    assert results["settings"]["print-pages"] == "all"
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_dialog_with_current_page_and_selection_screenshots(bus, cups, lang):
+    env = dict(cups.env, LIMEN_LOCALEDIR=os.path.join(limentest.BUILD_DIR, "locale"))
+    if lang == "de":
+        env.update({"LANGUAGE": "de", "QT_SCALE_FACTOR": "2"})
+    # 200% on a screen of twice the pixels, as a HiDPI screen is: Qt's dialog with its
+    # options shown is taller than 400 logical pixels.
+    x = kh.Xvfb("2560x1600x24" if lang == "de" else "1280x800x24")
+    try:
+        dialog_screenshot(bus, x, env, lang)
+    finally:
+        x.close()
+
+
+def dialog_screenshot(bus, x, env, lang):
+    kde = kh.start_kde_x11(bus, x, **env)
+    title = "limen-" + uuid.uuid4().hex[:8]
+    _, call = prepare(bus, title, {"print-pages": GLib.Variant("s", "current")},
+                      options={"has_current_page": GLib.Variant("b", True),
+                               "has_selected_pages": GLib.Variant("b", True)})
+    wid = x.wait_window(title)
+    time.sleep(0.8)
+    x.press(wid, "alt+o" if lang == "en" else "alt+i")   # Options >>: the page ranges
+    time.sleep(1.0)
+    x.screenshot(f"print-dialog-current-selection-{lang}.png")
+    x.press(wid, "Escape")
+    assert call.wait(30)[0] == 1
+    assert kde.alive()
+
+
+def test_print_to_file_when_the_app_writes_pdf(bus, x, kde, cups):
+    """Version 3: an app that can write PDF may print to a file; the dialog starts on the
+    file its settings name, and Print writes the app's document there, not to CUPS."""
+    title = "limen-" + uuid.uuid4().hex[:8]
+    target = os.path.join(bus.root, "printed.pdf")
+    settings = {"output-uri": GLib.Variant("s", GLib.filename_to_uri(target)),
+                "output-file-format": GLib.Variant("s", "pdf")}
+    _, call = prepare(bus, title, settings,
+                      options={"supported_output_file_formats": GLib.Variant("as", ["svg", "pdf"])})
+    accept_dialog(x, title, "print-dialog-to-file.png")
+    response, results = call.wait(30)
+    assert response == 0, kde.output()
+    assert results["settings"]["printer"] == "Print to File"
+    assert results["settings"]["output-uri"] == GLib.filename_to_uri(target)
+    assert results["settings"]["output-file-format"] == "pdf"
+    pdf = kde_cups.make_pdf(os.path.join(bus.root, "doc.pdf"), 3)
+    _, result = print_fd(bus, title, pdf, {"token": GLib.Variant("u", results["token"])})
+    assert wait_result(result)[0] == 0, kde.output()
+    with open(target, "rb") as a, open(pdf, "rb") as b:
+        assert a.read() == b.read()
+
+
+def test_no_print_to_file_for_an_app_without_pdf(bus, x, kde, cups):
+    title = "limen-" + uuid.uuid4().hex[:8]
+    target = os.path.join(bus.root, "never.pdf")
+    settings = {"output-uri": GLib.Variant("s", GLib.filename_to_uri(target)),
+                "printer": GLib.Variant("s", "PDF")}
+    _, call = prepare(bus, title, settings,
+                      options={"supported_output_file_formats": GLib.Variant("as", ["ps"])})
+    accept_dialog(x, title, "print-dialog-no-file.png")
+    response, results = call.wait(30)
+    assert response == 0
+    assert results["settings"]["printer"] == "PDF"
+    assert "output-uri" not in results["settings"]
+
+
 def test_token_of_another_app_is_not_used(bus, x, kde, cups):
     title = "limen-" + uuid.uuid4().hex[:8]
     _, call = prepare(bus, title)

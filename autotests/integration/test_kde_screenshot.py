@@ -161,7 +161,10 @@ def test_pick_color_escape(bus, x, pattern):
 def test_bad_input(bus, x):
     kde = kh.start_kde_x11(bus, x)
     for opts, key in (({"interactive": GLib.Variant("s", "yes")}, "interactive"),
-                      ({"modal": GLib.Variant("i", 1)}, "modal")):
+                      ({"modal": GLib.Variant("i", 1)}, "modal"),
+                      ({"target": GLib.Variant("u", 3)}, "target"),
+                      ({"target": GLib.Variant("u", 16)}, "target"),
+                      ({"target": GLib.Variant("s", "window")}, "target")):
         with pytest.raises(GLib.Error) as e:
             kh.call_impl(bus, "Screenshot", "Screenshot", (kh.new_handle(bus), "a", "", opts), "(ossa{sv})")
         assert "InvalidArgument" in str(e.value) and key in str(e.value)
@@ -171,7 +174,8 @@ def test_bad_input(bus, x):
     with pytest.raises(GLib.Error) as e:
         kh.call_impl(bus, "Screenshot", "PickColor", (kh.new_handle(bus), "a", "x11:zz", {}), "(ossa{sv})")
     assert "InvalidArgument" in str(e.value)
-    assert bus.get_property(kh.IMPL + "Screenshot", "version", dest=kh.KDE_NAME, path=kh.PATH) == 2
+    assert bus.get_property(kh.IMPL + "Screenshot", "version", dest=kh.KDE_NAME, path=kh.PATH) == 3
+    assert bus.get_property(kh.IMPL + "Screenshot", "AvailableTargets", dest=kh.KDE_NAME, path=kh.PATH) == 15
     assert kde.alive()
 
 
@@ -340,3 +344,129 @@ def test_interactive_window_through_kwin_picker(bus, x, pattern, lang):
         r = subprocess.run(["convert", path, "-crop", f"1x1+{bx + px}+{by + fh - 20}", "txt:-"],
                            capture_output=True, text=True)
         assert colour in r.stdout.upper(), r.stdout
+
+
+# ---- Screenshot version 3: targets ---------------------------------------------------
+
+def target_window(bus, x):
+    """A 320x240 window (yellow left half, green right), active; its frame geometry."""
+    target = os.path.join(bus.root, "target.png")
+    subprocess.run(["convert", "-size", "320x240", "xc:green", "-fill", "yellow", "-draw", "rectangle 0,0 159,239",
+                    target], check=True)
+    bus.start(["display", "-borderwidth", "0", "-geometry", "+200+150", "-title", "limen-target", target],
+              env=dict(x.env()))
+    twid = x.wait_window("limen-target")
+    time.sleep(0.5)
+    x.run("xdotool", "windowactivate", "--sync", str(twid), check=False)
+    x.run("xdotool", "windowfocus", "--sync", str(twid), check=False)   # no window manager: the focus
+    time.sleep(0.3)
+    return twid
+
+
+@pytest.mark.parametrize("kwin", [False, True])
+def test_target_active_window(bus, x, pattern, kwin):
+    """target 8: the active window, no question asked (KWin's CaptureActiveWindow, the X
+    active window without KWin)."""
+    if kwin:
+        with_kwin(bus, x, pattern)
+    twid = target_window(bus, x)
+    kde = kh.start_kde_x11(bus, x)
+    _, call = screenshot(bus, {"target": GLib.Variant("u", 8)})
+    response, results = call.wait(30)
+    assert response == 0, kde.output()
+    path = GLib.filename_from_uri(results["uri"])[0]
+    shutil.copy(path, os.path.join(kh.artifacts_dir(), "screenshot-target-active-window%s.png" % ("-kwin" if kwin else "")))
+    w, h, _ = kh.png_info(path)
+    if kwin:
+        # With the frame and KWin's shadow: the opaque box is the frame.
+        fx, fy, fw, fh = frame_geometry(x, twid)
+        box = subprocess.run(["convert", path, "-alpha", "extract", "-threshold", "99%", "-format", "%@", "info:"],
+                             capture_output=True, text=True, check=True).stdout
+        bw, bh, bx, by = (int(v) for v in box.replace("x", "+").split("+"))
+        assert (bw, bh) == (fw, fh), (box, w, h)
+        assert "through KWin's ScreenShot2 (%dx%d)" % (w, h) in kde.output()
+    else:
+        assert (w, h) == (320, 240)
+        for px, colour in ((80, "#FFFF00"), (240, "#008000")):
+            r = subprocess.run(["convert", path, "-crop", f"1x1+{px}+120", "txt:-"], capture_output=True, text=True)
+            assert colour in r.stdout.upper(), r.stdout
+
+
+def test_target_screen_is_the_whole_screen(bus, x, pattern):
+    kde = kh.start_kde_x11(bus, x)
+    _, call = screenshot(bus, {"target": GLib.Variant("u", 1)})
+    response, results = call.wait(30)
+    assert response == 0, kde.output()
+    check_png(results["uri"], bus)
+
+
+@pytest.mark.parametrize("kwin", [False, True])
+def test_target_area_asks_for_a_region(bus, x, pattern, kwin):
+    """target 4 without the dialog: the frozen overlay asks for the area; Escape cancels."""
+    if kwin:
+        with_kwin(bus, x, pattern)
+    kde = kh.start_kde_x11(bus, x)
+    _, call = screenshot(bus, {"target": GLib.Variant("u", 4)})
+    x.wait_window("Select a Region")
+    time.sleep(0.4)
+    x.run("xdotool", "mousemove", "--sync", "100", "100", "mousedown", "1")
+    x.run("xdotool", "mousemove", "--sync", "250", "200")
+    x.run("xdotool", "mousemove", "--sync", "400", "300", "mouseup", "1")
+    response, results = call.wait(30)
+    assert response == 0, kde.output()
+    path = GLib.filename_from_uri(results["uri"])[0]
+    assert kh.png_info(path)[:2] == (300, 200)
+    r = kh.subprocess.run(["convert", path, "-crop", "1x1+10+150", "txt:-"], capture_output=True, text=True)
+    assert "#FF0000" in r.stdout.upper()
+
+    _, call = screenshot(bus, {"target": GLib.Variant("u", 4)})
+    x.wait_window("Select a Region")
+    time.sleep(0.4)
+    x.run("xdotool", "key", "Escape")
+    response, results = call.wait(30)
+    assert response == 1 and "uri" not in results
+    assert kde.alive()
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+@pytest.mark.parametrize("target,item", [(4, {"en": "Region", "de": "Bereich"}),
+                                         (8, {"en": "Current window", "de": "Aktuelles Fenster"})])
+def test_target_preselects_the_dialog_mode(bus, x, pattern, lang, target, item):
+    env = {}
+    if lang == "de":
+        env = {"LANGUAGE": "de", "QT_SCALE_FACTOR": "2"}
+    env["LIMEN_LOCALEDIR"] = os.path.join(limentest.BUILD_DIR, "locale")
+    kde = kh.start_kde_x11(bus, x, **env)
+    _, call = screenshot(bus, {"interactive": GLib.Variant("b", True), "target": GLib.Variant("u", target)})
+    title = "^Screenshot$" if lang == "en" else "^Bildschirmfoto$"
+    wid = x.wait_window(title)
+    time.sleep(0.7)
+    x.screenshot(f"screenshot-dialog-target{target}-{lang}.png")
+    # The shim logs the mode the dialog opened on (the combo's shown text).
+    x.press(wid, "Escape")
+    response, _ = call.wait(30)
+    assert response == 1
+    assert f"screenshot dialog mode: {item[lang]}" in kde.output(), kde.output()
+
+
+def test_target_window_through_kwin_picker(bus, x, pattern):
+    """target 2 without the dialog: KWin's picker asks which window; the click picks the
+    320x240 target, whose frame is what the PNG holds."""
+    with_kwin(bus, x, pattern)
+    twid = target_window(bus, x)
+    fx, fy, fw, fh = frame_geometry(x, twid)
+    pointer = ImperviousPointer(x)
+    kde = kh.start_kde_x11(bus, x)
+    try:
+        _, call = screenshot(bus, {"target": GLib.Variant("u", 2)})
+        assert limentest.wait_until(lambda: server_grabbed(x), 15), "KWin's window picker never started"
+        pointer.click(fx + fw // 2, fy + fh // 2)
+        response, results = call.wait(30)
+    finally:
+        pointer.close()
+    assert response == 0, kde.output()
+    path = GLib.filename_from_uri(results["uri"])[0]
+    box = subprocess.run(["convert", path, "-alpha", "extract", "-threshold", "99%", "-format", "%@", "info:"],
+                         capture_output=True, text=True, check=True).stdout
+    bw, bh, _, _ = (int(v) for v in box.replace("x", "+").split("+"))
+    assert (bw, bh) == (fw, fh), box

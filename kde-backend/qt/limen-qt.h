@@ -193,6 +193,8 @@ typedef struct {
   const char   *app_id;
   int           interactive;    /* 1: the dialog (mode, delay, preview, save/cancel) */
   const char   *folder;         /* where the PNG goes; NULL: the user's Pictures folder */
+  unsigned      target;         /* portal target: 1 screen, 2 a window the person picks, 4 an
+                                   area, 8 the active window; 0 the whole screen */
 } LimenQtScreenshotSpec;
 
 /* @uri: file:// URI of the saved PNG (response OK only). */
@@ -219,6 +221,8 @@ typedef struct {
   double      paper_width_mm;   /* 0: unknown */
   double      paper_height_mm;
   double      margin_top_mm, margin_bottom_mm, margin_left_mm, margin_right_mm;
+  int         page_set;         /* 0 all or from/to, 1 the app's current page, 2 its selection */
+  const char *output_file;      /* printing to this PDF file instead of a printer; NULL: a printer */
 } LimenQtPrintSettings;
 
 typedef struct {
@@ -226,6 +230,9 @@ typedef struct {
   const char          *title;
   int                  print_now;   /* Print without PreparePrint: the button prints */
   LimenQtPrintSettings initial;
+  int                  has_current_page;    /* offer "Current page" */
+  int                  has_selected_pages;  /* offer "Selection" */
+  int                  print_to_file;       /* offer printing to a PDF file (the app writes PDF) */
 } LimenQtPrintSpec;
 
 /* @chosen lives for the call only (response OK only). */

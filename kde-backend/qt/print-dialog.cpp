@@ -7,7 +7,9 @@
 
 #include <KLocalizedString>
 #include <QAbstractButton>
+#include <QComboBox>
 #include <QDialogButtonBox>
+#include <QFile>
 #include <QPageLayout>
 #include <QPageSize>
 #include <QPrintDialog>
@@ -42,10 +44,19 @@ public:
     if (in.orientation >= 0)
       m_printer.setPageOrientation (in.orientation == 1 || in.orientation == 2 ? QPageLayout::Landscape
                                                                                 : QPageLayout::Portrait);
-    if (in.from_page > 0 && in.to_page >= in.from_page)
+    if (in.page_set == 1 && spec->has_current_page)
+      m_printer.setPrintRange (QPrinter::CurrentPage);
+    else if (in.page_set == 2 && spec->has_selected_pages)
+      m_printer.setPrintRange (QPrinter::Selection);
+    else if (in.from_page > 0 && in.to_page >= in.from_page)
       {
         m_printer.setPrintRange (QPrinter::PageRange);
         m_printer.setFromTo (in.from_page, in.to_page);
+      }
+    if (in.output_file && *in.output_file && spec->print_to_file)
+      {
+        m_printer.setOutputFileName (str (in.output_file));
+        m_startOnFile = true;
       }
     if (in.color >= 0)
       m_printer.setColorMode (in.color ? QPrinter::Color : QPrinter::GrayScale);
@@ -67,9 +78,13 @@ public:
     m_dialog = new QPrintDialog (&m_printer, nullptr);
     m_dialog->setObjectName (QStringLiteral ("limen-print-dialog"));
     m_dialog->setWindowTitle (spec->title && *spec->title ? str (spec->title) : i18nc ("@title:window", "Print"));
-    m_dialog->setOption (QAbstractPrintDialog::PrintToFile, false);
+    /* Qt's dialog writes files only as PDF: offered when the app can send PDF. */
+    m_dialog->setOption (QAbstractPrintDialog::PrintToFile, spec->print_to_file != 0);
     m_dialog->setOption (QAbstractPrintDialog::PrintPageRange, true);
     m_dialog->setOption (QAbstractPrintDialog::PrintCollateCopies, true);
+    /* Only ranges the app can render: it said whether it has a current page or a selection. */
+    m_dialog->setOption (QAbstractPrintDialog::PrintCurrentPage, spec->has_current_page != 0);
+    m_dialog->setOption (QAbstractPrintDialog::PrintSelection, spec->has_selected_pages != 0);
     m_dialog->setMinMax (1, 9999);
     if (!spec->print_now)
       /* PreparePrint only chooses: the app renders and prints later. */
@@ -85,6 +100,11 @@ public:
   {
     LimenQt::applyWindow (m_dialog, &m_window_copy);
     m_dialog->show ();
+    /* Qt's dialog adds its file entry (last in the printer list) when shown, and starts on
+     * the default printer even with a file name set: choose the file as the settings did. */
+    if (m_startOnFile)
+      if (auto *printers = m_dialog->findChild<QComboBox *> (QStringLiteral ("printers")))
+        printers->setCurrentIndex (printers->count () - 1);
     m_dialog->raise ();
     m_dialog->activateWindow ();
   }
@@ -104,7 +124,9 @@ private:
         complete ([this] { m_done (this, LIMEN_QT_RESPONSE_CANCELLED, nullptr, m_user_data); });
         return;
       }
-    const QByteArray printer = m_printer.printerName ().toUtf8 ();
+    const bool toFile = m_printer.outputFormat () == QPrinter::PdfFormat && !m_printer.outputFileName ().isEmpty ();
+    const QByteArray file = toFile ? QFile::encodeName (m_printer.outputFileName ()) : QByteArray ();
+    const QByteArray printer = toFile ? QByteArray () : m_printer.printerName ().toUtf8 ();
     const QPageLayout layout = m_printer.pageLayout ();
     const QPageSize size = layout.pageSize ();
     const QByteArray key = size.key ().toUtf8 ();
@@ -121,6 +143,9 @@ private:
     out.to_page = m_printer.printRange () == QPrinter::PageRange ? m_printer.toPage () : 0;
     out.color = m_printer.colorMode () == QPrinter::Color;
     out.reverse = m_printer.pageOrder () == QPrinter::LastPageFirst;
+    out.output_file = toFile ? file.constData () : nullptr;
+    out.page_set = m_printer.printRange () == QPrinter::CurrentPage ? 1
+                   : m_printer.printRange () == QPrinter::Selection ? 2 : 0;
     out.paper_name = key.constData ();
     out.paper_display = name.constData ();
     out.paper_width_mm = mm.width ();
@@ -136,6 +161,7 @@ private:
   void *m_user_data;
   QPrinter m_printer;
   QPrintDialog *m_dialog = nullptr;
+  bool m_startOnFile = false;
 };
 
 } // namespace

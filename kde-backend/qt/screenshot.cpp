@@ -49,7 +49,8 @@ using LimenQt::str;
 
 namespace {
 
-enum class Mode { Workspace, Screen, Window };
+/* Window: the person clicks one (KWin); ActiveWindow: the focused one, no question. */
+enum class Mode { Workspace, Screen, Window, ActiveWindow };
 
 using CaptureDone = std::function<void (const QImage &image, const QString &error)>;
 
@@ -90,6 +91,9 @@ public:
         /* The user clicks the window (kind 0); our own dialog is hidden by then. */
         method = QStringLiteral ("CaptureInteractive");
         args << QVariant::fromValue (uint (0));
+        break;
+      case Mode::ActiveWindow:
+        method = QStringLiteral ("CaptureActiveWindow");
         break;
       }
     args << options << QVariant::fromValue (QDBusUnixFileDescriptor (fds[1]));
@@ -227,18 +231,25 @@ QImage grabX11Drawable (uint32_t drawable, QRect area)
 QImage grabX11 (Mode mode)
 {
   xcb_connection_t *c = xcb_connect (nullptr, nullptr);
-  uint32_t root = 0;
+  uint32_t root = 0, focus = 0;
   if (!xcb_connection_has_error (c))
     {
       const xcb_setup_t *setup = xcb_get_setup (c);
       root = xcb_setup_roots_iterator (setup).data->root;
+      /* Without a window manager there is no _NET_ACTIVE_WINDOW: the focus is the active one. */
+      xcb_get_input_focus_reply_t *f = xcb_get_input_focus_reply (c, xcb_get_input_focus (c), nullptr);
+      if (f && f->focus != XCB_NONE && f->focus != XCB_INPUT_FOCUS_POINTER_ROOT && f->focus != root)
+        focus = f->focus;
+      free (f);
     }
   xcb_disconnect (c);
   if (!root)
     return QImage ();
-  if (mode == Mode::Window)
+  if (mode == Mode::Window || mode == Mode::ActiveWindow)
     {
       WId active = KX11Extras::activeWindow ();
+      if (!active)
+        active = focus;
       if (active)
         {
           QImage image = grabX11Drawable (uint32_t (active), QRect ());
@@ -476,7 +487,7 @@ class ScreenshotDialog : public _LimenQtDialog
 public:
   ScreenshotDialog (const LimenQtScreenshotSpec *spec, LimenQtScreenshotDone done, void *user_data)
     : _LimenQtDialog (&spec->window), m_done (done), m_user_data (user_data),
-      m_folder (spec->folder ? QByteArray (spec->folder) : QByteArray ())
+      m_folder (spec->folder ? QByteArray (spec->folder) : QByteArray ()), m_target (spec->target)
   {
     setObjectName (QStringLiteral ("limen-screenshot-dialog"));
     if (!spec->interactive)
@@ -504,6 +515,9 @@ public:
     auto *modeLabel = new QLabel (i18nc ("@label:listbox", "&Area:"), this);
     modeLabel->setBuddy (m_mode);
     form->addRow (modeLabel, m_mode);
+    /* The app's target preselects the mode; the person may still change it. */
+    m_mode->setCurrentIndex (m_target == 4 ? 2 : m_target == 2 || m_target == 8 ? 1 : 0);
+    qInfo ("limen-kde: screenshot dialog mode: %s", qPrintable (m_mode->currentText ()));
     m_delay = new QSpinBox (this);
     m_delay->setObjectName (QStringLiteral ("delay"));
     m_delay->setRange (0, 60);
@@ -527,12 +541,29 @@ public:
     layout->addWidget (buttons);
   }
 
-  /* Non-interactive: capture, save, report. */
+  /* Non-interactive: capture what the target names, save, report. An area is the one
+   * target that still asks: the person drags it out on a frozen picture. */
   void runOnce ()
   {
-    capture (this, Mode::Workspace, [this] (const QImage &image, const QString &error) {
-      if (!isClosedByPortal ())
-        saveAndReport (image, error);
+    const Mode mode = m_target == 2 ? Mode::Window : m_target == 8 ? Mode::ActiveWindow : Mode::Workspace;
+    capture (this, mode, [this] (const QImage &image, const QString &error) {
+      if (isClosedByPortal ())
+        return;
+      if (m_target != 4 || image.isNull ())
+        {
+          saveAndReport (image, error);
+          return;
+        }
+      auto *overlay = new FrozenOverlay (image, FrozenOverlay::PickRegion, this);
+      overlay->selected = [this, image, overlay] (QRect r) {
+        overlay->deleteLater ();
+        saveAndReport (image.copy (r), QString ());
+      };
+      overlay->cancelled = [this, overlay] {
+        overlay->deleteLater ();
+        complete ([this] { m_done (this, LIMEN_QT_RESPONSE_CANCELLED, nullptr, m_user_data); });
+      };
+      overlay->start ();
     });
   }
 
@@ -640,6 +671,7 @@ private:
   LimenQtScreenshotDone m_done;
   void *m_user_data;
   QByteArray m_folder;
+  unsigned m_target = 0;
   QImage m_image;
   QString m_error;
   QLabel *m_preview = nullptr;

@@ -174,9 +174,28 @@ const LimenOption limen_options_file_chooser_save_files[] = {
   { NULL }
 };
 
+/* supported_output_file_formats: only the formats the specification names, each once. */
+gboolean
+limen_validate_output_file_formats (const LimenOption *o, GVariant *v, GError **error)
+{
+  static const char *const known[] = { "pdf", "ps", "svg", NULL };
+  g_autofree const char **formats = g_variant_get_strv (v, NULL);
+
+  for (guint i = 0; formats[i]; i++)
+    if (!g_strv_contains (known, formats[i]) || g_strv_contains (formats + i + 1, formats[i]))
+      {
+        limen_option_set_error (error, o->key, "formats are \"pdf\", \"ps\" and \"svg\", each at most once");
+        return FALSE;
+      }
+  return TRUE;
+}
+
 const LimenOption limen_options_print_prepare_print[] = {
   { "modal", "b", limen_validate_bool, 0 },
   { "accept_label", "s", limen_validate_string_length, LABEL_MAX },
+  { "supported_output_file_formats", "as", limen_validate_output_file_formats, 0 },  /* version 3 */
+  { "has_current_page", "b", limen_validate_bool, 0 },                                /* version 4 */
+  { "has_selected_pages", "b", limen_validate_bool, 0 },                              /* version 4 */
   { NULL }
 };
 
@@ -186,9 +205,25 @@ const LimenOption limen_options_print_print[] = {
   { NULL }
 };
 
+/* Screenshot version 3's target: one of 1 screen, 2 a window the person picks, 4 an area,
+ * 8 the active window; never a mask. */
+gboolean
+limen_validate_screenshot_target (const LimenOption *o, GVariant *v, GError **error)
+{
+  guint32 t = g_variant_get_uint32 (v);
+
+  if (t == 0 || (t & ~0xfu) != 0 || (t & (t - 1)) != 0)
+    {
+      limen_option_set_error (error, o->key, "must be one target: 1 screen, 2 window, 4 area or 8 active window");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 #define SCREENSHOT_APP \
   { "modal", "b", limen_validate_bool, 0 }, \
-  { "interactive", "b", limen_validate_bool, 0 }
+  { "interactive", "b", limen_validate_bool, 0 }, \
+  { "target", "u", limen_validate_screenshot_target, 0 }
 
 const LimenOption limen_options_screenshot_screenshot[] = {
   SCREENSHOT_APP,

@@ -20,11 +20,15 @@ extern const LimenOption limen_options_file_chooser_open_file[];
 extern const LimenOption limen_options_file_chooser_save_file[];
 extern const LimenOption limen_options_file_chooser_save_files[];
 
-/* Print.PreparePrint and Print.Print (the settings dicts are each side's own check). */
+/* Print.PreparePrint and Print.Print (the settings dicts are each side's own check).
+ * PreparePrint's supported_output_file_formats: "pdf", "ps", "svg", each once. */
+gboolean limen_validate_output_file_formats (const LimenOption *o, GVariant *v, GError **e);
 extern const LimenOption limen_options_print_prepare_print[];
 extern const LimenOption limen_options_print_print[];
 
-/* Screenshot.Screenshot and PickColor; the impl table adds permission_store_checked. */
+/* Screenshot.Screenshot and PickColor; the impl table adds permission_store_checked.
+ * Screenshot's target (version 3): exactly one of 1, 2, 4, 8. */
+gboolean limen_validate_screenshot_target (const LimenOption *o, GVariant *v, GError **e);
 extern const LimenOption limen_options_screenshot_screenshot[];
 extern const LimenOption limen_options_impl_screenshot_screenshot[];
 extern const LimenOption limen_options_screenshot_pick_color[];

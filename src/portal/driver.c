@@ -128,7 +128,7 @@ void
 limen_call_set_option (LimenCall *call, const char *key, GVariant *value)
 {
   g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(GVariant) owned = g_variant_ref_sink (value);
+  g_autoptr(GVariant) owned = value ? g_variant_ref_sink (value) : NULL;
   GVariantIter iter;
   const char *k;
   GVariant *v;
@@ -140,7 +140,8 @@ limen_call_set_option (LimenCall *call, const char *key, GVariant *value)
         g_variant_builder_add (&b, "{sv}", k, v);
       g_variant_unref (v);
     }
-  g_variant_builder_add (&b, "{sv}", key, owned);
+  if (owned)
+    g_variant_builder_add (&b, "{sv}", key, owned);
   g_variant_unref (call->options);
   call->options = g_variant_ref_sink (g_variant_builder_end (&b));
 }

@@ -128,7 +128,7 @@ GUnixFDList *limen_call_get_fd_list (LimenCall *call);
 GVariant *limen_call_get_caller_options (LimenCall *call);
 /* The filtered options (after the table); what the backend gets. */
 GVariant *limen_call_get_options (LimenCall *call);
-/* Set or replace one filtered option (@value consumed if floating). */
+/* Set or replace one filtered option (@value consumed if floating; NULL removes it). */
 void limen_call_set_option (LimenCall *call, const char *key, GVariant *value);
 /* The impl method's arguments between (handle, [session,] app_id) and the options dict;
  * @middle a tuple, consumed if floating; @fd_list the fds for its handles (may be NULL). */

@@ -15,6 +15,13 @@ SYSTEM_BUS = False
 
 def load(mock, parameters):
     portalmock.setup(mock, parameters)
+    # Version 3 with its targets unless the test asks for an older backend (screenshot_version 2
+    # has no AvailableTargets); tests change them with org.freedesktop.DBus.Mock.UpdateProperties.
+    version = int(parameters.get("screenshot_version", 3))
+    props = {"version": dbus.UInt32(version)}
+    if version >= 3:
+        props["AvailableTargets"] = dbus.UInt32(int(parameters.get("available_targets", 1 | 2 | 4 | 8)))
+    mock.AddProperties(MAIN_IFACE, props)
 
 
 @dbus.service.method(MAIN_IFACE, in_signature="ossa{sv}", out_signature="ua{sv}", async_callbacks=("ok", "err"))

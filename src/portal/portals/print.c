@@ -131,5 +131,5 @@ limen_print_new (LimenPortalContext *context)
 {
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  return limen_driver_offer (context, limen_dbus_portal_print_skeleton_new (), 2, print_methods);
+  return limen_driver_offer (context, limen_dbus_portal_print_skeleton_new (), 4, print_methods);
 }

@@ -15,6 +15,12 @@
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Screenshot"
 #define TABLE "screenshot"
+/* Version 3 adds targets: 1 screen, 2 a window the person picks, 4 an area, 8 the active window. */
+#define TARGETS_ALL 0xfu
+#define TARGETS_VERSION 3
+
+static LimenDbusPortalScreenshot *skeleton;
+static guint backend_version;
 
 /* After the handle: a non-interactive screenshot shows the user nothing, so it needs the
  * stored permission or the user's yes; an interactive one's dialog is the consent. */
@@ -93,13 +99,109 @@ check_color (LimenCall *call, GTask *task)
   g_task_return_boolean (task, TRUE);
 }
 
+/* The backend's version and AvailableTargets become ours: version 3 only with a version 3
+ * backend, and only the targets it can take. */
+static void
+apply_backend_properties (GVariant *reply)
+{
+  g_autoptr(GVariant) props = NULL;
+  guint32 version = 0, targets = 0;
+
+  g_variant_get (reply, "(@a{sv})", &props);
+  g_variant_lookup (props, "version", "u", &version);
+  if (version < TARGETS_VERSION || !g_variant_lookup (props, "AvailableTargets", "u", &targets))
+    targets = 0;
+  backend_version = version;
+  limen_dbus_portal_screenshot_set_version (skeleton, version >= TARGETS_VERSION ? TARGETS_VERSION : 2);
+  limen_dbus_portal_screenshot_set_available_targets (skeleton, targets & TARGETS_ALL);
+}
+
+static void
+on_backend_properties (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+
+  if (reply)
+    apply_backend_properties (reply);
+}
+
+/* The backend appeared (it usually runs for other portals): read them without starting it. */
+static void
+on_backend_appeared (GDBusConnection *connection, const char *name, const char *owner, gpointer user_data)
+{
+  g_dbus_connection_call (connection, name, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "GetAll",
+                          g_variant_new ("(s)", IMPL_IFACE), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
+                          on_backend_properties, NULL);
+}
+
+static void
+on_target_properties (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  LimenCall *call = g_task_get_task_data (task);
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  guint32 target = 0;
+
+  if (reply)
+    apply_backend_properties (reply);
+  g_variant_lookup (limen_call_get_options (call), "target", "u", &target);
+  if (backend_version < TARGETS_VERSION)
+    {
+      /* An older backend does not know targets: it gets the call it always got. */
+      limen_call_set_option (call, "target", NULL);
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
+  if ((target & limen_dbus_portal_screenshot_get_available_targets (skeleton)) == 0)
+    {
+      g_autoptr(GError) error = NULL;
+
+      limen_option_set_error (&error, "target", "this target is not available (see AvailableTargets)");
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Before the handle: a target must be one the backend offers; its properties are read now
+ * (the backend is about to be called anyway), so a backend started late is seen. */
+static void
+check_target (LimenCall *call, GTask *task)
+{
+  g_autoptr(GError) error = NULL;
+  const char *backend;
+
+  if (!g_variant_lookup (limen_call_get_options (call), "target", "u", NULL))
+    {
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
+  backend = limen_backend_find (limen_call_get_context (call), IMPL_IFACE, &error);
+  if (!backend)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  g_task_set_task_data (task, call, NULL);
+  g_dbus_connection_call (limen_call_get_context (call)->connection, backend, LIMEN_PORTAL_PATH,
+                          "org.freedesktop.DBus.Properties", "GetAll", g_variant_new ("(s)", IMPL_IFACE),
+                          G_VARIANT_TYPE ("(a{sv})"), G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
+                          on_target_properties, g_object_ref (task));
+}
+
+static const LimenStep screenshot_pre[] = {
+  { check_target, LIMEN_STEP_BEFORE_HANDLE },
+  { check_access, LIMEN_STEP_AFTER_HANDLE },
+  { NULL }
+};
 static const LimenStep shot_pre[] = { { check_access, LIMEN_STEP_AFTER_HANDLE }, { NULL } };
 static const LimenStep screenshot_post[] = { { export_picture }, { NULL } };
 static const LimenStep pick_color_post[] = { { check_color }, { NULL } };
 
 static const LimenDriverMethod screenshot_methods[] = {
   { .method = "Screenshot", .options = limen_options_screenshot_screenshot, .impl_interface = IMPL_IFACE,
-    .impl_method = "Screenshot", .pre = shot_pre, .post = screenshot_post },
+    .impl_method = "Screenshot", .pre = screenshot_pre, .post = screenshot_post },
   { .method = "PickColor", .options = limen_options_screenshot_pick_color, .impl_interface = IMPL_IFACE,
     .impl_method = "PickColor", .pre = shot_pre, .post = pick_color_post },
   { NULL }
@@ -109,7 +211,16 @@ static const LimenDriverMethod screenshot_methods[] = {
 GDBusInterfaceSkeleton *
 limen_screenshot_new (LimenPortalContext *context)
 {
+  const char *backend;
+
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  return limen_driver_offer (context, limen_dbus_portal_screenshot_skeleton_new (), 2, screenshot_methods);
+  /* Ours for the daemon's life: the backend's properties are copied onto it. */
+  skeleton = limen_dbus_portal_screenshot_skeleton_new ();
+  backend = limen_backend_find (context, IMPL_IFACE, NULL);
+  if (backend)
+    g_bus_watch_name_on_connection (context->connection, backend, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                                    on_backend_appeared, NULL, NULL, NULL);
+  /* Version 2 until the backend says it takes targets. */
+  return limen_driver_offer (context, G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton)), 2, screenshot_methods);
 }
