@@ -188,3 +188,77 @@ limen_backend_is_configured (LimenPortalContext *context, const char *interface)
 {
   return limen_portal_config_find (context->config, interface) != NULL;
 }
+
+typedef struct {
+  char                      *interface;
+  LimenBackendPropertiesFunc func;
+  gpointer                   user_data;
+} PropertiesWatch;
+
+static void
+on_properties (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autofree PropertiesWatch *read = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_autoptr(GVariant) props = NULL;
+
+  if (reply)
+    g_variant_get (reply, "(@a{sv})", &props);
+  else
+    {
+      g_debug ("No properties of %s from its backend: %s", read->interface, error->message);
+      props = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
+    }
+  read->func (props, read->user_data);
+}
+
+void
+limen_backend_read_properties (GDBusConnection *connection, const char *backend, const char *interface,
+                               LimenBackendPropertiesFunc func, gpointer user_data)
+{
+  PropertiesWatch *read = g_new0 (PropertiesWatch, 1);
+
+  /* The interface name is one of the portal's constants, alive for the daemon's life. */
+  read->interface = (char *) interface;
+  read->func = func;
+  read->user_data = user_data;
+  g_dbus_connection_call (connection, backend, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "GetAll",
+                          g_variant_new ("(s)", interface), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
+                          on_properties, read);
+}
+
+static void
+on_backend_appeared (GDBusConnection *connection, const char *name, const char *owner, gpointer user_data)
+{
+  PropertiesWatch *watch = user_data;
+
+  limen_backend_read_properties (connection, name, watch->interface, watch->func, watch->user_data);
+}
+
+static void
+properties_watch_free (gpointer data)
+{
+  PropertiesWatch *watch = data;
+
+  g_free (watch->interface);
+  g_free (watch);
+}
+
+void
+limen_backend_watch_properties (LimenPortalContext *context, const char *interface,
+                                LimenBackendPropertiesFunc func, gpointer user_data)
+{
+  const char *backend = limen_backend_find (context, interface, NULL);
+  PropertiesWatch *watch;
+
+  if (backend == NULL)
+    return;
+  watch = g_new0 (PropertiesWatch, 1);
+  watch->interface = g_strdup (interface);
+  watch->func = func;
+  watch->user_data = user_data;
+  g_bus_watch_name_on_connection (context->connection, backend, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                                  on_backend_appeared, NULL, watch, properties_watch_free);
+}

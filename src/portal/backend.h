@@ -37,4 +37,23 @@ void limen_backend_call_async (LimenPortalContext *context,
 /* The backend's reply (new reference) and its fds (@fd_list may be NULL), or NULL + error. */
 GVariant *limen_backend_call_finish (GAsyncResult *result, GUnixFDList **fd_list, GError **error);
 
+/* Called with a backend's properties of one interface (a{sv}; empty when the backend has
+ * none or could not be asked), each time they were read. */
+typedef void (*LimenBackendPropertiesFunc) (GVariant *properties, gpointer user_data);
+
+/* Read @interface's properties on @backend without ever activating it: a portal mirroring
+ * them must not start a backend (or load its code) before anyone uses the portal. */
+void limen_backend_read_properties (GDBusConnection           *connection,
+                                    const char                *backend,
+                                    const char                *interface,
+                                    LimenBackendPropertiesFunc func,
+                                    gpointer                   user_data);
+
+/* Read them whenever the backend chosen for @interface appears on the bus (it may be another
+ * program than last time). */
+void limen_backend_watch_properties (LimenPortalContext        *context,
+                                     const char                *interface,
+                                     LimenBackendPropertiesFunc func,
+                                     gpointer                   user_data);
+
 G_END_DECLS

@@ -624,35 +624,16 @@ on_peer_vanished (const char *name, gpointer user_data)
 }
 
 /* What the frontend offers is capped by what the backend does: min(backend's version, 2).
- * A backend without a version property is a version 1 backend. */
+ * A backend without a version property is a version 1 backend. Read again whenever the
+ * backend (re)appears: it may have been replaced by another one. */
 static void
-on_backend_version (GObject *source, GAsyncResult *result, gpointer user_data)
+on_backend_properties (GVariant *props, gpointer user_data)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
-  g_autoptr(GVariant) value = NULL;
-  guint version = 1;
+  guint32 version = 1;
 
-  if (reply)
-    {
-      g_variant_get (reply, "(v)", &value);
-      if (g_variant_is_of_type (value, G_VARIANT_TYPE_UINT32))
-        version = CLAMP (g_variant_get_uint32 (value), 1, 2);
-    }
-  else
-    g_debug ("Notification backend has no version (%s): version 1", error->message);
+  g_variant_lookup (props, "version", "u", &version);
   if (skeleton)
-    limen_dbus_portal_notification_set_version (skeleton, version);
-}
-
-/* Read again whenever the backend (re)appears: it may have been replaced by another one. */
-static void
-on_backend_appeared (GDBusConnection *connection, const char *name, const char *owner, gpointer user_data)
-{
-  g_dbus_connection_call (connection, name, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "Get",
-                          g_variant_new ("(ss)", IMPL_IFACE, "version"), G_VARIANT_TYPE ("(v)"),
-                          G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
-                          on_backend_version, NULL);
+    limen_dbus_portal_notification_set_version (skeleton, CLAMP (version, 1, 2));
 }
 
 /* AddNotification/RemoveNotification with every field checked (icons by the separate
@@ -668,8 +649,7 @@ limen_notification_new (LimenPortalContext *context)
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   /* Until the backend has told, the version every backend has. */
   limen_dbus_portal_notification_set_version (skeleton, 1);
-  g_bus_watch_name_on_connection (context->connection, limen_backend_find (context, IMPL_IFACE, NULL),
-                                  G_BUS_NAME_WATCHER_FLAGS_NONE, on_backend_appeared, NULL, NULL, NULL);
+  limen_backend_watch_properties (context, IMPL_IFACE, on_backend_properties, NULL);
   g_signal_connect (skeleton, "handle-add-notification", G_CALLBACK (handle_add_notification), context);
   g_signal_connect (skeleton, "handle-remove-notification", G_CALLBACK (handle_remove_notification), context);
   g_dbus_connection_signal_subscribe (context->connection, NULL, IMPL_IFACE, "ActionInvoked", LIMEN_PORTAL_PATH,

@@ -102,37 +102,16 @@ check_color (LimenCall *call, GTask *task)
 /* The backend's version and AvailableTargets become ours: version 3 only with a version 3
  * backend, and only the targets it can take. */
 static void
-apply_backend_properties (GVariant *reply)
+apply_backend_properties (GVariant *props, gpointer user_data)
 {
-  g_autoptr(GVariant) props = NULL;
   guint32 version = 0, targets = 0;
 
-  g_variant_get (reply, "(@a{sv})", &props);
   g_variant_lookup (props, "version", "u", &version);
   if (version < TARGETS_VERSION || !g_variant_lookup (props, "AvailableTargets", "u", &targets))
     targets = 0;
   backend_version = version;
   limen_dbus_portal_screenshot_set_version (skeleton, version >= TARGETS_VERSION ? TARGETS_VERSION : 2);
   limen_dbus_portal_screenshot_set_available_targets (skeleton, targets & TARGETS_ALL);
-}
-
-static void
-on_backend_properties (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
-
-  if (reply)
-    apply_backend_properties (reply);
-}
-
-/* The backend appeared (it usually runs for other portals): read them without starting it. */
-static void
-on_backend_appeared (GDBusConnection *connection, const char *name, const char *owner, gpointer user_data)
-{
-  g_dbus_connection_call (connection, name, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "GetAll",
-                          g_variant_new ("(s)", IMPL_IFACE), G_VARIANT_TYPE ("(a{sv})"),
-                          G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
-                          on_backend_properties, NULL);
 }
 
 static void
@@ -144,7 +123,12 @@ on_target_properties (GObject *source, GAsyncResult *result, gpointer user_data)
   guint32 target = 0;
 
   if (reply)
-    apply_backend_properties (reply);
+    {
+      g_autoptr(GVariant) props = NULL;
+
+      g_variant_get (reply, "(@a{sv})", &props);
+      apply_backend_properties (props, NULL);
+    }
   g_variant_lookup (limen_call_get_options (call), "target", "u", &target);
   if (backend_version < TARGETS_VERSION)
     {
@@ -211,16 +195,11 @@ static const LimenDriverMethod screenshot_methods[] = {
 GDBusInterfaceSkeleton *
 limen_screenshot_new (LimenPortalContext *context)
 {
-  const char *backend;
-
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   /* Ours for the daemon's life: the backend's properties are copied onto it. */
   skeleton = limen_dbus_portal_screenshot_skeleton_new ();
-  backend = limen_backend_find (context, IMPL_IFACE, NULL);
-  if (backend)
-    g_bus_watch_name_on_connection (context->connection, backend, G_BUS_NAME_WATCHER_FLAGS_NONE,
-                                    on_backend_appeared, NULL, NULL, NULL);
+  limen_backend_watch_properties (context, IMPL_IFACE, apply_backend_properties, NULL);
   /* Version 2 until the backend says it takes targets. */
   return limen_driver_offer (context, G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton)), 2, screenshot_methods);
 }

@@ -19,34 +19,14 @@
 
 static LimenDbusPortalRemoteDesktop *skeleton;
 
+/* The backend's AvailableDeviceTypes becomes ours (read by backend.c without activating it). */
 static void
-on_backend_properties (GObject *source, GAsyncResult *result, gpointer user_data)
+on_backend_properties (GVariant *props, gpointer user_data)
 {
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
-  g_autoptr(GVariant) props = NULL;
   guint32 value;
 
-  if (reply == NULL || skeleton == NULL)
-    return;
-  g_variant_get (reply, "(@a{sv})", &props);
-  if (g_variant_lookup (props, "AvailableDeviceTypes", "u", &value))
+  if (skeleton && g_variant_lookup (props, "AvailableDeviceTypes", "u", &value))
     limen_dbus_portal_remote_desktop_set_available_device_types (skeleton, value & LIMEN_DEVICE_ALL);
-}
-
-/* Never activates the backend: read when it appears and again once a session made it run. */
-static void
-read_backend_properties (GDBusConnection *connection, const char *backend)
-{
-  g_dbus_connection_call (connection, backend, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "GetAll",
-                          g_variant_new ("(s)", LIMEN_REMOTE_DESKTOP_IMPL), G_VARIANT_TYPE ("(a{sv})"),
-                          G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
-                          on_backend_properties, NULL);
-}
-
-static void
-on_backend_appeared (GDBusConnection *connection, const char *name, const char *owner, gpointer user_data)
-{
-  read_backend_properties (connection, name);
 }
 
 /* CreateSession, post: the backend runs now, so AvailableDeviceTypes can be read. */
@@ -56,7 +36,8 @@ on_session_created (LimenCall *call, GTask *task)
   LimenCast *cast = limen_cast_lookup_path (limen_session_get_path (limen_call_get_session (call)));
 
   if (cast)
-    read_backend_properties (limen_call_get_context (call)->connection, cast->backend);
+    limen_backend_read_properties (limen_call_get_context (call)->connection, cast->backend,
+                                   LIMEN_REMOTE_DESKTOP_IMPL, on_backend_properties, NULL);
   g_task_return_boolean (task, TRUE);
 }
 
@@ -370,8 +351,6 @@ handle_connect_to_eis (LimenDbusPortalRemoteDesktop *object, GDBusMethodInvocati
 GDBusInterfaceSkeleton *
 limen_remote_desktop_new (LimenPortalContext *context)
 {
-  g_autoptr(GError) error = NULL;
-  const char *backend;
   static const struct { const char *signal; GCallback handler; } handlers[] = {
     { "handle-notify-pointer-motion", G_CALLBACK (handle_motion) },
     { "handle-notify-pointer-motion-absolute", G_CALLBACK (handle_motion_absolute) },
@@ -395,9 +374,6 @@ limen_remote_desktop_new (LimenPortalContext *context)
   limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, methods);
   for (guint i = 0; i < G_N_ELEMENTS (handlers); i++)
     g_signal_connect (skeleton, handlers[i].signal, handlers[i].handler, context);
-  backend = limen_backend_find (context, LIMEN_REMOTE_DESKTOP_IMPL, &error);
-  if (backend)
-    g_bus_watch_name_on_connection (context->connection, backend, G_BUS_NAME_WATCHER_FLAGS_NONE,
-                                    on_backend_appeared, NULL, NULL, NULL);
+  limen_backend_watch_properties (context, LIMEN_REMOTE_DESKTOP_IMPL, on_backend_properties, NULL);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }

@@ -22,38 +22,18 @@
 
 static LimenDbusPortalScreenCast *skeleton;
 
+/* The backend's Available* properties become ours (read by backend.c without activating it). */
 static void
-on_backend_properties (GObject *source, GAsyncResult *result, gpointer user_data)
+on_backend_properties (GVariant *props, gpointer user_data)
 {
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
-  g_autoptr(GVariant) props = NULL;
   guint32 value;
 
-  if (reply == NULL || skeleton == NULL)
+  if (skeleton == NULL)
     return;
-  g_variant_get (reply, "(@a{sv})", &props);
   if (g_variant_lookup (props, "AvailableSourceTypes", "u", &value))
     limen_dbus_portal_screen_cast_set_available_source_types (skeleton, value & LIMEN_SOURCE_ALL);
   if (g_variant_lookup (props, "AvailableCursorModes", "u", &value))
     limen_dbus_portal_screen_cast_set_available_cursor_modes (skeleton, value & LIMEN_CURSOR_ALL);
-}
-
-/* Refresh the Available* properties from @backend, never activating it: reading them must
- * not start a backend (or load its screen-cast code) before anyone shares a screen. */
-static void
-read_backend_properties (GDBusConnection *connection, const char *backend)
-{
-  g_dbus_connection_call (connection, backend, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "GetAll",
-                          g_variant_new ("(s)", LIMEN_SCREEN_CAST_IMPL), G_VARIANT_TYPE ("(a{sv})"),
-                          G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL,
-                          on_backend_properties, NULL);
-}
-
-/* The backend appeared on the bus (it usually runs for other portals): read them now. */
-static void
-on_backend_appeared (GDBusConnection *connection, const char *name, const char *owner, gpointer user_data)
-{
-  read_backend_properties (connection, name);
 }
 
 /* CreateSession, post: the backend runs now, so its Available* properties can be read. */
@@ -63,7 +43,8 @@ on_session_created (LimenCall *call, GTask *task)
   LimenCast *cast = limen_cast_lookup_path (limen_session_get_path (limen_call_get_session (call)));
 
   if (cast)
-    read_backend_properties (limen_call_get_context (call)->connection, cast->backend);
+    limen_backend_read_properties (limen_call_get_context (call)->connection, cast->backend,
+                                   LIMEN_SCREEN_CAST_IMPL, on_backend_properties, NULL);
   g_task_return_boolean (task, TRUE);
 }
 
@@ -229,8 +210,6 @@ handle_open_pipewire_remote (LimenDbusPortalScreenCast *object, GDBusMethodInvoc
 GDBusInterfaceSkeleton *
 limen_screen_cast_new (LimenPortalContext *context)
 {
-  g_autoptr(GError) error = NULL;
-  const char *backend;
 
   if (!limen_backend_is_configured (context, LIMEN_SCREEN_CAST_IMPL))
     return NULL;
@@ -240,9 +219,6 @@ limen_screen_cast_new (LimenPortalContext *context)
   limen_dbus_portal_screen_cast_set_version (skeleton, SCREEN_CAST_VERSION);
   limen_driver_export (G_DBUS_INTERFACE_SKELETON (skeleton), context, methods);
   g_signal_connect (skeleton, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
-  backend = limen_backend_find (context, LIMEN_SCREEN_CAST_IMPL, &error);
-  if (backend)
-    g_bus_watch_name_on_connection (context->connection, backend, G_BUS_NAME_WATCHER_FLAGS_NONE,
-                                    on_backend_appeared, NULL, NULL, NULL);
+  limen_backend_watch_properties (context, LIMEN_SCREEN_CAST_IMPL, on_backend_properties, NULL);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }
