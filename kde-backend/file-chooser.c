@@ -71,6 +71,76 @@ lookup_path (GVariant *opts, const char *key)
   return v ? g_strdup (g_variant_get_bytestring (v)) : NULL;
 }
 
+/* The filter list as shown: the given filters, and current_filter appended when it is not
+ * one of them (with no list it is the one filter that applies). @shown gets the variants
+ * (the answer names the chosen one), @keep the pattern arrays the LimenQtFilters point into. */
+static GArray *
+build_filters (GPtrArray *shown, GVariant *filters_v, GVariant *current_v, GPtrArray *keep, int *current)
+{
+  GArray *qt_filters = g_array_new (FALSE, TRUE, sizeof (LimenQtFilter));
+
+  *current = -1;
+  for (gsize i = 0; filters_v && i < g_variant_n_children (filters_v); i++)
+    g_ptr_array_add (shown, g_variant_get_child_value (filters_v, i));
+  if (current_v)
+    {
+      for (guint i = 0; i < shown->len; i++)
+        if (g_variant_equal (g_ptr_array_index (shown, i), current_v))
+          *current = (int) i;
+      if (*current < 0)
+        {
+          *current = (int) shown->len;
+          g_ptr_array_add (shown, g_variant_ref (current_v));
+        }
+    }
+  for (guint i = 0; i < shown->len; i++)
+    {
+      GVariant *f = g_ptr_array_index (shown, i);
+      g_autoptr(GVariant) patterns = g_variant_get_child_value (f, 1);
+      gsize n = g_variant_n_children (patterns);
+      LimenQtFilterPattern *p = g_new0 (LimenQtFilterPattern, n + 1);
+      LimenQtFilter qf = { 0 };
+
+      g_ptr_array_add (keep, p);
+      g_variant_get_child (f, 0, "&s", &qf.name);
+      for (gsize j = 0; j < n; j++)
+        {
+          guint32 type;
+
+          g_variant_get_child (patterns, j, "(u&s)", &type, &p[j].pattern);
+          p[j].is_mime = type == 1;
+        }
+      qf.n_patterns = n;
+      qf.patterns = p;
+      g_array_append_val (qt_filters, qf);
+    }
+  return qt_filters;
+}
+
+/* SaveFiles' file names as C strings (owned by @keep); NULL without any. */
+static const char **
+build_files (GVariant *files_v, GPtrArray *keep, size_t *n_files)
+{
+  const char **files;
+  gsize n;
+
+  *n_files = 0;
+  if (files_v == NULL)
+    return NULL;
+  n = g_variant_n_children (files_v);
+  files = g_new0 (const char *, n + 1);
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) child = g_variant_get_child_value (files_v, i);
+      char *name = g_strdup (g_variant_get_bytestring (child));
+
+      g_ptr_array_add (keep, name);
+      files[i] = name;
+    }
+  *n_files = n;
+  return files;
+}
+
 static gboolean
 handle_file_call (GDBusMethodInvocation *invocation,
                   LimenQtFileMode        mode,
@@ -145,61 +215,9 @@ handle_file_call (GDBusMethodInvocation *invocation,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
 
-  /* The filter list as shown: the given filters, and current_filter appended when it is
-   * not one of them (with no list it is the one filter that applies). */
-  spec.current_filter = -1;
-  for (gsize i = 0; filters_v && i < g_variant_n_children (filters_v); i++)
-    g_ptr_array_add (call->filters, g_variant_get_child_value (filters_v, i));
-  if (current_v)
-    {
-      for (guint i = 0; i < call->filters->len; i++)
-        if (g_variant_equal (g_ptr_array_index (call->filters, i), current_v))
-          spec.current_filter = (int) i;
-      if (spec.current_filter < 0)
-        {
-          spec.current_filter = (int) call->filters->len;
-          g_ptr_array_add (call->filters, g_variant_ref (current_v));
-        }
-    }
-  qt_filters = g_array_new (FALSE, TRUE, sizeof (LimenQtFilter));
-  for (guint i = 0; i < call->filters->len; i++)
-    {
-      GVariant *f = g_ptr_array_index (call->filters, i);
-      g_autoptr(GVariant) patterns = g_variant_get_child_value (f, 1);
-      gsize n = g_variant_n_children (patterns);
-      LimenQtFilterPattern *p = g_new0 (LimenQtFilterPattern, n + 1);
-      LimenQtFilter qf = { 0 };
-
-      g_ptr_array_add (keep, p);
-      g_variant_get_child (f, 0, "&s", &qf.name);
-      for (gsize j = 0; j < n; j++)
-        {
-          guint32 type;
-
-          g_variant_get_child (patterns, j, "(u&s)", &type, &p[j].pattern);
-          p[j].is_mime = type == 1;
-        }
-      qf.n_patterns = n;
-      qf.patterns = p;
-      g_array_append_val (qt_filters, qf);
-    }
-
-  if (files_v)
-    {
-      gsize n = g_variant_n_children (files_v);
-
-      files = g_new0 (const char *, n + 1);
-      for (gsize i = 0; i < n; i++)
-        {
-          g_autoptr(GVariant) child = g_variant_get_child_value (files_v, i);
-          char *name = g_strdup (g_variant_get_bytestring (child));
-
-          g_ptr_array_add (keep, name);
-          files[i] = name;
-        }
-      spec.n_files = n;
-      spec.files = files;
-    }
+  qt_filters = build_filters (call->filters, filters_v, current_v, keep, &spec.current_filter);
+  files = build_files (files_v, keep, &spec.n_files);
+  spec.files = files;
 
   limen_kde_choices_init (&choices, choices_v);
   state_file = g_build_filename (g_get_user_config_dir (), "limen-kderc", NULL);

@@ -241,6 +241,46 @@ write_private_file (const char *subdir, GVariant *bytes, GError **error)
   return path;
 }
 
+/* A themed icon's name (borrowed from @icon), or NULL after writing an icon given as bytes
+ * to a private file for the notification server. */
+static const char *
+take_icon (Notification *n, GVariant *icon)
+{
+  g_autoptr(GVariant) inner = g_variant_get_variant (icon);
+  g_autoptr(GVariant) data = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *kind, *name = NULL;
+
+  g_variant_get (inner, "(&sv)", &kind, &data);
+  if (g_str_equal (kind, "themed"))
+    {
+      g_variant_get_child (data, 0, "&s", &name);
+      return name;
+    }
+  n->icon_file = write_private_file ("notification-icons", data, &error);
+  if (!n->icon_file)
+    g_warning ("Notification icon dropped: %s", error->message);
+  return NULL;
+}
+
+/* TRUE for "silent"; a sound given as bytes is written to a private file. */
+static gboolean
+take_sound (Notification *n, GVariant *sound)
+{
+  g_autoptr(GVariant) inner = g_variant_get_variant (sound);
+  g_autoptr(GVariant) data = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *kind;
+
+  if (g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING))
+    return g_str_equal (g_variant_get_string (inner, NULL), "silent");
+  g_variant_get (inner, "(&sv)", &kind, &data);
+  n->sound_file = write_private_file ("notification-sounds", data, &error);
+  if (!n->sound_file)
+    g_warning ("Notification sound dropped: %s", error->message);
+  return FALSE;
+}
+
 static gboolean
 on_add_notification (LimenDbusImplPortalNotification *skeleton,
                      GDBusMethodInvocation           *invocation,
@@ -315,42 +355,9 @@ on_add_notification (LimenDbusImplPortalNotification *skeleton,
       g_ptr_array_add (n->targets, target);
     }
   if (icon)
-    {
-      g_autoptr(GVariant) inner = g_variant_get_variant (icon);
-      g_autoptr(GVariant) data = NULL;
-      const char *kind;
-
-      g_variant_get (inner, "(&sv)", &kind, &data);
-      if (g_str_equal (kind, "themed"))
-        g_variant_get_child (data, 0, "&s", &icon_name);
-      else
-        {
-          g_autoptr(GError) icon_error = NULL;
-
-          n->icon_file = write_private_file ("notification-icons", data, &icon_error);
-          if (!n->icon_file)
-            g_warning ("Notification icon dropped: %s", icon_error->message);
-        }
-    }
-
+    icon_name = take_icon (n, icon);
   if (sound)
-    {
-      g_autoptr(GVariant) inner = g_variant_get_variant (sound);
-
-      if (g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING))
-        spec.suppress_sound = g_str_equal (g_variant_get_string (inner, NULL), "silent");
-      else
-        {
-          g_autoptr(GVariant) data = NULL;
-          g_autoptr(GError) sound_error = NULL;
-          const char *kind;
-
-          g_variant_get (inner, "(&sv)", &kind, &data);
-          n->sound_file = write_private_file ("notification-sounds", data, &sound_error);
-          if (!n->sound_file)
-            g_warning ("Notification sound dropped: %s", sound_error->message);
-        }
-    }
+    spec.suppress_sound = take_sound (n, sound);
   spec.sound_file = n->sound_file;
   spec.app_id = app_id;
   spec.title = title;
