@@ -184,6 +184,40 @@ check_ident (const guchar *p, gsize len, SoundInfo *info, guint *pre_skip, const
   return *why = "Ogg stream is neither Opus nor Vorbis", FALSE;
 }
 
+/* Reassemble the first two packets of the stream (the codec headers) from one page's
+ * segments (@lacing, @nsegs of them, data at @seg) and check each as it completes. */
+static gboolean
+take_codec_headers (const guchar *seg, const guchar *lacing, guint nsegs, GByteArray *packet, guint *packets,
+                    SoundInfo *info, guint *pre_skip, const char **why)
+{
+  for (guint i = 0; i < nsegs && *packets < 2; i++)
+    {
+      guint n = lacing[i];
+
+      g_byte_array_append (packet, seg, n);
+      seg += n;
+      if (packet->len > 1024 * 1024)
+        {
+          *why = "codec header too large";
+          return FALSE;
+        }
+      if (n == 255)
+        continue;
+      if (*packets == 0 && !check_ident (packet->data, packet->len, info, pre_skip, why))
+        return FALSE;
+      if (*packets == 1 && !(strcmp (info->format, "opus") == 0
+                             ? packet->len >= 16 && memcmp (packet->data, "OpusTags", 8) == 0
+                             : packet->len >= 7 && memcmp (packet->data, "\x03vorbis", 7) == 0))
+        {
+          *why = "missing comment header";
+          return FALSE;
+        }
+      (*packets)++;
+      g_byte_array_set_size (packet, 0);
+    }
+  return TRUE;
+}
+
 /* Ogg: consecutive pages of one logical stream, each with a valid CRC, from a BOS page to
  * an EOS page; its first packet an Opus or Vorbis identification header, its second the
  * codec's comment header. */
@@ -259,37 +293,8 @@ check_ogg (const guchar *d, gsize len, SoundInfo *info, const char **why)
           goto out;
         }
 
-      /* Reassemble the first two packets: the codec headers. */
-      {
-        const guchar *seg = pg + header;
-
-        for (guint i = 0; i < nsegs && packets < 2; i++)
-          {
-            guint n = pg[27 + i];
-
-            g_byte_array_append (packet, seg, n);
-            seg += n;
-            if (packet->len > 1024 * 1024)
-              {
-                *why = "codec header too large";
-                goto out;
-              }
-            if (n < 255)
-              {
-                if (packets == 0 && !check_ident (packet->data, packet->len, info, &pre_skip, why))
-                  goto out;
-                if (packets == 1 && !(strcmp (info->format, "opus") == 0
-                                      ? packet->len >= 16 && memcmp (packet->data, "OpusTags", 8) == 0
-                                      : packet->len >= 7 && memcmp (packet->data, "\x03vorbis", 7) == 0))
-                  {
-                    *why = "missing comment header";
-                    goto out;
-                  }
-                packets++;
-                g_byte_array_set_size (packet, 0);
-              }
-          }
-      }
+      if (!take_codec_headers (pg + header, pg + 27, nsegs, packet, &packets, info, &pre_skip, why))
+        goto out;
 
       granule = le64 (pg + 6);
       if (granule != G_MAXUINT64)
