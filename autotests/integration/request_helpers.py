@@ -243,6 +243,9 @@ def start_documents(bus):
     except FileNotFoundError:
         ours = None
     if ours and os.environ.get("LIMEN_REQUESTS_REFERENCE_DOCUMENTS") != "1":
-        return bus.start(ours, "--verbose", wait_name="org.freedesktop.portal.Documents")
+        d = bus.start(ours, "--verbose", wait_name="org.freedesktop.portal.Documents")
+        # Both names are requested at once; the tests use the store as soon as this returns.
+        bus.wait_for_name("org.freedesktop.impl.portal.PermissionStore", daemon=d)
+        return d
     bus.write_service_file("org.freedesktop.impl.portal.PermissionStore", "/usr/libexec/xdg-permission-store")
     return bus.start(["/usr/libexec/xdg-document-portal", "--replace"], wait_name="org.freedesktop.portal.Documents")

@@ -84,4 +84,5 @@ def test_kde_backend_killed_mid_dialog(kde):
     t0 = time.monotonic()
     assert pending.wait(5)[0] == 2
     print(f"response 2 {1000 * (pending.time - t0):.1f} ms after SIGKILL")
-    assert pending.time - t0 < 0.1 or limentest.SANITIZE
+    # Watched, not timed out (25 s); how fast is bench-requests' business.
+    assert pending.time - t0 < 3

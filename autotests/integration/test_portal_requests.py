@@ -123,7 +123,8 @@ def test_backend_killed(env, case):
     t0 = time.monotonic()
     backend.kill()
     assert pending.wait(5)[0] == 2
-    assert pending.time - t0 < 0.1 or limentest.SANITIZE
+    # Watched, not timed out (25 s); how fast is bench-requests' business.
+    assert pending.time - t0 < 3
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

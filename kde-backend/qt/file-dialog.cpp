@@ -104,17 +104,8 @@ LimenFileDialog::LimenFileDialog (const LimenQtFileChooserSpec *spec, LimenQtFil
   resize (w > 200 && h > 150 ? QSize (w, h) : QSize (840, 540));
 }
 
-void LimenFileDialog::build ()
+void LimenFileDialog::applyMode ()
 {
-  if (m_widget || isClosedByPortal ())
-    return;
-  Busy busy (this);   /* KFileWidget's constructor runs a nested loop (KJob::exec) */
-  m_widget = new KFileWidget (QUrl::fromLocalFile (m_folder), this);
-  m_layout->addWidget (m_widget);
-  /* View settings (detail/icon mode, hidden files) from our own file, not kdeglobals. */
-  KConfigGroup viewGroup (m_state, "KFileWidget");
-  m_widget->readConfig (viewGroup);
-
   switch (m_mode)
     {
     case LIMEN_QT_FILE_OPEN:
@@ -134,7 +125,10 @@ void LimenFileDialog::build ()
       m_widget->setMode (KFile::Directory | KFile::ExistingOnly);
       break;
     }
+}
 
+void LimenFileDialog::applyFilters ()
+{
   KFileFilterCombo *combo = m_widget->filterWidget ();
   if (m_n_filters > 0)
     {
@@ -151,6 +145,21 @@ void LimenFileDialog::build ()
           label->hide ();
       combo->hide ();
     }
+}
+
+void LimenFileDialog::build ()
+{
+  if (m_widget || isClosedByPortal ())
+    return;
+  Busy busy (this);   /* KFileWidget's constructor runs a nested loop (KJob::exec) */
+  m_widget = new KFileWidget (QUrl::fromLocalFile (m_folder), this);
+  m_layout->addWidget (m_widget);
+  /* View settings (detail/icon mode, hidden files) from our own file, not kdeglobals. */
+  KConfigGroup viewGroup (m_state, "KFileWidget");
+  m_widget->readConfig (viewGroup);
+
+  applyMode ();
+  applyFilters ();
 
   if (m_mode == LIMEN_QT_FILE_SAVE)
     {

@@ -38,6 +38,8 @@ private:
   /* Open with several files selected in the view: answer them from the view when the Name
    * field holds just what KFileWidget wrote for them; false leaves it to KFileWidget. */
   bool acceptViewSelection ();
+  void applyMode ();      /* open/save, files or folders, from the portal method */
+  void applyFilters ();   /* the filter combo, hidden when the app gave none */
   void saveState ();
 
   KFileWidget *m_widget = nullptr;
