@@ -44,19 +44,9 @@ bad (GError **error, const char *key, const char *reason)
   return FALSE;
 }
 
+/* Action and themed icon names: 1 to 256 of [A-Za-z0-9._-]. */
 static gboolean
-valid_action_name (const char *s)
-{
-  if (*s == '\0' || strlen (s) > 256)
-    return FALSE;
-  for (const char *p = s; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '.' && *p != '_')
-      return FALSE;
-  return TRUE;
-}
-
-static gboolean
-valid_icon_name (const char *s)
+valid_name (const char *s)
 {
   if (*s == '\0' || strlen (s) > 256)
     return FALSE;
@@ -95,7 +85,7 @@ check_buttons (GVariant *buttons, GVariantBuilder *out, GError **error)
           g_variant_builder_clear (out);
           return bad (error, "buttons", "a button needs a label of at most 256 bytes");
         }
-      if (!g_variant_lookup (button, "action", "&s", &action) || !valid_action_name (action))
+      if (!g_variant_lookup (button, "action", "&s", &action) || !valid_name (action))
         {
           g_variant_builder_clear (out);
           return bad (error, "buttons", "a button needs an action name");
@@ -129,7 +119,7 @@ validate_priority (const LimenOption *o, GVariant *v, GError **error)
 static gboolean
 validate_action (const LimenOption *o, GVariant *v, GError **error)
 {
-  if (!valid_action_name (g_variant_get_string (v, NULL)))
+  if (!valid_name (g_variant_get_string (v, NULL)))
     return bad (error, o->key, "not an action name");
   return TRUE;
 }
@@ -390,7 +380,7 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
     {
       const char *names[] = { g_variant_get_string (icon, NULL), NULL };
 
-      if (!valid_icon_name (names[0]))
+      if (!valid_name (names[0]))
         return bad (error, "icon", "not an icon name");
       a->icon = themed_with_fallbacks (names);
       return TRUE;
@@ -403,7 +393,7 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
       if (names[0] == NULL || g_strv_length ((char **) names) > 16)
         return bad (error, "icon", "needs 1 to 16 icon names");
       for (guint i = 0; names[i]; i++)
-        if (!valid_icon_name (names[i]))
+        if (!valid_name (names[i]))
           return bad (error, "icon", "not an icon name");
       a->icon = themed_with_fallbacks (names);
       return TRUE;
