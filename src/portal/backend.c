@@ -196,9 +196,18 @@ typedef struct {
 } PropertiesWatch;
 
 static void
+properties_watch_free (gpointer data)
+{
+  PropertiesWatch *watch = data;
+
+  g_free (watch->interface);
+  g_free (watch);
+}
+
+static void
 on_properties (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  g_autofree PropertiesWatch *read = user_data;
+  PropertiesWatch *read = user_data;
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
   g_autoptr(GVariant) props = NULL;
@@ -211,6 +220,7 @@ on_properties (GObject *source, GAsyncResult *result, gpointer user_data)
       props = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
     }
   read->func (props, read->user_data);
+  properties_watch_free (read);
 }
 
 void
@@ -219,8 +229,7 @@ limen_backend_read_properties (GDBusConnection *connection, const char *backend,
 {
   PropertiesWatch *read = g_new0 (PropertiesWatch, 1);
 
-  /* The interface name is one of the portal's constants, alive for the daemon's life. */
-  read->interface = (char *) interface;
+  read->interface = g_strdup (interface);
   read->func = func;
   read->user_data = user_data;
   g_dbus_connection_call (connection, backend, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties", "GetAll",
@@ -235,15 +244,6 @@ on_backend_appeared (GDBusConnection *connection, const char *name, const char *
   PropertiesWatch *watch = user_data;
 
   limen_backend_read_properties (connection, name, watch->interface, watch->func, watch->user_data);
-}
-
-static void
-properties_watch_free (gpointer data)
-{
-  PropertiesWatch *watch = data;
-
-  g_free (watch->interface);
-  g_free (watch);
 }
 
 void
