@@ -152,6 +152,16 @@ def test_version_one_backend(bus):
     assert results["capabilities"] == 2
     assert limentest.wait_until(lambda: bus.get_property(IC, "version") == 1)
     assert bus.get_property(IC, "SupportedCapabilities") == 2
+    # CreateSession2 needs a version 2 backend: a clear error, and no session left behind.
+    name, msg = c.error("CreateSession2", ({"session_handle_token": v("s", "v2")},), "(a{sv})")
+    assert name == FAILED and "version 1" in msg
+    assert limentest.wait_until(lambda: any(p.endswith("/v2") for p in c.closed))
+
+
+def test_kde_backend_does_not_offer_it():
+    """KWin 5.27 has no input capture: limen-kde's .portal file must not claim the interface."""
+    with open(os.path.join(os.environ["LIMEN_SOURCE_DIR"], "kde-backend", "data", "limen.portal")) as f:
+        assert IMPL not in f.read()
 
 
 def test_version_one_session_every_method(ic, bus):
@@ -381,6 +391,13 @@ def test_backend_without_eis_is_a_clear_error(bus):
     # Not taken: once the backend has EIS, the same session can connect.
     bus.call(rh.CONTROL_IFACE, "SetEis", (True,), "(b)", dest=rh.BACKEND_NAME)
     assert c.eis(session) == b"EIS!"
+
+
+def test_backend_eis_fd_must_be_a_socket(bus):
+    start_suite(bus, {"eis-pipe": True})
+    c, session = started_v2(bus)
+    name, msg = c.error("ConnectToEIS", (session, {}), "(oa{sv})")
+    assert name == FAILED and "EIS" in msg
 
 
 def test_backend_leaving_closes_its_sessions(ic, bus):

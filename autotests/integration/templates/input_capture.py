@@ -2,8 +2,9 @@
 castmock.py). A small compositor: one zone set (SetZones changes it, serial bumped by 7),
 barriers refused unless they lie on an outer edge of a zone, Enable/Disable/Release recorded
 (GetArgs), ConnectToEIS answers one end of a socketpair whose other end has sent b"EIS!"
-(SetEis(false) or the parameter "eis": False make it answer an error instead).
-Parameters: "version" (default 2), "supported" (SupportedCapabilities, default 7).
+(SetEis(false) or the parameter "eis": False make it answer an error instead; "eis-pipe": True
+makes it answer a pipe). Parameters: "version" (default 2; 1 has no CreateSession2),
+"supported" (SupportedCapabilities, default 7).
 Signals are sent by the test with dbusmock's EmitSignal on the main object."""
 import os
 import socket
@@ -30,13 +31,15 @@ def load(mock, parameters):
     mock.ic_eis = bool(parameters.get("eis", True))
     mock.ic_peers = []
     mock.ic_supported = int(parameters.get("supported", 7))
+    mock.ic_version = int(parameters.get("version", 2))
+    mock.ic_eis_pipe = bool(parameters.get("eis-pipe", False))
     mock.AddMethods(portalmock.CONTROL_IFACE, [
         ("SetEis", "b", "", "self.ic_eis = bool(args[0])"),
         ("SetZones", "a(uuii)", "", "self.ic_zones = [tuple(z) for z in args[0]]; self.ic_zone_set += 7"),
     ])
     mock.AddProperties(MAIN_IFACE, dbus.Dictionary({
         "SupportedCapabilities": dbus.UInt32(mock.ic_supported),
-        "version": dbus.UInt32(int(parameters.get("version", 2))),
+        "version": dbus.UInt32(mock.ic_version),
     }, signature="sv"))
 
 
@@ -60,6 +63,8 @@ def CreateSession(self, handle, session_handle, app_id, parent_window, options, 
 
 @dbus.service.method(MAIN_IFACE, in_signature="osa{sv}", out_signature="a{sv}")
 def CreateSession2(self, session_handle, app_id, options):
+    if self.ic_version < 2:
+        raise dbus.exceptions.DBusException("No such method", name="org.freedesktop.DBus.Error.UnknownMethod")
     _session(self, session_handle, app_id, "InputCapture2")
     portalmock.record_args(self, "CreateSession2", session_handle, app_id, dbus.Dictionary(options, signature="sv"))
     return dbus.Dictionary({}, signature="sv")
@@ -122,6 +127,12 @@ def ConnectToEIS(self, session_handle, app_id, options):
     portalmock.record_args(self, "ConnectToEIS", session_handle, app_id)
     if not self.ic_eis:
         raise dbus.exceptions.DBusException("no EIS here", name="org.freedesktop.DBus.Error.NotSupported")
+    if self.ic_eis_pipe:
+        r, w = os.pipe()
+        os.close(w)
+        fd = dbus.types.UnixFd(r)
+        os.close(r)
+        return fd
     a, b = socket.socketpair()
     a.sendall(b"EIS!")
     self.ic_peers.append(a)

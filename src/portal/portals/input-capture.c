@@ -739,14 +739,18 @@ on_plain_reply (GObject *source, GAsyncResult *result, gpointer user_data)
     g_debug ("InputCapture backend %s: %s", method, error->message);
 }
 
+/* Enable, Disable or Release (@method, the handler's data). */
 static gboolean
-plain_call (GDBusMethodInvocation *invocation, const char *session_handle, GVariant *options,
-            const LimenOption *table, const char *method)
+handle_plain (LimenDbusPortalInputCapture *object, GDBusMethodInvocation *invocation, const char *session_handle,
+              GVariant *options, const char *method)
 {
   g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(LimenSession) session = NULL;
   g_autoptr(GError) error = NULL;
-  Capture *capture = plain_capture (invocation, session_handle, options, table, &b, &session, &error);
+  gboolean release = g_str_equal (method, "Release");
+  Capture *capture = plain_capture (invocation, session_handle, options,
+                                    release ? limen_options_input_capture_release : limen_options_input_capture_plain,
+                                    &b, &session, &error);
 
   if (capture == NULL)
     {
@@ -757,7 +761,7 @@ plain_call (GDBusMethodInvocation *invocation, const char *session_handle, GVari
    * only the state moves as the specification says. */
   if (g_str_equal (method, "Enable"))
     capture->trigger = capture->trigger == TRIGGER_DISABLED ? TRIGGER_ENABLED : capture->trigger;
-  else if (g_str_equal (method, "Disable"))
+  else if (!release)
     capture->trigger = TRIGGER_DISABLED;
   else if (capture->trigger == TRIGGER_ACTIVE)
     capture->trigger = TRIGGER_ENABLED;
@@ -769,27 +773,6 @@ plain_call (GDBusMethodInvocation *invocation, const char *session_handle, GVari
                           g_strdup (method));
   g_dbus_method_invocation_return_value (invocation, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static gboolean
-handle_enable (LimenDbusPortalInputCapture *o, GDBusMethodInvocation *invocation, const char *session_handle,
-               GVariant *options, gpointer context)
-{
-  return plain_call (invocation, session_handle, options, limen_options_input_capture_plain, "Enable");
-}
-
-static gboolean
-handle_disable (LimenDbusPortalInputCapture *o, GDBusMethodInvocation *invocation, const char *session_handle,
-                GVariant *options, gpointer context)
-{
-  return plain_call (invocation, session_handle, options, limen_options_input_capture_plain, "Disable");
-}
-
-static gboolean
-handle_release (LimenDbusPortalInputCapture *o, GDBusMethodInvocation *invocation, const char *session_handle,
-                GVariant *options, gpointer context)
-{
-  return plain_call (invocation, session_handle, options, limen_options_input_capture_release, "Release");
 }
 
 /* ---- ConnectToEIS: the backend's socket, passed through ---- */
@@ -1009,9 +992,9 @@ limen_input_capture_new (LimenPortalContext *context)
   /* Until the backend has told, the version every backend has (CreateSession works on all). */
   limen_driver_offer (context, skeleton, 1, input_capture_methods);
   g_signal_connect (skeleton, "handle-create-session2", G_CALLBACK (handle_create_session2), context);
-  g_signal_connect (skeleton, "handle-enable", G_CALLBACK (handle_enable), context);
-  g_signal_connect (skeleton, "handle-disable", G_CALLBACK (handle_disable), context);
-  g_signal_connect (skeleton, "handle-release", G_CALLBACK (handle_release), context);
+  g_signal_connect (skeleton, "handle-enable", G_CALLBACK (handle_plain), (gpointer) "Enable");
+  g_signal_connect (skeleton, "handle-disable", G_CALLBACK (handle_plain), (gpointer) "Disable");
+  g_signal_connect (skeleton, "handle-release", G_CALLBACK (handle_plain), (gpointer) "Release");
   g_signal_connect (skeleton, "handle-connect-to-eis", G_CALLBACK (handle_connect_to_eis), context);
   limen_backend_watch_properties (context, IMPL_IFACE, on_backend_properties, NULL);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
