@@ -182,6 +182,7 @@ asked_capabilities (LimenCall *call, guint32 *asked, GError **error)
   return TRUE;
 }
 
+/* Go on, or refuse with @error (taken). */
 static void
 step_return (GTask *task, GError *error)
 {
@@ -600,7 +601,7 @@ barriers_answered (LimenCall *call, GTask *task)
         if (has_id (out->forwarded, id) && !has_id (refused, id))
           g_array_append_val (refused, id);
     }
-  if (capture && capture->trigger != TRIGGER_DISABLED)
+  if (capture)
     capture->trigger = TRIGGER_DISABLED;
   limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, failed_barriers (out->failed, refused));
   g_task_return_boolean (task, TRUE);
@@ -858,41 +859,41 @@ handle_connect_to_eis (LimenDbusPortalInputCapture *object, GDBusMethodInvocatio
 
 /* ---- signals from the backend, to the session's owner alone ---- */
 
-/* Whether @signal may reach the app now, moving the trigger state as it goes: Activated only
- * while enabled, Deactivated only while active, Disabled only while enabled or active (so a
- * Disable or Release of the app is never contradicted by a late signal). */
-static gboolean
-signal_allowed (Capture *capture, const char *signal, const LimenOption **table)
+/* The options table of a backend signal; NULL for a signal the portal does not have. */
+static const LimenOption *
+signal_table (const char *signal)
 {
   if (g_str_equal (signal, "Activated"))
-    {
-      *table = limen_options_input_capture_activated;
-      if (capture->trigger != TRIGGER_ENABLED)
-        return FALSE;
-      capture->trigger = TRIGGER_ACTIVE;
-    }
+    return limen_options_input_capture_activated;
+  if (g_str_equal (signal, "Deactivated"))
+    return limen_options_input_capture_deactivated;
+  if (g_str_equal (signal, "Disabled"))
+    return limen_options_input_capture_plain;
+  if (g_str_equal (signal, "ZonesChanged"))
+    return limen_options_input_capture_zones_changed;
+  return NULL;
+}
+
+/* Whether a (well-formed) @signal may reach the app now, moving the trigger state as it goes:
+ * Activated only while enabled, Deactivated only while active, Disabled only while enabled or
+ * active (so a Disable or Release of the app is never contradicted by a late signal). */
+static gboolean
+signal_allowed (Capture *capture, const char *signal)
+{
+  Trigger before = capture->trigger;
+
+  if (g_str_equal (signal, "Activated"))
+    capture->trigger = before == TRIGGER_ENABLED ? TRIGGER_ACTIVE : before;
   else if (g_str_equal (signal, "Deactivated"))
-    {
-      *table = limen_options_input_capture_deactivated;
-      if (capture->trigger != TRIGGER_ACTIVE)
-        return FALSE;
-      capture->trigger = TRIGGER_ENABLED;
-    }
+    capture->trigger = before == TRIGGER_ACTIVE ? TRIGGER_ENABLED : before;
   else if (g_str_equal (signal, "Disabled"))
-    {
-      *table = limen_options_input_capture_plain;
-      if (capture->trigger == TRIGGER_DISABLED)
-        return FALSE;
-      capture->trigger = TRIGGER_DISABLED;
-    }
-  else if (g_str_equal (signal, "ZonesChanged"))
-    {
-      *table = limen_options_input_capture_zones_changed;
-      capture->zones_stale = TRUE;
-    }
+    capture->trigger = TRIGGER_DISABLED;
   else
-    return FALSE;
-  return TRUE;
+    {
+      capture->zones_stale = TRUE;
+      return TRUE;
+    }
+  return capture->trigger != before;
 }
 
 static void
@@ -915,13 +916,15 @@ on_backend_signal (GDBusConnection *c, const char *sender, const char *path, con
   if (capture == NULL || !limen_session_is_open (capture->session) || capture->state != CAPTURE_STARTED ||
       g_strcmp0 (capture->backend, b->name) != 0)
     return;
-  if (!signal_allowed (capture, signal, &table))
+  if ((table = signal_table (signal)) == NULL)
     return;
   if (!limen_options_filter (raw, &options, &error, table, NULL))
     {
       g_message ("%s from %s for %s dropped: %s", signal, b->name, session_path, error->message);
       return;
     }
+  if (!signal_allowed (capture, signal))
+    return;
   if (!g_dbus_connection_emit_signal (connection, limen_session_get_sender (capture->session), LIMEN_PORTAL_PATH,
                                       PORTAL_IFACE, signal,
                                       g_variant_new ("(o@a{sv})", session_path, g_variant_builder_end (&options)),
