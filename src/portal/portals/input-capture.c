@@ -10,8 +10,8 @@
  * (CreateSession, or CreateSession2 + Start), barriers are checked (non-zero unique ids,
  * horizontal or vertical lines, the zone_set GetZones answered last) before a backend sees
  * them, Enable/Disable/Release wait for ConnectToEIS, and the backend's signals reach only
- * the session's owner, checked and only in the states the specification allows them in:
- * capture timing tells a lot about a person. */
+ * the session's owner, checked and only in the states the specification allows them in
+ * (input-capture-relay.c). */
 #include "portal.h"
 
 #include <string.h>
@@ -20,6 +20,7 @@
 
 #include "backend.h"
 #include "driver.h"
+#include "input-capture.h"
 #include "option-tables.h"
 #include "restore-tokens.h"
 
@@ -33,48 +34,9 @@
 #define WINDOW_MAX 256
 #define RESTORE_TOKEN_MAX 4096
 
-typedef enum {
-  CAPTURE_CREATING,   /* CreateSession2 is with the backend */
-  CAPTURE_NEW,        /* made by CreateSession2: waits for Start */
-  CAPTURE_STARTING,   /* CreateSession or Start is with the backend (the person is asked) */
-  CAPTURE_STARTED,
-} CaptureState;
-
-/* The trigger states of the specification: the app controls enabled, the compositor active. */
-typedef enum {
-  TRIGGER_DISABLED,
-  TRIGGER_ENABLED,
-  TRIGGER_ACTIVE,
-} Trigger;
-
-typedef struct {
-  LimenSession *session;        /* not owned: this is the session's data */
-  char         *backend;
-  CaptureState  state;
-  Trigger       trigger;
-  guint32       asked;          /* capabilities the app asked for */
-  guint32       capabilities;   /* granted */
-  guint32       persist_mode;   /* what Start asked for */
-  gboolean      eis_connected;  /* taken when ConnectToEIS is called */
-  gboolean      has_zones;      /* GetZones answered */
-  gboolean      zones_stale;    /* ZonesChanged since */
-  guint32       zone_set;       /* the serial GetZones answered last */
-} Capture;
-
-/* A backend we hear signals from, and who owns its name now. */
-typedef struct {
-  char  *name;
-  char  *owner;
-  guint  subscription;
-  guint  watch;
-} Backend;
-
 static LimenDbusPortalInputCapture *skeleton;
 static GDBusConnection *connection;
-static GHashTable *captures;   /* session path → Capture (removed when the session closes) */
-static GHashTable *backends;   /* name → Backend */
-
-static void listen_to_backend (const char *name);
+static GHashTable *captures;   /* session path → LimenCapture (removed when the session closes) */
 
 /* ---- properties from the backend ---- */
 
@@ -96,7 +58,7 @@ on_backend_properties (GVariant *props, gpointer user_data)
 /* ---- captures ---- */
 
 static void
-capture_free (Capture *capture)
+capture_free (LimenCapture *capture)
 {
   g_free (capture->backend);
   g_free (capture);
@@ -109,10 +71,10 @@ on_session_closed (LimenSession *session, gpointer user_data)
 }
 
 /* Make @session an input-capture session held by @backend. */
-static Capture *
-capture_attach (LimenSession *session, const char *backend, CaptureState state)
+static LimenCapture *
+capture_attach (LimenSession *session, const char *backend, LimenCaptureState state)
 {
-  Capture *capture = g_new0 (Capture, 1);
+  LimenCapture *capture = g_new0 (LimenCapture, 1);
 
   capture->session = session;
   capture->backend = g_strdup (backend);
@@ -120,15 +82,15 @@ capture_attach (LimenSession *session, const char *backend, CaptureState state)
   limen_session_set_data (session, capture, (GDestroyNotify) capture_free);
   limen_session_set_closed_func (session, on_session_closed, NULL);
   g_hash_table_replace (captures, (gpointer) limen_session_get_path (session), capture);
-  listen_to_backend (backend);
+  limen_input_capture_relay (connection, backend);
   return capture;
 }
 
 /* The capture of a session the driver found for its caller; it must be one of ours. */
-static Capture *
+static LimenCapture *
 capture_of (LimenSession *session, GError **error)
 {
-  Capture *capture = session ? g_hash_table_lookup (captures, limen_session_get_path (session)) : NULL;
+  LimenCapture *capture = session ? g_hash_table_lookup (captures, limen_session_get_path (session)) : NULL;
 
   if (capture == NULL || capture->session != session || !limen_session_is_open (session))
     {
@@ -139,16 +101,42 @@ capture_of (LimenSession *session, GError **error)
   return capture;
 }
 
+LimenCapture *
+limen_input_capture_lookup (const char *path)
+{
+  LimenCapture *capture = captures ? g_hash_table_lookup (captures, path) : NULL;
+
+  return capture && limen_session_is_open (capture->session) ? capture : NULL;
+}
+
+void
+limen_input_capture_close_backend (const char *backend)
+{
+  g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
+  GHashTableIter iter;
+  LimenCapture *capture;
+
+  g_hash_table_iter_init (&iter, captures);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &capture))
+    if (g_strcmp0 (capture->backend, backend) == 0)
+      g_ptr_array_add (gone, limen_session_ref (capture->session));
+  for (guint i = 0; i < gone->len; i++)
+    {
+      g_message ("InputCapture backend %s left: closing %s", backend, limen_session_get_path (g_ptr_array_index (gone, i)));
+      limen_session_close (g_ptr_array_index (gone, i));
+    }
+}
+
 /* The capture, if it has started (the person allowed it). */
-static Capture *
+static LimenCapture *
 started_capture (LimenSession *session, GError **error)
 {
-  Capture *capture = capture_of (session, error);
+  LimenCapture *capture = capture_of (session, error);
 
-  if (capture && capture->state != CAPTURE_STARTED)
+  if (capture && capture->state != LIMEN_CAPTURE_STARTED)
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                           capture->state == CAPTURE_NEW ? "The session has not been started (Start)"
+                           capture->state == LIMEN_CAPTURE_NEW ? "The session has not been started (Start)"
                                                          : "The session is still being set up");
       return NULL;
     }
@@ -195,7 +183,7 @@ step_return (GTask *task, GError *error)
 /* What the backend granted: never more than was asked, nor than the specification knows.
  * FALSE when the backend left it out (it is required). */
 static gboolean
-granted_capabilities (LimenCall *call, Capture *capture)
+granted_capabilities (LimenCall *call, LimenCapture *capture)
 {
   GVariant *results = limen_call_get_results (call);
   guint32 granted;
@@ -231,14 +219,14 @@ attach_created (LimenCall *call, GTask *task)
   LimenSession *session = limen_call_get_session (call);
   g_autoptr(GError) error = NULL;
   const char *backend = limen_backend_find (limen_call_get_context (call), IMPL_IFACE, &error);
-  Capture *capture;
+  LimenCapture *capture;
 
   if (backend == NULL)
     {
       g_task_return_error (task, g_steal_pointer (&error));
       return;
     }
-  capture = capture_attach (session, backend, CAPTURE_STARTING);
+  capture = capture_attach (session, backend, LIMEN_CAPTURE_STARTING);
   g_variant_lookup (limen_call_get_options (call), "capabilities", "u", &capture->asked);
   limen_backend_read_properties (connection, backend, IMPL_IFACE, on_backend_properties, NULL);
   g_task_return_boolean (task, TRUE);
@@ -248,13 +236,13 @@ attach_created (LimenCall *call, GTask *task)
 static void
 created (LimenCall *call, GTask *task)
 {
-  Capture *capture = capture_of (limen_call_get_session (call), NULL);
+  LimenCapture *capture = capture_of (limen_call_get_session (call), NULL);
 
   if (capture == NULL || !granted_capabilities (call, capture))
     limen_call_set_results (call, LIMEN_RESPONSE_OTHER, NULL);
   else
     {
-      capture->state = CAPTURE_STARTED;
+      capture->state = LIMEN_CAPTURE_STARTED;
       limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS,
                               g_variant_new_parsed ("{'capabilities': <%u>}", capture->capabilities));
     }
@@ -270,9 +258,9 @@ static void
 start_done (gpointer data)
 {
   g_autoptr(LimenSession) session = data;
-  Capture *capture = capture_of (session, NULL);
+  LimenCapture *capture = capture_of (session, NULL);
 
-  if (capture && capture->state == CAPTURE_STARTING)
+  if (capture && capture->state == LIMEN_CAPTURE_STARTING)
     limen_session_close (session);
 }
 
@@ -310,7 +298,7 @@ check_start (LimenCall *call, GTask *task)
   LimenSession *session = limen_call_get_session (call);
   GError *error = NULL;
   const char *token = NULL;
-  Capture *capture;
+  LimenCapture *capture;
   guint32 asked;
 
   if ((capture = capture_of (session, &error)) == NULL || !check_parent_window (window, &error) ||
@@ -319,10 +307,10 @@ check_start (LimenCall *call, GTask *task)
       g_task_return_error (task, error);
       return;
     }
-  if (capture->state != CAPTURE_NEW)
+  if (capture->state != LIMEN_CAPTURE_NEW)
     {
       g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "%s",
-                               capture->state == CAPTURE_CREATING
+                               capture->state == LIMEN_CAPTURE_CREATING
                                  ? "The session is still being created"
                                  : "The session was already started (Start runs once, on a session of CreateSession2)");
       return;
@@ -330,7 +318,7 @@ check_start (LimenCall *call, GTask *task)
   capture->asked = asked;
   capture->persist_mode = 0;
   g_variant_lookup (limen_call_get_options (call), "persist_mode", "u", &capture->persist_mode);
-  capture->state = CAPTURE_STARTING;
+  capture->state = LIMEN_CAPTURE_STARTING;
   limen_call_set_data (call, limen_session_ref (session), start_done);
   if (token && (data = limen_restore_token_take (RESTORE_TABLE, limen_app_info_get_id (limen_call_get_app_info (call)),
                                                  token)) != NULL)
@@ -343,7 +331,7 @@ check_start (LimenCall *call, GTask *task)
 static void
 started (LimenCall *call, GTask *task)
 {
-  Capture *capture = capture_of (limen_call_get_session (call), NULL);
+  LimenCapture *capture = capture_of (limen_call_get_session (call), NULL);
   GVariant *results = limen_call_get_results (call);
   g_autoptr(GVariant) data = NULL;
   g_autofree char *token = NULL;
@@ -356,7 +344,7 @@ started (LimenCall *call, GTask *task)
       g_task_return_boolean (task, TRUE);
       return;
     }
-  capture->state = CAPTURE_STARTED;
+  capture->state = LIMEN_CAPTURE_STARTED;
   g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
   g_variant_builder_add (&b, "{sv}", "capabilities", g_variant_new_uint32 (capture->capabilities));
   data = g_variant_lookup_value (results, "restore_data", G_VARIANT_TYPE ("(suv)"));
@@ -403,7 +391,7 @@ checked_zones (GVariant *zones)
 static void
 zones_answered (LimenCall *call, GTask *task)
 {
-  Capture *capture = capture_of (limen_call_get_session (call), NULL);
+  LimenCapture *capture = capture_of (limen_call_get_session (call), NULL);
   GVariant *results = limen_call_get_results (call);
   g_autoptr(GVariant) zones = results ? g_variant_lookup_value (results, "zones", G_VARIANT_TYPE ("a(uuii)")) : NULL;
   g_autoptr(GVariant) checked = checked_zones (zones);
@@ -492,7 +480,7 @@ check_barrier (Barriers *out, GVariantBuilder *list, GVariant *dict, guint index
 
 /* The zone_set must be the serial GetZones answered last for this session. */
 static gboolean
-check_zone_set (Capture *capture, guint32 zone_set, GError **error)
+check_zone_set (LimenCapture *capture, guint32 zone_set, GError **error)
 {
   if (!capture->has_zones)
     g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
@@ -515,7 +503,7 @@ check_barriers (LimenCall *call, GTask *task)
   g_auto(GVariantBuilder) kept = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
   GError *error = NULL;
   Barriers *out;
-  Capture *capture;
+  LimenCapture *capture;
   gsize n = g_variant_n_children (list);
 
   if ((capture = started_capture (limen_call_get_session (call), &error)) == NULL ||
@@ -569,7 +557,7 @@ failed_barriers (GArray *a, GArray *b)
 static void
 check_zones_current (LimenCall *call, GTask *task)
 {
-  Capture *capture = capture_of (limen_call_get_session (call), NULL);
+  LimenCapture *capture = capture_of (limen_call_get_session (call), NULL);
   Barriers *out = limen_call_get_data (call);
 
   if (capture && capture->zones_stale)
@@ -586,7 +574,7 @@ check_zones_current (LimenCall *call, GTask *task)
 static void
 barriers_answered (LimenCall *call, GTask *task)
 {
-  Capture *capture = capture_of (limen_call_get_session (call), NULL);
+  LimenCapture *capture = capture_of (limen_call_get_session (call), NULL);
   Barriers *out = limen_call_get_data (call);
   GVariant *results = limen_call_get_results (call);
   g_autoptr(GVariant) theirs = results ? g_variant_lookup_value (results, "failed_barriers", G_VARIANT_TYPE ("au")) : NULL;
@@ -602,7 +590,7 @@ barriers_answered (LimenCall *call, GTask *task)
           g_array_append_val (refused, id);
     }
   if (capture)
-    capture->trigger = TRIGGER_DISABLED;
+    capture->trigger = LIMEN_TRIGGER_DISABLED;
   limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, failed_barriers (out->failed, refused));
   g_task_return_boolean (task, TRUE);
 }
@@ -649,7 +637,7 @@ on_created2 (GObject *source, GAsyncResult *result, gpointer user_data)
   Pending *p = user_data;
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
-  Capture *capture = capture_of (p->session, NULL);
+  LimenCapture *capture = capture_of (p->session, NULL);
 
   if (reply == NULL || capture == NULL)
     {
@@ -666,7 +654,7 @@ on_created2 (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else
     {
-      capture->state = CAPTURE_NEW;
+      capture->state = LIMEN_CAPTURE_NEW;
       g_dbus_method_invocation_return_value (p->invocation,
                                              g_variant_new_parsed ("({'session_handle': <%o>},)",
                                                                    limen_session_get_path (p->session)));
@@ -694,7 +682,7 @@ handle_create_session2 (LimenDbusPortalInputCapture *object, GDBusMethodInvocati
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   limen_session_set_backend (session, backend);
-  capture_attach (session, backend, CAPTURE_CREATING);
+  capture_attach (session, backend, LIMEN_CAPTURE_CREATING);
   limen_backend_read_properties (connection, backend, IMPL_IFACE, on_backend_properties, NULL);
   p = g_new0 (Pending, 1);
   p->invocation = invocation;
@@ -711,11 +699,11 @@ handle_create_session2 (LimenDbusPortalInputCapture *object, GDBusMethodInvocati
 
 /* The caller's started capture that has its EIS connection (the specification orders
  * ConnectToEIS before Enable), with @options checked into @b. */
-static Capture *
+static LimenCapture *
 plain_capture (GDBusMethodInvocation *invocation, const char *session_handle, GVariant *options,
                const LimenOption *table, GVariantBuilder *b, LimenSession **session, GError **error)
 {
-  Capture *capture;
+  LimenCapture *capture;
 
   if (!limen_options_filter (options, b, error, table, NULL) ||
       (*session = limen_driver_lookup_session (invocation, session_handle, error)) == NULL ||
@@ -749,7 +737,7 @@ handle_plain (LimenDbusPortalInputCapture *object, GDBusMethodInvocation *invoca
   g_autoptr(LimenSession) session = NULL;
   g_autoptr(GError) error = NULL;
   gboolean release = g_str_equal (method, "Release");
-  Capture *capture = plain_capture (invocation, session_handle, options,
+  LimenCapture *capture = plain_capture (invocation, session_handle, options,
                                     release ? limen_options_input_capture_release : limen_options_input_capture_plain,
                                     &b, &session, &error);
 
@@ -761,11 +749,11 @@ handle_plain (LimenDbusPortalInputCapture *object, GDBusMethodInvocation *invoca
   /* The app may race the backend's signals: these are never refused for the trigger state,
    * only the state moves as the specification says. */
   if (g_str_equal (method, "Enable"))
-    capture->trigger = capture->trigger == TRIGGER_DISABLED ? TRIGGER_ENABLED : capture->trigger;
+    capture->trigger = capture->trigger == LIMEN_TRIGGER_DISABLED ? LIMEN_TRIGGER_ENABLED : capture->trigger;
   else if (!release)
-    capture->trigger = TRIGGER_DISABLED;
-  else if (capture->trigger == TRIGGER_ACTIVE)
-    capture->trigger = TRIGGER_ENABLED;
+    capture->trigger = LIMEN_TRIGGER_DISABLED;
+  else if (capture->trigger == LIMEN_TRIGGER_ACTIVE)
+    capture->trigger = LIMEN_TRIGGER_ENABLED;
   g_dbus_connection_call (connection, capture->backend, LIMEN_PORTAL_PATH, IMPL_IFACE, method,
                           g_variant_new ("(os@a{sv})", session_handle,
                                          limen_app_info_get_id (limen_session_get_app_info (session)),
@@ -803,7 +791,7 @@ on_eis (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr(GUnixFDList) fds = NULL;
   g_autoptr(GVariant) reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source), &fds,
                                                                                result, &error);
-  Capture *capture = capture_of (p->session, NULL);
+  LimenCapture *capture = capture_of (p->session, NULL);
   const char *problem = capture ? eis_fd_problem (reply, fds) : "the session was closed";
 
   if (problem)
@@ -829,7 +817,7 @@ handle_connect_to_eis (LimenDbusPortalInputCapture *object, GDBusMethodInvocatio
   g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(GError) error = NULL;
   LimenSession *session = NULL;
-  Capture *capture = NULL;
+  LimenCapture *capture = NULL;
   Pending *p;
 
   if (!limen_options_filter (options, &b, &error, limen_options_input_capture_plain, NULL) ||
@@ -857,130 +845,6 @@ handle_connect_to_eis (LimenDbusPortalInputCapture *object, GDBusMethodInvocatio
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-/* ---- signals from the backend, to the session's owner alone ---- */
-
-/* The options table of a backend signal; NULL for a signal the portal does not have. */
-static const LimenOption *
-signal_table (const char *signal)
-{
-  if (g_str_equal (signal, "Activated"))
-    return limen_options_input_capture_activated;
-  if (g_str_equal (signal, "Deactivated"))
-    return limen_options_input_capture_deactivated;
-  if (g_str_equal (signal, "Disabled"))
-    return limen_options_input_capture_plain;
-  if (g_str_equal (signal, "ZonesChanged"))
-    return limen_options_input_capture_zones_changed;
-  return NULL;
-}
-
-/* Whether a (well-formed) @signal may reach the app now, moving the trigger state as it goes:
- * Activated only while enabled, Deactivated only while active, Disabled only while enabled or
- * active (so a Disable or Release of the app is never contradicted by a late signal). */
-static gboolean
-signal_allowed (Capture *capture, const char *signal)
-{
-  Trigger before = capture->trigger;
-
-  if (g_str_equal (signal, "Activated"))
-    capture->trigger = before == TRIGGER_ENABLED ? TRIGGER_ACTIVE : before;
-  else if (g_str_equal (signal, "Deactivated"))
-    capture->trigger = before == TRIGGER_ACTIVE ? TRIGGER_ENABLED : before;
-  else if (g_str_equal (signal, "Disabled"))
-    capture->trigger = TRIGGER_DISABLED;
-  else
-    {
-      capture->zones_stale = TRUE;
-      return TRUE;
-    }
-  return capture->trigger != before;
-}
-
-static void
-on_backend_signal (GDBusConnection *c, const char *sender, const char *path, const char *iface,
-                   const char *signal, GVariant *params, gpointer user_data)
-{
-  Backend *b = user_data;
-  g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(GVariant) raw = NULL;
-  g_autoptr(GError) error = NULL;
-  const LimenOption *table = NULL;
-  const char *session_path;
-  Capture *capture;
-
-  /* Only the name's owner speaks for the backend (a unicast signal names any sender). */
-  if (g_strcmp0 (sender, b->owner) != 0 || !g_variant_is_of_type (params, G_VARIANT_TYPE ("(oa{sv})")))
-    return;
-  g_variant_get (params, "(&o@a{sv})", &session_path, &raw);
-  capture = g_hash_table_lookup (captures, session_path);
-  if (capture == NULL || !limen_session_is_open (capture->session) || capture->state != CAPTURE_STARTED ||
-      g_strcmp0 (capture->backend, b->name) != 0)
-    return;
-  if ((table = signal_table (signal)) == NULL)
-    return;
-  if (!limen_options_filter (raw, &options, &error, table, NULL))
-    {
-      g_message ("%s from %s for %s dropped: %s", signal, b->name, session_path, error->message);
-      return;
-    }
-  if (!signal_allowed (capture, signal))
-    return;
-  if (!g_dbus_connection_emit_signal (connection, limen_session_get_sender (capture->session), LIMEN_PORTAL_PATH,
-                                      PORTAL_IFACE, signal,
-                                      g_variant_new ("(o@a{sv})", session_path, g_variant_builder_end (&options)),
-                                      &error))
-    g_debug ("%s not delivered: %s", signal, error->message);
-}
-
-static void
-on_backend_appeared (GDBusConnection *c, const char *name, const char *owner, gpointer user_data)
-{
-  Backend *b = user_data;
-
-  g_free (b->owner);
-  b->owner = g_strdup (owner);
-}
-
-/* The backend's impl Sessions went with it, and its EIS servers: the app learns that its
- * sessions are closed and may create new ones. */
-static void
-on_backend_vanished (GDBusConnection *c, const char *name, gpointer user_data)
-{
-  Backend *b = user_data;
-  g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
-  GHashTableIter iter;
-  Capture *capture;
-
-  g_clear_pointer (&b->owner, g_free);
-  g_hash_table_iter_init (&iter, captures);
-  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &capture))
-    if (g_strcmp0 (capture->backend, b->name) == 0)
-      g_ptr_array_add (gone, limen_session_ref (capture->session));
-  for (guint i = 0; i < gone->len; i++)
-    {
-      g_message ("InputCapture backend %s left: closing %s", b->name,
-                 limen_session_get_path (g_ptr_array_index (gone, i)));
-      limen_session_close (g_ptr_array_index (gone, i));
-    }
-}
-
-/* Listen to @name's signals from the first session it serves on. */
-static void
-listen_to_backend (const char *name)
-{
-  Backend *b;
-
-  if (g_hash_table_contains (backends, name))
-    return;
-  b = g_new0 (Backend, 1);
-  b->name = g_strdup (name);
-  b->subscription = g_dbus_connection_signal_subscribe (connection, name, IMPL_IFACE, NULL, LIMEN_PORTAL_PATH,
-                                                        NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_backend_signal, b, NULL);
-  b->watch = g_bus_watch_name_on_connection (connection, name, G_BUS_NAME_WATCHER_FLAGS_NONE,
-                                             on_backend_appeared, on_backend_vanished, b, NULL);
-  g_hash_table_insert (backends, b->name, b);
-}
-
 /* Sessions of input capture held by the InputCapture backend; its signals to their owners. */
 GDBusInterfaceSkeleton *
 limen_input_capture_new (LimenPortalContext *context)
@@ -989,7 +853,6 @@ limen_input_capture_new (LimenPortalContext *context)
     return NULL;
   connection = context->connection;
   captures = g_hash_table_new (g_str_hash, g_str_equal);
-  backends = g_hash_table_new (g_str_hash, g_str_equal);
   limen_restore_tokens_init (context->connection);
   skeleton = limen_dbus_portal_input_capture_skeleton_new ();
   /* Until the backend has told, the version every backend has (CreateSession works on all). */
