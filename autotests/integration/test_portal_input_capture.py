@@ -251,6 +251,17 @@ def test_start_rules(ic, bus):
     assert limentest.wait_until(lambda: len(ic.requests("InputCapture.Start")) == 2)
     bus.call(rh.REQUEST_IFACE, "Close", path=handle, conn=c.conn)
     assert limentest.wait_until(lambda: s2 in c.closed)
+    # A Start refused before its Request exists (the caller's handle_token is still in use)
+    # leaves the session as it was: it can be started afterwards.
+    s_open, s_busy = c.create2("open"), c.create2("busy")
+    handle, pending = c.start(IC, "Start", (s_open, "", {"capabilities": v("u", 2)}), "(osa{sv})", token="same")
+    name, msg = c.error("Start", (s_busy, "", {"capabilities": v("u", 2), "handle_token": v("s", "same")}),
+                        "(osa{sv})")
+    assert name == INVALID and "handle_token" in msg
+    bus.call(rh.REQUEST_IFACE, "Close", path=handle, conn=c.conn)
+    ic.set_response("InputCapture.Start", 0, {"capabilities": v("u", 2)})
+    assert c.start_session(s_busy, caps=2) == (0, {"capabilities": 2})
+    assert s_busy not in c.closed
     # A backend that grants nothing it was asked for answers no capabilities: response 2.
     s3 = c.create2("third")
     ic.set_response("InputCapture.Start", 0, {"clipboard_enabled": v("b", True)})

@@ -251,17 +251,37 @@ created (LimenCall *call, GTask *task)
 
 /* ---- Start (version 2) ---- */
 
-/* Start may run once: when it did not end in a started session, the session is useless and
- * is closed (the app hears Closed), whether the person refused, the backend failed or the
- * request was closed. */
-static void
-start_done (gpointer data)
-{
-  g_autoptr(LimenSession) session = data;
-  LimenCapture *capture = capture_of (session, NULL);
+/* A Start in flight, and whether the backend was asked yet. */
+typedef struct {
+  LimenSession *session;
+  gboolean      asked;
+} StartHold;
 
-  if (capture && capture->state == LIMEN_CAPTURE_STARTING)
-    limen_session_close (session);
+/* Start may run once: when the backend was asked and it did not end in a started session,
+ * the session is useless and is closed (the app hears Closed), whether the person refused,
+ * the backend failed or the request was closed. Refused before that (its Request could not
+ * be made), the app may try again. */
+static void
+start_done (StartHold *hold)
+{
+  LimenCapture *capture = capture_of (hold->session, NULL);
+
+  if (capture && capture->state == LIMEN_CAPTURE_STARTING && hold->asked)
+    limen_session_close (hold->session);
+  else if (capture && capture->state == LIMEN_CAPTURE_STARTING)
+    capture->state = LIMEN_CAPTURE_NEW;
+  limen_session_unref (hold->session);
+  g_free (hold);
+}
+
+/* After the handle: from here on, an unfinished Start ends the session. */
+static void
+start_asked (LimenCall *call, GTask *task)
+{
+  StartHold *hold = limen_call_get_data (call);
+
+  hold->asked = TRUE;
+  g_task_return_boolean (task, TRUE);
 }
 
 /* The app's restore token (any string; one that is not a live token of this app is ignored
@@ -299,6 +319,7 @@ check_start (LimenCall *call, GTask *task)
   GError *error = NULL;
   const char *token = NULL;
   LimenCapture *capture;
+  StartHold *hold;
   guint32 asked;
 
   if ((capture = capture_of (session, &error)) == NULL || !check_parent_window (window, &error) ||
@@ -319,7 +340,9 @@ check_start (LimenCall *call, GTask *task)
   capture->persist_mode = 0;
   g_variant_lookup (limen_call_get_options (call), "persist_mode", "u", &capture->persist_mode);
   capture->state = LIMEN_CAPTURE_STARTING;
-  limen_call_set_data (call, limen_session_ref (session), start_done);
+  hold = g_new0 (StartHold, 1);
+  hold->session = limen_session_ref (session);
+  limen_call_set_data (call, hold, (GDestroyNotify) start_done);
   if (token && (data = limen_restore_token_take (RESTORE_TABLE, limen_app_info_get_id (limen_call_get_app_info (call)),
                                                  token)) != NULL)
     limen_call_set_option (call, "restore_data", g_steal_pointer (&data));
@@ -599,7 +622,9 @@ static const LimenStep create_pre[] = {
   { check_create, LIMEN_STEP_BEFORE_HANDLE }, { attach_created, LIMEN_STEP_AFTER_HANDLE }, { NULL }
 };
 static const LimenStep create_post[] = { { created }, { NULL } };
-static const LimenStep start_pre[] = { { check_start, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
+static const LimenStep start_pre[] = {
+  { check_start, LIMEN_STEP_BEFORE_HANDLE }, { start_asked, LIMEN_STEP_AFTER_HANDLE }, { NULL }
+};
 static const LimenStep start_post[] = { { started }, { NULL } };
 static const LimenStep zones_pre[] = { { check_started, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
 static const LimenStep zones_post[] = { { zones_answered }, { NULL } };
