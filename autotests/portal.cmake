@@ -47,3 +47,5 @@ if(PW_PROBE_FOUND)
 endif()
 limen_add_pytest(integration-portal-screencast test_portal_screencast.py)
 limen_add_pytest(integration-portal-camera test_portal_camera.py)
+# InputCapture v2 (issue 21) in front of a test backend (templates/input_capture.py).
+limen_add_pytest(integration-portal-input-capture test_portal_input_capture.py)

@@ -5,6 +5,7 @@
  * the frontend with InvalidArgument instead of reaching the app as a bare response 2. */
 #include "option-tables.h"
 
+#include <math.h>
 #include <string.h>
 
 #define LABEL_MAX 256
@@ -440,5 +441,94 @@ const LimenOption limen_options_clipboard_set_selection[] = {
 const LimenOption limen_options_clipboard_selection_owner_changed[] = {
   { "mime_types", "as", limen_validate_mime_types, MAX_MIME_TYPES },
   { "session_is_owner", "b", limen_validate_bool, 0 },
+  { NULL }
+};
+
+/* ---- InputCapture ---- */
+
+#define CAPTURE_CAPABILITIES_ALL 7   /* keyboard, pointer, touchscreen */
+
+/* A point of the compositor's logical space: two finite numbers. */
+static gboolean
+validate_point (const LimenOption *o, GVariant *v, GError **e)
+{
+  double x, y;
+
+  g_variant_get (v, "(dd)", &x, &y);
+  if (!isfinite (x) || !isfinite (y))
+    {
+      limen_option_set_error (e, o->key, "must be two finite numbers");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Activated names a barrier by the id the app gave it, which is never 0. */
+static gboolean
+validate_nonzero (const LimenOption *o, GVariant *v, GError **e)
+{
+  if (g_variant_get_uint32 (v) == 0)
+    {
+      limen_option_set_error (e, o->key, "must not be 0");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+const LimenOption limen_options_input_capture_create_session[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { "session_handle_token", "s", limen_validate_token, 0 },
+  { "capabilities", "u", limen_validate_bitmask, CAPTURE_CAPABILITIES_ALL },
+  { NULL }
+};
+
+const LimenOption limen_options_input_capture_create_session2[] = {
+  { "session_handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_input_capture_start[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { "capabilities", "u", limen_validate_bitmask, CAPTURE_CAPABILITIES_ALL },
+  { "persist_mode", "u", limen_validate_persist_mode, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_input_capture_request[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_input_capture_plain[] = {
+  { NULL }
+};
+
+const LimenOption limen_options_input_capture_release[] = {
+  { "activation_id", "u", NULL, 0 },
+  { "cursor_position", "(dd)", validate_point, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_input_capture_barrier[] = {
+  { "barrier_id", "u", validate_nonzero, 0 },
+  { "position", "(iiii)", NULL, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_input_capture_activated[] = {
+  { "activation_id", "u", NULL, 0 },
+  { "cursor_position", "(dd)", validate_point, 0 },
+  { "barrier_id", "u", NULL, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_input_capture_deactivated[] = {
+  { "activation_id", "u", NULL, 0 },
+  { "cursor_position", "(dd)", validate_point, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_input_capture_zones_changed[] = {
+  { "zone_set", "u", NULL, 0 },
   { NULL }
 };

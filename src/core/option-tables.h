@@ -64,6 +64,23 @@ extern const LimenOption limen_options_clipboard_request_clipboard[];
 extern const LimenOption limen_options_clipboard_set_selection[];
 extern const LimenOption limen_options_clipboard_selection_owner_changed[];
 
+/* InputCapture (version 2); capabilities are 1 keyboard, 2 pointer, 4 touchscreen. Start's
+ * restore_token is read by limen-portal itself (as ScreenCast's), which gives the backend the
+ * restore_data it stood for. GetZones and SetPointerBarriers take the request table; Enable,
+ * Disable and ConnectToEIS the plain one. Each barrier dict of SetPointerBarriers is checked
+ * against the barrier table (barrier_id non-zero; required keys are the portal's check), the
+ * backend's signals against theirs before they reach the app. */
+extern const LimenOption limen_options_input_capture_create_session[];
+extern const LimenOption limen_options_input_capture_create_session2[];
+extern const LimenOption limen_options_input_capture_start[];
+extern const LimenOption limen_options_input_capture_request[];
+extern const LimenOption limen_options_input_capture_plain[];
+extern const LimenOption limen_options_input_capture_release[];
+extern const LimenOption limen_options_input_capture_barrier[];
+extern const LimenOption limen_options_input_capture_activated[];
+extern const LimenOption limen_options_input_capture_deactivated[];
+extern const LimenOption limen_options_input_capture_zones_changed[];
+
 /* Validators shared by the tables above and their portals. */
 gboolean limen_validate_abs_path (const LimenOption *o, GVariant *v, GError **e);    /* ay, absolute */
 gboolean limen_validate_file_name (const LimenOption *o, GVariant *v, GError **e);   /* s, no '/' */

@@ -180,6 +180,31 @@ limen_driver_lookup_session (GDBusMethodInvocation *invocation, const char *sess
   return session;
 }
 
+/* A created session's results: its handle, and what the post-steps answered when the row
+ * asks for it (the backend's own results never pass unfiltered). */
+static GVariant *
+session_results (LimenCall *call)
+{
+  GVariantBuilder b;
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", "session_handle", g_variant_new_object_path (limen_session_get_path (call->session)));
+  if ((call->row->flags & LIMEN_DRIVER_SESSION_RESULTS) && call->results)
+    {
+      g_variant_iter_init (&iter, call->results);
+      while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+        {
+          if (!g_str_equal (key, "session_handle"))
+            g_variant_builder_add (&b, "{sv}", key, value);
+          g_variant_unref (value);
+        }
+    }
+  return g_variant_builder_end (&b);
+}
+
 /* The end: Response (or the open Request of a KEEP_OPEN row, or the Session's handle). */
 static void
 call_finish (LimenCall *call)
@@ -194,9 +219,7 @@ call_finish (LimenCall *call)
       if (row->kind == LIMEN_CALL_CREATE_SESSION)
         {
           if (call->response == LIMEN_RESPONSE_SUCCESS)
-            limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS,
-                                    g_variant_new_parsed ("{'session_handle': <%o>}",
-                                                          limen_session_get_path (call->session)));
+            limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, session_results (call));
           else
             limen_session_close (call->session);
         }
@@ -455,15 +478,18 @@ call_next (LimenCall *call)
     }
 }
 
-/* The options dict of a method is its last a{sv} in-argument. */
+/* The options dict of a method is its last a{sv} in-argument (not always the last argument:
+ * InputCapture.SetPointerBarriers has its barriers and zone_set after it). */
 static GVariant *
 find_caller_options (GVariant *parameters)
 {
-  guint n = g_variant_n_children (parameters);
-  g_autoptr(GVariant) last = n ? g_variant_get_child_value (parameters, n - 1) : NULL;
+  for (guint i = g_variant_n_children (parameters); i > 0; i--)
+    {
+      g_autoptr(GVariant) arg = g_variant_get_child_value (parameters, i - 1);
 
-  if (last && g_variant_is_of_type (last, G_VARIANT_TYPE_VARDICT))
-    return g_steal_pointer (&last);
+      if (g_variant_is_of_type (arg, G_VARIANT_TYPE_VARDICT))
+        return g_steal_pointer (&arg);
+    }
   return g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
 }
 

@@ -75,6 +75,9 @@ typedef enum {
   LIMEN_DRIVER_NONE = 0,
   LIMEN_DRIVER_KEEP_OPEN = 1 << 0,      /* response 0 leaves the Request open (Inhibit) */
   LIMEN_DRIVER_NO_IMPL_OPTIONS = 1 << 1, /* the impl method takes no options dict */
+  LIMEN_DRIVER_SESSION_RESULTS = 1 << 2, /* CreateSession's Response carries the post-steps'
+                                            results beside session_handle (InputCapture's
+                                            capabilities); otherwise only session_handle */
 } LimenDriverFlags;
 
 /* A step: complete @task as the header comment says. */

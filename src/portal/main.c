@@ -24,6 +24,7 @@
   P ("GameMode", game_mode, portal_game_mode) \
   P ("GlobalShortcuts", global_shortcuts, portal_global_shortcuts) \
   P ("Inhibit", inhibit, portal_inhibit) \
+  P ("InputCapture", input_capture, portal_input_capture) \
   P ("Location", location, portal_location) \
   P ("MemoryMonitor", memory_monitor, portal_memory_monitor) \
   P ("NetworkMonitor", network_monitor, portal_network_monitor) \
