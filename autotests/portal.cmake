@@ -4,6 +4,7 @@ limen_add_unit_test(test-app-info SOURCES unit/test-app-info.c)
 limen_add_unit_test(test-portal-config SOURCES unit/test-portal-config.c)
 limen_add_unit_test(test-fd-check SOURCES unit/test-fd-check.c)
 limen_add_unit_test(test-request SOURCES unit/test-request.c)
+limen_add_unit_test(test-notification-markup SOURCES unit/test-notification-markup.c)
 
 limen_add_pytest(integration-portal-core test_portal_core.py)
 limen_add_pytest(integration-portal-monitors test_portal_monitors.py)

@@ -155,22 +155,29 @@ typedef void (*LimenQtAccountDone) (LimenQtDialog *dialog, int response,
 typedef struct {
   const char  *app_id;
   const char  *title;
-  const char  *body;
+  const char  *body;            /* plain text, or the sanitised markup when @markup */
+  int          markup;          /* @body holds <b>, <i>, <a href> markup */
   const char  *icon_name;       /* themed name, or NULL */
   const char  *icon_file;       /* local image, or NULL */
   int          urgency;         /* 0 low, 1 normal, 2 high, 3 urgent */
   int          has_default_action;
   size_t       n_buttons;
-  const char **button_labels;   /* button i invokes action index i */
+  const char **button_labels;   /* button i invokes action index i; NULL: named by its purpose */
+  const char **button_purposes; /* per button, NULL when it has none */
+  int          reply_button;    /* the button that is an inline reply field, or -1 */
   const char  *sound_file;      /* local sound for the server to play, or NULL */
   int          suppress_sound;  /* the app asked for silence */
+  const char  *category;        /* the "category" hint, or NULL */
+  int          transient;       /* not kept in the history */
+  int          persistent;      /* stays until the person closes it */
 } LimenQtNotificationSpec;
 
 typedef struct _LimenQtNotification LimenQtNotification;
 
-/* @button is the index of the pressed button, -1 for the default action. */
+/* @button is the index of the pressed button, -1 for the default action; @reply is the
+ * text written into the reply button's field, NULL for a plain press. */
 typedef void (*LimenQtNotificationAction) (LimenQtNotification *notification, int button,
-                                           void *user_data);
+                                           const char *reply, void *user_data);
 /* The notification went away (dismissed, expired, or closed by us); the handle is gone
  * once this returns. */
 typedef void (*LimenQtNotificationClosed) (LimenQtNotification *notification, void *user_data);

@@ -5,6 +5,8 @@
 
 #include <KLocalizedString>
 #include <KNotification>
+#include <KNotificationReplyAction>
+#include <memory>
 #include <QPointer>
 
 using LimenQt::str;
@@ -19,14 +21,83 @@ struct _LimenQtNotification
   bool gone = false;
 };
 
+/* The label a button with a purpose but no label of its own gets. */
+static QString
+purpose_label (const char *purpose)
+{
+  const QString p = str (purpose);
+  if (p == QLatin1String ("im.reply-with-text"))
+    return i18nc ("@action:button notification button that answers a message", "Reply");
+  if (p == QLatin1String ("call.accept"))
+    return i18nc ("@action:button notification button", "Accept");
+  if (p == QLatin1String ("call.decline"))
+    return i18nc ("@action:button notification button", "Decline");
+  if (p == QLatin1String ("call.hang-up"))
+    return i18nc ("@action:button notification button", "Hang Up");
+  if (p == QLatin1String ("call.enable-speakerphone"))
+    return i18nc ("@action:button notification button", "Speaker On");
+  if (p == QLatin1String ("call.disable-speakerphone"))
+    return i18nc ("@action:button notification button", "Speaker Off");
+  return i18nc ("@action:button notification button with an app-defined meaning", "Open");
+}
+
+static QString
+button_label (const LimenQtNotificationSpec *spec, size_t i)
+{
+  if (spec->button_labels[i] && *spec->button_labels[i])
+    return str (spec->button_labels[i]);
+  return purpose_label (spec->button_purposes ? spec->button_purposes[i] : nullptr);
+}
+
+/* Buttons, the inline reply field (a plain button where the server has none) and how the
+ * presses come back. */
+static void
+add_actions (KNotification *n, const LimenQtNotificationSpec *spec, _LimenQtNotification *handle)
+{
+  QStringList labels;
+  QVector<int> indices;   /* KNotification's action number - 1 → the spec's button */
+
+  for (size_t i = 0; i < spec->n_buttons; i++)
+    if (int (i) != spec->reply_button)
+      {
+        labels += button_label (spec, i);
+        indices += int (i);
+      }
+  n->setActions (labels);
+  if (spec->reply_button >= 0 && size_t (spec->reply_button) < spec->n_buttons)
+    {
+      const int button = spec->reply_button;
+      auto reply = std::make_unique<KNotificationReplyAction> (button_label (spec, button));
+      reply->setPlaceholderText (i18nc ("@info:placeholder notification reply field", "Write a reply…"));
+      reply->setFallbackBehavior (KNotificationReplyAction::FallbackBehavior::UseRegularAction);
+      QObject::connect (reply.get (), &KNotificationReplyAction::replied, n, [handle, button] (const QString &text) {
+        if (!handle->gone)
+          handle->action (handle, button, text.toUtf8 ().constData (), handle->user_data);
+      });
+      QObject::connect (reply.get (), &KNotificationReplyAction::activated, n, [handle, button] {
+        if (!handle->gone)
+          handle->action (handle, button, nullptr, handle->user_data);
+      });
+      n->setReplyAction (std::move (reply));
+    }
+  QObject::connect (n, QOverload<unsigned int>::of (&KNotification::activated), n, [handle, indices] (unsigned int index) {
+    /* KNotification counts buttons from 1. */
+    if (!handle->gone && index >= 1 && int (index) <= indices.size ())
+      handle->action (handle, indices[int (index) - 1], nullptr, handle->user_data);
+  });
+}
+
 extern "C" LIMEN_QT_EXPORT LimenQtNotification *
 limen_qt_notification_show (const LimenQtNotificationSpec *spec, LimenQtNotificationAction action,
                             LimenQtNotificationClosed closed, void *user_data)
 {
   LimenQt::ensureCoreApplication ();
-  auto *n = new KNotification (QStringLiteral ("notification"), KNotification::CloseOnTimeout);
+  auto *n = new KNotification (QStringLiteral ("notification"),
+                               spec->persistent ? KNotification::Persistent : KNotification::CloseOnTimeout);
   n->setComponentName (QStringLiteral ("limen"));
   n->setTitle (str (spec->title));
+  /* Markup is the sanitised subset; KNotification strips it for a server without
+   * body-markup. Plain text is passed as it was. */
   n->setText (str (spec->body));
   if (spec->icon_file && *spec->icon_file)
     n->setIconName (str (spec->icon_file));
@@ -37,6 +108,10 @@ limen_qt_notification_show (const LimenQtNotificationSpec *spec, LimenQtNotifica
   n->setUrgency (urgencies[spec->urgency >= 0 && spec->urgency <= 3 ? spec->urgency : 1]);
   if (spec->app_id && *spec->app_id)
     n->setHint (QStringLiteral ("desktop-entry"), str (spec->app_id));
+  if (spec->category && *spec->category)
+    n->setHint (QStringLiteral ("category"), str (spec->category));
+  if (spec->transient)
+    n->setHint (QStringLiteral ("transient"), true);
   /* The freedesktop notification hints for an app's own sound or for silence. */
   if (spec->suppress_sound)
     n->setHint (QStringLiteral ("suppress-sound"), true);
@@ -45,20 +120,12 @@ limen_qt_notification_show (const LimenQtNotificationSpec *spec, LimenQtNotifica
   /* KNotification offers a default action only when it has a label; servers rarely show it. */
   if (spec->has_default_action)
     n->setDefaultAction (i18nc ("@action default action of a notification", "Open"));
-  QStringList labels;
-  for (size_t i = 0; i < spec->n_buttons; i++)
-    labels += str (spec->button_labels[i]);
-  n->setActions (labels);
 
   auto *handle = new _LimenQtNotification { n, action, closed, user_data };
+  add_actions (n, spec, handle);
   QObject::connect (n, &KNotification::defaultActivated, n, [handle] {
     if (!handle->gone)
-      handle->action (handle, -1, handle->user_data);
-  });
-  QObject::connect (n, QOverload<unsigned int>::of (&KNotification::activated), n, [handle] (unsigned int index) {
-    /* KNotification counts buttons from 1. */
-    if (!handle->gone && index >= 1)
-      handle->action (handle, int (index) - 1, handle->user_data);
+      handle->action (handle, -1, nullptr, handle->user_data);
   });
   QObject::connect (n, &KNotification::closed, [handle] {
     if (handle->gone)
