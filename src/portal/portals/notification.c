@@ -34,6 +34,7 @@
 
 static LimenDbusPortalNotification *skeleton;
 static guint32 backend_version = 1;   /* the backend's interface version, as last read */
+static gboolean backend_version_known;
 static GHashTable *owners;   /* "APPID\nID" → unique name that added it */
 
 static char *
@@ -66,7 +67,7 @@ typedef struct {
   LimenPortalContext    *context;
   char                  *app_id;
   char                  *id;
-  GVariant              *notification;   /* checked and normalised, without icon and sound */
+  GVariant              *notification;   /* checked against the table, without icon and sound */
   GVariant              *icon;           /* a themed icon, ready to pass on */
   GBytes                *icon_bytes;     /* image data: validated, then passed on */
   GVariant              *sound;          /* "default" or "silent" */
@@ -165,25 +166,30 @@ add_media (Add *a, GVariantBuilder *b, GUnixFDList *fds)
   g_clear_pointer (&sound, g_variant_unref);
 }
 
+static void on_backend_properties (GVariant *props, gpointer user_data);
+
+/* The keys rewritten for the backend's version (markup sanitised, unknown display hints
+ * and button keys left out, version 2's keys only for a version 2 backend), then sent. */
 static void
-send_to_backend (Add *a)
+send_normalized (Add *a, const char *backend)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GUnixFDList) fds = g_unix_fd_list_new ();
-  const char *backend = limen_backend_find (a->context, IMPL_IFACE, &error);
+  g_autoptr(GVariant) fields = limen_notification_normalize (a->notification, backend_version >= 2, &error);
   GVariantBuilder b;
   GVariantIter iter;
   const char *key;
   GVariant *value;
 
-  if (backend == NULL)
+  if (fields == NULL)
     {
       limen_invocation_return_gerror (a->invocation, error);
       add_free (a);
       return;
     }
+  g_variant_ref_sink (fields);
   g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
-  g_variant_iter_init (&iter, a->notification);
+  g_variant_iter_init (&iter, fields);
   while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
     {
       g_variant_builder_add (&b, "{sv}", key, value);
@@ -195,6 +201,53 @@ send_to_backend (Add *a)
                                             g_variant_new ("(ss@a{sv})", a->app_id, a->id, g_variant_builder_end (&b)),
                                             NULL, G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK,
                                             g_unix_fd_list_get_length (fds) ? fds : NULL, NULL, on_added, a);
+}
+
+static void
+on_backend_version (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Add *a = user_data;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  g_autoptr(GVariant) props = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *backend = limen_backend_find (a->context, IMPL_IFACE, &error);
+
+  if (backend == NULL)
+    {
+      limen_invocation_return_gerror (a->invocation, error);
+      add_free (a);
+      return;
+    }
+  if (reply)
+    {
+      g_variant_get (reply, "(@a{sv})", &props);
+      on_backend_properties (props, NULL);
+    }
+  send_normalized (a, backend);
+}
+
+/* What the backend takes depends on its version: read it first if the property watch has
+ * not reported yet (a call right after the backend appeared). */
+static void
+send_to_backend (Add *a)
+{
+  g_autoptr(GError) error = NULL;
+  const char *backend = limen_backend_find (a->context, IMPL_IFACE, &error);
+
+  if (backend == NULL)
+    {
+      limen_invocation_return_gerror (a->invocation, error);
+      add_free (a);
+      return;
+    }
+  if (backend_version_known)
+    {
+      send_normalized (a, backend);
+      return;
+    }
+  g_dbus_connection_call (a->context->connection, backend, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties",
+                          "GetAll", g_variant_new ("(s)", IMPL_IFACE), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK, NULL, on_backend_version, a);
 }
 
 static void
@@ -452,18 +505,15 @@ lookup_unboxed (GVariant *notification, const char *key)
   return g_variant_is_of_type (v, G_VARIANT_TYPE_VARIANT) ? g_variant_get_variant (v) : g_steal_pointer (&v);
 }
 
-/* The table's check (InvalidArgument on the first bad key), then the keys rewritten for the
- * backend's version: markup sanitised, unknown display hints and button keys left out. */
+/* The table's check: InvalidArgument on the first bad key, before anything else happens. */
 static GVariant *
 check_fields (GVariant *notification, GError **error)
 {
   g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(GVariant) filtered = NULL;
 
   if (!limen_options_filter (notification, &b, error, limen_options_notification_add_notification, NULL))
     return NULL;
-  filtered = g_variant_ref_sink (g_variant_builder_end (&b));
-  return limen_notification_normalize (filtered, backend_version >= 2, error);
+  return g_variant_builder_end (&b);
 }
 
 static gboolean
@@ -584,6 +634,7 @@ on_backend_properties (GVariant *props, gpointer user_data)
 
   g_variant_lookup (props, "version", "u", &version);
   backend_version = version;
+  backend_version_known = TRUE;
   /* What the server makes something of is the backend's to say; only the specification's
    * keys, in its form and of a sane size, are passed on to apps. */
   for (guint i = 0; options && i < G_N_ELEMENTS (keys); i++)
