@@ -14,8 +14,9 @@
  * im.reply-with-text button is KNotification's inline reply (a plain button on a server
  * without inline-reply). Not mapped: the other button purposes (plain buttons, labelled
  * after their purpose when the app gave no label), hide-on-lockscreen and
- * hide-content-on-lockscreen (Plasma 5.27's lock screen shows no notifications at all), and
- * show-as-new (every replacement is shown as a new notification).
+ * hide-content-on-lockscreen (nothing to do: Plasma 5.27's lock screen shows no
+ * notifications at all). Reusing an id updates the notification in place (the server gets
+ * the same id back); show-as-new closes it and shows a new one.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
 
@@ -381,13 +382,46 @@ notification_new (const char *app_id, const char *id, GVariant *opts)
   return n;
 }
 
-/* Replace: the old one goes first, so its closed callback finds itself no longer current
- * and leaves the new entry alone. FALSE if the shim could not send it (@n is freed). */
+/* @old takes over what @n holds (actions, targets, files), which then is freed. */
+static void
+move_into (Notification *old, Notification *n)
+{
+  if (old->icon_file)
+    g_unlink (old->icon_file);
+  if (old->sound_file)
+    g_unlink (old->sound_file);
+  g_free (old->icon_file);
+  g_free (old->sound_file);
+  g_free (old->default_action);
+  g_clear_pointer (&old->default_target, g_variant_unref);
+  g_ptr_array_unref (old->actions);
+  g_ptr_array_unref (old->targets);
+  old->icon_file = g_steal_pointer (&n->icon_file);
+  old->sound_file = g_steal_pointer (&n->sound_file);
+  old->default_action = g_steal_pointer (&n->default_action);
+  old->default_target = g_steal_pointer (&n->default_target);
+  old->actions = n->actions;
+  old->targets = n->targets;
+  n->actions = g_ptr_array_new ();
+  n->targets = g_ptr_array_new ();
+  notification_free (n);
+}
+
+/* Reusing an id updates the shown notification in place, as the specification has it;
+ * with show-as-new the old one goes first and a new one is shown (its closed callback then
+ * finds itself no longer current and leaves the new entry alone). FALSE if the shim could
+ * not send it (@n is freed). */
 static gboolean
-show (const LimenKdeShim *shim, Notification *n, const LimenQtNotificationSpec *spec)
+show (const LimenKdeShim *shim, Notification *n, const LimenQtNotificationSpec *spec, gboolean as_new)
 {
   Notification *old = g_hash_table_lookup (notifications, n->key);
 
+  if (old && !as_new)
+    {
+      move_into (old, n);
+      shim->limen_qt_notification_update (old->handle, spec);
+      return TRUE;
+    }
   if (old)
     {
       g_hash_table_steal (notifications, old->key);
@@ -402,6 +436,15 @@ show (const LimenKdeShim *shim, Notification *n, const LimenQtNotificationSpec *
       return FALSE;
     }
   return TRUE;
+}
+
+/* TRUE when @opts' display-hint has @hint. */
+static gboolean
+has_hint (GVariant *opts, const char *hint)
+{
+  g_autofree const char **hints = NULL;
+
+  return g_variant_lookup (opts, "display-hint", "^a&s", &hints) && g_strv_contains (hints, hint);
 }
 
 static gboolean
@@ -458,7 +501,7 @@ on_add_notification (LimenDbusImplPortalNotification *skeleton,
   spec.app_id = app_id;
   spec.icon_file = n->icon_file;
   spec.has_default_action = n->default_action != NULL;
-  if (!show (shim, n, &spec))
+  if (!show (shim, n, &spec, has_hint (opts, "show-as-new")))
     {
       g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
                                                      "The notification could not be sent");

@@ -290,7 +290,7 @@ def last_notify(bus, count=1):
     assert calls, "no Notify reached the server"
     app_name, replaces, icon, summary, body, actions, hints, timeout = calls[-1]
     return {"icon": icon, "summary": summary, "body": body, "actions": list(actions), "hints": dict(hints),
-            "timeout": timeout}
+            "timeout": timeout, "replaces": replaces}
 
 
 def test_kde_supported_options(kde):
@@ -373,6 +373,38 @@ def test_kde_reply_is_a_plain_button_without_inline_reply(bus):
              "(sssav)", dest=NOTIFY[0], path=NOTIFY[1])
     assert limentest.wait_until(lambda: got, 5)
     assert got[0] == ("org.example.App", "r", "reply", [])
+
+
+def closes(bus):
+    return [c[2] for c in mock_calls(bus, *NOTIFY) if c[1] == "CloseNotification"]
+
+
+def test_kde_same_id_updates_show_as_new_replaces(kde):
+    """Reusing an id updates the shown notification (the server gets its id back, nothing is
+    closed) and its buttons; show-as-new closes it and shows a new one."""
+    got = reply_signals(kde)
+    kde_add(kde, "u", {"title": v("s", "one"), "buttons": v("aa{sv}", [{"label": v("s", "A"), "action": v("s", "a")}])})
+    first = last_notify(kde)
+    limentest.pump(0.3)
+    kde_add(kde, "u", {"title": v("s", "two"), "buttons": v("aa{sv}", [{"label": v("s", "B"), "action": v("s", "b")}])})
+    second = last_notify(kde, 2)
+    assert first["replaces"] == 0 and second["replaces"] == 1 and second["summary"] == "two"
+    assert second["actions"][1::2] == ["B"]
+    limentest.pump(0.3)
+    assert closes(kde) == []
+    kde.call("org.freedesktop.DBus.Mock", "EmitSignal",
+             ("org.freedesktop.Notifications", "ActionInvoked", "us", [GLib.Variant("u", 1),
+                                                                        GLib.Variant("s", second["actions"][0])]),
+             "(sssav)", dest=NOTIFY[0], path=NOTIFY[1])
+    assert limentest.wait_until(lambda: got, 5) and got[0] == ("org.example.App", "u", "b", [])
+
+    kde_add(kde, "v", {"title": v("s", "old")})
+    assert last_notify(kde, 3)["replaces"] == 0
+    limentest.pump(0.3)
+    kde_add(kde, "v", {"title": v("s", "new"), "display-hint": v("as", ["show-as-new"])})
+    fourth = last_notify(kde, 4)
+    assert fourth["replaces"] == 0 and fourth["summary"] == "new"
+    assert limentest.wait_until(lambda: [2] in closes(kde), 5), closes(kde)
 
 
 def test_kde_media_as_file_descriptors(kde, tmp_path):

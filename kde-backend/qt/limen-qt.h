@@ -309,6 +309,10 @@ LIMEN_QT_EXPORT LimenQtNotification *limen_qt_notification_show (const LimenQtNo
                                                                  LimenQtNotificationAction action,
                                                                  LimenQtNotificationClosed closed,
                                                                  void *user_data);
+/* Change a shown notification in place (the server updates it rather than showing a new
+ * one); presses then come back for @spec's buttons. */
+LIMEN_QT_EXPORT void limen_qt_notification_update (LimenQtNotification *notification,
+                                                  const LimenQtNotificationSpec *spec);
 /* Withdraw a notification; its closed callback runs. */
 LIMEN_QT_EXPORT void limen_qt_notification_close (LimenQtNotification *notification);
 
@@ -430,6 +434,7 @@ LIMEN_QT_EXPORT LimenQtDialog *limen_qt_shortcuts_open (const LimenQtShortcutsSp
   X (limen_qt_dialog_window_id)        \
   X (limen_qt_notification_show)       \
   X (limen_qt_notification_close)      \
+  X (limen_qt_notification_update)     \
   X (limen_qt_email_compose)          \
   X (limen_qt_screenshot_open)         \
   X (limen_qt_pick_color_open)         \
