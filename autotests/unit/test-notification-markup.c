@@ -194,6 +194,12 @@ test_table (void)
   g_assert_null (strstr (printed, "junk"));
   g_clear_pointer (&out, g_variant_unref);
   g_clear_pointer (&printed, g_free);
+  out = normalize ("{'category': <'im.message'>}", TRUE, &error);
+  g_assert_no_error (error);
+  printed = g_variant_print (out, FALSE);
+  g_assert_cmpstr (printed, ==, "{'category': <'im.received'>}");
+  g_clear_pointer (&out, g_variant_unref);
+  g_clear_pointer (&printed, g_free);
   out = normalize ("{'category': <'x-kde.test'>, 'display-hint': <['bogus']>}", TRUE, &error);
   g_assert_no_error (error);
   printed = g_variant_print (out, FALSE);

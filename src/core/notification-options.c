@@ -415,10 +415,29 @@ is_vendor_name (const char *s)
   return TRUE;
 }
 
+/* Spellings xdg-desktop-portal's own frontend code has used for three categories, taken
+ * from apps written against it (and from such a frontend in front of limen-kde) and passed
+ * on in the specification's spelling. */
+static const char *const category_aliases[][2] = {
+  { "im.message", "im.received" },
+  { "call.missed", "call.unanswered" },
+  { "cellbroadcast.amberalert", "cellbroadcast.amber-alert" },
+};
+
+static const char *
+category_canonical (const char *category)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (category_aliases); i++)
+    if (g_str_equal (category, category_aliases[i][0]))
+      return category_aliases[i][1];
+  return category;
+}
+
 gboolean
 limen_notification_category_is_valid (const char *category)
 {
-  return g_strv_contains (limen_notification_categories, category) || is_vendor_name (category);
+  return g_strv_contains (limen_notification_categories, category_canonical (category)) ||
+         is_vendor_name (category);
 }
 
 gboolean
@@ -647,7 +666,7 @@ limen_notification_normalize (GVariant *filtered, gboolean version_2, GError **e
       else if (g_str_equal (key, "display-hint"))
         out = version_2 ? normalize_display_hints (value) : NULL;
       else if (g_str_equal (key, "category"))
-        out = version_2 ? value : NULL;
+        out = version_2 ? g_variant_new_string (category_canonical (g_variant_get_string (value, NULL))) : NULL;
       else if (g_str_equal (key, "buttons"))
         {
           out = normalize_buttons (value, version_2, error);
