@@ -107,3 +107,4 @@ add_executable(limen-wayland-keys wayland-client/limen-wayland-keys.c ${_limen_w
                ${_limen_wl_gen}/fake-input-protocol.c)
 target_include_directories(limen-wayland-keys PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-keys PRIVATE PkgConfig::WAYLAND_CLIENT)
+limen_add_pytest(kde-portal-notification-v2 test_portal_notification_v2.py TIMEOUT 600)

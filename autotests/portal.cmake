@@ -4,6 +4,7 @@ limen_add_unit_test(test-app-info SOURCES unit/test-app-info.c)
 limen_add_unit_test(test-portal-config SOURCES unit/test-portal-config.c)
 limen_add_unit_test(test-fd-check SOURCES unit/test-fd-check.c)
 limen_add_unit_test(test-request SOURCES unit/test-request.c)
+limen_add_unit_test(test-notification-markup SOURCES unit/test-notification-markup.c)
 
 limen_add_pytest(integration-portal-core test_portal_core.py)
 limen_add_pytest(integration-portal-monitors test_portal_monitors.py)
@@ -30,6 +31,12 @@ set_tests_properties(bench-portal PROPERTIES LABELS bench TIMEOUT 1800
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR}")
 limen_add_pytest(hostile-portal test_hostile_portal.py)
 limen_add_pytest(integration-portal-gamemode test_portal_gamemode.py)
+
+# Short fuzz run of the notification markup-body sanitiser (apps' markup; both daemons).
+add_executable(fuzz-notification-markup fuzz/fuzz-notification-markup.c)
+target_link_libraries(fuzz-notification-markup PRIVATE limen-core)
+add_test(NAME fuzz-notification-markup COMMAND fuzz-notification-markup 200000 1)
+set_tests_properties(fuzz-notification-markup PROPERTIES LABELS "fuzz;unit" TIMEOUT 300)
 
 # Short fuzz run of the sound validator's checks (apps' sound bytes; limen-validate-sound).
 add_executable(fuzz-validate-sound fuzz/fuzz-validate-sound.c)

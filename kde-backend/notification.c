@@ -1,19 +1,37 @@
-/* Limen — org.freedesktop.impl.portal.Notification through KNotification.
+/* Limen — org.freedesktop.impl.portal.Notification (version 2) through KNotification.
  *
  * Notifications are keyed by (app_id, id): adding an existing id replaces it. Buttons
  * and the default action come back as ActionInvoked with the action's target, if any.
- * A "bytes" icon or sound is written to a private file, because a notification server
- * takes icons by name or path and sounds as a "sound-file" path hint; "silent" becomes
- * the "suppress-sound" hint.
+ * Image or sound data (a memfd, or bytes from a version 1 frontend) is written to a
+ * private file, because a notification server takes icons by name or path and sounds as a
+ * "sound-file" path hint; "silent" becomes the "suppress-sound" hint.
+ *
+ * Version 2's keys as KDE can honour them: markup-body is KNotification's rich text (the
+ * server shows it if it has body-markup, KNotification strips it otherwise); category is
+ * the "category" hint and raises the urgency of alarms, incoming calls and danger alerts;
+ * display-hint transient is the "transient" hint, persistent KNotification's Persistent
+ * flag, tray a low urgency (Plasma shows low urgency only in its history); an
+ * im.reply-with-text button is KNotification's inline reply (a plain button on a server
+ * without inline-reply). Not mapped: the other button purposes (plain buttons, labelled
+ * after their purpose when the app gave no label), hide-on-lockscreen and
+ * hide-content-on-lockscreen (nothing to do: Plasma 5.27's lock screen shows no
+ * notifications at all). Reusing an id updates the notification in place (the server gets
+ * the same id back); show-as-new closes it and shows a new one.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
 
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gio/gunixfdlist.h>
 
 #include "errors.h"
+#include "fd-check.h"
+#include "notification-options.h"
+#include "option-tables.h"
 
-#define MAX_BUTTONS 8
 #define MAX_ICON_BYTES (4 * 1024 * 1024)
 #define MAX_SOUND_BYTES (16 * 1024 * 1024)
 
@@ -59,148 +77,53 @@ maybe_unref (gpointer p)
     g_variant_unref (p);
 }
 
-static gboolean
-validate_icon (const LimenOption *o, GVariant *v, GError **e)
+/* The options KDE makes something of (SupportedOptions): every category of the
+ * specification is passed on as the "category" hint, and the only purpose with a KDE
+ * counterpart is the inline reply. */
+static GVariant *
+supported_options (void)
 {
-  g_autoptr(GVariant) inner = g_variant_get_variant (v);
-  const char *kind;
-  g_autoptr(GVariant) data = NULL;
+  static const char *const purposes[] = { "im.reply-with-text", NULL };
+  GVariantBuilder b;
 
-  if (!g_variant_is_of_type (inner, G_VARIANT_TYPE ("(sv)")))
-    {
-      limen_option_set_error (e, o->key, "expected a serialized icon (sv)");
-      return FALSE;
-    }
-  g_variant_get (inner, "(&sv)", &kind, &data);
-  if (g_str_equal (kind, "themed") && g_variant_is_of_type (data, G_VARIANT_TYPE_STRING_ARRAY) &&
-      g_variant_n_children (data) > 0 && g_variant_n_children (data) <= 16)
-    return TRUE;
-  if (g_str_equal (kind, "bytes") && g_variant_is_of_type (data, G_VARIANT_TYPE_BYTESTRING) &&
-      g_variant_get_size (data) > 0 && g_variant_get_size (data) <= MAX_ICON_BYTES)
-    return TRUE;
-  limen_option_set_error (e, o->key, "only themed icons and image bytes are accepted");
-  return FALSE;
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", "category", g_variant_new_strv (limen_notification_categories, -1));
+  g_variant_builder_add (&b, "{sv}", "button-purpose", g_variant_new_strv (purposes, -1));
+  return g_variant_builder_end (&b);
 }
 
-/* "default", "silent", or sound bytes (the frontend has had them validated). */
-static gboolean
-validate_sound (const LimenOption *o, GVariant *v, GError **e)
-{
-  g_autoptr(GVariant) inner = g_variant_get_variant (v);
-  const char *kind;
-  g_autoptr(GVariant) data = NULL;
-
-  if (g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING) &&
-      (g_str_equal (g_variant_get_string (inner, NULL), "default") ||
-       g_str_equal (g_variant_get_string (inner, NULL), "silent")))
-    return TRUE;
-  if (g_variant_is_of_type (inner, G_VARIANT_TYPE ("(sv)")))
-    {
-      g_variant_get (inner, "(&sv)", &kind, &data);
-      if (g_str_equal (kind, "bytes") && g_variant_is_of_type (data, G_VARIANT_TYPE_BYTESTRING) &&
-          g_variant_get_size (data) > 0 && g_variant_get_size (data) <= MAX_SOUND_BYTES)
-        return TRUE;
-    }
-  limen_option_set_error (e, o->key, "expected \"default\", \"silent\" or sound bytes");
-  return FALSE;
-}
-
-static gboolean
-validate_priority (const LimenOption *o, GVariant *v, GError **e)
-{
-  const char *p = g_variant_get_string (v, NULL);
-
-  if (g_str_equal (p, "low") || g_str_equal (p, "normal") || g_str_equal (p, "high") || g_str_equal (p, "urgent"))
-    return TRUE;
-  limen_option_set_error (e, o->key, "must be low, normal, high or urgent");
-  return FALSE;
-}
-
-static gboolean
-validate_action_name (const char *key, const char *action, GError **e)
-{
-  if (*action == '\0' || strlen (action) > 255 || !g_utf8_validate (action, -1, NULL))
-    {
-      limen_option_set_error (e, key, "an action name is empty, too long or not UTF-8");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
-validate_default_action (const LimenOption *o, GVariant *v, GError **e)
-{
-  return validate_action_name (o->key, g_variant_get_string (v, NULL), e);
-}
-
-static gboolean
-validate_buttons (const LimenOption *o, GVariant *v, GError **e)
-{
-  gsize n = g_variant_n_children (v);
-
-  if (n > MAX_BUTTONS)
-    {
-      limen_option_set_error (e, o->key, "too many buttons");
-      return FALSE;
-    }
-  for (gsize i = 0; i < n; i++)
-    {
-      g_autoptr(GVariant) b = g_variant_get_child_value (v, i);
-      const char *label = NULL, *action = NULL;
-
-      if (!g_variant_lookup (b, "label", "&s", &label) || !g_variant_lookup (b, "action", "&s", &action))
-        {
-          limen_option_set_error (e, o->key, "each button needs a label and an action (strings)");
-          return FALSE;
-        }
-      if (strlen (label) > 256 || !g_utf8_validate (label, -1, NULL) || !validate_action_name (o->key, action, e))
-        {
-          if (e && !*e)
-            limen_option_set_error (e, o->key, "a button label is too long or not UTF-8");
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
-
-static const LimenOption notification_options[] = {
-  { "title", "s", limen_validate_string_length, 1024 },
-  { "body", "s", limen_validate_string_length, 16384 },
-  { "icon", "v", validate_icon, 0 },
-  { "sound", "v", validate_sound, 0 },
-  { "priority", "s", validate_priority, 0 },
-  { "default-action", "s", validate_default_action, 0 },
-  { "default-action-target", "v", NULL, 0 },
-  { "buttons", "aa{sv}", validate_buttons, 0 },
-  { NULL }
-};
-
+/* @reply: the text of an inline reply, which follows the target and the platform data. */
 static void
-emit_action (Notification *n, const char *action, GVariant *target)
+emit_action (Notification *n, const char *action, GVariant *target, const char *reply)
 {
   GVariantBuilder params;
 
   g_variant_builder_init (&params, G_VARIANT_TYPE ("av"));
   if (target)
     g_variant_builder_add (&params, "v", target);
+  if (reply)
+    {
+      g_variant_builder_add (&params, "v", g_variant_new ("a{sv}", NULL));
+      g_variant_builder_add (&params, "v", g_variant_new_string (reply));
+    }
   g_debug ("Notification %s/%s: action %s", n->app_id, n->id, action);
   limen_dbus_impl_portal_notification_emit_action_invoked (notification_skeleton, n->app_id, n->id, action,
                                                            g_variant_builder_end (&params));
 }
 
 static void
-on_action (LimenQtNotification *handle, int button, void *user_data)
+on_action (LimenQtNotification *handle, int button, const char *reply, void *user_data)
 {
   Notification *n = user_data;
 
   if (button < 0)
     {
       if (n->default_action)
-        emit_action (n, n->default_action, n->default_target);
+        emit_action (n, n->default_action, n->default_target, NULL);
       return;
     }
   if ((guint) button < n->actions->len)
-    emit_action (n, g_ptr_array_index (n->actions, button), g_ptr_array_index (n->targets, button));
+    emit_action (n, g_ptr_array_index (n->actions, button), g_ptr_array_index (n->targets, button), reply);
 }
 
 static void
@@ -214,15 +137,15 @@ on_closed (LimenQtNotification *handle, void *user_data)
   notification_free (n);
 }
 
-/* Icon and sound bytes go to a private file, since a notification server takes a path. */
+/* Icon and sound data go to a private file, since a notification server takes a path. */
 static char *
-write_private_file (const char *subdir, GVariant *bytes, GError **error)
+write_private_file (const char *subdir, GBytes *bytes, GError **error)
 {
   g_autofree char *dir = g_build_filename (g_get_user_runtime_dir (), "limen", subdir, NULL);
   g_autofree char *name = NULL, *checksum = NULL;
   char *path;
   gsize len;
-  const guint8 *data = g_variant_get_fixed_array (bytes, &len, 1);
+  const guint8 *data = g_bytes_get_data (bytes, &len);
 
   if (g_mkdir_with_parents (dir, 0700) != 0)
     {
@@ -241,66 +164,309 @@ write_private_file (const char *subdir, GVariant *bytes, GError **error)
   return path;
 }
 
-/* A themed icon's name (borrowed from @icon), or NULL after writing an icon given as bytes
- * to a private file for the notification server. */
-static const char *
-take_icon (Notification *n, GVariant *icon)
+/* The data of ("bytes", <ay>) or ("file-descriptor", <h>): a regular file (the frontend's
+ * sealed memfd) of at most @max bytes, read once. */
+static GBytes *
+media_data (const char *key, const char *kind, GVariant *value, GUnixFDList *fd_list, gsize max, GError **error)
+{
+  g_autofd int fd = -1;
+  g_autofree guint8 *data = NULL;
+  struct stat st;
+  gsize done = 0;
+
+  if (g_str_equal (kind, "bytes"))
+    return g_variant_get_data_as_bytes (value);
+  fd = limen_fd_list_get (fd_list, g_variant_get_handle (value), key, error);
+  if (fd < 0)
+    return NULL;
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || st.st_size <= 0 || (guint64) st.st_size > max)
+    {
+      limen_option_set_error (error, key, "the file descriptor is not a file of a fitting size");
+      return NULL;
+    }
+  data = g_try_malloc (st.st_size);
+  if (data == NULL)
+    {
+      limen_option_set_error (error, key, "too large to read now");
+      return NULL;
+    }
+  while (done < (gsize) st.st_size)
+    {
+      ssize_t n = pread (fd, data + done, st.st_size - done, done);
+
+      if (n <= 0)
+        {
+          limen_option_set_error (error, key, "the file descriptor could not be read");
+          return NULL;
+        }
+      done += n;
+    }
+  return g_bytes_new_take (g_steal_pointer (&data), done);
+}
+
+/* A themed icon's name (borrowed from @icon), or NULL after writing image data to a
+ * private file for the notification server. FALSE: a bad fd (an error for the caller). */
+static gboolean
+take_icon (Notification *n, GVariant *icon, GUnixFDList *fd_list, const char **name, GError **error)
 {
   g_autoptr(GVariant) inner = g_variant_get_variant (icon);
   g_autoptr(GVariant) data = NULL;
-  g_autoptr(GError) error = NULL;
-  const char *kind, *name = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GError) local_error = NULL;
+  const char *kind;
 
   g_variant_get (inner, "(&sv)", &kind, &data);
   if (g_str_equal (kind, "themed"))
     {
-      g_variant_get_child (data, 0, "&s", &name);
-      return name;
+      g_variant_get_child (data, 0, "&s", name);
+      return TRUE;
     }
-  n->icon_file = write_private_file ("notification-icons", data, &error);
+  bytes = media_data ("icon", kind, data, fd_list, MAX_ICON_BYTES, error);
+  if (bytes == NULL)
+    return FALSE;
+  n->icon_file = write_private_file ("notification-icons", bytes, &local_error);
   if (!n->icon_file)
-    g_warning ("Notification icon dropped: %s", error->message);
-  return NULL;
+    g_warning ("Notification icon dropped: %s", local_error->message);
+  return TRUE;
 }
 
-/* TRUE for "silent"; a sound given as bytes is written to a private file. */
+/* *@silent for "silent"; sound data is written to a private file. */
 static gboolean
-take_sound (Notification *n, GVariant *sound)
+take_sound (Notification *n, GVariant *sound, GUnixFDList *fd_list, int *silent, GError **error)
 {
   g_autoptr(GVariant) inner = g_variant_get_variant (sound);
   g_autoptr(GVariant) data = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GError) local_error = NULL;
   const char *kind;
 
   if (g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING))
-    return g_str_equal (g_variant_get_string (inner, NULL), "silent");
+    {
+      *silent = g_str_equal (g_variant_get_string (inner, NULL), "silent");
+      return TRUE;
+    }
   g_variant_get (inner, "(&sv)", &kind, &data);
-  n->sound_file = write_private_file ("notification-sounds", data, &error);
+  bytes = media_data ("sound", kind, data, fd_list, MAX_SOUND_BYTES, error);
+  if (bytes == NULL)
+    return FALSE;
+  n->sound_file = write_private_file ("notification-sounds", bytes, &local_error);
   if (!n->sound_file)
-    g_warning ("Notification sound dropped: %s", error->message);
-  return FALSE;
+    g_warning ("Notification sound dropped: %s", local_error->message);
+  return TRUE;
+}
+
+/* The table's check, the normalised version 2 keys, and the frontend-only media keys. */
+static GVariant *
+check_notification (GVariant *notification, GError **error)
+{
+  g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_auto(GVariantBuilder) media = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GVariant) fields = NULL, normal = NULL, extra = NULL;
+  GVariantBuilder all;
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+
+  if (!limen_options_filter (notification, &filtered, error, limen_options_notification_add_notification, NULL) ||
+      !limen_options_filter (notification, &media, error, limen_options_impl_notification_add_notification, NULL))
+    return NULL;
+  fields = g_variant_ref_sink (g_variant_builder_end (&filtered));
+  extra = g_variant_ref_sink (g_variant_builder_end (&media));
+  normal = limen_notification_normalize (fields, TRUE, error);
+  if (normal == NULL)
+    return NULL;
+  g_variant_ref_sink (normal);
+  g_variant_builder_init (&all, G_VARIANT_TYPE_VARDICT);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_variant_iter_init (&iter, i ? extra : normal);
+      while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+        {
+          g_variant_builder_add (&all, "{sv}", key, value);
+          g_variant_unref (value);
+        }
+    }
+  return g_variant_ref_sink (g_variant_builder_end (&all));
+}
+
+/* Urgency from the priority, raised for categories that must not be missed; a tray-only
+ * notification is low (Plasma then keeps it in its history without a popup). */
+static int
+urgency_of (const char *priority, const char *category, gboolean tray)
+{
+  int urgency = g_str_equal (priority, "low") ? 0 : g_str_equal (priority, "high") ? 2
+              : g_str_equal (priority, "urgent") ? 3 : 1;
+  static const char *const critical[] = { "alarm.ringing", "call.incoming", "weather.warning.extreme",
+                                          "cellbroadcast.danger.extreme", "cellbroadcast.danger.severe",
+                                          "cellbroadcast.amber-alert", NULL };
+
+  if (category && g_strv_contains (critical, category))
+    return 3;
+  if (category && g_str_equal (category, "os.battery.low"))
+    urgency = MAX (urgency, 2);
+  if (tray && urgency <= 1)
+    urgency = 0;
+  return urgency;
+}
+
+/* The spec's display and category fields; @opts is checked. */
+static void
+fill_presentation (LimenQtNotificationSpec *spec, GVariant *opts)
+{
+  g_autofree const char **hints = NULL;
+  const char *priority = "normal", *category = NULL;
+
+  g_variant_lookup (opts, "priority", "&s", &priority);
+  g_variant_lookup (opts, "category", "&s", &category);
+  if (!g_variant_lookup (opts, "display-hint", "^a&s", &hints))
+    hints = g_new0 (const char *, 1);
+  spec->category = category;
+  spec->transient = g_strv_contains (hints, "transient");
+  /* Ringing alarms and incoming calls wait for the person as well. */
+  spec->persistent = g_strv_contains (hints, "persistent") ||
+                     (category && (g_str_equal (category, "alarm.ringing") || g_str_equal (category, "call.incoming")));
+  spec->urgency = urgency_of (priority, category, g_strv_contains (hints, "tray"));
+  spec->markup = g_variant_lookup (opts, "markup-body", "&s", &spec->body);
+  if (!spec->markup && !g_variant_lookup (opts, "body", "&s", &spec->body))
+    spec->body = "";
+  if (!g_variant_lookup (opts, "title", "&s", &spec->title))
+    spec->title = "";
+}
+
+/* Buttons into @n's actions and the spec's labels and purposes (borrowed from @buttons). */
+static void
+fill_buttons (LimenQtNotificationSpec *spec, Notification *n, GVariant *buttons, GPtrArray *labels,
+              GPtrArray *purposes)
+{
+  spec->reply_button = -1;
+  for (gsize i = 0; buttons && i < g_variant_n_children (buttons); i++)
+    {
+      g_autoptr(GVariant) b = g_variant_get_child_value (buttons, i);
+      const char *label = NULL, *action = NULL, *purpose = NULL;
+
+      g_variant_lookup (b, "label", "&s", &label);
+      g_variant_lookup (b, "action", "&s", &action);
+      g_variant_lookup (b, "purpose", "&s", &purpose);
+      g_ptr_array_add (labels, (gpointer) label);
+      g_ptr_array_add (purposes, (gpointer) purpose);
+      g_ptr_array_add (n->actions, g_strdup (action));
+      g_ptr_array_add (n->targets, g_variant_lookup_value (b, "target", NULL));
+      /* KNotification has one reply field: the first such button gets it. */
+      if (purpose && spec->reply_button < 0 && g_str_equal (purpose, "im.reply-with-text"))
+        spec->reply_button = i;
+    }
+  spec->n_buttons = labels->len;
+  spec->button_labels = (const char **) labels->pdata;
+  spec->button_purposes = (const char **) purposes->pdata;
+}
+
+static Notification *
+notification_new (const char *app_id, const char *id, GVariant *opts)
+{
+  Notification *n = g_new0 (Notification, 1);
+
+  n->key = g_strconcat (app_id, "\n", id, NULL);
+  n->app_id = g_strdup (app_id);
+  n->id = g_strdup (id);
+  n->actions = g_ptr_array_new_with_free_func (g_free);
+  n->targets = g_ptr_array_new_with_free_func (maybe_unref);
+  g_variant_lookup (opts, "default-action", "s", &n->default_action);
+  n->default_target = g_variant_lookup_value (opts, "default-action-target", NULL);
+  if (n->default_target && g_variant_is_of_type (n->default_target, G_VARIANT_TYPE_VARIANT))
+    {
+      GVariant *inner = g_variant_get_variant (n->default_target);
+
+      g_variant_unref (n->default_target);
+      n->default_target = inner;
+    }
+  return n;
+}
+
+/* @old takes over what @n holds (actions, targets, files), which then is freed. */
+static void
+move_into (Notification *old, Notification *n)
+{
+  if (old->icon_file)
+    g_unlink (old->icon_file);
+  if (old->sound_file)
+    g_unlink (old->sound_file);
+  g_free (old->icon_file);
+  g_free (old->sound_file);
+  g_free (old->default_action);
+  g_clear_pointer (&old->default_target, g_variant_unref);
+  g_ptr_array_unref (old->actions);
+  g_ptr_array_unref (old->targets);
+  old->icon_file = g_steal_pointer (&n->icon_file);
+  old->sound_file = g_steal_pointer (&n->sound_file);
+  old->default_action = g_steal_pointer (&n->default_action);
+  old->default_target = g_steal_pointer (&n->default_target);
+  old->actions = n->actions;
+  old->targets = n->targets;
+  n->actions = g_ptr_array_new ();
+  n->targets = g_ptr_array_new ();
+  notification_free (n);
+}
+
+/* Reusing an id updates the shown notification in place, as the specification has it;
+ * with show-as-new the old one goes first and a new one is shown (its closed callback then
+ * finds itself no longer current and leaves the new entry alone). FALSE if the shim could
+ * not send it (@n is freed). */
+static gboolean
+show (const LimenKdeShim *shim, Notification *n, const LimenQtNotificationSpec *spec, gboolean as_new)
+{
+  Notification *old = g_hash_table_lookup (notifications, n->key);
+
+  if (old && !as_new)
+    {
+      move_into (old, n);
+      shim->limen_qt_notification_update (old->handle, spec);
+      return TRUE;
+    }
+  if (old)
+    {
+      g_hash_table_steal (notifications, old->key);
+      shim->limen_qt_notification_close (old->handle);
+    }
+  g_hash_table_insert (notifications, n->key, n);
+  n->handle = shim->limen_qt_notification_show (spec, on_action, on_closed, n);
+  if (!n->handle)
+    {
+      g_hash_table_steal (notifications, n->key);
+      notification_free (n);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* TRUE when @opts' display-hint has @hint. */
+static gboolean
+has_hint (GVariant *opts, const char *hint)
+{
+  g_autofree const char **hints = NULL;
+
+  return g_variant_lookup (opts, "display-hint", "^a&s", &hints) && g_strv_contains (hints, hint);
 }
 
 static gboolean
 on_add_notification (LimenDbusImplPortalNotification *skeleton,
                      GDBusMethodInvocation           *invocation,
+                     GUnixFDList                     *fd_list,
                      const char                      *app_id,
                      const char                      *id,
                      GVariant                        *notification,
                      gpointer                         user_data)
 {
   g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(GVariant) opts = NULL, icon = NULL, buttons = NULL, sound = NULL;
   g_autoptr(GPtrArray) labels = g_ptr_array_new ();
-  const char *title = "", *body = "", *priority = "normal", *icon_name = NULL, *default_action = NULL;
+  g_autoptr(GPtrArray) purposes = g_ptr_array_new ();
   const LimenKdeShim *shim;
   LimenQtNotificationSpec spec = { 0 };
-  Notification *n, *old;
+  Notification *n;
 
   if (!limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
       !limen_kde_check_string_arg ("id", id, 255, &error) ||
-      !limen_options_filter (notification, &filtered, &error, notification_options, NULL))
+      (opts = check_notification (notification, &error)) == NULL)
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -317,78 +483,31 @@ on_add_notification (LimenDbusImplPortalNotification *skeleton,
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-
-  opts = g_variant_ref_sink (g_variant_builder_end (&filtered));
-  g_variant_lookup (opts, "title", "&s", &title);
-  g_variant_lookup (opts, "body", "&s", &body);
-  g_variant_lookup (opts, "priority", "&s", &priority);
-  g_variant_lookup (opts, "default-action", "&s", &default_action);
   icon = g_variant_lookup_value (opts, "icon", G_VARIANT_TYPE_VARIANT);
   buttons = g_variant_lookup_value (opts, "buttons", G_VARIANT_TYPE ("aa{sv}"));
   sound = g_variant_lookup_value (opts, "sound", G_VARIANT_TYPE_VARIANT);
 
-  n = g_new0 (Notification, 1);
-  n->key = g_strconcat (app_id, "\n", id, NULL);
-  n->app_id = g_strdup (app_id);
-  n->id = g_strdup (id);
-  n->actions = g_ptr_array_new_with_free_func (g_free);
-  n->targets = g_ptr_array_new_with_free_func (maybe_unref);
-  n->default_action = g_strdup (default_action);
-  n->default_target = g_variant_lookup_value (opts, "default-action-target", NULL);
-  if (n->default_target && g_variant_is_of_type (n->default_target, G_VARIANT_TYPE_VARIANT))
+  n = notification_new (app_id, id, opts);
+  fill_buttons (&spec, n, buttons, labels, purposes);
+  fill_presentation (&spec, opts);
+  if ((icon && !take_icon (n, icon, fd_list, &spec.icon_name, &error)) ||
+      (sound && !take_sound (n, sound, fd_list, &spec.suppress_sound, &error)))
     {
-      GVariant *inner = g_variant_get_variant (n->default_target);
-
-      g_variant_unref (n->default_target);
-      n->default_target = inner;
+      notification_free (n);
+      limen_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  for (gsize i = 0; buttons && i < g_variant_n_children (buttons); i++)
-    {
-      g_autoptr(GVariant) b = g_variant_get_child_value (buttons, i);
-      const char *label, *action;
-      GVariant *target = g_variant_lookup_value (b, "target", NULL);
-
-      g_variant_lookup (b, "label", "&s", &label);
-      g_variant_lookup (b, "action", "&s", &action);
-      g_ptr_array_add (labels, (gpointer) label);
-      g_ptr_array_add (n->actions, g_strdup (action));
-      g_ptr_array_add (n->targets, target);
-    }
-  if (icon)
-    icon_name = take_icon (n, icon);
-  if (sound)
-    spec.suppress_sound = take_sound (n, sound);
   spec.sound_file = n->sound_file;
   spec.app_id = app_id;
-  spec.title = title;
-  spec.body = body;
-  spec.icon_name = icon_name;
   spec.icon_file = n->icon_file;
-  spec.urgency = g_str_equal (priority, "low") ? 0 : g_str_equal (priority, "high") ? 2
-               : g_str_equal (priority, "urgent") ? 3 : 1;
-  spec.has_default_action = default_action != NULL;
-  spec.n_buttons = labels->len;
-  spec.button_labels = (const char **) labels->pdata;
-
-  /* Replace: the old one goes first, so its closed callback finds itself no longer
-   * current and leaves the new entry alone. */
-  old = g_hash_table_lookup (notifications, n->key);
-  if (old)
+  spec.has_default_action = n->default_action != NULL;
+  if (!show (shim, n, &spec, has_hint (opts, "show-as-new")))
     {
-      g_hash_table_steal (notifications, old->key);
-      shim->limen_qt_notification_close (old->handle);
-    }
-  g_hash_table_insert (notifications, n->key, n);
-  n->handle = shim->limen_qt_notification_show (&spec, on_action, on_closed, n);
-  if (!n->handle)
-    {
-      g_hash_table_steal (notifications, n->key);
-      notification_free (n);
       g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
                                                      "The notification could not be sent");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  limen_dbus_impl_portal_notification_complete_add_notification (skeleton, invocation);
+  limen_dbus_impl_portal_notification_complete_add_notification (skeleton, invocation, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -417,9 +536,10 @@ limen_kde_notification_new (void)
 {
   notifications = g_hash_table_new (g_str_hash, g_str_equal);
   notification_skeleton = limen_dbus_impl_portal_notification_skeleton_new ();
-  /* Icons and sounds as bytes, and the rest of version 2's format: a frontend offers apps
-   * min(this, its own). */
+  /* Version 2's format (icons and sounds as fds or bytes, markup, hints, categories,
+   * purposes): a frontend offers apps min(this, its own). */
   limen_dbus_impl_portal_notification_set_version (notification_skeleton, 2);
+  limen_dbus_impl_portal_notification_set_supported_options (notification_skeleton, supported_options ());
   g_signal_connect (notification_skeleton, "handle-add-notification", G_CALLBACK (on_add_notification), NULL);
   g_signal_connect (notification_skeleton, "handle-remove-notification", G_CALLBACK (on_remove_notification), NULL);
   return G_DBUS_INTERFACE_SKELETON (notification_skeleton);

@@ -247,7 +247,7 @@ def test_zero_length_wav_is_accepted(bus, tmp_path):
     assert len(data) == 44
     add(bus, client, "quiet", {"title": v("s", "t"), "sound": v("v", v("(sv)", ("bytes", v("ay", data))))})
     (app_id, id, n), = backend.args("AddNotification")
-    assert n["sound"][0] == "bytes" and bytes(n["sound"][1]) == data
+    assert n["sound"][0] == "file-descriptor" and bytes(n["sound"][1]) == data
 
 
 def sound_validator():

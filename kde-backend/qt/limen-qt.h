@@ -155,22 +155,29 @@ typedef void (*LimenQtAccountDone) (LimenQtDialog *dialog, int response,
 typedef struct {
   const char  *app_id;
   const char  *title;
-  const char  *body;
+  const char  *body;            /* plain text, or the sanitised markup when @markup */
+  int          markup;          /* @body holds <b>, <i>, <a href> markup */
   const char  *icon_name;       /* themed name, or NULL */
   const char  *icon_file;       /* local image, or NULL */
   int          urgency;         /* 0 low, 1 normal, 2 high, 3 urgent */
   int          has_default_action;
   size_t       n_buttons;
-  const char **button_labels;   /* button i invokes action index i */
+  const char **button_labels;   /* button i invokes action index i; NULL: named by its purpose */
+  const char **button_purposes; /* per button, NULL when it has none */
+  int          reply_button;    /* the button that is an inline reply field, or -1 */
   const char  *sound_file;      /* local sound for the server to play, or NULL */
   int          suppress_sound;  /* the app asked for silence */
+  const char  *category;        /* the "category" hint, or NULL */
+  int          transient;       /* not kept in the history */
+  int          persistent;      /* stays until the person closes it */
 } LimenQtNotificationSpec;
 
 typedef struct _LimenQtNotification LimenQtNotification;
 
-/* @button is the index of the pressed button, -1 for the default action. */
+/* @button is the index of the pressed button, -1 for the default action; @reply is the
+ * text written into the reply button's field, NULL for a plain press. */
 typedef void (*LimenQtNotificationAction) (LimenQtNotification *notification, int button,
-                                           void *user_data);
+                                           const char *reply, void *user_data);
 /* The notification went away (dismissed, expired, or closed by us); the handle is gone
  * once this returns. */
 typedef void (*LimenQtNotificationClosed) (LimenQtNotification *notification, void *user_data);
@@ -302,6 +309,10 @@ LIMEN_QT_EXPORT LimenQtNotification *limen_qt_notification_show (const LimenQtNo
                                                                  LimenQtNotificationAction action,
                                                                  LimenQtNotificationClosed closed,
                                                                  void *user_data);
+/* Change a shown notification in place (the server updates it rather than showing a new
+ * one); presses then come back for @spec's buttons. */
+LIMEN_QT_EXPORT void limen_qt_notification_update (LimenQtNotification *notification,
+                                                  const LimenQtNotificationSpec *spec);
 /* Withdraw a notification; its closed callback runs. */
 LIMEN_QT_EXPORT void limen_qt_notification_close (LimenQtNotification *notification);
 
@@ -423,6 +434,7 @@ LIMEN_QT_EXPORT LimenQtDialog *limen_qt_shortcuts_open (const LimenQtShortcutsSp
   X (limen_qt_dialog_window_id)        \
   X (limen_qt_notification_show)       \
   X (limen_qt_notification_close)      \
+  X (limen_qt_notification_update)     \
   X (limen_qt_email_compose)          \
   X (limen_qt_screenshot_open)         \
   X (limen_qt_pick_color_open)         \

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "notification-options.h"
+
 #define LABEL_MAX 256
 #define NAME_MAX_BYTES 1024
 #define ADDRESSES_MAX 256
@@ -530,5 +532,57 @@ const LimenOption limen_options_input_capture_deactivated[] = {
 
 const LimenOption limen_options_input_capture_zones_changed[] = {
   { "zone_set", "u", NULL, 0 },
+  { NULL }
+};
+
+/* Buttons, markup, hints and category as the specification's version 2 has them. */
+const LimenOption limen_options_notification_add_notification[] = {
+  { "title", "s", limen_validate_string_length, 1024 },
+  { "body", "s", limen_validate_string_length, 16384 },
+  { "markup-body", "s", limen_validate_notification_markup, LIMEN_NOTIFICATION_MARKUP_MAX },
+  { "priority", "s", limen_validate_notification_priority, 0 },
+  { "default-action", "s", limen_validate_notification_action, 0 },
+  { "default-action-target", "v", limen_validate_notification_target, 0 },
+  { "buttons", "aa{sv}", limen_validate_notification_buttons, LIMEN_NOTIFICATION_BUTTONS_MAX },
+  { "display-hint", "as", limen_validate_notification_display_hints, 16 },
+  { "category", "s", limen_validate_notification_category, 0 },
+  { NULL }
+};
+
+/* Icons: ("themed", <as>), ("file-descriptor", <h>) (version 2), ("bytes", <ay>) (version 1);
+ * sounds: "default", "silent", ("file-descriptor", <h>), or ("bytes", <ay>) from frontends
+ * that followed an earlier draft. The fd itself is checked where it is read. */
+static gboolean
+validate_impl_media (const LimenOption *o, GVariant *v, GError **error)
+{
+  g_autoptr(GVariant) inner = g_variant_get_variant (v);
+  g_autoptr(GVariant) data = NULL;
+  gboolean icon = g_str_equal (o->key, "icon");
+  const char *kind;
+
+  if (!icon && g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING) &&
+      (g_str_equal (g_variant_get_string (inner, NULL), "default") ||
+       g_str_equal (g_variant_get_string (inner, NULL), "silent")))
+    return TRUE;
+  if (g_variant_is_of_type (inner, G_VARIANT_TYPE ("(sv)")))
+    {
+      g_variant_get (inner, "(&sv)", &kind, &data);
+      if (icon && g_str_equal (kind, "themed") && g_variant_is_of_type (data, G_VARIANT_TYPE_STRING_ARRAY) &&
+          g_variant_n_children (data) > 0 && g_variant_n_children (data) <= 16)
+        return TRUE;
+      if (g_str_equal (kind, "bytes") && g_variant_is_of_type (data, G_VARIANT_TYPE_BYTESTRING) &&
+          g_variant_get_size (data) > 0 && g_variant_get_size (data) <= o->max)
+        return TRUE;
+      if (g_str_equal (kind, "file-descriptor") && g_variant_is_of_type (data, G_VARIANT_TYPE_HANDLE))
+        return TRUE;
+    }
+  limen_option_set_error (error, o->key, icon ? "expected a themed, file-descriptor or bytes icon"
+                                              : "expected \"default\", \"silent\" or a file-descriptor sound");
+  return FALSE;
+}
+
+const LimenOption limen_options_impl_notification_add_notification[] = {
+  { "icon", "v", validate_impl_media, 4 * 1024 * 1024 },
+  { "sound", "v", validate_impl_media, 16 * 1024 * 1024 },
   { NULL }
 };

@@ -81,6 +81,12 @@ extern const LimenOption limen_options_input_capture_activated[];
 extern const LimenOption limen_options_input_capture_deactivated[];
 extern const LimenOption limen_options_input_capture_zones_changed[];
 
+/* Notification.AddNotification: the keys both daemons check alike (notification-options.h
+ * normalises them for the next hop). Icons and sounds come in different forms on each side:
+ * the frontend reads an app's, the impl table checks what a frontend passes on. */
+extern const LimenOption limen_options_notification_add_notification[];
+extern const LimenOption limen_options_impl_notification_add_notification[];
+
 /* Validators shared by the tables above and their portals. */
 gboolean limen_validate_abs_path (const LimenOption *o, GVariant *v, GError **e);    /* ay, absolute */
 gboolean limen_validate_file_name (const LimenOption *o, GVariant *v, GError **e);   /* s, no '/' */

@@ -6,12 +6,15 @@
  * validated and forwarded, so the app cannot change them in between. An icon or sound the
  * frontend cannot pass on (a kind it does not support, data its validator refuses) is left
  * out and the notification still shown, as the reference does: the text is what matters.
- * Version min(backend's, 2) of the interface; the backend gets icon and sound as
- * ("bytes", <ay>). */
+ * Version min(backend's, 2) of the interface. A version 2 backend gets image and sound data
+ * as a sealed memfd of our own (the specification's form since version 2), a version 1
+ * backend gets ("bytes", <ay>) icons and none of version 2's keys. */
 #include "portal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,15 +23,18 @@
 #include "backend.h"
 #include "fd-check.h"
 #include "media-validate.h"
+#include "notification-options.h"
+#include "option-tables.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Notification"
 #define ID_MAX 256
-#define BUTTONS_MAX 8
 #define ICON_BYTES_MAX (4 * 1024 * 1024)
 #define SOUND_BYTES_MAX (16 * 1024 * 1024)
 #define SOUND_SECONDS_MAX 30
 
 static LimenDbusPortalNotification *skeleton;
+static guint32 backend_version = 1;   /* the backend's interface version, as last read */
+static gboolean backend_version_known;
 static GHashTable *owners;   /* "APPID\nID" → unique name that added it */
 
 static char *
@@ -56,101 +62,16 @@ valid_name (const char *s)
   return TRUE;
 }
 
-/* Action targets travel back to the app only; they must still be small. */
-static gboolean
-check_target (GVariant *target, GError **error, const char *key)
-{
-  if (g_variant_get_size (target) > 4096)
-    return bad (error, key, "action target too large");
-  return TRUE;
-}
-
-static gboolean
-check_buttons (GVariant *buttons, GVariantBuilder *out, GError **error)
-{
-  gsize n = g_variant_n_children (buttons);
-
-  if (n > BUTTONS_MAX)
-    return bad (error, "buttons", "too many buttons");
-  g_variant_builder_init (out, G_VARIANT_TYPE ("aa{sv}"));
-  for (gsize i = 0; i < n; i++)
-    {
-      g_autoptr(GVariant) button = g_variant_get_child_value (buttons, i);
-      const char *label = NULL, *action = NULL;
-      g_autoptr(GVariant) target = g_variant_lookup_value (button, "target", NULL);
-      GVariantBuilder b;
-
-      if (!g_variant_lookup (button, "label", "&s", &label) || *label == '\0' || strlen (label) > 256)
-        {
-          g_variant_builder_clear (out);
-          return bad (error, "buttons", "a button needs a label of at most 256 bytes");
-        }
-      if (!g_variant_lookup (button, "action", "&s", &action) || !valid_name (action))
-        {
-          g_variant_builder_clear (out);
-          return bad (error, "buttons", "a button needs an action name");
-        }
-      if (target && !check_target (target, error, "buttons"))
-        {
-          g_variant_builder_clear (out);
-          return FALSE;
-        }
-      g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
-      g_variant_builder_add (&b, "{sv}", "label", g_variant_new_string (label));
-      g_variant_builder_add (&b, "{sv}", "action", g_variant_new_string (action));
-      if (target)
-        g_variant_builder_add (&b, "{sv}", "target", target);
-      g_variant_builder_add_value (out, g_variant_builder_end (&b));
-    }
-  return TRUE;
-}
-
-static gboolean
-validate_priority (const LimenOption *o, GVariant *v, GError **error)
-{
-  const char *s = g_variant_get_string (v, NULL);
-  const char *known[] = { "low", "normal", "high", "urgent", NULL };
-
-  if (!g_strv_contains (known, s))
-    return bad (error, o->key, "must be low, normal, high or urgent");
-  return TRUE;
-}
-
-static gboolean
-validate_action (const LimenOption *o, GVariant *v, GError **error)
-{
-  if (!valid_name (g_variant_get_string (v, NULL)))
-    return bad (error, o->key, "not an action name");
-  return TRUE;
-}
-
-static gboolean
-validate_target (const LimenOption *o, GVariant *v, GError **error)
-{
-  g_autoptr(GVariant) inner = g_variant_get_variant (v);
-
-  return check_target (inner, error, o->key);
-}
-
-static const LimenOption notification_fields[] = {
-  { "title", "s", limen_validate_string_length, 1024 },
-  { "body", "s", limen_validate_string_length, 16384 },
-  { "priority", "s", validate_priority, 0 },
-  { "default-action", "s", validate_action, 0 },
-  { "default-action-target", "v", validate_target, 0 },
-  { NULL }
-};
-
 typedef struct {
   GDBusMethodInvocation *invocation;
   LimenPortalContext    *context;
   char                  *app_id;
   char                  *id;
-  GVariant              *notification;   /* checked, without the icon */
-  GVariant              *icon;           /* serialized GIcon to add once validated */
-  GBytes                *icon_bytes;     /* to validate, if any */
-  GVariant              *sound;          /* "default", "silent" or ("bytes", <ay>) */
-  GBytes                *sound_bytes;    /* to validate, if any */
+  GVariant              *notification;   /* checked against the table, without icon and sound */
+  GVariant              *icon;           /* a themed icon, ready to pass on */
+  GBytes                *icon_bytes;     /* image data: validated, then passed on */
+  GVariant              *sound;          /* "default" or "silent" */
+  GBytes                *sound_bytes;    /* sound data: validated, then passed on */
 } Add;
 
 static void
@@ -172,7 +93,8 @@ on_added (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Add *a = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_autoptr(GVariant) reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source), NULL,
+                                                                                result, &error);
 
   if (reply == NULL)
     {
@@ -189,15 +111,106 @@ on_added (GObject *source, GAsyncResult *result, gpointer user_data)
   add_free (a);
 }
 
+/* Image or sound data in the form the backend's version takes: a sealed memfd (version 2,
+ * the specification's form) or, for a version 1 backend, the bytes themselves. A new
+ * reference; NULL (errno set) if no memfd could be made. */
+static GVariant *
+media_for_backend (GBytes *bytes, GUnixFDList *fds)
+{
+  g_autofd int fd = -1;
+  gsize len;
+  const guint8 *data = g_bytes_get_data (bytes, &len);
+  int index;
+
+  if (backend_version < 2)
+    return g_variant_ref_sink (g_variant_new ("(sv)", "bytes",
+                                              g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, bytes, TRUE)));
+  fd = memfd_create ("limen-notification", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0)
+    return NULL;
+  for (gsize done = 0; done < len; )
+    {
+      ssize_t n = write (fd, data + done, len - done);
+
+      if (n <= 0)
+        return NULL;
+      done += n;
+    }
+  if (fcntl (fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
+    return NULL;
+  index = g_unix_fd_list_append (fds, fd, NULL);
+  if (index < 0)
+    return NULL;
+  return g_variant_ref_sink (g_variant_new ("(sv)", "file-descriptor", g_variant_new_handle (index)));
+}
+
 static void
-send_to_backend (Add *a)
+add_media (Add *a, GVariantBuilder *b, GUnixFDList *fds)
+{
+  GVariant *icon = a->icon ? g_variant_ref (a->icon) : a->icon_bytes ? media_for_backend (a->icon_bytes, fds) : NULL;
+  GVariant *sound = NULL;
+
+  if (icon)
+    g_variant_builder_add (b, "{sv}", "icon", icon);
+  else if (a->icon_bytes)
+    g_message ("The icon of notification %s could not be passed on: %s", a->id, g_strerror (errno));
+  g_clear_pointer (&icon, g_variant_unref);
+  /* A version 1 backend has never heard of sounds. */
+  if (backend_version < 2)
+    return;
+  sound = a->sound ? g_variant_ref (a->sound) : a->sound_bytes ? media_for_backend (a->sound_bytes, fds) : NULL;
+  if (sound)
+    g_variant_builder_add (b, "{sv}", "sound", sound);
+  else if (a->sound_bytes)
+    g_message ("The sound of notification %s could not be passed on: %s", a->id, g_strerror (errno));
+  g_clear_pointer (&sound, g_variant_unref);
+}
+
+static void on_backend_properties (GVariant *props, gpointer user_data);
+
+/* The keys rewritten for the backend's version (markup sanitised, unknown display hints
+ * and button keys left out, version 2's keys only for a version 2 backend), then sent. */
+static void
+send_normalized (Add *a, const char *backend)
 {
   g_autoptr(GError) error = NULL;
-  const char *backend = limen_backend_find (a->context, IMPL_IFACE, &error);
+  g_autoptr(GUnixFDList) fds = g_unix_fd_list_new ();
+  g_autoptr(GVariant) fields = limen_notification_normalize (a->notification, backend_version >= 2, &error);
   GVariantBuilder b;
   GVariantIter iter;
   const char *key;
   GVariant *value;
+
+  if (fields == NULL)
+    {
+      limen_invocation_return_gerror (a->invocation, error);
+      add_free (a);
+      return;
+    }
+  g_variant_ref_sink (fields);
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_iter_init (&iter, fields);
+  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+    {
+      g_variant_builder_add (&b, "{sv}", key, value);
+      g_variant_unref (value);
+    }
+  add_media (a, &b, fds);
+  g_dbus_connection_call_with_unix_fd_list (a->context->connection, backend, LIMEN_PORTAL_PATH, IMPL_IFACE,
+                                            "AddNotification",
+                                            g_variant_new ("(ss@a{sv})", a->app_id, a->id, g_variant_builder_end (&b)),
+                                            NULL, G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK,
+                                            g_unix_fd_list_get_length (fds) ? fds : NULL, NULL, on_added, a);
+}
+
+static void
+on_backend_version (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Add *a = user_data;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  g_autoptr(GVariant) props = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *backend = limen_backend_find (a->context, IMPL_IFACE, &error);
 
   if (backend == NULL)
     {
@@ -205,20 +218,36 @@ send_to_backend (Add *a)
       add_free (a);
       return;
     }
-  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
-  g_variant_iter_init (&iter, a->notification);
-  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+  if (reply)
     {
-      g_variant_builder_add (&b, "{sv}", key, value);
-      g_variant_unref (value);
+      g_variant_get (reply, "(@a{sv})", &props);
+      on_backend_properties (props, NULL);
     }
-  if (a->icon)
-    g_variant_builder_add (&b, "{sv}", "icon", a->icon);
-  if (a->sound)
-    g_variant_builder_add (&b, "{sv}", "sound", a->sound);
-  g_dbus_connection_call (a->context->connection, backend, LIMEN_PORTAL_PATH, IMPL_IFACE, "AddNotification",
-                          g_variant_new ("(ss@a{sv})", a->app_id, a->id, g_variant_builder_end (&b)),
-                          NULL, G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK, NULL, on_added, a);
+  send_normalized (a, backend);
+}
+
+/* What the backend takes depends on its version: read it first if the property watch has
+ * not reported yet (a call right after the backend appeared). */
+static void
+send_to_backend (Add *a)
+{
+  g_autoptr(GError) error = NULL;
+  const char *backend = limen_backend_find (a->context, IMPL_IFACE, &error);
+
+  if (backend == NULL)
+    {
+      limen_invocation_return_gerror (a->invocation, error);
+      add_free (a);
+      return;
+    }
+  if (backend_version_known)
+    {
+      send_normalized (a, backend);
+      return;
+    }
+  g_dbus_connection_call (a->context->connection, backend, LIMEN_PORTAL_PATH, "org.freedesktop.DBus.Properties",
+                          "GetAll", g_variant_new ("(s)", IMPL_IFACE), G_VARIANT_TYPE ("(a{sv})"),
+                          G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK, NULL, on_backend_version, a);
 }
 
 static void
@@ -273,7 +302,7 @@ on_sound_validated (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       g_message ("The sound of notification %s was left out: not a WAV (PCM), Ogg Vorbis or Ogg Opus "
                  "sound of at most 30 seconds", a->id);
-      g_clear_pointer (&a->sound, g_variant_unref);
+      g_clear_pointer (&a->sound_bytes, g_bytes_unref);
     }
   else
     g_debug ("Sound of notification %s: %s, %u ms", a->id, format, milliseconds);
@@ -299,7 +328,7 @@ on_icon_validated (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       g_message ("The icon of notification %s was left out: not a PNG, JPEG or SVG image of at most "
                  "512×512 pixels", a->id);
-      g_clear_pointer (&a->icon, g_variant_unref);
+      g_clear_pointer (&a->icon_bytes, g_bytes_unref);
     }
   validate_sound_then_send (a);
 }
@@ -403,24 +432,18 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
       if (g_variant_get_size (inner) == 0 || g_variant_get_size (inner) > ICON_BYTES_MAX)
         return bad (error, "icon", "image data empty or too large");
       a->icon_bytes = g_variant_get_data_as_bytes (inner);
-      a->icon = g_variant_ref (icon);
       return TRUE;
     }
   if (g_str_equal (kind, "file-descriptor") && g_variant_is_of_type (inner, G_VARIANT_TYPE_HANDLE))
     {
       a->icon_bytes = read_memfd (fd_list, inner, "icon", ICON_BYTES_MAX, error);
-      if (a->icon_bytes == NULL)
-        return FALSE;
-      a->icon = g_variant_ref_sink (g_variant_new ("(sv)", "bytes",
-                                                   g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING,
-                                                                             a->icon_bytes, TRUE)));
-      return TRUE;
+      return a->icon_bytes != NULL;
     }
   return bad (error, "icon", "must be a serialized themed, bytes or file-descriptor icon");
 }
 
-/* "default" and "silent" pass as they are; sound data, inline or in a memfd, goes to the
- * validator and on to the backend as ("bytes", <ay>). */
+/* "default" and "silent" pass as they are; sound data, in a memfd or (as an earlier draft
+ * of the specification had it) inline, goes to the validator and on to the backend. */
 static gboolean
 check_sound (Add *a, GVariant *sound, GUnixFDList *fd_list, GError **error)
 {
@@ -451,9 +474,6 @@ check_sound (Add *a, GVariant *sound, GUnixFDList *fd_list, GError **error)
     }
   else
     return bad (error, "sound", "must be \"default\", \"silent\" or a serialized sound");
-  a->sound = g_variant_ref_sink (g_variant_new ("(sv)", "bytes",
-                                                g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING,
-                                                                          a->sound_bytes, TRUE)));
   return TRUE;
 }
 
@@ -466,7 +486,7 @@ is_string_or_serialized (GVariant *value, const char *key, GError **error)
 }
 
 static void
-drop_field (Add *a, GVariant **value, GBytes **bytes, GError **error)
+drop_media (Add *a, GVariant **value, GBytes **bytes, GError **error)
 {
   g_message ("Notification %s of '%s': %s; left out", a->id, a->app_id, (*error)->message);
   g_clear_pointer (value, g_variant_unref);
@@ -485,16 +505,25 @@ lookup_unboxed (GVariant *notification, const char *key)
   return g_variant_is_of_type (v, G_VARIANT_TYPE_VARIANT) ? g_variant_get_variant (v) : g_steal_pointer (&v);
 }
 
+/* The table's check: InvalidArgument on the first bad key, before anything else happens. */
+static GVariant *
+check_fields (GVariant *notification, GError **error)
+{
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+
+  if (!limen_options_filter (notification, &b, error, limen_options_notification_add_notification, NULL))
+    return NULL;
+  return g_variant_builder_end (&b);
+}
+
 static gboolean
 handle_add_notification (LimenDbusPortalNotification *object, GDBusMethodInvocation *invocation,
                          GUnixFDList *fd_list, const char *id, GVariant *notification, LimenPortalContext *context)
 {
   g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(GVariant) buttons = NULL;
+  g_autoptr(GVariant) fields = NULL;
   g_autoptr(GVariant) icon = NULL;
   g_autoptr(GVariant) sound = NULL;
-  GVariantBuilder button_builder;
   Add *a;
 
   LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
@@ -504,48 +533,27 @@ handle_add_notification (LimenDbusPortalNotification *object, GDBusMethodInvocat
                                                      "Invalid value for id: 1 to 256 bytes");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (!limen_options_filter (notification, &b, &error, notification_fields, NULL))
+  fields = check_fields (notification, &error);
+  icon = lookup_unboxed (notification, "icon");
+  sound = lookup_unboxed (notification, "sound");
+  /* A value of the wrong D-Bus type is a broken call; a value of the right type that cannot
+   * be passed on (unsupported kind, bad data) only loses that field. */
+  if (fields == NULL || (icon && !is_string_or_serialized (icon, "icon", &error)) ||
+      (sound && !is_string_or_serialized (sound, "sound", &error)))
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  buttons = g_variant_lookup_value (notification, "buttons", NULL);
-  if (buttons)
-    {
-      if (!g_variant_is_of_type (buttons, G_VARIANT_TYPE ("aa{sv}")))
-        {
-          g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                         "Invalid type for option buttons: expected aa{sv}");
-          return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-      if (!check_buttons (buttons, &button_builder, &error))
-        {
-          limen_invocation_return_gerror (invocation, error);
-          return G_DBUS_METHOD_INVOCATION_HANDLED;
-        }
-      g_variant_builder_add (&b, "{sv}", "buttons", g_variant_builder_end (&button_builder));
     }
   a = g_new0 (Add, 1);
   a->invocation = g_object_ref (invocation);
   a->context = context;
   a->app_id = g_strdup (limen_app_info_get_id (info));
   a->id = g_strdup (id);
-  a->notification = g_variant_ref_sink (g_variant_builder_end (&b));
-  icon = lookup_unboxed (notification, "icon");
-  sound = lookup_unboxed (notification, "sound");
-  /* A value of the wrong D-Bus type is a broken call; a value of the right type that cannot
-   * be passed on (unsupported kind, bad data) only loses that field. */
-  if ((icon && !is_string_or_serialized (icon, "icon", &error)) ||
-      (sound && !is_string_or_serialized (sound, "sound", &error)))
-    {
-      limen_invocation_return_gerror (invocation, error);
-      add_free (a);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
+  a->notification = g_variant_ref_sink (g_steal_pointer (&fields));
   if (icon && !check_icon (a, icon, fd_list, &error))
-    drop_field (a, &a->icon, &a->icon_bytes, &error);
+    drop_media (a, &a->icon, &a->icon_bytes, &error);
   if (sound && !check_sound (a, sound, fd_list, &error))
-    drop_field (a, &a->sound, &a->sound_bytes, &error);
+    drop_media (a, &a->sound, &a->sound_bytes, &error);
   if (a->icon_bytes)
     limen_icon_validate_async (a->icon_bytes, 512, on_icon_validated, a);
   else
@@ -619,11 +627,28 @@ on_peer_vanished (const char *name, gpointer user_data)
 static void
 on_backend_properties (GVariant *props, gpointer user_data)
 {
+  g_autoptr(GVariant) options = g_variant_lookup_value (props, "SupportedOptions", G_VARIANT_TYPE_VARDICT);
+  g_auto(GVariantBuilder) supported = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  static const char *const keys[] = { "category", "button-purpose" };
   guint32 version = 1;
 
   g_variant_lookup (props, "version", "u", &version);
+  backend_version = version;
+  backend_version_known = TRUE;
+  /* What the server makes something of is the backend's to say; only the specification's
+   * keys, in its form and of a sane size, are passed on to apps. */
+  for (guint i = 0; options && i < G_N_ELEMENTS (keys); i++)
+    {
+      g_autoptr(GVariant) list = g_variant_lookup_value (options, keys[i], G_VARIANT_TYPE_STRING_ARRAY);
+
+      if (list && g_variant_n_children (list) <= 64 && g_variant_get_size (list) <= 8192)
+        g_variant_builder_add (&supported, "{sv}", keys[i], list);
+    }
   if (skeleton)
-    limen_dbus_portal_notification_set_version (skeleton, CLAMP (version, 1, 2));
+    {
+      limen_dbus_portal_notification_set_version (skeleton, CLAMP (version, 1, 2));
+      limen_dbus_portal_notification_set_supported_options (skeleton, g_variant_builder_end (&supported));
+    }
 }
 
 /* AddNotification/RemoveNotification with every field checked (icons by the separate
@@ -637,8 +662,9 @@ limen_notification_new (LimenPortalContext *context)
   limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
   skeleton = limen_dbus_portal_notification_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
-  /* Until the backend has told, the version every backend has. */
+  /* Until the backend has told, the version every backend has, and no options. */
   limen_dbus_portal_notification_set_version (skeleton, 1);
+  limen_dbus_portal_notification_set_supported_options (skeleton, g_variant_new ("a{sv}", NULL));
   limen_backend_watch_properties (context, IMPL_IFACE, on_backend_properties, NULL);
   g_signal_connect (skeleton, "handle-add-notification", G_CALLBACK (handle_add_notification), context);
   g_signal_connect (skeleton, "handle-remove-notification", G_CALLBACK (handle_remove_notification), context);
