@@ -69,3 +69,27 @@ def test_app_states_follow_kwins_windows(bus, session):
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+def test_monitor_behind_limen_portal_follows_kwin(bus, session):
+    """The whole chain: a running Flatpak instance (its folder under XDG_RUNTIME_DIR) of an app
+    whose window KWin shows is not in the background; once the window closes, KWin tells
+    limen-kde, limen-kde signals RunningApplicationsChanged, and limen-portal lists it."""
+    from test_kde_frontends import start_limen_portal
+    from test_portal_background_v2 import MON_NAME, MON_PATH, apps, hold_ref, make_instance
+
+    kde = session.start_kde()
+    probe = session.probe("Flatpak probe", (0x20, 0xc0, 0x40))
+    start_limen_portal(bus)
+    bus.wait_for_name(MON_NAME)
+    ref = hold_ref(make_instance(bus, "31337", PROBE_APP))
+    try:
+        # limen-kde answers from KWin's list (the refresh never starts a backend: it runs).
+        assert limentest.wait_until(lambda: PROBE_APP in app_states(bus), 10)
+        limentest.pump(1.0)
+        assert apps(bus) == []
+        probe.close()
+        entry = {"app_id": PROBE_APP, "instance": "31337"}
+        assert limentest.wait_until(lambda: apps(bus) == [entry], 10), (apps(bus), kde.output())
+    finally:
+        ref.close()
