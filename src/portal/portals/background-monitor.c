@@ -339,20 +339,6 @@ refresh (gboolean autostart)
                           LIMEN_BACKEND_TIMEOUT_QUICK, NULL, on_app_state, NULL);
 }
 
-static void
-on_running_changed (GDBusConnection *connection, const char *sender, const char *path,
-                    const char *interface, const char *signal, GVariant *parameters, gpointer user_data)
-{
-  /* From anyone: a refresh is all it causes, and refreshes do not pile up. */
-  refresh (FALSE);
-}
-
-static void
-on_backend_seen (GVariant *properties, gpointer user_data)
-{
-  refresh (FALSE);
-}
-
 static gboolean
 on_rescan (gpointer user_data)
 {
@@ -361,12 +347,33 @@ on_rescan (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* Changes come in bursts (Flatpak writes an instance's files one after another, an app maps
+ * several windows): one refresh a little after the first of them. */
+static void
+schedule_refresh (void)
+{
+  if (mon.rescan_id == 0)
+    mon.rescan_id = g_timeout_add (RESCAN_DELAY_MS, on_rescan, NULL);
+}
+
+static void
+on_running_changed (GDBusConnection *connection, const char *sender, const char *path,
+                    const char *interface, const char *signal, GVariant *parameters, gpointer user_data)
+{
+  /* Whoever sent it, a refresh is all it causes, and refreshes do not pile up. */
+  schedule_refresh ();
+}
+
+static void
+on_backend_seen (GVariant *properties, gpointer user_data)
+{
+  schedule_refresh ();
+}
+
 static void
 on_dir_changed (GFileMonitor *monitor, GFile *file, GFile *other, GFileMonitorEvent event, gpointer user_data)
 {
-  /* Flatpak writes an instance's files one after another: look once they are all there. */
-  if (mon.rescan_id == 0)
-    mon.rescan_id = g_timeout_add (RESCAN_DELAY_MS, on_rescan, NULL);
+  schedule_refresh ();
 }
 
 static void
