@@ -97,3 +97,11 @@ def test_sandboxed_caller_gets_the_hosts_answer(portal):
     p = limentest.run_sandboxed(portal, "org.example.Browser", SANDBOX)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout.strip().splitlines()[-1]) == [True, False, INVALID]
+
+
+def test_handler_installed_later_is_seen(portal):
+    assert supported(portal, "limenlater") is False
+    install_handler(portal, "limenlater")
+    assert limentest.wait_until(lambda: supported(portal, "limenlater") is True, 10)
+    # The first handler's file was rewritten for the new scheme: the old one is gone.
+    assert limentest.wait_until(lambda: supported(portal, "limenscheme") is False, 10)
