@@ -70,6 +70,7 @@ add_executable(limen-wayland-probe wayland-client/limen-wayland-probe.c
 target_include_directories(limen-wayland-probe PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-probe PRIVATE PkgConfig::WAYLAND_CLIENT)
 limen_add_pytest(kde-screencast test_kde_screencast.py TIMEOUT 600)
+limen_add_pytest(kde-background-wayland test_kde_background_wayland.py TIMEOUT 300)
 
 # Logout inhibition: a small XSMP session manager (libSM's Sms* API) stands in for ksmserver.
 pkg_check_modules(XSMP_TEST REQUIRED IMPORTED_TARGET sm ice)

@@ -14,3 +14,5 @@ set_tests_properties(bench-requests PROPERTIES LABELS bench TIMEOUT 1200
 limen_add_pytest(integration-portal-dynamic-launcher test_portal_dynamic_launcher.py)
 limen_add_pytest(integration-portal-reference-backends test_portal_reference_backends.py)
 limen_add_pytest(integration-portal-location test_portal_location.py)
+limen_add_pytest(integration-portal-background-v2 test_portal_background_v2.py)
+limen_add_pytest(integration-portal-open-uri-v5 test_portal_open_uri_v5.py)

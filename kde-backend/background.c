@@ -1,6 +1,6 @@
-/* Limen — org.freedesktop.impl.portal.Background: GetAppState (apps with windows, from
- * the window manager), NotifyBackground (a dialog), EnableAutostart (a .desktop file in
- * ~/.config/autostart).
+/* Limen — org.freedesktop.impl.portal.Background: GetAppState (apps with windows: KWin's
+ * window list on Wayland, the X11 window list through the shim), NotifyBackground (a
+ * dialog), EnableAutostart (a .desktop file in ~/.config/autostart).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
 
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "wayland/loader.h"
 
 #define AUTOSTART_DBUS_ACTIVATABLE 1
 
@@ -83,6 +84,47 @@ on_apps_changed (void *user_data)
   limen_dbus_impl_portal_background_emit_running_applications_changed (user_data);
 }
 
+/* Plasma on Wayland: KWin's window list (org_kde_plasma_window_management), as the reference
+ * reads it. An app with several windows is as present as its most present one. FALSE when this
+ * is not a Wayland session whose compositor lists windows for us. */
+static gboolean
+wayland_app_states (GVariantBuilder *apps, LimenDbusImplPortalBackground *skeleton)
+{
+  static gboolean watching;
+  const char *display = g_getenv ("WAYLAND_DISPLAY");
+  const LimenKdeWayland *w;
+  const LimenWlWindow *windows;
+  g_autoptr(GHashTable) states = NULL;
+  GHashTableIter iter;
+  gpointer app_id, state;
+  gsize n;
+
+  if (!display || !*display || !(w = limen_kde_wayland_get (NULL)) ||
+      !(w->limen_wl_features (w->wl) & LIMEN_WL_HAS_WINDOWS))
+    return FALSE;
+  states = g_hash_table_new (g_str_hash, g_str_equal);
+  windows = w->limen_wl_windows (w->wl, &n);
+  for (gsize i = 0; i < n; i++)
+    {
+      guint s = windows[i].active ? 2 : 1;
+
+      /* A window that names no app cannot be matched to one. */
+      if (!*windows[i].app_id)
+        continue;
+      if (GPOINTER_TO_UINT (g_hash_table_lookup (states, windows[i].app_id)) < s)
+        g_hash_table_insert (states, (gpointer) windows[i].app_id, GUINT_TO_POINTER (s));
+    }
+  g_hash_table_iter_init (&iter, states);
+  while (g_hash_table_iter_next (&iter, &app_id, &state))
+    add_app_state (app_id, GPOINTER_TO_UINT (state), apps);
+  if (!watching)
+    {
+      w->limen_wl_windows_watch (w->wl, on_apps_changed, skeleton);
+      watching = TRUE;
+    }
+  return TRUE;
+}
+
 static gboolean
 on_get_app_state (LimenDbusImplPortalBackground *skeleton,
                   GDBusMethodInvocation         *invocation,
@@ -90,11 +132,11 @@ on_get_app_state (LimenDbusImplPortalBackground *skeleton,
 {
   static gboolean watching;
   GVariantBuilder apps;
-  const LimenKdeShim *shim = limen_kde_shim_get_for_dialog (NULL);
+  const LimenKdeShim *shim;
 
   g_variant_builder_init (&apps, G_VARIANT_TYPE_VARDICT);
   /* Without a display nobody has windows: every app is in the background. */
-  if (shim)
+  if (!wayland_app_states (&apps, skeleton) && (shim = limen_kde_shim_get_for_dialog (NULL)))
     {
       shim->limen_qt_app_states (add_app_state, &apps);
       /* Watch from the first question on, not from start-up: watching needs Qt, and

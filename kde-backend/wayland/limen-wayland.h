@@ -54,6 +54,7 @@ typedef struct {
   const char *title;
   const char *app_id;
   const char *icon;          /* themed icon name or "" */
+  gboolean    active;        /* it has the focus */
 } LimenWlWindow;
 
 /* Connect to $WAYLAND_DISPLAY, learn its globals and screens (waiting at most @timeout_ms
@@ -66,6 +67,9 @@ LIMEN_WL_EXPORT guint limen_wl_features (LimenWl *wl);
 LIMEN_WL_EXPORT const LimenWlOutput *limen_wl_outputs (LimenWl *wl, gsize *n_out);
 /* The windows (needs LIMEN_WL_HAS_WINDOWS); as limen_wl_outputs(). */
 LIMEN_WL_EXPORT const LimenWlWindow *limen_wl_windows (LimenWl *wl, gsize *n_out);
+/* Call @changed (coalesced) whenever a window comes, goes, or gains or loses the focus; one
+ * watcher, replaced by later calls, @changed NULL to stop. */
+LIMEN_WL_EXPORT void limen_wl_windows_watch (LimenWl *wl, void (*changed) (gpointer user_data), gpointer user_data);
 
 /* A stream started (@node_id, @error NULL) or failed (@error says why). */
 typedef void (*LimenWlStreamReady) (LimenWlStream *stream, guint32 node_id, const char *error,
@@ -130,6 +134,7 @@ enum { LIMEN_WL_TOUCH_DOWN, LIMEN_WL_TOUCH_MOTION, LIMEN_WL_TOUCH_UP };
   X (limen_wl_features)              \
   X (limen_wl_outputs)               \
   X (limen_wl_windows)               \
+  X (limen_wl_windows_watch)         \
   X (limen_wl_stream_output)         \
   X (limen_wl_stream_window)         \
   X (limen_wl_stream_virtual)        \

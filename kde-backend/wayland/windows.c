@@ -1,6 +1,7 @@
 /* Limen — the workspace's windows through org_kde_plasma_window_management, for the
- * screen-sharing picker: KWin names each window by the uuid its screencast protocol
- * streams by.
+ * screen-sharing picker (KWin names each window by the uuid its screencast protocol
+ * streams by) and for Background.GetAppState (which apps have windows, which one is
+ * active).
  *
  * The window interface has thirty-odd events of which the picker needs four; a generic
  * dispatcher takes them by name and ignores the rest, instead of thirty empty handlers.
@@ -18,6 +19,7 @@ typedef struct {
   char                    *uuid, *title, *app_id, *icon;
   guint32                  pid;
   gboolean                 ready;   /* initial_state came */
+  gboolean                 active;
 } WindowState;
 
 static void
@@ -41,24 +43,62 @@ replace (char **field, const char *value)
   *field = g_utf8_make_valid (value ? value : "", MIN (strlen (value ? value : ""), 512));
 }
 
+static gboolean
+emit_windows_changed (gpointer data)
+{
+  LimenWl *wl = data;
+
+  wl->windows_changed_id = 0;
+  if (wl->windows_changed)
+    wl->windows_changed (wl->windows_changed_data);
+  return G_SOURCE_REMOVE;
+}
+
+/* Windows come and go in bursts (an app maps several): one report per burst. */
+static void
+windows_changed (LimenWl *wl)
+{
+  if (wl->windows_changed && wl->windows_changed_id == 0)
+    wl->windows_changed_id = g_timeout_add (200, emit_windows_changed, wl);
+}
+
 static int
 window_dispatch (const void *impl, void *target, uint32_t opcode, const struct wl_message *message,
                  union wl_argument *args)
 {
   WindowState *w = wl_proxy_get_user_data (target);
+  LimenWl *wl = w->wl;
 
   if (g_str_equal (message->name, "title_changed"))
     replace (&w->title, args[0].s);
   else if (g_str_equal (message->name, "app_id_changed"))
-    replace (&w->app_id, args[0].s);
+    {
+      replace (&w->app_id, args[0].s);
+      if (w->ready)
+        windows_changed (wl);
+    }
   else if (g_str_equal (message->name, "themed_icon_name_changed"))
     replace (&w->icon, args[0].s);
   else if (g_str_equal (message->name, "pid_changed"))
     w->pid = args[0].u;
+  else if (g_str_equal (message->name, "state_changed"))
+    {
+      gboolean active = (args[0].u & ORG_KDE_PLASMA_WINDOW_MANAGEMENT_STATE_ACTIVE) != 0;
+
+      if (active != w->active && w->ready)
+        windows_changed (wl);
+      w->active = active;
+    }
   else if (g_str_equal (message->name, "initial_state"))
-    w->ready = TRUE;
+    {
+      w->ready = TRUE;
+      windows_changed (wl);
+    }
   else if (g_str_equal (message->name, "unmapped"))
-    g_ptr_array_remove (w->wl->windows, w);
+    {
+      g_ptr_array_remove (wl->windows, w);
+      windows_changed (wl);
+    }
   return 0;
 }
 
@@ -104,7 +144,8 @@ limen_wl_windows (LimenWl *wl, gsize *n_out)
   for (guint i = 0; i < wl->windows->len; i++)
     {
       WindowState *s = g_ptr_array_index (wl->windows, i);
-      LimenWlWindow w = { s->uuid, s->title ? s->title : "", s->app_id ? s->app_id : "", s->icon ? s->icon : "" };
+      LimenWlWindow w = { s->uuid, s->title ? s->title : "", s->app_id ? s->app_id : "", s->icon ? s->icon : "",
+                          s->active };
 
       /* Our own dialogs (the picker itself) are not offered. */
       if (!s->ready || s->pid == (guint32) getpid ())
@@ -113,4 +154,11 @@ limen_wl_windows (LimenWl *wl, gsize *n_out)
     }
   *n_out = wl->window_view->len;
   return (const LimenWlWindow *) wl->window_view->data;
+}
+
+void
+limen_wl_windows_watch (LimenWl *wl, void (*changed) (gpointer user_data), gpointer user_data)
+{
+  wl->windows_changed = changed;
+  wl->windows_changed_data = user_data;
 }

@@ -33,6 +33,9 @@ struct _LimenWl {
   struct wl_proxy                      *window_management;
   GPtrArray                            *windows;       /* windows.c */
   GArray                               *window_view;
+  void                                (*windows_changed) (gpointer user_data);
+  gpointer                              windows_changed_data;
+  guint                                 windows_changed_id;  /* a report is due */
   struct wl_keyboard                   *keyboard;      /* keymap.c: only for its keymap */
   struct xkb_context                   *xkb;
   struct xkb_keymap                    *keymap;

@@ -1,5 +1,7 @@
 """Mock org.freedesktop.impl.portal.Background (see portalmock.py for the controls).
-EnableAutostart records its arguments and answers true."""
+EnableAutostart records its arguments and answers true. GetAppState answers what the control
+method SetAppState (a{sv}, b) set last (nothing: no app has windows); with b true that also
+emits RunningApplicationsChanged."""
 import os
 import sys
 
@@ -16,11 +18,18 @@ SYSTEM_BUS = False
 
 def load(mock, parameters):
     portalmock.setup(mock, parameters)
+    mock.limen_app_states = {}
+    mock.AddMethods(portalmock.CONTROL_IFACE, [
+        ("SetAppState", "a{sv}b", "",
+         "self.limen_app_states = dict(args[0])\n"
+         "if args[1]:\n"
+         "    self.EmitSignal('%s', 'RunningApplicationsChanged', '', [])" % MAIN_IFACE),
+    ])
 
 
 @dbus.service.method(MAIN_IFACE, in_signature="", out_signature="a{sv}")
 def GetAppState(self):
-    return dbus.Dictionary({}, signature="sv")
+    return dbus.Dictionary(getattr(self, "limen_app_states", {}), signature="sv")
 
 
 @dbus.service.method(MAIN_IFACE, in_signature="oss", out_signature="ua{sv}", async_callbacks=("ok", "err"))

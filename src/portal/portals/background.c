@@ -3,7 +3,9 @@
  * Running in the background is a standing grant kept in the permission store, given on
  * first use as the reference does ("yes" is recorded; the backend's notification tells the
  * person). A stored "no" refuses (Response 1), a stored "ask" asks every time. Autostart is
- * written by the frontend itself (autostart.c): the backend's EnableAutostart is deprecated. */
+ * written by the frontend itself (autostart.c): the backend's EnableAutostart is deprecated.
+ * SetStatus keeps a sandboxed instance's status line for the background monitor
+ * (background-monitor.c). */
 #include "portal.h"
 
 #include <glib/gi18n.h>
@@ -12,6 +14,7 @@
 #include "access.h"
 #include "autostart.h"
 #include "backend.h"
+#include "background-monitor.h"
 #include "driver.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Background"
@@ -111,11 +114,76 @@ static const LimenDriverMethod background_methods[] = {
   { NULL }
 };
 
-/* RequestBackground: permission (store, then the Access dialog) and autostart through the backend. */
+/* A status line for a list: upstream's limit, counted in characters. */
+static gboolean
+validate_message (const LimenOption *o, GVariant *v, GError **error)
+{
+  const char *message = g_variant_get_string (v, NULL);
+
+  if (!g_utf8_validate (message, -1, NULL))
+    {
+      limen_option_set_error (error, o->key, "not valid UTF-8");
+      return FALSE;
+    }
+  if (g_utf8_strlen (message, -1) > (glong) o->max)
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                   "Invalid value for option message: longer than %zu characters", o->max);
+      return FALSE;
+    }
+  if (strpbrk (message, "\n\r"))
+    {
+      limen_option_set_error (error, o->key, "a status message is one line, without newlines");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static const LimenOption set_status_options[] = {
+  { "message", "s", validate_message, 96 },
+  { NULL }
+};
+
+/* SetStatus (version 2): answered at once, in-process; the line shows in the monitor's list. */
+static gboolean
+handle_set_status (LimenDbusPortalBackground *object, GDBusMethodInvocation *invocation,
+                   GVariant *options, gpointer user_data)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GVariant) checked = NULL;
+  const char *message = NULL;
+  LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+
+  /* As the reference: the status of a host app is not ours to list. */
+  if (limen_app_info_is_host (info))
+    {
+      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                     "Only sandboxed applications can set background status");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (!limen_options_filter (options, &filtered, &error, set_status_options, NULL))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  checked = g_variant_ref_sink (g_variant_builder_end (&filtered));
+  g_variant_lookup (checked, "message", "&s", &message);
+  limen_background_monitor_set_status (info, message, invocation);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* RequestBackground: permission (store, then the Access dialog) and autostart through the
+ * backend; SetStatus and the org.freedesktop.background.Monitor listing (version 2). */
 GDBusInterfaceSkeleton *
 limen_background_new (LimenPortalContext *context)
 {
+  GDBusInterfaceSkeleton *skeleton;
+
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  return limen_driver_offer (context, limen_dbus_portal_background_skeleton_new (), 1, background_methods);
+  skeleton = limen_driver_offer (context, limen_dbus_portal_background_skeleton_new (), 2, background_methods);
+  g_signal_connect (skeleton, "handle-set-status", G_CALLBACK (handle_set_status), NULL);
+  limen_background_monitor_start (context, IMPL_IFACE);
+  return skeleton;
 }

@@ -23,6 +23,7 @@
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.AppChooser"
 #define URI_MAX 16384
+#define SCHEME_MAX 255
 #define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
 #define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 #define USED_APPS_TABLE "desktop-used-apps"
@@ -584,12 +585,56 @@ static const LimenDriverMethod open_uri_methods[] = {
   { NULL }
 };
 
+/* RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ); longer than any scheme in use
+ * (reverse-DNS OAuth redirect schemes reach about 80). */
+static gboolean
+scheme_is_valid (const char *scheme)
+{
+  gsize len = strlen (scheme);
+
+  if (len == 0 || len > SCHEME_MAX || !g_ascii_isalpha (scheme[0]))
+    return FALSE;
+  for (gsize i = 1; i < len; i++)
+    if (!g_ascii_isalnum (scheme[i]) && !strchr ("+-.", scheme[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* SchemeSupported: answered at once from the host's own handlers of x-scheme-handler/SCHEME
+ * (its default, else any app that lists the type), as the reference answers; no backend. */
+static gboolean
+handle_scheme_supported (LimenDbusPortalOpenURI *object, GDBusMethodInvocation *invocation,
+                         const char *scheme, GVariant *options, gpointer user_data)
+{
+  g_autofree char *lower = NULL;
+  g_autoptr(GAppInfo) handler = NULL;
+
+  if (!scheme_is_valid (scheme))
+    {
+      g_dbus_method_invocation_return_error (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                             "Invalid scheme: it must be a letter followed by at most %d "
+                                             "letters, digits, '+', '-' or '.'", SCHEME_MAX - 1);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  /* Schemes are case-insensitive; handlers are registered under the lower-case form. */
+  lower = g_ascii_strdown (scheme, -1);
+  handler = g_app_info_get_default_for_uri_scheme (lower);
+  g_debug ("SchemeSupported(%s): %s", lower, handler ? g_app_info_get_id (handler) : "no handler");
+  limen_dbus_portal_open_uri_complete_scheme_supported (object, invocation, handler != NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
 /* OpenURI, OpenFile, OpenDirectory: the AppChooser backend picks among the handlers of the
- * content type, the frontend launches the choice. */
+ * content type, the frontend launches the choice. SchemeSupported (version 5) answers from the
+ * host's handlers. */
 GDBusInterfaceSkeleton *
 limen_open_uri_new (LimenPortalContext *context)
 {
+  GDBusInterfaceSkeleton *skeleton;
+
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
-  return limen_driver_offer (context, limen_dbus_portal_open_uri_skeleton_new (), 4, open_uri_methods);
+  skeleton = limen_driver_offer (context, limen_dbus_portal_open_uri_skeleton_new (), 5, open_uri_methods);
+  g_signal_connect (skeleton, "handle-scheme-supported", G_CALLBACK (handle_scheme_supported), NULL);
+  return skeleton;
 }
