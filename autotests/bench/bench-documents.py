@@ -8,6 +8,9 @@ about speed (that is the reader's job).
   LIMEN_BENCH_ONLY     comma-separated groups to run (default all): warm, cold, write,
                        stat, open, add, full, readdir, ps
 
+Writes and open+close are measured with both stacks mounted at once, in alternating rounds
+(see paired()); the other groups run one stack after the other.
+
 Reads are measured warm (the file is in the page cache: for the mount, the FUSE inode's
 own cache, which limen keeps across opens while the file is unchanged) and cold (all
 caches dropped, so every byte comes from the disk and, through the mount, through the
@@ -42,6 +45,8 @@ N_FULL = 1000 if QUICK else 10000
 N_READDIR = 50 if QUICK else 200
 N_APPS = 20000
 READ_REPS = 3
+WRITE_REPS = 5
+OPEN_ROUNDS = 10
 PS_REPS = 3
 APP = "org.example.Bench"
 CHUNK = 1 << 20
@@ -238,13 +243,8 @@ def run(which):
         if nat:
             r["native read MB/s (cold)"] = median(nat)
             r["mount read MB/s (cold)"] = median(mnt)
-        if want("write"):
-            r["native write MB/s"] = seq_write(big, MB)
-            r["mount write MB/s"] = seq_write(via, MB)
         if want("stat"):
             r["stat/s"] = timed_loop(lambda: os.stat(via), N_STAT)
-        if want("open"):
-            r["open+close/s"] = timed_loop(lambda: os.close(os.open(via, os.O_RDONLY)), N_OPEN)
         if not (want("add") or want("full") or want("readdir") or want("ps")):
             return r
 
@@ -338,9 +338,78 @@ def run(which):
     return r
 
 
+def cpu_seconds(pids):
+    """CPU time of this process and of @pids (all their threads, also ended ones)."""
+    total = time.process_time()
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def paired():
+    """Writes and open+close with both stacks running at once, in alternating rounds
+    (native, limen, reference), each figure the median of its rounds: on a shared machine
+    the load changes within seconds, and a ratio of two runs minutes apart would show it."""
+    stacks, ours, ref = {}, {}, {}
+    try:
+        for which in ("limen", "reference"):
+            bus = limentest.Bus()
+            stacks[which] = bus
+            pids = start(bus, which)
+            work = os.path.join(bus.root, "work")
+            os.makedirs(work)
+            big = os.path.join(work, "big.bin")
+            with open(big, "wb") as f:
+                f.truncate(MB * CHUNK)
+            doc = dh.add(bus, big)
+            dh.docs(bus, "GrantPermissions", (doc, APP, ["read", "write"]), "(ssas)")
+            stacks[which] = (bus, big, f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/big.bin", pids)
+        lim, rf = stacks["limen"], stacks["reference"]
+        if want("write"):
+            nat, a, b = [], [], []
+            cpu = {"native": 0.0, "limen": 0.0, "reference": 0.0}
+            for _ in range(WRITE_REPS):
+                for key, path, pids, out in (("native", lim[1], [], nat), ("limen", lim[2], lim[3], a),
+                                             ("reference", rf[2], rf[3], b)):
+                    c = cpu_seconds(pids)
+                    out.append(seq_write(path, MB))
+                    cpu[key] += cpu_seconds(pids) - c
+            ours["native write MB/s"] = ref["native write MB/s"] = median(nat)
+            ours["mount write MB/s"], ref["mount write MB/s"] = median(a), median(b)
+            # Ratios within a round cancel the load drifting between rounds.
+            ours["write / native, per round"] = median([x / n for x, n in zip(a, nat)])
+            ref["write / native, per round"] = median([x / n for x, n in zip(b, nat)])
+            # CPU spent per GiB by the writer and the daemon(s): what the load cannot change.
+            gib = WRITE_REPS * MB / 1024
+            ours["write CPU s/GiB, native"] = ref["write CPU s/GiB, native"] = cpu["native"] / gib
+            ours["write CPU s/GiB (writer + daemon)"] = cpu["limen"] / gib
+            ref["write CPU s/GiB (writer + daemon)"] = cpu["reference"] / gib
+        if want("open"):
+            a, b = [], []
+            cpu = {"limen": 0.0, "reference": 0.0}
+            for _ in range(OPEN_ROUNDS):
+                for key, st, out in (("limen", lim, a), ("reference", rf, b)):
+                    c = cpu_seconds(st[3])
+                    out.append(timed_loop(lambda: os.close(os.open(st[2], os.O_RDONLY)), N_OPEN // OPEN_ROUNDS))
+                    cpu[key] += cpu_seconds(st[3]) - c
+            ours["open+close/s"], ref["open+close/s"] = median(a), median(b)
+            # CPU per open+close, the opener's and the daemon's: what the load cannot change.
+            ours["open+close CPU µs (opener + daemon)"] = cpu["limen"] / N_OPEN * 1e6
+            ref["open+close CPU µs (opener + daemon)"] = cpu["reference"] / N_OPEN * 1e6
+            ours["open+close advantage, per round"] = median([x / y for x, y in zip(a, b)])
+    finally:
+        for st in stacks.values():
+            (st[0] if isinstance(st, tuple) else st).close()
+    return ours, ref
+
+
 def main():
-    ours = run("limen")
-    ref = run("reference")
+    ours, ref = paired() if want("write") or want("open") else ({}, {})
+    if not ONLY or ONLY - {"write", "open"}:
+        for d, which in ((ours, "limen"), (ref, "reference")):
+            d.update(run(which))
     print(f"\nlimen-documents vs xdg-document-portal 1.16 + xdg-permission-store ({MB} MiB file)")
     print("(advantage: how many times better limen is, > 1 = limen faster or smaller)")
     print(f"{'measure':48} {'limen':>14} {'reference':>14} {'advantage':>9}")
@@ -351,10 +420,11 @@ def main():
             rk = next((x for x in ref if re.sub(r"\d+", "N", x) == re.sub(r"\d+", "N", k)), None)
         a, b = ours[k], ref.get(rk) if rk else None
         ratio = ""
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b and "floor" not in k:
-            lower_is_better = k.endswith(" s") or k.endswith(" ms") or "KiB" in k
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b and "floor" not in k \
+                and "per round" not in k:
+            lower_is_better = k.endswith(" s") or k.endswith(" ms") or "KiB" in k or "CPU" in k
             ratio = f"{(b / a if lower_is_better else a / b):.2f}"
-        fmt = "{:.3f}" if k.endswith(" s") else "{:.1f}"
+        fmt = "{:.3f}" if k.endswith(" s") or "per round" in k else "{:.1f}"
         fa = fmt.format(a) if isinstance(a, float) else str(a)
         fb = fmt.format(b) if isinstance(b, float) else str(b)
         print(f"{k:48} {fa:>14} {fb:>14} {ratio:>9}")
