@@ -404,6 +404,8 @@ def paired():
                 f.truncate(MB * CHUNK)
             doc = dh.add(bus, big)
             dh.docs(bus, "GrantPermissions", (doc, APP, ["read", "write"]), "(ssas)")
+            for i in range(20 if want("readdir") else 0):
+                dh.docs(bus, "GrantPermissions", (doc, f"org.example.Other{i}", ["read"]), "(ssas)")
             stacks[which] = (bus, big, f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/big.bin", pids)
         lim, rf = stacks["limen"], stacks["reference"]
         if want("write"):
@@ -451,6 +453,19 @@ def paired():
                 a, b = rates
                 ours["open+close, app's own view/s"], ref["open+close, app's own view/s"] = median(a), median(b)
                 ours["open+close, app's own view: advantage, per round"] = median([x / y for x, y in zip(a, b)])
+        if want("readdir"):
+            # The listings with both stacks mounted (one document, 21 apps); run() lists
+            # 10,001 documents, one stack after the other.
+            for label, where in (("by-app/ (21 apps)", lambda st: os.path.dirname(os.path.dirname(
+                                     os.path.dirname(st[2])))),
+                                 ("by-app/APP/DOCID", lambda st: os.path.dirname(st[2]))):
+                a, b = [], []
+                for _ in range(OPEN_ROUNDS):
+                    for st, out in ((lim, a), (rf, b)):
+                        d = where(st)
+                        out.append(timed_loop(lambda: os.listdir(d), N_READDIR))
+                ours[f"readdir {label}, paired/s"], ref[f"readdir {label}, paired/s"] = median(a), median(b)
+                ours[f"readdir {label}: advantage, per round"] = median([x / y for x, y in zip(a, b)])
     finally:
         for st in stacks.values():
             (st[0] if isinstance(st, tuple) else st).close()
@@ -458,7 +473,7 @@ def paired():
 
 
 def main():
-    ours, ref = paired() if want("write") or want("open") else ({}, {})
+    ours, ref = paired() if want("write") or want("open") or want("readdir") else ({}, {})
     if not ONLY or ONLY - {"write", "open"}:
         for d, which in ((ours, "limen"), (ref, "reference")):
             d.update(run(which))
