@@ -357,8 +357,40 @@ for _ in range(rounds):
         for _ in range(n):
             os.close(os.open(p, os.O_RDONLY))
         rates[i].append(n / (time.monotonic() - t))
-print(json.dumps(rates))
+single = [[], []]
+for k in range(n * rounds):
+    for i in ((0, 1) if k % 2 else (1, 0)):
+        t = time.perf_counter_ns()
+        os.close(os.open(paths[i], os.O_RDONLY))
+        single[i].append((time.perf_counter_ns() - t) / 1000)
+print(json.dumps([rates, single]))
 """
+
+
+def single_calls_us(paths, n):
+    """Microseconds of each of @n open+close calls per path, the paths taking turns call by
+    call (in both orders). Their low percentiles are what a call costs when nothing else
+    runs: on a loaded machine the throughput of a loop mostly measures the scheduler."""
+    out = [[] for _ in paths]
+    for k in range(n):
+        order = range(len(paths)) if k % 2 else reversed(range(len(paths)))
+        for i in order:
+            t = time.perf_counter_ns()
+            os.close(os.open(paths[i], os.O_RDONLY))
+            out[i].append((time.perf_counter_ns() - t) / 1000)
+    return out
+
+
+def percentile(values, q):
+    v = sorted(values)
+    return v[len(v) * q // 100]
+
+
+def put_single_calls(ours, ref, label, single):
+    """The p10 and median of single calls (see single_calls_us) as figures."""
+    for q, name in ((10, "p10"), (50, "median")):
+        ours[f"{label} µs, {name} of single calls"] = percentile(single[0], q)
+        ref[f"{label} µs, {name} of single calls"] = percentile(single[1], q)
 
 
 def app_view_open_rates(stacks):
@@ -446,13 +478,15 @@ def paired():
             ours["open+close CPU µs (opener + daemon)"] = cpu["limen"] / N_OPEN * 1e6
             ref["open+close CPU µs (opener + daemon)"] = cpu["reference"] / N_OPEN * 1e6
             ours["open+close advantage, per round"] = median([x / y for x, y in zip(a, b)])
-            rates = app_view_open_rates(stacks)
-            if isinstance(rates, str):
-                ours["open+close, app's own view/s"] = rates
+            put_single_calls(ours, ref, "open+close", single_calls_us([lim[2], rf[2]], N_OPEN))
+            got = app_view_open_rates(stacks)
+            if isinstance(got, str):
+                ours["open+close, app's own view/s"] = got
             else:
-                a, b = rates
+                (a, b), single = got
                 ours["open+close, app's own view/s"], ref["open+close, app's own view/s"] = median(a), median(b)
                 ours["open+close, app's own view: advantage, per round"] = median([x / y for x, y in zip(a, b)])
+                put_single_calls(ours, ref, "open+close, app's own view", single)
         if want("readdir"):
             # The listings with both stacks mounted (one document, 21 apps); run() lists
             # 10,001 documents, one stack after the other.
@@ -489,7 +523,7 @@ def main():
         ratio = ""
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b and "floor" not in k \
                 and "per round" not in k:
-            lower_is_better = k.endswith(" s") or k.endswith(" ms") or "KiB" in k or "CPU" in k
+            lower_is_better = k.endswith(" s") or k.endswith(" ms") or "KiB" in k or "CPU" in k or "µs" in k
             ratio = f"{(b / a if lower_is_better else a / b):.2f}"
         fmt = "{:.3f}" if k.endswith(" s") or "per round" in k else "{:.1f}"
         fa = fmt.format(a) if isinstance(a, float) else str(a)
