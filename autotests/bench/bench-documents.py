@@ -500,14 +500,40 @@ def paired():
                         out.append(timed_loop(lambda: os.listdir(d), N_READDIR))
                 ours[f"readdir {label}, paired/s"], ref[f"readdir {label}, paired/s"] = median(a), median(b)
                 ours[f"readdir {label}: advantage, per round"] = median([x / y for x, y in zip(a, b)])
+        if want("add") and os.path.exists(STORE_CLIENT):
+            paired_adds(lim, rf, ours, ref)
     finally:
         for st in stacks.values():
             (st[0] if isinstance(st, tuple) else st).close()
     return ours, ref
 
 
+def paired_adds(lim, rf, ours, ref):
+    """Add calls (store-client, one after another) to both stacks in alternating rounds."""
+    per = N_ADD // OPEN_ROUNDS
+    files = {}
+    for which, st in (("limen", lim), ("reference", rf)):
+        d = os.path.join(os.path.dirname(st[1]), "adds")
+        os.makedirs(d)
+        files[which] = []
+        for i in range(per * OPEN_ROUNDS):
+            files[which].append(os.path.join(d, f"f{i}"))
+            with open(files[which][-1], "w") as f:
+                f.write("x")
+    a, b = [], []
+    for r in range(OPEN_ROUNDS):
+        for which, st, out in (("limen", lim, a), ("reference", rf, b)):
+            out.append(lean_add(st[0], files[which][r * per:(r + 1) * per]))
+    if not all(isinstance(x, float) for x in a + b):
+        ours["Add, sd-bus client, paired"] = next(x for x in a + b if not isinstance(x, float))
+        return
+    ours["Add per call, sd-bus client, paired ms"] = median(a) / per * 1000
+    ref["Add per call, sd-bus client, paired ms"] = median(b) / per * 1000
+    ours["Add, sd-bus client, paired: advantage, per round"] = median([y / x for x, y in zip(a, b)])
+
+
 def main():
-    ours, ref = paired() if want("write") or want("open") or want("readdir") else ({}, {})
+    ours, ref = paired() if ONLY & {"write", "open", "readdir", "add"} or not ONLY else ({}, {})
     if not ONLY or ONLY - {"write", "open"}:
         for d, which in ((ours, "limen"), (ref, "reference")):
             d.update(run(which))
