@@ -377,6 +377,14 @@ limen_fuse_finish_open (LimenFuse *fs, fuse_req_t req, Node *node, int fd, struc
   h->node = node; /* keeps the caller's reference */
   h->fd = fd;
   fi->fh = (uintptr_t) h;
+  /* A write-only handle bypasses the kernel's page cache. Its writes then skip the copy
+   * into the cache and the kernel's per-write GETXATTR of security.capability (asked
+   * on the cached path to decide whether to clear privileges), and still reach
+   * op_write one by one, where the rights are checked. It can neither be read nor
+   * mmapped, so nothing that needs the cache is lost; the kernel drops cached pages of
+   * the range each direct write covers, so readers never see stale data. */
+  if ((fi->flags & O_ACCMODE) == O_WRONLY)
+    fi->direct_io = 1;
   /* Keep the page cache only while the file is unchanged since the last open. */
   if (fstat (fd, &st) == 0)
     {

@@ -8,6 +8,9 @@ about speed (that is the reader's job).
   LIMEN_BENCH_ONLY     comma-separated groups to run (default all): warm, cold, write,
                        stat, open, add, full, readdir, ps
 
+Writes and open+close are measured with both stacks mounted at once, in alternating rounds
+(see paired()); the other groups run one stack after the other.
+
 Reads are measured warm (the file is in the page cache: for the mount, the FUSE inode's
 own cache, which limen keeps across opens while the file is unchanged) and cold (all
 caches dropped, so every byte comes from the disk and, through the mount, through the
@@ -20,6 +23,7 @@ clients), which itself spends ~10 ms writing and ~25 ms reading 20,000 apps, and
 store-client (sd-bus, reads in place), so what the store and the bus cost shows on its own;
 Add and AddFull are timed with both clients too (Python's GDBus costs ~0.3 ms of CPU per call)."""
 
+import json
 import os
 import re
 import subprocess
@@ -42,6 +46,8 @@ N_FULL = 1000 if QUICK else 10000
 N_READDIR = 50 if QUICK else 200
 N_APPS = 20000
 READ_REPS = 3
+WRITE_REPS = 5
+OPEN_ROUNDS = 10
 PS_REPS = 3
 APP = "org.example.Bench"
 CHUNK = 1 << 20
@@ -102,9 +108,9 @@ def seq_read(path):
     return n / dt / 1e6
 
 
-def seq_write(path, mb):
+def seq_write(path, mb, mode=os.O_WRONLY):
     buf = b"\xa5" * CHUNK
-    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    fd = os.open(path, mode | os.O_TRUNC)
     t = time.monotonic()
     for _ in range(mb):
         os.write(fd, buf)
@@ -238,13 +244,8 @@ def run(which):
         if nat:
             r["native read MB/s (cold)"] = median(nat)
             r["mount read MB/s (cold)"] = median(mnt)
-        if want("write"):
-            r["native write MB/s"] = seq_write(big, MB)
-            r["mount write MB/s"] = seq_write(via, MB)
         if want("stat"):
             r["stat/s"] = timed_loop(lambda: os.stat(via), N_STAT)
-        if want("open"):
-            r["open+close/s"] = timed_loop(lambda: os.close(os.open(via, os.O_RDONLY)), N_OPEN)
         if not (want("add") or want("full") or want("readdir") or want("ps")):
             return r
 
@@ -338,9 +339,206 @@ def run(which):
     return r
 
 
+# An app's own open+close as Flatpak sets it up: by-app/APP bind-mounted over the app's
+# /run/user/UID/doc, so its path walks start below the gate. Run in a private mount
+# namespace (the binds vanish with it); prints the per-round rates of both views.
+APP_VIEW_CHILD = r"""
+import json, os, subprocess, sys, tempfile, time
+views, names, n, rounds = json.loads(sys.argv[1])
+paths = []
+for view, name in zip(views, names):
+    d = tempfile.mkdtemp()
+    subprocess.run(["mount", "--bind", view, d], check=True)
+    paths.append(os.path.join(d, name))
+rates = [[], []]
+for _ in range(rounds):
+    for i, p in enumerate(paths):
+        t = time.monotonic()
+        for _ in range(n):
+            os.close(os.open(p, os.O_RDONLY))
+        rates[i].append(n / (time.monotonic() - t))
+single = [[], []]
+for k in range(n * rounds):
+    for i in ((0, 1) if k % 2 else (1, 0)):
+        t = time.perf_counter_ns()
+        os.close(os.open(paths[i], os.O_RDONLY))
+        single[i].append((time.perf_counter_ns() - t) / 1000)
+print(json.dumps([rates, single]))
+"""
+
+
+def single_calls_us(paths, n):
+    """Microseconds of each of @n open+close calls per path, the paths taking turns call by
+    call (in both orders). Their low percentiles are what a call costs when nothing else
+    runs: on a loaded machine the throughput of a loop mostly measures the scheduler."""
+    out = [[] for _ in paths]
+    for k in range(n):
+        order = range(len(paths)) if k % 2 else reversed(range(len(paths)))
+        for i in order:
+            t = time.perf_counter_ns()
+            os.close(os.open(paths[i], os.O_RDONLY))
+            out[i].append((time.perf_counter_ns() - t) / 1000)
+    return out
+
+
+def percentile(values, q):
+    v = sorted(values)
+    return v[len(v) * q // 100]
+
+
+def put_single_calls(ours, ref, label, single):
+    """The p10 and median of single calls (see single_calls_us) as figures."""
+    for q, name in ((10, "p10"), (50, "median")):
+        ours[f"{label} µs, {name} of single calls"] = percentile(single[0], q)
+        ref[f"{label} µs, {name} of single calls"] = percentile(single[1], q)
+
+
+def app_view_open_rates(stacks):
+    """Per-round open+close rates of limen's and the reference's app view (see
+    APP_VIEW_CHILD), or a string saying why they could not be measured."""
+    views, names = [], []
+    for which in ("limen", "reference"):
+        via = stacks[which][2]
+        views.append(os.path.dirname(os.path.dirname(via)))
+        names.append(os.path.relpath(via, views[-1]))
+    out = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, "-c", APP_VIEW_CHILD,
+                          json.dumps([views, names, N_OPEN // OPEN_ROUNDS, OPEN_ROUNDS])],
+                         capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        return "needs a mount namespace: " + out.stderr.strip()[-60:]
+    return json.loads(out.stdout)
+
+
+def cpu_seconds(pids):
+    """CPU time of this process and of @pids (all their threads, also ended ones)."""
+    total = time.process_time()
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def paired():
+    """Writes and open+close with both stacks running at once, in alternating rounds
+    (native, limen, reference), each figure the median of its rounds: on a shared machine
+    the load changes within seconds, and a ratio of two runs minutes apart would show it."""
+    stacks, ours, ref = {}, {}, {}
+    try:
+        for which in ("limen", "reference"):
+            bus = limentest.Bus()
+            stacks[which] = bus
+            pids = start(bus, which)
+            work = os.path.join(bus.root, "work")
+            os.makedirs(work)
+            big = os.path.join(work, "big.bin")
+            with open(big, "wb") as f:
+                f.truncate(MB * CHUNK)
+            doc = dh.add(bus, big)
+            dh.docs(bus, "GrantPermissions", (doc, APP, ["read", "write"]), "(ssas)")
+            for i in range(20 if want("readdir") else 0):
+                dh.docs(bus, "GrantPermissions", (doc, f"org.example.Other{i}", ["read"]), "(ssas)")
+            stacks[which] = (bus, big, f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/big.bin", pids)
+        lim, rf = stacks["limen"], stacks["reference"]
+        if want("write"):
+            nat, a, b, a_rw, b_rw = [], [], [], [], []
+            cpu = {"native": 0.0, "limen": 0.0, "reference": 0.0}
+            for _ in range(WRITE_REPS):
+                for key, path, pids, out in (("native", lim[1], [], nat), ("limen", lim[2], lim[3], a),
+                                             ("reference", rf[2], rf[3], b)):
+                    c = cpu_seconds(pids)
+                    out.append(seq_write(path, MB))
+                    cpu[key] += cpu_seconds(pids) - c
+            # Read-write handles (QSaveFile's temporary file is one) write through the page
+            # cache; in rounds of their own, so that each write follows one of its kind.
+            for _ in range(WRITE_REPS):
+                a_rw.append(seq_write(lim[2], MB, os.O_RDWR))
+                b_rw.append(seq_write(rf[2], MB, os.O_RDWR))
+            ours["native write MB/s"] = ref["native write MB/s"] = median(nat)
+            ours["mount write MB/s"], ref["mount write MB/s"] = median(a), median(b)
+            ours["mount write MB/s, O_RDWR"], ref["mount write MB/s, O_RDWR"] = median(a_rw), median(b_rw)
+            # Ratios within a round cancel the load drifting between rounds.
+            ours["write / native, per round"] = median([x / n for x, n in zip(a, nat)])
+            ref["write / native, per round"] = median([x / n for x, n in zip(b, nat)])
+            ours["write O_RDWR / native, per round"] = median([x / n for x, n in zip(a_rw, nat)])
+            ref["write O_RDWR / native, per round"] = median([x / n for x, n in zip(b_rw, nat)])
+            # CPU spent per GiB by the writer and the daemon(s): what the load cannot change.
+            gib = WRITE_REPS * MB / 1024
+            ours["write CPU s/GiB, native"] = ref["write CPU s/GiB, native"] = cpu["native"] / gib
+            ours["write CPU s/GiB (writer + daemon)"] = cpu["limen"] / gib
+            ref["write CPU s/GiB (writer + daemon)"] = cpu["reference"] / gib
+        if want("open"):
+            a, b = [], []
+            cpu = {"limen": 0.0, "reference": 0.0}
+            for _ in range(OPEN_ROUNDS):
+                for key, st, out in (("limen", lim, a), ("reference", rf, b)):
+                    c = cpu_seconds(st[3])
+                    out.append(timed_loop(lambda: os.close(os.open(st[2], os.O_RDONLY)), N_OPEN // OPEN_ROUNDS))
+                    cpu[key] += cpu_seconds(st[3]) - c
+            ours["open+close/s"], ref["open+close/s"] = median(a), median(b)
+            # CPU per open+close, the opener's and the daemon's: what the load cannot change.
+            ours["open+close CPU µs (opener + daemon)"] = cpu["limen"] / N_OPEN * 1e6
+            ref["open+close CPU µs (opener + daemon)"] = cpu["reference"] / N_OPEN * 1e6
+            ours["open+close advantage, per round"] = median([x / y for x, y in zip(a, b)])
+            put_single_calls(ours, ref, "open+close", single_calls_us([lim[2], rf[2]], N_OPEN))
+            got = app_view_open_rates(stacks)
+            if isinstance(got, str):
+                ours["open+close, app's own view/s"] = got
+            else:
+                (a, b), single = got
+                ours["open+close, app's own view/s"], ref["open+close, app's own view/s"] = median(a), median(b)
+                ours["open+close, app's own view: advantage, per round"] = median([x / y for x, y in zip(a, b)])
+                put_single_calls(ours, ref, "open+close, app's own view", single)
+        if want("readdir"):
+            # The listings with both stacks mounted (one document, 21 apps); run() lists
+            # 10,001 documents, one stack after the other.
+            for label, where in (("by-app/ (21 apps)", lambda st: os.path.dirname(os.path.dirname(
+                                     os.path.dirname(st[2])))),
+                                 ("by-app/APP/DOCID", lambda st: os.path.dirname(st[2]))):
+                a, b = [], []
+                for _ in range(OPEN_ROUNDS):
+                    for st, out in ((lim, a), (rf, b)):
+                        d = where(st)
+                        out.append(timed_loop(lambda: os.listdir(d), N_READDIR))
+                ours[f"readdir {label}, paired/s"], ref[f"readdir {label}, paired/s"] = median(a), median(b)
+                ours[f"readdir {label}: advantage, per round"] = median([x / y for x, y in zip(a, b)])
+        if want("add") and os.path.exists(STORE_CLIENT):
+            paired_adds(lim, rf, ours, ref)
+    finally:
+        for st in stacks.values():
+            (st[0] if isinstance(st, tuple) else st).close()
+    return ours, ref
+
+
+def paired_adds(lim, rf, ours, ref):
+    """Add calls (store-client, one after another) to both stacks in alternating rounds."""
+    per = N_ADD // OPEN_ROUNDS
+    files = {}
+    for which, st in (("limen", lim), ("reference", rf)):
+        d = os.path.join(os.path.dirname(st[1]), "adds")
+        os.makedirs(d)
+        files[which] = []
+        for i in range(per * OPEN_ROUNDS):
+            files[which].append(os.path.join(d, f"f{i}"))
+            with open(files[which][-1], "w") as f:
+                f.write("x")
+    a, b = [], []
+    for r in range(OPEN_ROUNDS):
+        for which, st, out in (("limen", lim, a), ("reference", rf, b)):
+            out.append(lean_add(st[0], files[which][r * per:(r + 1) * per]))
+    if not all(isinstance(x, float) for x in a + b):
+        ours["Add, sd-bus client, paired"] = next(x for x in a + b if not isinstance(x, float))
+        return
+    ours["Add per call, sd-bus client, paired ms"] = median(a) / per * 1000
+    ref["Add per call, sd-bus client, paired ms"] = median(b) / per * 1000
+    ours["Add, sd-bus client, paired: advantage, per round"] = median([y / x for x, y in zip(a, b)])
+
+
 def main():
-    ours = run("limen")
-    ref = run("reference")
+    ours, ref = paired() if ONLY & {"write", "open", "readdir", "add"} or not ONLY else ({}, {})
+    if not ONLY or ONLY - {"write", "open"}:
+        for d, which in ((ours, "limen"), (ref, "reference")):
+            d.update(run(which))
     print(f"\nlimen-documents vs xdg-document-portal 1.16 + xdg-permission-store ({MB} MiB file)")
     print("(advantage: how many times better limen is, > 1 = limen faster or smaller)")
     print(f"{'measure':48} {'limen':>14} {'reference':>14} {'advantage':>9}")
@@ -351,10 +549,11 @@ def main():
             rk = next((x for x in ref if re.sub(r"\d+", "N", x) == re.sub(r"\d+", "N", k)), None)
         a, b = ours[k], ref.get(rk) if rk else None
         ratio = ""
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b and "floor" not in k:
-            lower_is_better = k.endswith(" s") or k.endswith(" ms") or "KiB" in k
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b and "floor" not in k \
+                and "per round" not in k:
+            lower_is_better = k.endswith(" s") or k.endswith(" ms") or "KiB" in k or "CPU" in k or "µs" in k
             ratio = f"{(b / a if lower_is_better else a / b):.2f}"
-        fmt = "{:.3f}" if k.endswith(" s") else "{:.1f}"
+        fmt = "{:.3f}" if k.endswith(" s") or "per round" in k else "{:.1f}"
         fa = fmt.format(a) if isinstance(a, float) else str(a)
         fb = fmt.format(b) if isinstance(b, float) else str(b)
         print(f"{k:48} {fa:>14} {fb:>14} {ratio:>9}")
