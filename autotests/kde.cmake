@@ -107,3 +107,5 @@ add_executable(limen-wayland-keys wayland-client/limen-wayland-keys.c ${_limen_w
                ${_limen_wl_gen}/fake-input-protocol.c)
 target_include_directories(limen-wayland-keys PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-keys PRIVATE PkgConfig::WAYLAND_CLIENT)
+# DynamicLauncher: limen-kde's launcher dialog behind limen-portal, a bwrap and a host caller.
+limen_add_pytest(kde-dynamic-launcher test_kde_dynamic_launcher.py TIMEOUT 900)
