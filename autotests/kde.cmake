@@ -109,3 +109,5 @@ target_include_directories(limen-wayland-keys PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-keys PRIVATE PkgConfig::WAYLAND_CLIENT)
 # DynamicLauncher: limen-kde's launcher dialog behind limen-portal, a bwrap and a host caller.
 limen_add_pytest(kde-dynamic-launcher test_kde_dynamic_launcher.py TIMEOUT 900)
+add_executable(sycoca-probe qt/sycoca-probe.cpp)
+target_link_libraries(sycoca-probe PRIVATE KF5::Service Qt5::Core)

@@ -9,6 +9,7 @@
 #include "option-tables.h"
 
 #include <glib/gi18n.h>
+#include <errno.h>
 #include <string.h>
 
 #include "errors.h"
@@ -29,6 +30,122 @@ static const char *const install_token_allowlist[] = {
 /* The serialized icon rides on the invocation, so it goes with the call however the call
  * ends (answered, Close, the frontend leaving). */
 #define ICON_KEY "limen-launcher-icon"
+
+/* ---- keeping KDE's menu up to date ----
+ *
+ * The frontend writes an approved launcher to $XDG_DATA_HOME/xdg-desktop-portal/applications
+ * (linked into applications/). KDE's menu reads KService's sycoca cache and refreshes when the
+ * cache is rebuilt; in a Plasma session kded5 watches the desktop-file folders and runs
+ * kbuildsycoca5 about 5 s after a change (kded5(8)). Without kded5 on the bus nothing
+ * rebuilds it, and a running menu never shows the launcher: so for the token's lifetime after
+ * an approval, a new or removed launcher there makes us run kbuildsycoca5 (measured here:
+ * ~0.1 s CPU in its own process) unless kded5 is there to do it. */
+
+#define WATCH_SECONDS (5 * 60)   /* the frontend's token lifetime */
+#define SETTLE_MS 500             /* one rebuild for the desktop file, its icon and its link */
+
+static GFileMonitor *launcher_monitor;
+static GDBusConnection *launcher_bus;     /* where kded5 would be */
+static guint watch_expiry;
+static guint settle_source;
+
+static void
+on_sycoca_built (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!g_subprocess_wait_check_finish (G_SUBPROCESS (source), result, &error))
+    g_message ("kbuildsycoca5 failed: %s", error->message);
+  else
+    g_debug ("KService's cache rebuilt for a new launcher");
+}
+
+static void
+on_kded_checked (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean kded = FALSE;
+
+  if (reply)
+    g_variant_get (reply, "(b)", &kded);
+  if (kded)
+    {
+      g_debug ("kded5 rebuilds KService's cache itself");
+      return;
+    }
+  proc = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                           "kbuildsycoca5", NULL);
+  if (!proc)
+    g_debug ("Not rebuilding KService's cache: %s", error->message);
+  else
+    g_subprocess_wait_check_async (proc, NULL, on_sycoca_built, NULL);
+}
+
+static gboolean
+rebuild_sycoca (gpointer user_data)
+{
+  settle_source = 0;
+  if (launcher_bus)
+    g_dbus_connection_call (launcher_bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                            "NameHasOwner", g_variant_new ("(s)", "org.kde.kded5"), G_VARIANT_TYPE ("(b)"),
+                            G_DBUS_CALL_FLAGS_NONE, 5000, NULL, on_kded_checked, NULL);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_launchers_changed (GFileMonitor *monitor, GFile *file, GFile *other, GFileMonitorEvent event, gpointer data)
+{
+  /* The frontends write through a temporary file renamed into place. */
+  g_autofree char *name = g_file_get_basename (event == G_FILE_MONITOR_EVENT_RENAMED && other ? other : file);
+
+  if (!g_str_has_suffix (name, ".desktop") ||
+      (event != G_FILE_MONITOR_EVENT_CREATED && event != G_FILE_MONITOR_EVENT_DELETED &&
+       event != G_FILE_MONITOR_EVENT_MOVED_IN && event != G_FILE_MONITOR_EVENT_MOVED_OUT &&
+       event != G_FILE_MONITOR_EVENT_RENAMED))
+    return;
+  if (settle_source)
+    g_source_remove (settle_source);
+  settle_source = g_timeout_add (SETTLE_MS, rebuild_sycoca, NULL);
+}
+
+static gboolean
+stop_watching (gpointer user_data)
+{
+  watch_expiry = 0;
+  g_clear_object (&launcher_monitor);
+  g_clear_object (&launcher_bus);
+  return G_SOURCE_REMOVE;
+}
+
+/* A launcher was approved: watch for the frontend's Install for the token's lifetime. */
+static void
+watch_for_install (GDBusConnection *bus)
+{
+  g_autofree char *dir = g_build_filename (g_get_user_data_dir (), "xdg-desktop-portal", "applications", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (dir);
+  g_autoptr(GError) error = NULL;
+
+  if (!launcher_monitor)
+    {
+      /* The folder the frontends would make (as they do, private): GLib watches a missing
+       * folder only by polling, and would miss the first launcher written into it. */
+      if (g_mkdir_with_parents (dir, 0700) != 0)
+        g_debug ("Cannot create %s: %s", dir, g_strerror (errno));
+      launcher_monitor = g_file_monitor_directory (file, G_FILE_MONITOR_WATCH_MOVES, NULL, &error);
+      if (!launcher_monitor)
+        {
+          g_debug ("Not watching %s: %s", dir, error->message);
+          return;
+        }
+      g_signal_connect (launcher_monitor, "changed", G_CALLBACK (on_launchers_changed), NULL);
+    }
+  g_set_object (&launcher_bus, bus);
+  if (watch_expiry)
+    g_source_remove (watch_expiry);
+  watch_expiry = g_timeout_add_seconds (WATCH_SECONDS, stop_watching, NULL);
+}
 
 /* The (sv) "bytes" icon inside @icon_v (boxed at most twice, as GIcon serializations
  * travel); NULL + InvalidArgument for anything else. */
@@ -82,6 +199,7 @@ on_done (LimenQtDialog *dialog, int response, const char *name, void *user_data)
       g_variant_builder_add (&results, "{sv}", "name", g_variant_new_string (name));
       /* Editing the icon is not offered: the app's own icon, as the specification says. */
       g_variant_builder_add (&results, "{sv}", "icon", g_object_get_data (G_OBJECT (call->invocation), ICON_KEY));
+      watch_for_install (g_dbus_method_invocation_get_connection (call->invocation));
     }
   g_debug ("Launcher dialog answered %d", response);
   limen_kde_dialog_call_finish (call, response, g_variant_builder_end (&results));
@@ -192,6 +310,8 @@ on_request_install_token (LimenDbusImplPortalDynamicLauncher *skeleton,
     }
   allowed = *app_id != '\0' && g_strv_contains (install_token_allowlist, app_id);
   g_debug ("Install token for '%s': %s", app_id, allowed ? "allowed" : "refused");
+  if (allowed)
+    watch_for_install (g_dbus_method_invocation_get_connection (invocation));
   limen_dbus_impl_portal_dynamic_launcher_complete_request_install_token (skeleton, invocation, allowed ? 0 : 2);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }

@@ -334,3 +334,63 @@ def test_hostile_oversized_icons(bus, x):
     assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
     assert kh.call_impl(bus, IMPL_DL, "RequestInstallToken", ("org.kde.discover", {}), "(sa{sv})") == (0,)
     assert kde.alive()
+
+
+# ---- the KDE menu ---------------------------------------------------------------------
+
+def start_menu_probe(bus, desktop_id, seconds):
+    """sycoca-probe: a KService cache listener like Plasma's menu, on the test's XDG dirs;
+    returns once it has opened the cache (without the launcher)."""
+    proc = subprocess.Popen([os.path.join(limentest.BUILD_DIR, "autotests", "sycoca-probe"), desktop_id,
+                             str(seconds)], env=bus.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    first = proc.stdout.readline()
+    assert first.strip() == "start: missing", first
+    return proc
+
+
+def kde_log_tail(bus):
+    """The end of limen-kde's log, for a failure message."""
+    logs = [os.path.join(bus.logs, f) for f in os.listdir(bus.logs) if f.startswith("limen-kde")]
+    return "".join(open(p, errors="replace").read()[-3000:] for p in logs)
+
+
+def install_as_discover(bus, did):
+    discover = host_client(bus, "org.kde.discover")
+    icon = icon_variant(make_png(bus))
+    token = bus.call(DL, "RequestInstallToken", ("Menu Entry", icon, {}), "(sva{sv})", conn=discover.conn)[0]
+    bus.call(DL, "Install", (token, did, ENTRY, {}), "(sssa{sv})", conn=discover.conn)
+
+
+def test_installed_launcher_reaches_a_running_menu(bus, x):
+    """Without kded5, limen-kde rebuilds KService's cache after an approved install, so a
+    running menu hears databaseChanged with the launcher in it."""
+    start_stack(bus, x)
+    did = "org.kde.discover.menuentry.desktop"
+    probe = start_menu_probe(bus, did, 30)
+    try:
+        install_as_discover(bus, did)
+        out, _ = probe.communicate(timeout=40)
+    finally:
+        if probe.poll() is None:
+            probe.kill()
+            probe.wait()
+    assert probe.returncode == 0 and "changed: Menu Entry" in out, out + kde_log_tail(bus)
+
+
+def test_menu_refresh_left_to_kded(bus, x):
+    """With kded5 on the bus, its own folder watch rebuilds the cache (kded5(8)): limen-kde
+    does not run kbuildsycoca5 beside it, so nothing rebuilds it in this test."""
+    owner = bus.new_connection()
+    owner.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
+                    GLib.Variant("(su)", ("org.kde.kded5", 4)), None, 0, 5000, None)
+    start_stack(bus, x)
+    did = "org.kde.discover.leftalone.desktop"
+    probe = start_menu_probe(bus, did, 6)
+    try:
+        install_as_discover(bus, did)
+        out, _ = probe.communicate(timeout=20)
+    finally:
+        if probe.poll() is None:
+            probe.kill()
+            probe.wait()
+    assert probe.returncode == 1 and "timeout: Menu Entry" in out, out
