@@ -159,6 +159,25 @@ def test_sandboxed_app_renames_and_installs(bus, x):
         assert "Name=Renamed Tool" in f.read()
 
 
+def test_behind_the_reference_frontend(bus, x):
+    """Debian's xdg-desktop-portal 1.16 in front of limen-kde: it takes the dialog's name
+    (and the icon handed back) for the launcher it writes."""
+    kh.start_kde_x11(bus, x)
+    kh.start_reference_frontend(bus)
+    # The reference links the launcher into applications/ without creating that folder,
+    # which a real home has.
+    os.makedirs(os.path.join(bus.data_home, "applications"), exist_ok=True)
+    did = SANDBOXED + ".reference.desktop"
+    client = SandboxedPrepare(bus, "Via Reference", make_png(bus), did)
+    try:
+        rename_and_add(x, TITLE, "Named in KDE")
+        res = client.result()
+    finally:
+        client.kill()
+    assert res["response"] == 0 and res["name"] == "Named in KDE" and res["has_token"]
+    assert "Name=Named in KDE" in res["entry"]
+
+
 def test_host_app_install_and_launch(bus, x):
     start_stack(bus, x)
     client = host_client(bus)
@@ -218,6 +237,32 @@ def test_name_not_editable_and_empty_name_cannot_be_added(bus, x):
     assert not call.done
     x.press(wid, "Escape")
     assert call.wait()[0] == 1
+
+
+SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" width="48" height="48" viewBox="0 0 48 48">'
+       b'<rect width="48" height="48" fill="orange"/><circle cx="24" cy="24" r="18" fill="blue"/></svg>')
+
+
+@pytest.mark.parametrize("fmt", ["png", "jpeg", "svg"])
+def test_icon_formats(bus, x, fmt):
+    """The three formats the frontends accept decode in the dialog (a raster one up to 512 px)."""
+    kh.start_kde_x11(bus, x)
+    if fmt == "svg":
+        data = SVG
+    else:
+        path = make_png(bus, 512)
+        if fmt == "jpeg":
+            subprocess.run(["convert", path, path + ".jpg"], check=True)
+            path += ".jpg"
+        with open(path, "rb") as f:
+            data = f.read()
+    icon = GLib.Variant("(sv)", ("bytes", GLib.Variant("ay", data)))
+    call = kh.AsyncCall(bus, IMPL_DL, "PrepareInstall", (kh.new_handle(bus), SANDBOXED, "", fmt, icon, {}),
+                        "(osssva{sv})")
+    wid = x.wait_window(TITLE)
+    x.press(wid, "alt+a")
+    response, results = call.wait()
+    assert response == 0 and results["name"] == fmt and results["icon"] == icon.unpack()
 
 
 def test_request_install_token_policy(bus, x):
