@@ -8,7 +8,6 @@
 #include "limen-kde.h"
 #include "option-tables.h"
 
-#include <glib/gi18n.h>
 #include <errno.h>
 #include <string.h>
 
