@@ -117,3 +117,6 @@ set_target_properties(test-kde-launcher PROPERTIES AUTOMOC ON)
 add_test(NAME qt-kde-launcher COMMAND test-kde-launcher)
 set_tests_properties(qt-kde-launcher PROPERTIES LABELS qt TIMEOUT 120
   ENVIRONMENT "QT_QPA_PLATFORM=offscreen;LANGUAGE=;LC_ALL=C.UTF-8;ASAN_OPTIONS=detect_leaks=0:exitcode=66")
+add_test(NAME bench-kde-launcher COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-launcher.py)
+set_tests_properties(bench-kde-launcher PROPERTIES LABELS bench TIMEOUT 600
+  ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
