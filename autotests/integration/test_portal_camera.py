@@ -109,6 +109,45 @@ def open_remote(conn, args=({},), sig="(a{sv})"):
     return fds.get(r.unpack()[0])
 
 
+def pipewire_clients(bus):
+    out = subprocess.run(["pw-cli", "ls", "Client"], env=bus.env, capture_output=True, text=True, timeout=10).stdout
+    return [line.split("=", 1)[1].strip().strip('"') for line in out.splitlines()
+            if "application.name" in line]
+
+
+def test_watch_starts_with_first_camera_use_and_first_read_is_true(bus):
+    """No PipeWire connection before an app asks about cameras; the first read waits for the
+    watch's first answer, so a camera already there is present at once."""
+    rh.start_documents(bus)
+    pw = PipeWire(bus)
+    pw.publish("limen-test-early-camera")
+    rh.write_config(bus, ["access", "lockdown"])
+    rh.Backend(bus, ["lockdown", "access"])
+    portal = bus.start_portal()
+    # Other portals are used; the camera watch stays off.
+    bus.call("org.freedesktop.portal.Settings", "ReadAll", ([],), "(as)")
+    limentest.pump(1.0)
+    assert "limen-portal camera monitor" not in pipewire_clients(bus)
+    assert present(bus) is True
+    assert "limen-portal camera monitor" in pipewire_clients(bus)
+    # GetAll answers the same, and a property that does not exist is a clear error.
+    props = bus.call("org.freedesktop.DBus.Properties", "GetAll", (CAM,), "(s)")[0]
+    assert props["IsCameraPresent"] is True and props["version"] == 1, props
+    assert portal.alive()
+
+
+def test_first_read_without_pipewire_answers_false(bus):
+    rh.start_documents(bus)
+    rh.write_config(bus, ["access"])
+    rh.Backend(bus, ["access"])
+    portal = bus.start_portal()
+    assert present(bus) is False
+    with pytest.raises(GLib.Error) as e:
+        bus.call("org.freedesktop.DBus.Properties", "Get", (CAM, "NoSuchProperty"), "(ss)")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.DBus.Error.InvalidArgs"
+    assert portal.alive()
+
+
 def test_camera_presence_follows_pipewire(cam, bus):
     pw, _ = cam
     assert bus.get_property(CAM, "version") == 1

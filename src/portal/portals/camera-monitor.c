@@ -111,8 +111,18 @@ on_core_error (void *data, uint32_t id, int seq, int res, const char *message)
   arm_timer (0);
 }
 
+/* The registry's first listing is complete: the main thread hears the camera set even when
+ * it is empty, so a reader waiting for the first answer gets one. */
+static void
+on_core_done (void *data, uint32_t id, int seq)
+{
+  if (id == PW_ID_CORE)
+    post_snapshot ();
+}
+
 static const struct pw_core_events core_events = {
   PW_VERSION_CORE_EVENTS,
+  .done = on_core_done,
   .error = on_core_error,
 };
 
@@ -157,6 +167,7 @@ on_timer (void *data, uint64_t expirations)
       if (!watch.told_absent)
         g_message ("PipeWire is not running (%s): no camera until it starts", g_strerror (errno));
       watch.told_absent = TRUE;
+      post_snapshot ();
       arm_timer (RETRY_SECONDS);
       return;
     }
@@ -166,6 +177,7 @@ on_timer (void *data, uint64_t expirations)
   pw_core_add_listener (watch.core, &watch.core_listener, &core_events, NULL);
   watch.registry = pw_core_get_registry (watch.core, PW_VERSION_REGISTRY, 0);
   pw_registry_add_listener (watch.registry, &watch.registry_listener, &registry_events, NULL);
+  pw_core_sync (watch.core, PW_ID_CORE, 0);
 }
 
 void

@@ -7,7 +7,9 @@
 G_BEGIN_DECLS
 
 /* Called on the main thread whenever the set of camera nodes changed, with the node ids
- * (a Video/Source node whose media.role is Camera) in the order PipeWire announced them. */
+ * (a Video/Source node whose media.role is Camera) in the order PipeWire announced them;
+ * also once PipeWire's first listing is complete and on every failed connection attempt, so
+ * the first call after start is the first answer, cameras or none. */
 typedef void (*LimenCameraMonitorFunc) (const guint32 *nodes, guint n_nodes, gpointer user_data);
 
 /* Watch PipeWire for cameras in a thread of its own; reconnects when the daemon goes away

@@ -156,9 +156,10 @@ on_remote_opened (GObject *source, GAsyncResult *result, gpointer user_data)
   remote_call_finish (r, NULL);
 }
 
-static void
-open_remote (RemoteCall *r)
+static gboolean
+open_remote_now (gpointer data)
 {
+  RemoteCall *r = data;
   guint n_nodes;
   const guint32 *nodes = limen_camera_monitor_get_nodes (&n_nodes);
   const char *app_id = limen_app_info_get_id (r->info);
@@ -166,6 +167,16 @@ open_remote (RemoteCall *r)
   /* An unsandboxed caller is tagged with the empty id, which WirePlumber treats as such. */
   limen_pipewire_remote_open_for_app_async (nodes, n_nodes, limen_app_info_is_host (r->info) ? "" : app_id,
                                             "Camera", on_remote_opened, r);
+  return G_SOURCE_REMOVE;
+}
+
+static void when_answered (GSourceFunc func, gpointer data);
+
+/* The camera nodes go into the remote's permissions: wait until the watch knows them. */
+static void
+open_remote (RemoteCall *r)
+{
+  when_answered (open_remote_now, r);
 }
 
 static void
@@ -243,6 +254,35 @@ handle_open_pipewire_remote (LimenDbusPortalCamera *object, GDBusMethodInvocatio
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* The PipeWire watch starts with the first use of this interface, not with the daemon: a
+ * session where no app asks about cameras never pays for a PipeWire context. Until the watch
+ * has its first answer, property reads and OpenPipeWireRemote wait for it (bounded, in case
+ * PipeWire hangs), so the first reader never sees a camera that is there as absent. */
+#define FIRST_ANSWER_TIMEOUT_MS 3000
+#define PORTAL_PATH "/org/freedesktop/portal/desktop"
+#define CAMERA_IFACE "org.freedesktop.portal.Camera"
+
+typedef struct {
+  GSourceFunc func;
+  gpointer    data;
+} Waiter;
+
+static gint watch_started;          /* atomic: set once by whoever starts the watch */
+static gint answered;               /* atomic: the watch gave its first answer */
+static GArray *waiters;             /* main thread: Waiter, run at the first answer */
+static GDBusConnection *bus;
+
+static void
+flush_waiters (void)
+{
+  g_autoptr(GArray) run = waiters;
+
+  g_atomic_int_set (&answered, TRUE);
+  waiters = NULL;
+  for (guint i = 0; run && i < run->len; i++)
+    g_array_index (run, Waiter, i).func (g_array_index (run, Waiter, i).data);
+}
+
 static void
 on_cameras_changed (const guint32 *nodes, guint n_nodes, gpointer user_data)
 {
@@ -251,17 +291,129 @@ on_cameras_changed (const guint32 *nodes, guint n_nodes, gpointer user_data)
   if (present != limen_dbus_portal_camera_get_is_camera_present (skeleton))
     g_message ("Camera %s", present ? "present" : "absent");
   limen_dbus_portal_camera_set_is_camera_present (skeleton, present);
+  if (!g_atomic_int_get (&answered))
+    flush_waiters ();
 }
 
-/* Setting up PipeWire (its config files, SPA plugins, a thread) costs tens of milliseconds:
- * done once the daemon answers its first calls, not before. */
-#define CAMERA_WATCH_DELAY_MS 300
+static gboolean
+on_first_answer_timeout (gpointer user_data)
+{
+  if (!g_atomic_int_get (&answered))
+    {
+      g_message ("PipeWire did not list its nodes in time: answering without cameras for now");
+      flush_waiters ();
+    }
+  return G_SOURCE_REMOVE;
+}
 
+/* Main thread. */
 static gboolean
 start_watch (gpointer user_data)
 {
+  static gboolean done;
+
+  if (done)
+    return G_SOURCE_REMOVE;
+  done = TRUE;
+  g_debug ("First use of the Camera portal: starting the PipeWire camera watch");
+  g_timeout_add (FIRST_ANSWER_TIMEOUT_MS, on_first_answer_timeout, NULL);
   limen_camera_monitor_start (on_cameras_changed, NULL);
   return G_SOURCE_REMOVE;
+}
+
+/* Main thread: run @func now if the watch has answered, else once it has. */
+static void
+when_answered (GSourceFunc func, gpointer data)
+{
+  if (g_atomic_int_get (&answered))
+    {
+      func (data);
+      return;
+    }
+  if (waiters == NULL)
+    waiters = g_array_new (FALSE, FALSE, sizeof (Waiter));
+  g_array_append_val (waiters, ((Waiter) { func, data }));
+  start_watch (NULL);
+}
+
+/* A held Properties.Get / GetAll, answered from the skeleton's values. */
+static gboolean
+answer_held_read (gpointer data)
+{
+  g_autoptr(GDBusMessage) call = data;
+  g_autoptr(GVariant) all = g_dbus_interface_skeleton_get_properties (G_DBUS_INTERFACE_SKELETON (skeleton));
+  g_autoptr(GDBusMessage) reply = NULL;
+  g_autoptr(GVariant) value = NULL;
+  const char *name = NULL;
+
+  if (g_strcmp0 (g_dbus_message_get_member (call), "GetAll") == 0)
+    {
+      reply = g_dbus_message_new_method_reply (call);
+      g_dbus_message_set_body (reply, g_variant_new ("(@a{sv})", all));
+    }
+  else
+    {
+      g_variant_get (g_dbus_message_get_body (call), "(&s&s)", NULL, &name);
+      value = g_variant_lookup_value (all, name, NULL);
+      if (value)
+        {
+          reply = g_dbus_message_new_method_reply (call);
+          g_dbus_message_set_body (reply, g_variant_new ("(v)", value));
+        }
+      else
+        reply = g_dbus_message_new_method_error (call, "org.freedesktop.DBus.Error.InvalidArgs",
+                                                 "No such property %s", name);
+    }
+  g_dbus_connection_send_message (bus, reply, G_DBUS_SEND_MESSAGE_FLAGS_NONE, NULL, NULL);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+hold_read (gpointer data)
+{
+  when_answered (answer_held_read, data);
+  return G_SOURCE_REMOVE;
+}
+
+/* Is @message a Properties.Get/GetAll of this interface (with the right signature)? */
+static gboolean
+is_property_read (GDBusMessage *message)
+{
+  const char *member = g_dbus_message_get_member (message);
+  GVariant *body = g_dbus_message_get_body (message);
+  const char *iface = NULL;
+
+  if (g_strcmp0 (g_dbus_message_get_interface (message), "org.freedesktop.DBus.Properties") != 0 || body == NULL)
+    return FALSE;
+  if (g_strcmp0 (member, "GetAll") == 0 && g_variant_is_of_type (body, G_VARIANT_TYPE ("(s)")))
+    g_variant_get (body, "(&s)", &iface);
+  else if (g_strcmp0 (member, "Get") == 0 && g_variant_is_of_type (body, G_VARIANT_TYPE ("(ss)")))
+    g_variant_get (body, "(&s&s)", &iface, NULL);
+  return g_strcmp0 (iface, CAMERA_IFACE) == 0;
+}
+
+/* GDBus worker thread, for every incoming message: notice the first use of this interface. */
+static GDBusMessage *
+camera_filter (GDBusConnection *connection, GDBusMessage *message, gboolean incoming, gpointer user_data)
+{
+  gboolean read;
+
+  if (!incoming || g_atomic_int_get (&answered) ||
+      g_dbus_message_get_message_type (message) != G_DBUS_MESSAGE_TYPE_METHOD_CALL ||
+      g_strcmp0 (g_dbus_message_get_path (message), PORTAL_PATH) != 0)
+    return message;
+  read = is_property_read (message);
+  if (!read && g_strcmp0 (g_dbus_message_get_interface (message), CAMERA_IFACE) != 0)
+    return message;
+  if (read)
+    {
+      /* Ours now: answered on the main thread once the watch has spoken. */
+      g_idle_add (hold_read, message);
+      return NULL;
+    }
+  if (g_atomic_int_compare_and_exchange (&watch_started, FALSE, TRUE))
+    g_idle_add (start_watch, NULL);
+  return message;
 }
 
 GDBusInterfaceSkeleton *
@@ -271,6 +423,7 @@ limen_camera_new (LimenPortalContext *context)
   limen_driver_offer (context, skeleton, 1, camera_methods);
   limen_dbus_portal_camera_set_is_camera_present (skeleton, FALSE);
   g_signal_connect (skeleton, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
-  g_timeout_add_full (G_PRIORITY_LOW, CAMERA_WATCH_DELAY_MS, start_watch, NULL, NULL);
+  bus = context->connection;
+  g_dbus_connection_add_filter (bus, camera_filter, NULL, NULL);
   return G_DBUS_INTERFACE_SKELETON (skeleton);
 }
