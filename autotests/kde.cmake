@@ -109,3 +109,16 @@ add_executable(limen-wayland-keys wayland-client/limen-wayland-keys.c ${_limen_w
 target_include_directories(limen-wayland-keys PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-keys PRIVATE PkgConfig::WAYLAND_CLIENT)
 limen_add_pytest(kde-portal-notification-v2 test_portal_notification_v2.py TIMEOUT 600)
+# DynamicLauncher: limen-kde's launcher dialog behind limen-portal, a bwrap and a host caller.
+limen_add_pytest(kde-dynamic-launcher test_kde_dynamic_launcher.py TIMEOUT 900)
+add_executable(sycoca-probe qt/sycoca-probe.cpp)
+target_link_libraries(sycoca-probe PRIVATE KF5::Service Qt5::Core)
+add_executable(test-kde-launcher qt/test-kde-launcher.cpp)
+target_link_libraries(test-kde-launcher PRIVATE limen-qt-objects Qt5::Test)
+set_target_properties(test-kde-launcher PROPERTIES AUTOMOC ON)
+add_test(NAME qt-kde-launcher COMMAND test-kde-launcher)
+set_tests_properties(qt-kde-launcher PROPERTIES LABELS qt TIMEOUT 120
+  ENVIRONMENT "QT_QPA_PLATFORM=offscreen;LANGUAGE=;LC_ALL=C.UTF-8;ASAN_OPTIONS=detect_leaks=0:exitcode=66")
+add_test(NAME bench-kde-launcher COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-launcher.py)
+set_tests_properties(bench-kde-launcher PROPERTIES LABELS bench TIMEOUT 600
+  ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")

@@ -780,21 +780,6 @@ filter_options (GVariant *options, const LimenOption *table, GVariant **out, GEr
   return TRUE;
 }
 
-static char *
-app_display_name (const char *app_id)
-{
-  g_autofree char *desktop_id = NULL;
-  g_autoptr(GDesktopAppInfo) info = NULL;
-
-  if (!*app_id)
-    return g_strdup (_("Unidentified application"));
-  desktop_id = g_strconcat (app_id, ".desktop", NULL);
-  info = g_desktop_app_info_new (desktop_id);
-  if (info && g_app_info_get_display_name (G_APP_INFO (info)))
-    return g_strdup (g_app_info_get_display_name (G_APP_INFO (info)));
-  return g_strdup (app_id);
-}
-
 static void
 on_session_closed (LimenKdeSession *session, gpointer user_data)
 {
@@ -855,7 +840,7 @@ on_create_session (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodInvoca
   /* An app without an id gets a component of its own, forgotten with the session. */
   gs->component = gs->remember ? g_strdup (app_id)
                                : g_strdup_printf ("limen-unidentified-%d-%u", (int) getpid (), ++anonymous_serial);
-  gs->app_name = app_display_name (app_id);
+  gs->app_name = limen_kde_app_display_name (app_id);
   gs->shortcuts = g_ptr_array_new_with_free_func ((GDestroyNotify) shortcut_free);
   gs->cancellable = g_cancellable_new ();
   g_ptr_array_add (all_sessions, gs);

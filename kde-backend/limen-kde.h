@@ -144,6 +144,10 @@ void limen_kde_dialog_call_finish (LimenKdeDialogCall *call, int response, GVari
 /* The dialog could not be opened: limen_kde_fail_dialog() with @message, and free @call. */
 void limen_kde_dialog_call_fail (LimenKdeDialogCall *call, const char *message);
 
+/* The name a person knows @app_id by: its desktop file's Name, else the id itself;
+ * "Unidentified application" (translated) for "". */
+char *limen_kde_app_display_name (const char *app_id);
+
 /* Reply (u a{sv}) to an impl request method. */
 void limen_kde_reply_response (GDBusMethodInvocation *invocation, guint response, GVariant *results);
 

@@ -4,6 +4,8 @@
 #include "limen-kde.h"
 
 #include <string.h>
+#include <glib/gi18n.h>
+#include <gio/gdesktopappinfo.h>
 
 #include "errors.h"
 
@@ -178,4 +180,19 @@ limen_kde_dialog_call_fail (LimenKdeDialogCall *call, const char *message)
 {
   limen_kde_fail_dialog (call->invocation, call->request, message);
   dialog_call_free (call);
+}
+
+char *
+limen_kde_app_display_name (const char *app_id)
+{
+  g_autofree char *desktop_id = NULL;
+  g_autoptr(GDesktopAppInfo) info = NULL;
+
+  if (!*app_id)
+    return g_strdup (_("Unidentified application"));
+  desktop_id = g_strconcat (app_id, ".desktop", NULL);
+  info = g_desktop_app_info_new (desktop_id);
+  if (info && g_app_info_get_display_name (G_APP_INFO (info)))
+    return g_strdup (g_app_info_get_display_name (G_APP_INFO (info)));
+  return g_strdup (app_id);
 }

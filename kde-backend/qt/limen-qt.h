@@ -422,6 +422,29 @@ typedef void (*LimenQtShortcutsDone) (LimenQtDialog *dialog, int response, size_
 LIMEN_QT_EXPORT LimenQtDialog *limen_qt_shortcuts_open (const LimenQtShortcutsSpec *spec,
                                                         LimenQtShortcutsDone done, void *user_data);
 
+/* ---- DynamicLauncher: confirming a new launcher (launcher-dialog.cpp) ---- */
+
+typedef struct {
+  LimenQtWindow window;
+  const char   *app_name;       /* display name of the app that asks, or "" when unknown */
+  int           webapp;         /* 1: a web application, 0: an application */
+  const char   *target;         /* web application: its address, or NULL */
+  const char   *name;           /* the name the app proposes */
+  int           editable_name;  /* 1: the person may change the name */
+  const void   *icon_data;      /* the launcher's icon: PNG, JPEG or SVG bytes */
+  size_t        icon_size;
+} LimenQtLauncherSpec;
+
+/* @name: the name the person accepted, trimmed, never "" (response OK only). */
+typedef void (*LimenQtLauncherDone) (LimenQtDialog *dialog, int response, const char *name, void *user_data);
+
+/* 1 when @data decodes as a PNG, JPEG or SVG image, a raster one of at most
+ * @max_pixels × @max_pixels; 0 otherwise. */
+LIMEN_QT_EXPORT int limen_qt_launcher_icon_check (const void *data, size_t size, int max_pixels);
+/* Show the launcher and its icon; the person accepts (and may rename it) or cancels. */
+LIMEN_QT_EXPORT LimenQtDialog *limen_qt_launcher_open (const LimenQtLauncherSpec *spec, LimenQtLauncherDone done,
+                                                       void *user_data);
+
 /* Entry points of liblimen-qt.so, for the loader (X-macro). */
 #define LIMEN_QT_DLOPEN_FUNCTIONS(X)   \
   X (limen_qt_unavailable_reason)      \
@@ -446,7 +469,9 @@ LIMEN_QT_EXPORT LimenQtDialog *limen_qt_shortcuts_open (const LimenQtShortcutsSp
   X (limen_qt_screencast_open)         \
   X (limen_qt_cast_indicator_show)     \
   X (limen_qt_cast_indicator_close)     \
-  X (limen_qt_shortcuts_open)
+  X (limen_qt_shortcuts_open)         \
+  X (limen_qt_launcher_icon_check)     \
+  X (limen_qt_launcher_open)
 
 #ifdef __cplusplus
 }

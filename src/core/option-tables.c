@@ -586,3 +586,46 @@ const LimenOption limen_options_impl_notification_add_notification[] = {
   { "sound", "v", validate_impl_media, 16 * 1024 * 1024 },
   { NULL }
 };
+
+static gboolean
+validate_launcher_type (const LimenOption *o, GVariant *v, GError **error)
+{
+  guint32 t = g_variant_get_uint32 (v);
+
+  if (t != LIMEN_LAUNCHER_APPLICATION && t != LIMEN_LAUNCHER_WEBAPP)
+    {
+      limen_option_set_error (error, o->key, "must be 1 (application) or 2 (web application)");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+validate_launcher_target (const LimenOption *o, GVariant *v, GError **error)
+{
+  const char *s = g_variant_get_string (v, NULL);
+
+  if (!g_str_has_prefix (s, "https://") && !g_str_has_prefix (s, "http://"))
+    {
+      limen_option_set_error (error, o->key, "must be an http(s) URL");
+      return FALSE;
+    }
+  return limen_validate_single_line (o, v, error);
+}
+
+const LimenOption limen_options_dynamic_launcher_prepare_install[] = {
+  { "modal", "b", limen_validate_bool, 0 },
+  { "launcher_type", "u", validate_launcher_type, 0 },
+  { "target", "s", validate_launcher_target, 4096 },
+  { "editable_name", "b", limen_validate_bool, 0 },
+  { "editable_icon", "b", limen_validate_bool, 0 },
+  { NULL }
+};
+
+gboolean
+limen_launcher_name_is_valid (const char *name)
+{
+  /* One line: the name becomes the Name= line of a desktop file. */
+  return *name != '\0' && strlen (name) <= LIMEN_LAUNCHER_NAME_MAX && g_utf8_validate (name, -1, NULL) &&
+         strpbrk (name, "\r\n") == NULL;
+}

@@ -87,6 +87,15 @@ extern const LimenOption limen_options_input_capture_zones_changed[];
 extern const LimenOption limen_options_notification_add_notification[];
 extern const LimenOption limen_options_impl_notification_add_notification[];
 
+/* DynamicLauncher.PrepareInstall (RequestInstallToken takes the same keys). launcher_type is
+ * one of the SupportedLauncherTypes bits; target an http(s) URL. A launcher's name is one
+ * line of 1 to LIMEN_LAUNCHER_NAME_MAX bytes (limen_launcher_name_is_valid). */
+#define LIMEN_LAUNCHER_APPLICATION 1
+#define LIMEN_LAUNCHER_WEBAPP 2
+#define LIMEN_LAUNCHER_NAME_MAX 256
+extern const LimenOption limen_options_dynamic_launcher_prepare_install[];
+gboolean limen_launcher_name_is_valid (const char *name);
+
 /* Validators shared by the tables above and their portals. */
 gboolean limen_validate_abs_path (const LimenOption *o, GVariant *v, GError **e);    /* ay, absolute */
 gboolean limen_validate_file_name (const LimenOption *o, GVariant *v, GError **e);   /* s, no '/' */

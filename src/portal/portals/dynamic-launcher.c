@@ -15,13 +15,12 @@
 #include "backend.h"
 #include "driver.h"
 #include "media-validate.h"
+#include "option-tables.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.DynamicLauncher"
 #define TOKEN_LIFETIME_US (5 * 60 * G_USEC_PER_SEC)
 #define ICON_MAX 512
 #define ENTRY_MAX (64 * 1024)
-#define LAUNCHER_APPLICATION 1
-#define LAUNCHER_WEBAPP 2
 
 typedef struct {
   char     *app_id;
@@ -129,44 +128,9 @@ icon_bytes (GVariant *icon_v, GError **error)
 }
 
 static gboolean
-validate_launcher_type (const LimenOption *o, GVariant *v, GError **error)
-{
-  guint32 t = g_variant_get_uint32 (v);
-
-  if (t != LAUNCHER_APPLICATION && t != LAUNCHER_WEBAPP)
-    {
-      limen_option_set_error (error, o->key, "must be 1 (application) or 2 (web application)");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
-validate_target (const LimenOption *o, GVariant *v, GError **error)
-{
-  const char *s = g_variant_get_string (v, NULL);
-
-  if (!g_str_has_prefix (s, "https://") && !g_str_has_prefix (s, "http://"))
-    {
-      limen_option_set_error (error, o->key, "must be an http(s) URL");
-      return FALSE;
-    }
-  return limen_validate_string_length (o, v, error);
-}
-
-static const LimenOption prepare_options[] = {
-  { "modal", "b", limen_validate_bool, 0 },
-  { "launcher_type", "u", validate_launcher_type, 0 },
-  { "target", "s", validate_target, 4096 },
-  { "editable_name", "b", limen_validate_bool, 0 },
-  { "editable_icon", "b", limen_validate_bool, 0 },
-  { NULL }
-};
-
-static gboolean
 name_ok (const char *name, GError **error)
 {
-  if (*name == '\0' || strlen (name) > 256 || strpbrk (name, "\r\n") != NULL)
+  if (!limen_launcher_name_is_valid (name))
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                            "Invalid value for name: one line of 1 to 256 bytes");
@@ -278,7 +242,7 @@ static const LimenStep prepare_pre[] = { { check_name_and_icon, LIMEN_STEP_BEFOR
 static const LimenStep prepare_post[] = { { issue_token }, { NULL } };
 
 static const LimenDriverMethod dynamic_launcher_methods[] = {
-  { .method = "PrepareInstall", .options = prepare_options, .impl_interface = IMPL_IFACE,
+  { .method = "PrepareInstall", .options = limen_options_dynamic_launcher_prepare_install, .impl_interface = IMPL_IFACE,
     .impl_method = "PrepareInstall", .pre = prepare_pre, .post = prepare_post },
   { NULL }
 };
@@ -356,7 +320,7 @@ handle_request_install_token (LimenDbusPortalDynamicLauncher *object, GDBusMetho
   TokenCall *t;
 
   LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  if (!limen_options_filter (options, &b, &error, prepare_options, NULL) ||
+  if (!limen_options_filter (options, &b, &error, limen_options_dynamic_launcher_prepare_install, NULL) ||
       (p = prep_new (name_v, icon_v, &error)) == NULL)
     {
       limen_invocation_return_gerror (invocation, error);
@@ -640,7 +604,7 @@ limen_dynamic_launcher_new (LimenPortalContext *context)
   tokens = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) token_free);
   object = limen_dbus_portal_dynamic_launcher_skeleton_new ();
   limen_driver_offer (context, object, 1, dynamic_launcher_methods);
-  limen_dbus_portal_dynamic_launcher_set_supported_launcher_types (object, LAUNCHER_APPLICATION | LAUNCHER_WEBAPP);
+  limen_dbus_portal_dynamic_launcher_set_supported_launcher_types (object, LIMEN_LAUNCHER_APPLICATION | LIMEN_LAUNCHER_WEBAPP);
   g_signal_connect (object, "handle-request-install-token", G_CALLBACK (handle_request_install_token), context);
   g_signal_connect (object, "handle-install", G_CALLBACK (handle_install), context);
   g_signal_connect (object, "handle-uninstall", G_CALLBACK (handle_uninstall), context);
