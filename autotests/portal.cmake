@@ -47,3 +47,8 @@ if(PW_PROBE_FOUND)
 endif()
 limen_add_pytest(integration-portal-screencast test_portal_screencast.py)
 limen_add_pytest(integration-portal-camera test_portal_camera.py)
+# Usb: umockdev's devices; the test process runs preloaded so that the testbed can send uevents.
+find_program(UMOCKDEV_WRAPPER umockdev-wrapper)
+if(UMOCKDEV_WRAPPER)
+  limen_add_pytest(integration-portal-usb test_portal_usb.py WRAPPER ${UMOCKDEV_WRAPPER})
+endif()

@@ -32,7 +32,8 @@ typedef GDBusInterfaceSkeleton *(*InterfaceNew) (void);
   I (screencast) \
   I (remote_desktop) \
   I (clipboard) \
-  I (global_shortcuts)
+  I (global_shortcuts) \
+  I (usb)
 
 #define DECLARE_INTERFACE(prefix) GDBusInterfaceSkeleton *limen_kde_##prefix##_new (void);
 LIMEN_KDE_INTERFACES (DECLARE_INTERFACE)

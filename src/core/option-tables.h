@@ -64,6 +64,16 @@ extern const LimenOption limen_options_clipboard_request_clipboard[];
 extern const LimenOption limen_options_clipboard_set_selection[];
 extern const LimenOption limen_options_clipboard_selection_owner_changed[];
 
+/* Usb: CreateSession; EnumerateDevices, FinishAcquireDevices, ReleaseDevices and the impl
+ * AcquireDevices take no options; AcquireDevices and each device's access dict (writable);
+ * the device information dict the frontend gives the backend (properties: strings only). */
+gboolean limen_validate_usb_properties (const LimenOption *o, GVariant *v, GError **e);
+extern const LimenOption limen_options_usb_create_session[];
+extern const LimenOption limen_options_usb_no_options[];
+extern const LimenOption limen_options_usb_acquire_devices[];
+extern const LimenOption limen_options_usb_device_access[];
+extern const LimenOption limen_options_usb_device_info[];
+
 /* Validators shared by the tables above and their portals. */
 gboolean limen_validate_abs_path (const LimenOption *o, GVariant *v, GError **e);    /* ay, absolute */
 gboolean limen_validate_file_name (const LimenOption *o, GVariant *v, GError **e);   /* s, no '/' */

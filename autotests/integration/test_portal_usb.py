@@ -1,0 +1,344 @@
+"""Usb portal v1 (limen-portal) on umockdev devices: what a bwrap-sandboxed Flatpak app may
+see from its [USB Devices] group, acquiring a device through a test backend and reading the
+fd, the answer kept in the permission store, ReleaseDevices, DeviceEvents to the session
+owner only, and hostile input; at the end, limen-kde's dialog on Xvfb (driven with xdotool,
+photographed in English at 100% and German at 200%)."""
+
+import os
+import threading
+import time
+
+import pytest
+
+import limentest
+import request_helpers
+import usb_helpers
+from limentest import Gio, GLib
+
+IFACE = usb_helpers.IFACE
+STORE = "org.freedesktop.impl.portal.PermissionStore"
+STORE_PATH = "/org/freedesktop/impl/portal/PermissionStore"
+REGISTRY = "org.freedesktop.host.portal.Registry"
+APP = "org.example.Flasher"
+HOST_APP = "org.example.HostFlasher"
+
+# Device events need the testbed's uevents, which only a process under umockdev-wrapper sends.
+needs_uevents = pytest.mark.skipif("umockdev-preload" not in os.environ.get("LD_PRELOAD", ""),
+                                   reason="run under umockdev-wrapper (ctest does)")
+
+request_helpers.IMPL["usb"] = "org.freedesktop.impl.portal.Usb"
+
+
+@pytest.fixture
+def tb():
+    t = usb_helpers.Testbed()
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+def start(bus, tb, backend=True):
+    """Permission store, the Usb test backend and limen-portal seeing the testbed."""
+    request_helpers.start_documents(bus)
+    return request_helpers.setup(bus, ["usb"], portal_env=tb.env(), start_backend=backend)
+
+
+class Host:
+    """A host caller on its own connection, registered as HOST_APP (so answers are kept)."""
+
+    def __init__(self, bus, app_id=HOST_APP):
+        self.bus = bus
+        self.conn = bus.new_connection()
+        self.client = request_helpers.Client(bus, self.conn)
+        if app_id:
+            bus.call(REGISTRY, "Register", (app_id, {}), "(sa{sv})", conn=self.conn)
+        self.events = []
+        self.conn.signal_subscribe(None, IFACE, "DeviceEvents", None, None, Gio.DBusSignalFlags.NONE,
+                                   lambda c, s, p, i, n, params: self.events.append(params.unpack()))
+
+    def call(self, method, args, sig, **kw):
+        return self.bus.call(IFACE, method, args, sig, conn=self.conn, **kw)
+
+    def enumerate(self):
+        return dict(self.call("EnumerateDevices", ({},), "(a{sv})")[0])
+
+    def acquire(self, devices, token="a1"):
+        devs = [(d, {"writable": GLib.Variant("b", w)}) for d, w in devices]
+        return self.client.start(IFACE, "AcquireDevices", ("", devs, {"handle_token": GLib.Variant("s", token)}),
+                                 "(sa(sa{sv})a{sv})")
+
+    def finish(self, handle):
+        """FinishAcquireDevices until finished: [(id, result dict with 'fd' an int fd)]."""
+        got = []
+        while True:
+            params = GLib.Variant("(oa{sv})", (handle, {}))
+            reply, fds = self.conn.call_with_unix_fd_list_sync(
+                limentest.PORTAL_BUS_NAME, limentest.PORTAL_PATH, IFACE, "FinishAcquireDevices", params, None,
+                Gio.DBusCallFlags.NONE, 5000, None, None)
+            results, finished = reply.unpack()
+            for dev_id, res in results:
+                if res.get("success"):
+                    res["fd"] = fds.get(res["fd"])
+                got.append((dev_id, res))
+            if finished:
+                return got
+
+
+def store_lookup(bus, dev_id):
+    perms, _ = bus.call(STORE, "Lookup", ("usb", dev_id), "(ss)", dest="org.freedesktop.impl.portal.PermissionStore",
+                        path=STORE_PATH)
+    return perms
+
+
+def store_set(bus, app_id, id_, value):
+    bus.call(STORE, "SetPermission", ("usb", True, id_, app_id, [value]), "(sbssas)",
+             dest="org.freedesktop.impl.portal.PermissionStore", path=STORE_PATH)
+
+
+def by_serial(devices):
+    return {info["properties"]["ID_SERIAL"]: dev_id for dev_id, info in devices.items()}
+
+
+def three_devices(tb):
+    a = tb.add("1234", "5678", serial="Acme_Key_A")                 # allowed
+    b = tb.add("1234", "9999", serial="Acme_Hidden_B")              # hidden by vnd+dev
+    c = tb.add("abcd", "0001", cls="03", serial="Other_Hid_C")      # another vendor, HID
+    return a, b, c
+
+
+# ---- enumeration --------------------------------------------------------------------------
+
+def test_sandboxed_app_sees_only_allowed_devices(bus, tb):
+    a, b, c = three_devices(tb)
+    start(bus, tb)
+    info = usb_helpers.flatpak_info(APP, enumerable="vnd:1234;", hidden="vnd:1234+dev:9999;")
+    out = usb_helpers.run_in_sandbox(bus, APP, [["enumerate"]], info=info)
+    assert out[0][0] == "devices", out
+    devices = dict(out[0][1])
+    assert [i["properties"]["ID_SERIAL"] for i in devices.values()] == ["Acme_Key_A"]
+    (dev_id, info_a), = devices.items()
+    assert len(dev_id) == 36 and "1234" not in dev_id
+    assert info_a["device-file"] == a[1]
+    assert info_a["readable"] is True
+    assert info_a["properties"]["ID_VENDOR_ID"] == "1234"
+    # Only the fixed set of udev properties travels.
+    assert set(info_a["properties"]) <= {"ID_MODEL_ID", "ID_MODEL_ENC", "ID_MODEL_FROM_DATABASE", "ID_SERIAL",
+                                         "ID_VENDOR_ENC", "ID_VENDOR_ID", "ID_VENDOR_FROM_DATABASE", "ID_REVISION",
+                                         "ID_SERIAL_SHORT", "ID_TYPE", "ID_INPUT_JOYSTICK"}
+
+    # Hidden wins over "all"; a class rule.
+    info = usb_helpers.flatpak_info(APP, enumerable="all;", hidden="cls:03:*;")
+    out = usb_helpers.run_in_sandbox(bus, APP, [["enumerate"]], info=info)
+    assert sorted(i["properties"]["ID_SERIAL"] for i in dict(out[0][1]).values()) == ["Acme_Hidden_B", "Acme_Key_A"]
+    info = usb_helpers.flatpak_info(APP, enumerable="cls:03:00;vnd:zz;dev:5678;")
+    out = usb_helpers.run_in_sandbox(bus, APP, [["enumerate"]], info=info)
+    assert [i["properties"]["ID_SERIAL"] for i in dict(out[0][1]).values()] == ["Other_Hid_C"]
+
+    # A host app sees every device.
+    assert sorted(by_serial(Host(bus).enumerate())) == ["Acme_Hidden_B", "Acme_Key_A", "Other_Hid_C"]
+
+
+def test_sandbox_without_usb_rules_gets_nothing(bus, tb):
+    three_devices(tb)
+    backend = start(bus, tb)
+    # --device=all does not open the portal: only the [USB Devices] group does.
+    info = usb_helpers.flatpak_info(APP, devices="all;usb;")
+    host_ids = list(Host(bus).enumerate())
+    out = usb_helpers.run_in_sandbox(bus, APP, [["enumerate"], ["session"], ["pump", 0.5], ["events"],
+                                                ["acquire", [[host_ids[0], False]], "x1"]], info=info)
+    assert out[0] == ["devices", []]
+    assert out[1][0] == "session"
+    assert [e[1] for e in out[2][1]] == [[]]
+    assert out[3][0] == "error" and out[3][1] == "org.freedesktop.portal.Error.InvalidArgument"
+    assert backend.requests("AcquireDevices") == []
+
+
+# ---- acquiring ----------------------------------------------------------------------------
+
+def test_sandboxed_acquire_reads_fd_and_remembers(bus, tb):
+    a, b, c = three_devices(tb)
+    backend = start(bus, tb)
+    host_ids = by_serial(Host(bus).enumerate())
+    info = usb_helpers.flatpak_info(APP, enumerable="vnd:1234;", hidden="vnd:1234+dev:9999;")
+    dev_a = host_ids["Acme_Key_A"]
+    out = usb_helpers.run_in_sandbox(bus, APP, [["acquire", [[dev_a, False]], "x1"],
+                                                ["acquire", [[dev_a, True]], "x2"],
+                                                ["release", [dev_a]],
+                                                ["release", [dev_a]],
+                                                ["acquire", [[host_ids["Acme_Hidden_B"], False]], "x3"]], info=info)
+    assert out[0] == ["response", 0], out
+    assert out[1][0] == "finished"
+    (got,) = out[1][1]
+    assert got["id"] == dev_a and got["success"] is True
+    assert got["data"].encode() == a[2]
+    assert got["mode"] == os.O_RDONLY
+    # The backend was asked once, with the device's information and the access wanted.
+    (args,) = backend.args("AcquireDevices")
+    (dev,) = args[1]
+    assert dev[0] == dev_a and dev[1]["device-file"] == a[1] and dev[2] == {"writable": False}
+    # Allowed before: granted again without asking, this time read-write.
+    assert out[2] == ["response", 0]
+    assert out[3][1][0]["success"] is True and out[3][1][0]["mode"] == os.O_RDWR
+    assert len(backend.requests("AcquireDevices")) == 1
+    assert out[4] == ["released", True]
+    assert out[5][0] == "error" and out[5][1] == "org.freedesktop.portal.Error.InvalidArgument"
+    # A hidden device cannot be asked for, even by its id.
+    assert out[6][0] == "error" and out[6][1] == "org.freedesktop.portal.Error.InvalidArgument"
+    assert "not available" in out[6][2]
+    assert len(backend.requests("AcquireDevices")) == 1
+    assert store_lookup(bus, "device:1234/5678/Acme_Key_A") == {APP: ["yes"]}
+
+
+def test_denial_is_remembered(bus, tb):
+    a, b, c = three_devices(tb)
+    backend = start(bus, tb)
+    host = Host(bus)
+    ids = by_serial(host.enumerate())
+    backend.set_response("AcquireDevices", 0, {"deny": GLib.Variant("b", True)})
+    handle, pending = host.acquire([(ids["Other_Hid_C"], True), (ids["Acme_Key_A"], False)])
+    assert pending.wait() == (2, {})
+    assert store_lookup(bus, "device:abcd/0001/Other_Hid_C") == {HOST_APP: ["no"]}
+    assert store_lookup(bus, "device:1234/5678/Acme_Key_A") == {HOST_APP: ["no"]}
+    # Nothing to finish, and the refused devices are gone from the app's view.
+    with pytest.raises(GLib.Error) as e:
+        host.finish(handle)
+    assert "InvalidArgument" in limentest.dbus_error_name(e.value)
+    assert sorted(by_serial(host.enumerate())) == ["Acme_Hidden_B"]
+    with pytest.raises(GLib.Error) as e:
+        host.acquire([(ids["Acme_Key_A"], False)], token="a2")
+    assert "InvalidArgument" in limentest.dbus_error_name(e.value)
+    assert len(backend.requests("AcquireDevices")) == 1
+    # A partial answer: what the backend left out is refused, the rest granted read-only.
+    backend.set_response("AcquireDevices", 0, {"devices": GLib.Variant("a(sa{sv})", [(ids["Acme_Hidden_B"], {})])})
+    handle, pending = host.acquire([(ids["Acme_Hidden_B"], True)], token="a3")
+    assert pending.wait() == (0, {})
+    ((dev_id, res),) = host.finish(handle)
+    assert res["success"] and os.read(res["fd"], 100) == b[2]
+    import fcntl
+    assert fcntl.fcntl(res["fd"], fcntl.F_GETFL) & 3 == os.O_RDONLY
+    os.close(res["fd"])
+
+
+def test_blanket_permission_shuts_the_portal(bus, tb):
+    three_devices(tb)
+    start(bus, tb)
+    store_set(bus, HOST_APP, "usb", "no")
+    host = Host(bus)
+    for method, args, sig in (("EnumerateDevices", ({},), "(a{sv})"),
+                              ("CreateSession", ({"session_handle_token": GLib.Variant("s", "s")},), "(a{sv})")):
+        with pytest.raises(GLib.Error) as e:
+            host.call(method, args, sig)
+        assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.NotAllowed"
+    # Another app is unaffected.
+    assert len(Host(bus, "org.example.Other").enumerate()) == 3
+
+
+def test_many_devices_come_in_batches(bus, tb):
+    for i in range(11):
+        tb.add("1234", f"{i:04x}", serial=f"Batch_{i}")
+    start(bus, tb)
+    host = Host(bus)
+    ids = list(host.enumerate())
+    assert len(ids) == 11
+    handle, pending = host.acquire([(d, False) for d in ids])
+    assert pending.wait() == (0, {})
+    batches = []
+    while True:
+        reply, fds = host.conn.call_with_unix_fd_list_sync(
+            limentest.PORTAL_BUS_NAME, limentest.PORTAL_PATH, IFACE, "FinishAcquireDevices",
+            GLib.Variant("(oa{sv})", (handle, {})), None, Gio.DBusCallFlags.NONE, 5000, None, None)
+        results, finished = reply.unpack()
+        batches.append(len(results))
+        assert fds.get_length() == len(results)
+        if finished:
+            break
+    assert batches == [8, 3]
+
+
+# ---- sessions and events ------------------------------------------------------------------
+
+@needs_uevents
+def test_device_events_reach_the_session_owner_only(bus, tb):
+    a, b, c = three_devices(tb)
+    start(bus, tb)
+    owner = Host(bus)
+    other = Host(bus, "org.example.Other")   # subscribed, but has no session
+    session = owner.call("CreateSession", ({"session_handle_token": GLib.Variant("s", "s1")},), "(a{sv})")[0]
+    limentest.wait_until(lambda: owner.events, 5)
+    ((path, first),) = owner.events
+    assert path == session
+    assert sorted(e[2]["properties"]["ID_SERIAL"] for e in first) == ["Acme_Hidden_B", "Acme_Key_A", "Other_Hid_C"]
+    assert {e[0] for e in first} == {"add"}
+    d = tb.add("5555", "0002", serial="Plugged_D")
+    limentest.wait_until(lambda: len(owner.events) == 2, 5)
+    (path, ev), = owner.events[1:]
+    assert ev[0][0] == "add" and ev[0][2]["properties"]["ID_SERIAL"] == "Plugged_D"
+    new_id = ev[0][1]
+    assert new_id in owner.enumerate()
+    tb.remove(d[0])
+    limentest.wait_until(lambda: len(owner.events) == 3, 5)
+    assert owner.events[2][1][0][:2] == ("remove", new_id)
+    assert new_id not in owner.enumerate()
+    limentest.pump(0.3)
+    assert other.events == []
+
+
+@needs_uevents
+def test_sandboxed_session_hears_only_its_devices(bus, tb):
+    start(bus, tb)
+    info = usb_helpers.flatpak_info(APP, enumerable="vnd:1234;", hidden="vnd:1234+dev:9999;")
+    timer = threading.Timer(2.0, lambda: (tb.add("1234", "9999", serial="Hidden_Plug"),
+                                          tb.add("1234", "0042", serial="Shown_Plug"),
+                                          tb.add("beef", "0042", serial="Foreign_Plug")))
+    timer.start()
+    try:
+        out = usb_helpers.run_in_sandbox(bus, APP, [["session"], ["pump", 4.0], ["events"]], info=info)
+    finally:
+        timer.join()
+    events = out[1][1]
+    assert events[0][1] == []      # nothing visible when the session began
+    seen = [e for _, evs in events[1:] for e in evs]
+    assert [(e[0], e[2]["properties"]["ID_SERIAL"]) for e in seen] == [("add", "Shown_Plug")]
+
+
+# ---- hostile input ------------------------------------------------------------------------
+
+def test_hostile_input(bus, tb):
+    a, b, c = three_devices(tb)
+    backend = start(bus, tb)
+    host = Host(bus)
+    ids = list(host.enumerate())
+    bad = [
+        ("AcquireDevices", ("", [], {}), "(sa(sa{sv})a{sv})", "InvalidArgument"),
+        ("AcquireDevices", ("", [("x" * 5000, {})], {}), "(sa(sa{sv})a{sv})", "InvalidArgument"),
+        ("AcquireDevices", ("", [(ids[0], {})] * 2, {}), "(sa(sa{sv})a{sv})", "InvalidArgument"),
+        ("AcquireDevices", ("", [(f"{i:036d}", {}) for i in range(5000)], {}), "(sa(sa{sv})a{sv})",
+         "InvalidArgument"),
+        ("AcquireDevices", ("", [(ids[0], {"writable": GLib.Variant("s", "yes")})], {}), "(sa(sa{sv})a{sv})",
+         "InvalidArgument"),
+        ("AcquireDevices", ("evil:1", [(ids[0], {})], {}), "(sa(sa{sv})a{sv})", "InvalidArgument"),
+        ("AcquireDevices", ("", [(ids[0], {})], {"handle_token": GLib.Variant("u", 1)}), "(sa(sa{sv})a{sv})",
+         "InvalidArgument"),
+        ("AcquireDevices", ("", [ids[0]], {}), "(sasa{sv})", "InvalidArgs"),
+        ("FinishAcquireDevices", ("/org/freedesktop/portal/desktop/request/1_1/nope", {}), "(oa{sv})",
+         "InvalidArgument"),
+        ("ReleaseDevices", ([ids[0]], {}), "(asa{sv})", "InvalidArgument"),
+        ("ReleaseDevices", (["z" * 100000], {}), "(asa{sv})", "InvalidArgument"),
+        ("ReleaseDevices", ([str(i) for i in range(100000)], {}), "(asa{sv})", "InvalidArgument"),
+        ("EnumerateDevices", ("x",), "(s)", "InvalidArgs"),
+        ("CreateSession", ({"session_handle_token": GLib.Variant("s", "../x")},), "(a{sv})", "InvalidArgument"),
+    ]
+    for method, args, sig, err in bad:
+        with pytest.raises(GLib.Error) as e:
+            host.call(method, args, sig, timeout=20000)
+        assert err in limentest.dbus_error_name(e.value), (method, e.value.message)
+        assert "/tmp" not in e.value.message
+    assert backend.requests("AcquireDevices") == []
+    # Unknown option keys are dropped, and the daemon still serves.
+    assert len(host.call("EnumerateDevices", ({"x": GLib.Variant("s", "y")},), "(a{sv})")[0]) == 3
+    handle, pending = host.acquire([(ids[0], False)])
+    assert pending.wait() == (0, {})
+    ((_, res),) = host.finish(handle)
+    assert res["success"]
+    os.close(res["fd"])
