@@ -342,3 +342,73 @@ def test_hostile_input(bus, tb):
     ((_, res),) = host.finish(handle)
     assert res["success"]
     os.close(res["fd"])
+
+
+# ---- limen-kde's dialog (Xvfb) ------------------------------------------------------------
+
+TITLE = "USB Device Access"
+TITLE_DE = "Zugriff auf USB-Geräte"
+
+
+def start_with_kde(bus, tb, x, language="en", scale="1"):
+    """Permission store, limen-kde on @x and limen-portal choosing it (XDG_CURRENT_DESKTOP=KDE)."""
+    import shutil
+
+    import kde_helpers as kh
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    with open(os.path.join(apps, HOST_APP + ".desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Example Flasher\nExec=/bin/true\n")
+    request_helpers.start_documents(bus)
+    kh.start_kde(bus, env=dict(x.env(), QT_QPA_PLATFORM="xcb", QT_SCALE_FACTOR=scale,
+                               LANGUAGE="de" if language == "de" else "",
+                               LIMEN_LOCALEDIR=os.path.join(limentest.BUILD_DIR, "locale")))
+    shutil.copy(kh.portal_file_path(), os.path.join(bus.env["XDG_DESKTOP_PORTAL_DIR"], "limen.portal"))
+    conf = os.path.join(bus.config_home, "xdg-desktop-portal")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "kde-portals.conf"), "w") as f:
+        f.write("[preferred]\ndefault=limen\n")
+    bus.start_portal(env=dict(tb.env(), XDG_CURRENT_DESKTOP="KDE"))
+
+
+def test_kde_dialog_allow_and_deny(bus, tb, x):
+    a, b, c = three_devices(tb)
+    start_with_kde(bus, tb, x)
+    host = Host(bus)
+    ids = by_serial(host.enumerate())
+    handle, pending = host.acquire([(ids["Acme_Key_A"], True)])
+    x.answer(TITLE, "alt+a", shot="usb-allow-en-1x.png", shown=0.8)
+    assert pending.wait(20) == (0, {})
+    ((dev_id, res),) = host.finish(handle)
+    assert dev_id == ids["Acme_Key_A"] and os.read(res["fd"], 100) == a[2]
+    os.close(res["fd"])
+    assert store_lookup(bus, "device:1234/5678/Acme_Key_A") == {HOST_APP: ["yes"]}
+    # Escape is "Deny": refused, and remembered.
+    handle, pending = host.acquire([(ids["Other_Hid_C"], False)], token="a2")
+    x.answer(TITLE, "Escape")
+    assert pending.wait(20) == (2, {})
+    assert store_lookup(bus, "device:abcd/0001/Other_Hid_C") == {HOST_APP: ["no"]}
+    assert ids["Other_Hid_C"] not in host.enumerate()
+
+
+@pytest.mark.parametrize("language,scale", [("en", "1"), ("de", "2")], ids=["en-1x", "de-2x"])
+def test_kde_dialog_screenshots(bus, tb, language, scale):
+    import kde_helpers as kh
+    x = kh.Xvfb(size="1600x1000x24")
+    try:
+        tb.add("1234", "5678", serial="Acme_Key_A", vendor_name="Acme Corporation",
+               model_name="Hardware Wallet Nano")
+        tb.add("0483", "df11", serial="STM_DFU", vendor_name="STMicroelectronics",
+               model_name="STM Device in DFU Mode")
+        start_with_kde(bus, tb, x, language, scale)
+        host = Host(bus)
+        ids = list(host.enumerate())
+        handle, pending = host.acquire([(ids[0], True), (ids[1], False)])
+        wid = x.wait_window(TITLE_DE if language == "de" else TITLE)
+        time.sleep(1.0)
+        path = x.screenshot(f"usb-{language}-{scale}x.png")
+        assert os.path.getsize(path) > 1000
+        x.press(wid, "Escape")
+        assert pending.wait(20) == (2, {})
+    finally:
+        x.close()
