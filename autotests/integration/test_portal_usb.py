@@ -38,10 +38,35 @@ def tb():
         t.close()
 
 
+def portal_env(bus, tb):
+    """limen-portal alone sees the testbed (and, in a sanitizer build, lets the preload go first)."""
+    return dict(tb.env(), ASAN_OPTIONS=bus.env["ASAN_OPTIONS"] + ":verify_asan_link_order=0")
+
+
+@pytest.fixture(autouse=True)
+def no_preload_for_others(bus):
+    """Under umockdev-wrapper the other daemons must not inherit the preload."""
+    bus.env.pop("LD_PRELOAD", None)
+
+
 def start(bus, tb, backend=True):
     """Permission store, the Usb test backend and limen-portal seeing the testbed."""
     request_helpers.start_documents(bus)
-    return request_helpers.setup(bus, ["usb"], portal_env=tb.env(), start_backend=backend)
+    return request_helpers.setup(bus, ["usb"], portal_env=portal_env(bus, tb), start_backend=backend)
+
+
+def portal_fds_on(bus, tb, devnode):
+    """How many fds limen-portal holds open on @devnode (umockdev's file behind it)."""
+    pid = [d for d in bus.daemons if "limen-portal" in d.argv[0]][0].pid
+    target = os.path.realpath(tb.root + devnode)
+    n = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.path.realpath(os.readlink(f"/proc/{pid}/fd/{fd}")) == target:
+                n += 1
+        except OSError:
+            pass
+    return n
 
 
 class Host:
@@ -86,8 +111,13 @@ class Host:
 
 
 def store_lookup(bus, dev_id):
-    perms, _ = bus.call(STORE, "Lookup", ("usb", dev_id), "(ss)", dest="org.freedesktop.impl.portal.PermissionStore",
-                        path=STORE_PATH)
+    """The stored permissions of (usb, @dev_id); {} when there is no entry."""
+    try:
+        perms, _ = bus.call(STORE, "Lookup", ("usb", dev_id), "(ss)",
+                            dest="org.freedesktop.impl.portal.PermissionStore", path=STORE_PATH)
+    except GLib.Error as e:
+        assert limentest.dbus_error_name(e) == "org.freedesktop.portal.Error.NotFound"
+        return {}
     return perms
 
 
@@ -256,6 +286,51 @@ def test_many_devices_come_in_batches(bus, tb):
     assert batches == [8, 3]
 
 
+def test_release_and_leaving_close_the_portals_fds(bus, tb):
+    a, b, c = three_devices(tb)
+    start(bus, tb)
+    host = Host(bus)
+    ids = by_serial(host.enumerate())
+    handle, pending = host.acquire([(ids["Acme_Key_A"], False), (ids["Other_Hid_C"], False)])
+    assert pending.wait() == (0, {})
+    for _, res in host.finish(handle):
+        os.close(res["fd"])
+    assert portal_fds_on(bus, tb, a[1]) == 1 and portal_fds_on(bus, tb, c[1]) == 1
+    host.call("ReleaseDevices", ([ids["Acme_Key_A"]], {}), "(asa{sv})")
+    assert portal_fds_on(bus, tb, a[1]) == 0 and portal_fds_on(bus, tb, c[1]) == 1
+    host.conn.close_sync(None)
+    limentest.wait_until(lambda: portal_fds_on(bus, tb, c[1]) == 0, 5)
+    assert portal_fds_on(bus, tb, c[1]) == 0
+
+
+def test_one_acquisition_at_a_time_and_close(bus, tb):
+    a, b, c = three_devices(tb)
+    backend = start(bus, tb)
+    host = Host(bus)
+    ids = by_serial(host.enumerate())
+    backend.set_response("AcquireDevices", 0, {}, -1)     # the dialog stays up
+    handle, pending = host.acquire([(ids["Acme_Key_A"], False)])
+    limentest.wait_until(lambda: backend.requests("AcquireDevices"), 5)
+    with pytest.raises(GLib.Error) as e:
+        host.acquire([(ids["Other_Hid_C"], False)], token="a2")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.Failed"
+    # The app closes its Request: the backend's is closed, and the app may ask again.
+    bus.call("org.freedesktop.portal.Request", "Close", path=handle, conn=host.conn)
+    limentest.wait_until(lambda: backend.closed(), 5)
+    assert backend.closed() == [handle]
+    backend.set_response("AcquireDevices", 0, {"devices": GLib.Variant("a(sa{sv})", [
+        (ids["Other_Hid_C"], {"writable": GLib.Variant("b", True)})])})
+    handle, pending = host.acquire([(ids["Other_Hid_C"], False)], token="a3")
+    assert pending.wait() == (0, {})
+    ((_, res),) = host.finish(handle)
+    import fcntl
+    # The backend cannot grant more than was asked.
+    assert fcntl.fcntl(res["fd"], fcntl.F_GETFL) & 3 == os.O_RDONLY
+    os.close(res["fd"])
+    # Nothing was stored for the closed request.
+    assert store_lookup(bus, "device:1234/5678/Acme_Key_A") == {}
+
+
 # ---- sessions and events ------------------------------------------------------------------
 
 @needs_uevents
@@ -282,6 +357,21 @@ def test_device_events_reach_the_session_owner_only(bus, tb):
     assert new_id not in owner.enumerate()
     limentest.pump(0.3)
     assert other.events == []
+
+
+@needs_uevents
+def test_refused_device_leaves_the_session(bus, tb):
+    a, b, c = three_devices(tb)
+    backend = start(bus, tb)
+    host = Host(bus)
+    host.call("CreateSession", ({"session_handle_token": GLib.Variant("s", "s1")},), "(a{sv})")
+    limentest.wait_until(lambda: host.events, 5)
+    ids = by_serial(host.enumerate())
+    backend.set_response("AcquireDevices", 0, {"deny": GLib.Variant("b", True)})
+    handle, pending = host.acquire([(ids["Acme_Key_A"], False)])
+    assert pending.wait() == (2, {})
+    limentest.wait_until(lambda: len(host.events) == 2, 5)
+    assert [e[:2] for e in host.events[1][1]] == [("remove", ids["Acme_Key_A"])]
 
 
 @needs_uevents
@@ -368,7 +458,7 @@ def start_with_kde(bus, tb, x, language="en", scale="1"):
     os.makedirs(conf, exist_ok=True)
     with open(os.path.join(conf, "kde-portals.conf"), "w") as f:
         f.write("[preferred]\ndefault=limen\n")
-    bus.start_portal(env=dict(tb.env(), XDG_CURRENT_DESKTOP="KDE"))
+    bus.start_portal(env=dict(portal_env(bus, tb), XDG_CURRENT_DESKTOP="KDE"))
 
 
 def test_kde_dialog_allow_and_deny(bus, tb, x):

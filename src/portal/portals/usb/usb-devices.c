@@ -244,14 +244,3 @@ limen_usb_device_info (LimenUsbDevice *device, const char *parent_id)
     g_variant_builder_add (&info, "{sv}", "properties", g_variant_builder_end (&props));
   return g_variant_builder_end (&info);
 }
-
-char *
-limen_usb_device_describe (LimenUsbDevice *device)
-{
-  const char *vendor = g_udev_device_get_property (device->udev, "ID_VENDOR_FROM_DATABASE");
-  const char *model = g_udev_device_get_property (device->udev, "ID_MODEL_FROM_DATABASE");
-
-  if (vendor && model)
-    return g_strdup_printf ("%s %s", vendor, model);
-  return g_strdup_printf ("%04x:%04x", device->numbers.vendor, device->numbers.product);
-}

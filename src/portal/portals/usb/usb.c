@@ -459,6 +459,8 @@ check_acquire (LimenCall *call, GTask *task)
   g_task_return_boolean (task, TRUE);
 }
 
+static gboolean is_granted (GPtrArray *granted, LimenUsbDevice *device);
+
 /* Remember the person's answer per device: allowed, or refused (and hidden from now on). */
 static void
 store_answers (Sender *s, GPtrArray *wanted, GPtrArray *granted)
@@ -471,14 +473,43 @@ store_answers (Sender *s, GPtrArray *wanted, GPtrArray *granted)
     {
       Wanted *w = g_ptr_array_index (wanted, i);
       g_autoptr(GError) error = NULL;
-      gboolean yes = FALSE;
+      gboolean yes = is_granted (granted, w->device);
 
-      for (guint j = 0; j < granted->len && !yes; j++)
-        yes = ((Wanted *) g_ptr_array_index (granted, j))->device == w->device;
       if (!limen_permission_store_set (TABLE, w->device->permission_id, app_id,
                                        yes ? LIMEN_PERMISSION_YES : LIMEN_PERMISSION_NO, &error))
         g_message ("USB answer for %s not stored: %s", app_id, error->message);
     }
+}
+
+/* Devices the person refused vanish from the app's sessions at once ("remove"). */
+static gboolean
+is_granted (GPtrArray *granted, LimenUsbDevice *device)
+{
+  for (guint i = 0; i < granted->len; i++)
+    if (((Wanted *) g_ptr_array_index (granted, i))->device == device)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+retell_sessions (const char *sender, GPtrArray *wanted, GPtrArray *granted)
+{
+  g_autoptr(GPtrArray) list = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, sessions);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (g_str_equal (limen_session_get_sender (value), sender))
+      g_ptr_array_add (list, limen_session_ref (value));
+  for (guint i = 0; i < list->len; i++)
+    for (guint j = 0; j < wanted->len && limen_session_is_open (g_ptr_array_index (list, i)); j++)
+      {
+        LimenUsbDevice *device = ((Wanted *) g_ptr_array_index (wanted, j))->device;
+
+        if (!is_granted (granted, device))
+          session_device_event (g_ptr_array_index (list, i), "change", device);
+      }
 }
 
 /* The backend's "devices": a subset of what was asked, never with more access. */
@@ -500,13 +531,10 @@ granted_from_results (GPtrArray *wanted, GVariant *results)
         {
           Wanted *w = g_ptr_array_index (wanted, j);
           Wanted *g;
-          gboolean known = FALSE;
 
           if (!g_str_equal (w->device->id, id))
             continue;
-          for (guint k = 0; k < granted->len && !known; k++)
-            known = ((Wanted *) g_ptr_array_index (granted, k))->device == w->device;
-          if (known)
+          if (is_granted (granted, w->device))
             break;
           g = g_new0 (Wanted, 1);
           g->device = limen_usb_device_ref (w->device);
@@ -564,7 +592,10 @@ on_backend_reply (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       granted = granted_from_results (a->wanted, results);
       if (s)
-        store_answers (s, a->wanted, granted);
+        {
+          store_answers (s, a->wanted, granted);
+          retell_sessions (s->name, a->wanted, granted);
+        }
     }
   finish_answer (call, response, granted);
   g_task_return_boolean (task, TRUE);

@@ -54,8 +54,6 @@ GPtrArray *limen_usb_devices_list (void);
 /* The information dict of the portal's EnumerateDevices, @parent_id NULL when the app
  * may not see the parent. */
 GVariant *limen_usb_device_info (LimenUsbDevice *device, const char *parent_id);
-/* A short name for logs and dialogs: vendor and product names, else their numbers. */
-char *limen_usb_device_describe (LimenUsbDevice *device);
 
 LimenUsbDevice *limen_usb_device_ref (LimenUsbDevice *device);
 void limen_usb_device_unref (LimenUsbDevice *device);
