@@ -481,6 +481,24 @@ def test_kde_dialog_allow_and_deny(bus, tb, x):
     assert ids["Other_Hid_C"] not in host.enumerate()
 
 
+def test_kde_dialog_for_a_sandboxed_app(bus, tb, x):
+    a, b, c = three_devices(tb)
+    start_with_kde(bus, tb, x)
+    ids = by_serial(Host(bus, None).enumerate())
+    info = usb_helpers.flatpak_info(APP, enumerable="vnd:1234;")
+    answered = []
+    clicker = threading.Thread(target=lambda: answered.append(x.answer(TITLE, "alt+a", shown=0.5)))
+    clicker.start()
+    try:
+        out = usb_helpers.run_in_sandbox(bus, APP, [["acquire", [[ids["Acme_Key_A"], True]], "k1"]], info=info)
+    finally:
+        clicker.join()
+    assert out[0] == ["response", 0], out
+    (got,) = out[1][1]
+    assert got["success"] and got["data"].encode() == a[2] and got["mode"] == os.O_RDWR
+    assert store_lookup(bus, "device:1234/5678/Acme_Key_A") == {APP: ["yes"]}
+
+
 @pytest.mark.parametrize("language,scale", [("en", "1"), ("de", "2")], ids=["en-1x", "de-2x"])
 def test_kde_dialog_screenshots(bus, tb, language, scale):
     import kde_helpers as kh
