@@ -264,6 +264,29 @@ def test_blanket_permission_shuts_the_portal(bus, tb):
     assert len(Host(bus, "org.example.Other").enumerate()) == 3
 
 
+def test_store_changes_are_seen_at_once(bus, tb):
+    """The frontend caches the store's answers; a change made by anyone else reaches it."""
+    three_devices(tb)
+    backend = start(bus, tb)
+    host = Host(bus)
+    ids = by_serial(host.enumerate())
+    store_set(bus, HOST_APP, "device:abcd/0001/Other_Hid_C", "no")
+    limentest.wait_until(lambda: "Other_Hid_C" not in by_serial(host.enumerate()), 5)
+    assert sorted(by_serial(host.enumerate())) == ["Acme_Hidden_B", "Acme_Key_A"]
+    store_set(bus, HOST_APP, "device:1234/5678/Acme_Key_A", "yes")
+    limentest.pump(0.3)   # the store's Changed signal reaches limen-portal
+    handle, pending = host.acquire([(ids["Acme_Key_A"], False)])
+    assert pending.wait() == (0, {})
+    assert backend.requests("AcquireDevices") == []   # allowed before: nobody asked
+    ((_, res),) = host.finish(handle)
+    os.close(res["fd"])
+    store_set(bus, HOST_APP, "usb", "no")
+    limentest.pump(0.3)   # the store's Changed signal reaches limen-portal
+    with pytest.raises(GLib.Error) as e:
+        host.enumerate()
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.NotAllowed"
+
+
 def test_many_devices_come_in_batches(bus, tb):
     for i in range(11):
         tb.add("1234", f"{i:04x}", serial=f"Batch_{i}")

@@ -37,6 +37,7 @@ limen_usb_device_unref (LimenUsbDevice *device)
   g_free (device->id);
   g_free (device->syspath);
   g_free (device->permission_id);
+  g_free (device->parent_syspath);
   g_clear_object (&device->udev);
   g_free (device);
 }
@@ -109,7 +110,12 @@ permission_id (GUdevDevice *udev)
 static void
 update (LimenUsbDevice *device, GUdevDevice *udev)
 {
+  g_autoptr(GUdevDevice) parent = g_udev_device_get_parent (udev);
+
   g_set_object (&device->udev, udev);
+  /* Kept as a path: asking udev for the parent on every listing reads sysfs each time. */
+  g_free (device->parent_syspath);
+  device->parent_syspath = parent ? g_strdup (g_udev_device_get_sysfs_path (parent)) : NULL;
   g_free (device->permission_id);
   device->permission_id = permission_id (udev);
   memset (&device->numbers, 0, sizeof device->numbers);
@@ -194,10 +200,7 @@ limen_usb_devices_lookup (const char *id)
 LimenUsbDevice *
 limen_usb_devices_parent (LimenUsbDevice *device)
 {
-  g_autoptr(GUdevDevice) parent = g_udev_device_get_parent (device->udev);
-  const char *syspath = parent ? g_udev_device_get_sysfs_path (parent) : NULL;
-
-  return syspath ? g_hash_table_lookup (by_syspath, syspath) : NULL;
+  return device->parent_syspath ? g_hash_table_lookup (by_syspath, device->parent_syspath) : NULL;
 }
 
 GPtrArray *

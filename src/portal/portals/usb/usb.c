@@ -34,6 +34,9 @@
 #define MAX_ID 64             /* portal ids are UUIDs (36 bytes) */
 #define FDS_PER_BATCH 8       /* fds in one FinishAcquireDevices reply */
 #define WINDOW_MAX 256
+#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
+#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
+#define CACHE_MAX 4096        /* remembered (app, id) permissions */
 
 typedef struct {
   LimenUsbDevice *device;
@@ -60,6 +63,7 @@ static LimenPortalContext *portal_context;
 static GHashTable *senders;    /* unique name → Sender */
 static GHashTable *sessions;   /* session path → LimenSession (not owned; removed when closed) */
 static gboolean devices_ready;
+static GHashTable *permissions; /* "APP\x1fID" → LimenPermission + 1, until the store changes */
 
 /* ---- peers ---- */
 
@@ -126,13 +130,56 @@ app_id_of (Sender *s)
   return limen_app_info_get_id (s->info);
 }
 
+/* ---- the permission store, read through a cache ----
+ * Every listing checks each device against the store; one round trip per device per call
+ * would make EnumerateDevices as slow as the store. The cache is dropped whenever the store
+ * says table "usb" changed (whoever changed it). */
+
+static char *
+cache_key (const char *app_id, const char *id)
+{
+  return g_strconcat (app_id, "\x1f", id, NULL);
+}
+
+static LimenPermission
+stored (const char *app_id, const char *id)
+{
+  g_autofree char *key = cache_key (app_id, id);
+  gpointer hit = g_hash_table_lookup (permissions, key);
+  LimenPermission p;
+
+  if (hit)
+    return GPOINTER_TO_INT (hit) - 1;
+  p = limen_permission_store_get (TABLE, id, app_id);
+  if (g_hash_table_size (permissions) >= CACHE_MAX)
+    g_hash_table_remove_all (permissions);
+  g_hash_table_insert (permissions, g_steal_pointer (&key), GINT_TO_POINTER (p + 1));
+  return p;
+}
+
+static gboolean
+store (const char *app_id, const char *id, LimenPermission p, GError **error)
+{
+  g_autofree char *key = cache_key (app_id, id);
+
+  g_hash_table_remove (permissions, key);
+  return limen_permission_store_set (TABLE, id, app_id, p, error);
+}
+
+static void
+on_store_changed (GDBusConnection *c, const char *sender, const char *path, const char *iface,
+                  const char *signal, GVariant *params, gpointer user_data)
+{
+  g_hash_table_remove_all (permissions);
+}
+
 /* The blanket permission: only a stored "no" shuts the portal. */
 static gboolean
 check_portal_allowed (LimenAppInfo *info, GError **error)
 {
   const char *app_id = limen_app_info_get_id (info);
 
-  if (*app_id && limen_permission_store_get (TABLE, PORTAL_ID, app_id) == LIMEN_PERMISSION_NO)
+  if (*app_id && stored (app_id, PORTAL_ID) == LIMEN_PERMISSION_NO)
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "This app may not use USB devices");
       return FALSE;
@@ -147,7 +194,7 @@ may_see (Sender *s, LimenUsbDevice *device)
 
   if (!limen_usb_rules_match (s->rules, &device->numbers))
     return FALSE;
-  return !*app_id || limen_permission_store_get (TABLE, device->permission_id, app_id) != LIMEN_PERMISSION_NO;
+  return !*app_id || stored (app_id, device->permission_id) != LIMEN_PERMISSION_NO;
 }
 
 static GVariant *
@@ -475,8 +522,7 @@ store_answers (Sender *s, GPtrArray *wanted, GPtrArray *granted)
       g_autoptr(GError) error = NULL;
       gboolean yes = is_granted (granted, w->device);
 
-      if (!limen_permission_store_set (TABLE, w->device->permission_id, app_id,
-                                       yes ? LIMEN_PERMISSION_YES : LIMEN_PERMISSION_NO, &error))
+      if (!store (app_id, w->device->permission_id, yes ? LIMEN_PERMISSION_YES : LIMEN_PERMISSION_NO, &error))
         g_message ("USB answer for %s not stored: %s", app_id, error->message);
     }
 }
@@ -612,7 +658,7 @@ all_allowed_before (Sender *s, GPtrArray *wanted)
     {
       Wanted *w = g_ptr_array_index (wanted, i);
 
-      if (limen_permission_store_get (TABLE, w->device->permission_id, app_id) != LIMEN_PERMISSION_YES)
+      if (stored (app_id, w->device->permission_id) != LIMEN_PERMISSION_YES)
         return FALSE;
     }
   return TRUE;
@@ -821,6 +867,9 @@ limen_usb_new (LimenPortalContext *context)
   portal_context = context;
   senders = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) sender_free);
   sessions = g_hash_table_new (g_str_hash, g_str_equal);
+  permissions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_dbus_connection_signal_subscribe (context->connection, STORE_NAME, STORE_NAME, "Changed", STORE_PATH, TABLE,
+                                      G_DBUS_SIGNAL_FLAGS_NONE, on_store_changed, NULL, NULL);
   limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
   object = limen_driver_offer (context, limen_dbus_portal_usb_skeleton_new (), 1, usb_methods);
   g_signal_connect (object, "handle-enumerate-devices", G_CALLBACK (handle_enumerate), NULL);

@@ -35,6 +35,7 @@ typedef struct {
   char            *id;             /* random, the portal's name for it */
   char            *syspath;
   char            *permission_id;  /* "device:VID/PID/SERIAL", the permission store id */
+  char            *parent_syspath; /* NULL: no parent */
   GUdevDevice     *udev;
   LimenUsbNumbers  numbers;
   gint             ref_count;
