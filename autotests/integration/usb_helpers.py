@@ -2,6 +2,7 @@
 (it runs with libumockdev-preload.so), and a script run inside a bwrap sandbox that drives
 the portal from a JSON list of steps and prints what it got as JSON."""
 
+import gc
 import json
 import os
 
@@ -52,7 +53,11 @@ class Testbed:
         self.tb.uevent(syspath, "remove")
 
     def close(self):
+        # Finalised now, not whenever the collector runs: a testbed going away unsets
+        # UMOCKDEV_DIR, which would cut the next test's testbed off from its uevents.
         self.tb.clear()
+        self.tb = None
+        gc.collect()
 
 
 SANDBOX_SCRIPT = r'''

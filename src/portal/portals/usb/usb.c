@@ -36,6 +36,7 @@
 #define WINDOW_MAX 256
 #define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
 #define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
+#define STORE_TIMEOUT_MS 3000
 #define CACHE_MAX 4096        /* remembered (app, id) permissions */
 
 typedef struct {
@@ -141,6 +142,35 @@ cache_key (const char *app_id, const char *id)
   return g_strconcat (app_id, "\x1f", id, NULL);
 }
 
+/* The store's answer for (@app_id, @id); FALSE when it could not be asked (not cached, so
+ * that a stored "no" is not forgotten because the store was briefly away). */
+static gboolean
+lookup_store (const char *app_id, const char *id, LimenPermission *out)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) perms = NULL;
+  g_autofree const char **strings = NULL;
+
+  *out = LIMEN_PERMISSION_UNSET;
+  reply = g_dbus_connection_call_sync (portal_context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+                                       g_variant_new ("(ss)", TABLE, id), G_VARIANT_TYPE ("(a{sas}v)"),
+                                       G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, &error);
+  if (reply == NULL)
+    {
+      g_autofree char *remote = g_dbus_error_get_remote_error (error);
+
+      if (g_strcmp0 (remote, "org.freedesktop.portal.Error.NotFound") == 0)
+        return TRUE;
+      g_message ("Permission store not asked about %s: %s", id, error->message);
+      return FALSE;
+    }
+  g_variant_get (reply, "(@a{sas}v)", &perms, NULL);
+  if (g_variant_lookup (perms, app_id, "^a&s", &strings) && strings[0])
+    *out = limen_permission_from_string (strings[0]);
+  return TRUE;
+}
+
 static LimenPermission
 stored (const char *app_id, const char *id)
 {
@@ -150,7 +180,8 @@ stored (const char *app_id, const char *id)
 
   if (hit)
     return GPOINTER_TO_INT (hit) - 1;
-  p = limen_permission_store_get (TABLE, id, app_id);
+  if (!lookup_store (app_id, id, &p))
+    return p;
   if (g_hash_table_size (permissions) >= CACHE_MAX)
     g_hash_table_remove_all (permissions);
   g_hash_table_insert (permissions, g_steal_pointer (&key), GINT_TO_POINTER (p + 1));
