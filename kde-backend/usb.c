@@ -80,19 +80,22 @@ device_label (GVariant *info)
   return g_strdup_printf ("%s (%s:%s)", name, vid, pid);
 }
 
+/* The dialog's question, naming the app as its .desktop file does, else by its id. */
 static char *
-app_display_name (const char *app_id)
+question (const char *app_id)
 {
   g_autofree char *desktop_id = NULL;
   g_autoptr(GDesktopAppInfo) info = NULL;
+  const char *name = app_id;
 
   if (!*app_id)
-    return g_strdup (_("An unidentified application"));
+    return g_strdup (_("Allow an unidentified application to use USB devices?"));
   desktop_id = g_strconcat (app_id, ".desktop", NULL);
   info = g_desktop_app_info_new (desktop_id);
   if (info && g_app_info_get_display_name (G_APP_INFO (info)))
-    return g_strdup (g_app_info_get_display_name (G_APP_INFO (info)));
-  return g_strdup (app_id);
+    name = g_app_info_get_display_name (G_APP_INFO (info));
+  /* TRANSLATORS: %s is an application's name */
+  return g_strdup_printf (_("Allow %s to use USB devices?"), name);
 }
 
 /* The device list, checked as the frontend's own tables say; @kept gets (id, access) per
@@ -163,7 +166,7 @@ on_acquire_devices (LimenDbusImplPortalUsb *skeleton, GDBusMethodInvocation *inv
   g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_auto(GVariantBuilder) kept = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a(sa{sv})"));
   g_autoptr(GString) body = g_string_new (NULL);
-  g_autofree char *app = NULL, *title = NULL;
+  g_autofree char *title = NULL;
   LimenQtAccessSpec spec = { 0 };
   const LimenKdeShim *shim;
   LimenKdeDialogCall *call;
@@ -179,9 +182,7 @@ on_acquire_devices (LimenDbusImplPortalUsb *skeleton, GDBusMethodInvocation *inv
   call = limen_kde_dialog_call_new (invocation, handle);
   if (!call)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  app = app_display_name (app_id);
-  /* TRANSLATORS: %s is an application's name */
-  title = g_strdup_printf (_("Allow %s to use USB devices?"), app);
+  title = question (app_id);
   spec.window.parent_window = parent_window;
   spec.window.app_id = app_id;
   spec.window.modal = TRUE;
