@@ -258,7 +258,9 @@ session_device_event (LimenSession *session, const char *action, LimenUsbDevice 
   GHashTable *seen = limen_session_get_data (session);
   Sender *s = g_hash_table_lookup (senders, limen_session_get_sender (session));
   gboolean was = g_hash_table_contains (seen, device->id);
-  gboolean now = s && !g_str_equal (action, "remove") && may_see (s, device);
+  GVariant *info;
+  gboolean now = s && !g_str_equal (action, "remove") && check_portal_allowed (s->info, NULL) &&
+                 may_see (s, device);
   const char *what;
 
   if (!was && !now)
@@ -268,8 +270,8 @@ session_device_event (LimenSession *session, const char *action, LimenUsbDevice 
     g_hash_table_add (seen, g_strdup (device->id));
   else
     g_hash_table_remove (seen, device->id);
-  emit_events (session, g_variant_new_parsed ("[(%s, %s, %@a{sv})]", what, device->id,
-                                              now ? device_info_for (s, device) : limen_usb_device_info (device, NULL)));
+  info = now ? device_info_for (s, device) : limen_usb_device_info (device, NULL);
+  emit_events (session, g_variant_new_parsed ("[(%s, %s, %@a{sv})]", what, device->id, info));
 }
 
 static void
@@ -309,7 +311,7 @@ announce_devices (gpointer user_data)
   GHashTable *seen = limen_session_get_data (session);
   Sender *s = g_hash_table_lookup (senders, limen_session_get_sender (session));
 
-  if (!limen_session_is_open (session) || s == NULL)
+  if (!limen_session_is_open (session) || s == NULL || !check_portal_allowed (s->info, NULL))
     return G_SOURCE_REMOVE;
   devices = limen_usb_devices_list ();
   for (guint i = 0; i < devices->len; i++)
