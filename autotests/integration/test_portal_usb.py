@@ -457,6 +457,33 @@ def test_hostile_input(bus, tb):
     os.close(res["fd"])
 
 
+def test_hostile_backend_and_foreign_handles(bus, tb):
+    a, b, c = three_devices(tb)
+    backend = start(bus, tb)
+    host = Host(bus)
+    thief = Host(bus, "org.example.Thief")
+    ids = by_serial(host.enumerate())
+    # A backend answer of the wrong type grants nothing.
+    backend.set_response("AcquireDevices", 0, {"devices": GLib.Variant("s", "everything")})
+    handle, pending = host.acquire([(ids["Acme_Key_A"], False)])
+    assert pending.wait() == (2, {})
+    # Ids the app did not ask for are ignored.
+    backend.set_response("AcquireDevices", 0, {"devices": GLib.Variant("a(sa{sv})", [
+        (ids["Other_Hid_C"], {}), ("made-up", {}), (ids["Acme_Hidden_B"], {})])})
+    handle, pending = host.acquire([(ids["Acme_Hidden_B"], False)], token="a2")
+    assert pending.wait() == (0, {})
+    # Another peer cannot collect the fds of this one's answer.
+    with pytest.raises(GLib.Error) as e:
+        thief.finish(handle)
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+    got = host.finish(handle)
+    assert [g[0] for g in got] == [ids["Acme_Hidden_B"]]
+    os.close(got[0][1]["fd"])
+    # Finished: the handle is spent.
+    with pytest.raises(GLib.Error):
+        host.finish(handle)
+
+
 # ---- limen-kde's dialog (Xvfb) ------------------------------------------------------------
 
 TITLE = "USB Device Access"
@@ -520,6 +547,30 @@ def test_kde_dialog_for_a_sandboxed_app(bus, tb, x):
     (got,) = out[1][1]
     assert got["success"] and got["data"].encode() == a[2] and got["mode"] == os.O_RDWR
     assert store_lookup(bus, "device:1234/5678/Acme_Key_A") == {APP: ["yes"]}
+
+
+def test_kde_refuses_bad_impl_input(bus, x):
+    """limen-kde's impl AcquireDevices checks what a frontend sends, and keeps serving."""
+    import kde_helpers as kh
+    kh.start_kde_x11(bus, x)
+    info = {"device-file": GLib.Variant("s", "/dev/bus/usb/001/002")}
+    ok_dev = ("id1", info, {"writable": GLib.Variant("b", False)})
+    cases = [
+        [],
+        [ok_dev] * 65,
+        [("x" * 100, info, {})],
+        [("id1", {"properties": GLib.Variant("a{sv}", {"ID_SERIAL": GLib.Variant("u", 1)})}, {})],
+        [("id1", {"readable": GLib.Variant("s", "yes")}, {})],
+        [("id1", info, {"writable": GLib.Variant("s", "yes")})],
+    ]
+    conn = bus.new_connection()
+    for devices in cases:
+        handle = kh.new_handle(bus, conn=conn)
+        with pytest.raises(GLib.Error) as e:
+            kh.call_impl(bus, "Usb", "AcquireDevices",
+                         (handle, "", APP, devices, {}), "(ossa(sa{sv}a{sv})a{sv})", conn=conn)
+        assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument", devices[:1]
+    assert bus.get_property("org.freedesktop.impl.portal.Usb", "version", dest=kh.KDE_NAME, path=kh.PATH) == 1
 
 
 @pytest.mark.parametrize("language,scale", [("en", "1"), ("de", "2")], ids=["en-1x", "de-2x"])
