@@ -758,17 +758,21 @@ hand_over (Sender *s, Wanted *w, GUnixFDList *fds, const char **why, GError **er
   const char *file;
   int fd;
 
-  if (device == NULL)
-    return (*why = "Device not available"), -1;
-  if (!may_see (s, device))
-    return (*why = "Not allowed"), -1;
+  if (device == NULL || !may_see (s, device))
+    {
+      *why = device == NULL ? "Device not available" : "Not allowed";
+      return -1;
+    }
   held = g_hash_table_lookup (s->held, device->id);
   if (held == NULL || (w->writable && !held->writable))
     {
       file = g_udev_device_get_device_file (device->udev);
       fd = file ? open (file, (w->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY) : -1;
       if (fd < 0)
-        return (*why = g_strerror (file ? errno : ENODEV)), -1;
+        {
+          *why = g_strerror (file ? errno : ENODEV);
+          return -1;
+        }
       held = g_new0 (Held, 1);
       held->fd = fd;
       held->writable = w->writable;
