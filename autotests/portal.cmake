@@ -56,3 +56,12 @@ limen_add_pytest(integration-portal-screencast test_portal_screencast.py)
 limen_add_pytest(integration-portal-camera test_portal_camera.py)
 # InputCapture v2 (issue 21) in front of a test backend (templates/input_capture.py).
 limen_add_pytest(integration-portal-input-capture test_portal_input_capture.py)
+# Usb: the [USB Devices] queries (unit), then umockdev's devices; the test process runs preloaded so that the testbed can send uevents.
+pkg_check_modules(USB_GUDEV REQUIRED IMPORTED_TARGET gudev-1.0)
+limen_add_unit_test(test-usb-rules SOURCES unit/test-usb-rules.c ${PROJECT_SOURCE_DIR}/src/portal/portals/usb/usb-rules.c
+                    LIBS PkgConfig::USB_GUDEV)
+target_include_directories(test-usb-rules PRIVATE ${PROJECT_SOURCE_DIR}/src/portal/portals/usb)
+find_program(UMOCKDEV_WRAPPER umockdev-wrapper)
+if(UMOCKDEV_WRAPPER)
+  limen_add_pytest(integration-portal-usb test_portal_usb.py WRAPPER ${UMOCKDEV_WRAPPER})
+endif()

@@ -33,7 +33,8 @@ typedef GDBusInterfaceSkeleton *(*InterfaceNew) (void);
   I (remote_desktop) \
   I (clipboard) \
   I (global_shortcuts) \
-  I (dynamic_launcher)
+  I (dynamic_launcher) \
+  I (usb)
 
 #define DECLARE_INTERFACE(prefix) GDBusInterfaceSkeleton *limen_kde_##prefix##_new (void);
 LIMEN_KDE_INTERFACES (DECLARE_INTERFACE)

@@ -629,3 +629,57 @@ limen_launcher_name_is_valid (const char *name)
   return *name != '\0' && strlen (name) <= LIMEN_LAUNCHER_NAME_MAX && g_utf8_validate (name, -1, NULL) &&
          strpbrk (name, "\r\n") == NULL;
 }
+
+/* Usb: a device's udev properties travel as strings, a bounded few. */
+gboolean
+limen_validate_usb_properties (const LimenOption *o, GVariant *v, GError **error)
+{
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+  gsize max = o->max ? o->max : 64;
+
+  if (g_variant_n_children (v) > max)
+    {
+      limen_option_set_error (error, o->key, "too many properties");
+      return FALSE;
+    }
+  g_variant_iter_init (&iter, v);
+  while (g_variant_iter_loop (&iter, "{&sv}", &key, &value))
+    if (strlen (key) > 256 || !g_variant_is_of_type (value, G_VARIANT_TYPE_STRING) ||
+        g_variant_get_size (value) > 4096)
+      {
+        limen_option_set_error (error, o->key, "each property a string of at most 4096 bytes");
+        g_variant_unref (value);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+const LimenOption limen_options_usb_create_session[] = {
+  { "session_handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_usb_no_options[] = {
+  { NULL }
+};
+
+const LimenOption limen_options_usb_acquire_devices[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_usb_device_access[] = {
+  { "writable", "b", limen_validate_bool, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_usb_device_info[] = {
+  { "parent", "s", limen_validate_string_length, 64 },
+  { "readable", "b", limen_validate_bool, 0 },
+  { "writable", "b", limen_validate_bool, 0 },
+  { "device-file", "s", limen_validate_string_length, 4096 },
+  { "properties", "a{sv}", limen_validate_usb_properties, 64 },
+  { NULL }
+};

@@ -95,6 +95,15 @@ extern const LimenOption limen_options_impl_notification_add_notification[];
 #define LIMEN_LAUNCHER_NAME_MAX 256
 extern const LimenOption limen_options_dynamic_launcher_prepare_install[];
 gboolean limen_launcher_name_is_valid (const char *name);
+/* Usb: CreateSession; EnumerateDevices, FinishAcquireDevices, ReleaseDevices and the impl
+ * AcquireDevices take no options; AcquireDevices and each device's access dict (writable);
+ * the device information dict the frontend gives the backend (properties: strings only). */
+gboolean limen_validate_usb_properties (const LimenOption *o, GVariant *v, GError **e);
+extern const LimenOption limen_options_usb_create_session[];
+extern const LimenOption limen_options_usb_no_options[];
+extern const LimenOption limen_options_usb_acquire_devices[];
+extern const LimenOption limen_options_usb_device_access[];
+extern const LimenOption limen_options_usb_device_info[];
 
 /* Validators shared by the tables above and their portals. */
 gboolean limen_validate_abs_path (const LimenOption *o, GVariant *v, GError **e);    /* ay, absolute */

@@ -22,6 +22,7 @@ struct _LimenCall {
   LimenPortalContext      *context;
   GDBusMethodInvocation   *invocation;   /* until answered */
   LimenAppInfo            *info;
+  char                    *sender;       /* the caller's unique name */
   GVariant                *parameters;
   GUnixFDList             *fd_list;
   GVariant                *caller_options;
@@ -56,6 +57,7 @@ call_free (LimenCall *call)
   if (call->data_destroy)
     call->data_destroy (call->data);
   g_clear_pointer (&call->info, limen_app_info_unref);
+  g_free (call->sender);
   g_clear_pointer (&call->parameters, g_variant_unref);
   g_clear_object (&call->fd_list);
   g_clear_pointer (&call->caller_options, g_variant_unref);
@@ -73,6 +75,7 @@ call_free (LimenCall *call)
 LimenPortalContext *limen_call_get_context (LimenCall *call) { return call->context; }
 const LimenDriverMethod *limen_call_get_method (LimenCall *call) { return call->row; }
 LimenAppInfo *limen_call_get_app_info (LimenCall *call) { return call->info; }
+const char *limen_call_get_sender (LimenCall *call) { return call->sender; }
 GVariant *limen_call_get_parameters (LimenCall *call) { return call->parameters; }
 GUnixFDList *limen_call_get_fd_list (LimenCall *call) { return call->fd_list; }
 GVariant *limen_call_get_caller_options (LimenCall *call) { return call->caller_options; }
@@ -510,6 +513,7 @@ call_start (const Binding *binding, GDBusMethodInvocation *invocation)
   call->context = binding->context;
   call->invocation = invocation;   /* the handler's reference: answering consumes it */
   call->info = g_steal_pointer (&info);
+  call->sender = g_strdup (g_dbus_method_invocation_get_sender (invocation));
   call->parameters = g_variant_ref (g_dbus_method_invocation_get_parameters (invocation));
   call->fd_list = g_dbus_message_get_unix_fd_list (message) ? g_object_ref (g_dbus_message_get_unix_fd_list (message)) : NULL;
   call->caller_options = find_caller_options (call->parameters);

@@ -121,6 +121,8 @@ LimenPortalContext *limen_call_get_context (LimenCall *call);
 const LimenDriverMethod *limen_call_get_method (LimenCall *call);
 /* The caller's identity. */
 LimenAppInfo *limen_call_get_app_info (LimenCall *call);
+/* The caller's unique bus name. */
+const char *limen_call_get_sender (LimenCall *call);
 /* The method's in-arguments as received (a tuple). */
 GVariant *limen_call_get_parameters (LimenCall *call);
 /* In-argument @index of the method (0 = first), a new reference; NULL past the end. */

@@ -41,6 +41,7 @@
   P ("Secret", secret, portal_secret) \
   P ("Settings", settings, portal_settings) \
   P ("Trash", trash, portal_trash) \
+  P ("Usb", usb, portal_usb) \
   P ("Wallpaper", wallpaper, portal_wallpaper)
 
 #define DECLARE_PORTAL(name, prefix, skeleton) \
