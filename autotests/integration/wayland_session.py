@@ -50,11 +50,12 @@ def missing_packages():
 class Probe:
     """limen-wayland-probe: a window of @colour; lines() are what it reported."""
 
-    def __init__(self, session, title, colour):
+    def __init__(self, session, title, colour, size=None):
         exe = os.path.join(limentest.BUILD_DIR, "autotests", "limen-wayland-probe")
         hexcolour = "%02x%02x%02x" % colour
         self.title = title
-        self.proc = subprocess.Popen([exe, title, hexcolour], env=session.client_env(), stdin=subprocess.PIPE,
+        argv = [exe, title, hexcolour] + (["%dx%d" % size] if size else [])
+        self.proc = subprocess.Popen(argv, env=session.client_env(), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.seen = []
         self.partial = b""
@@ -222,8 +223,9 @@ if (found) {{ workspace.activeClient = found; out("ok"); }}
         return kh.start_kde(self.bus, env=dict({"WAYLAND_DISPLAY": SOCKET, "DISPLAY": "",
                                                 "QT_QPA_PLATFORM": "wayland"}, **env))
 
-    def probe(self, title, colour):
-        p = Probe(self, title, colour)
+    def probe(self, title, colour, size=None):
+        """A probe window of @colour, 400×300 or @size (width, height)."""
+        p = Probe(self, title, colour, size)
         self.probes.append(p)
         return p
 
