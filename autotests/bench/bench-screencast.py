@@ -241,7 +241,9 @@ def stream_once(bus, suite, window_uuid, kwin_pid):
                                  f"KWin {'up' if suite.session.kwin.alive() else 'gone'})"}
             first = float(lines[-1].split()[1])
             size = tuple(int(x) for x in lines[-1].split()[2:4])
-            time.sleep(0.5)   # past the first frames
+            # Past the first frames and what follows Start once (limen-kde loads its Qt shim
+            # for the notification that sharing runs): the steady state is measured.
+            time.sleep(2.0)
             pids = [d.pid for d in suite.daemons]
             before = [cpu_seconds(p) for p in pids + [kwin_pid, probe.pid]]
             read_lines(probe, "\0", 0.01)   # what came before the measured time
@@ -320,10 +322,10 @@ def report(results, pss):
     if pss:
         alone = statistics.median(p[0][0] for p in pss)
         fronted = statistics.median(p[1][0] for p in pss)
-        mapped = any(p[0][1] or p[1][1] for p in pss)
-        print(f"limen-kde idle PSS before any screen-sharing request: {alone / 1024:.1f} MiB alone, "
-              f"{fronted / 1024:.1f} MiB with limen-portal in front; Wayland module mapped: "
-              f"{'YES' if mapped else 'no'}")
+        def mapped(i):
+            return "YES" if any(p[i][1] for p in pss) else "no"
+        print(f"limen-kde idle PSS before any screen-sharing request: {alone / 1024:.1f} MiB alone (Wayland module "
+              f"mapped: {mapped(0)}), {fronted / 1024:.1f} MiB with limen-portal in front (mapped: {mapped(1)})")
 
 
 if __name__ == "__main__":

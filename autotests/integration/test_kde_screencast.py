@@ -95,7 +95,9 @@ def rgb_at(path, x, y):
 
 
 def test_properties_and_lazy_loading(bus, session, kde):
-    # Idle: no Wayland library mapped until someone asks about screen sharing.
+    # Idle: no Wayland library mapped until someone asks for screen sharing. Reading the
+    # properties (every frontend does at start-up) looks at KWin's globals and unloads the
+    # module again.
     def wayland_libs():
         with open(f"/proc/{kde.pid}/maps") as f:
             return {line.split()[-1] for line in f if "wayland" in line.split()[-1].lower()}
@@ -104,7 +106,15 @@ def test_properties_and_lazy_loading(bus, session, kde):
     assert types == 1 | 2 | 4   # screens, windows (plasma window management), virtual screens (v3)
     assert bus.get_property(kh.IMPL + "ScreenCast", "AvailableCursorModes", dest=kh.KDE_NAME, path=kh.PATH) == 7
     assert bus.get_property(kh.IMPL + "RemoteDesktop", "AvailableDeviceTypes", dest=kh.KDE_NAME, path=kh.PATH) == 7
+    assert not any("liblimen-kde-wayland" in lib for lib in wayland_libs()), wayland_libs()
+    assert "module unloaded again" in kde.output()
+    # The first stream loads it for good.
+    s = create(bus)
+    assert select_sources(bus, s, types=GLib.Variant("u", 1), persist_mode=GLib.Variant("u", 2),
+                          restore_data=restore_data("screen:Virtual-0"))[0] == 0
+    assert start(bus, s)[0] == 0
     assert any("liblimen-kde-wayland" in lib for lib in wayland_libs())
+    assert bus.get_property(kh.IMPL + "ScreenCast", "AvailableSourceTypes", dest=kh.KDE_NAME, path=kh.PATH) == types
 
 
 def test_restored_monitor_stream(bus, session, kde):
