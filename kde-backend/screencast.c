@@ -18,6 +18,9 @@
 #define RESTORE_VENDOR "KDE"
 #define RESTORE_VERSION 1
 #define MAX_RESTORE_SOURCES 16
+/* KWin answers a stream request within milliseconds; one that never comes (a KWin that
+ * composites without OpenGL, e.g. nested without a render node) must not leave Start open. */
+#define STREAM_TIMEOUT_S 10
 
 static gboolean validate_restore_data (const LimenOption *o, GVariant *v, GError **error);
 
@@ -256,11 +259,16 @@ on_select_sources (LimenDbusImplPortalScreenCast *skeleton, GDBusMethodInvocatio
   g_variant_lookup (opts, "persist_mode", "u", &persist_mode);
   if (types == 0)
     types = LIMEN_CAST_MONITOR;
-  if (available == 0 && !limen_kde_wayland_get (&error))
+  if (available == 0)
     {
-      /* X11, or no compositor: say why, not just "no types". */
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      /* X11, or no compositor: say why, not just "no types". Otherwise the live connection
+       * is the better judge than an earlier look. */
+      if (!limen_kde_wayland_get (&error))
+        {
+          limen_invocation_return_gerror (invocation, error);
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+      available = available_source_types ();
     }
   if ((types & available) == 0)
     {
@@ -302,6 +310,7 @@ struct _LimenCastStart {
   LimenKdeRequest       *request;
   LimenQtDialog         *dialog;
   guint                  pending;       /* streams waiting for their node */
+  guint                  timeout_id;    /* while pending: KWin's answer is overdue */
   gboolean               allow_restore; /* persist: the person allowed it, or it was a restore */
   char                  *error;         /* the first stream that failed */
 };
@@ -311,6 +320,8 @@ start_free (LimenCastStart *start)
 {
   if (start->request)
     limen_kde_request_finish (start->request);
+  if (start->timeout_id)
+    g_source_remove (start->timeout_id);
   start->cast->start = NULL;
   g_free (start->error);
   g_free (start);
@@ -469,6 +480,20 @@ on_stream_closed (LimenWlStream *stream, gpointer user_data)
     limen_kde_session_close (cast->session);
 }
 
+static gboolean
+on_streams_overdue (gpointer user_data)
+{
+  LimenCastStart *start = user_data;
+
+  start->timeout_id = 0;
+  if (!start->error)
+    start->error = g_strdup_printf ("The compositor did not make the stream within %d s", STREAM_TIMEOUT_S);
+  start->pending = 0;
+  /* The error drops the streams: each is closed, so KWin's late answers go nowhere. */
+  start_answer (start);
+  return G_SOURCE_REMOVE;
+}
+
 /* Ask KWin for one stream per chosen source; the answer waits for their nodes. */
 static void
 start_streams (LimenCastStart *start, const char *const *ids)
@@ -519,6 +544,8 @@ start_streams (LimenCastStart *start, const char *const *ids)
     }
   if (start->pending == 0)
     start_answer (start);
+  else
+    start->timeout_id = g_timeout_add_seconds (STREAM_TIMEOUT_S, on_streams_overdue, start);
 }
 
 static void

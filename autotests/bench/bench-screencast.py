@@ -72,9 +72,23 @@ def limen_restore_data(window_uuid):
 
 # ---- /proc ------------------------------------------------------------------------------
 def cpu_seconds(pid):
+    """utime+stime of @pid (all its threads), in seconds; /proc counts in 10 ms ticks."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def run_seconds(pid):
+    """Time on a CPU of all of @pid's threads (schedstat, nanoseconds): what utime+stime
+    counts, without the tick's granularity."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass   # a thread that ended meanwhile
+    return total / 1e9
 
 
 def pss_kib(pid):
@@ -219,7 +233,7 @@ def stream_once(bus, suite, window_uuid, kwin_pid):
                 "s", token))), "(oa{sv})"))
         t_response, (resp, res) = c.response("st", lambda o: c.sc("Start", (session, "", o), "(osa{sv})"))
         if resp != 0 or not res.get("streams"):
-            return {"error": f"Start answered {resp} {res}"}
+            return {"error": f"Start answered {resp} {res}; the backend said: {suite.daemons[1].output()[-600:]!r}"}
         node, props = res["streams"][0]
         t_call = time.monotonic()
         reply, fds = c.conn.call_with_unix_fd_list_sync("org.freedesktop.portal.Desktop", limentest.PORTAL_PATH, SC,
@@ -227,7 +241,9 @@ def stream_once(bus, suite, window_uuid, kwin_pid):
                                                          None, 0, 10000, None, None)
         fd = fds.steal_fds()[reply.unpack()[0]]
         t_remote = time.monotonic()
-        target = f"serial:{props['pipewire-serial']}" if "pipewire-serial" in props else str(node)
+        # As version 6 tells consumers: the serial where there is one (LIMEN_BENCH_TARGET=node: the id).
+        by_serial = "pipewire-serial" in props and os.environ.get("LIMEN_BENCH_TARGET") != "node"
+        target = f"serial:{props['pipewire-serial']}" if by_serial else str(node)
         probe = subprocess.Popen([os.path.join(limentest.BUILD_DIR, "autotests", "limen-pw-probe"), "--frames",
                                   str(fd), target, "0", str(int(STREAM_SECONDS + 30))],
                                  pass_fds=[fd], env=bus.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -240,24 +256,32 @@ def stream_once(bus, suite, window_uuid, kwin_pid):
                                  f"wireplumber {'up' if suite.session.wireplumber.alive() else 'gone'}, "
                                  f"KWin {'up' if suite.session.kwin.alive() else 'gone'})"}
             first = float(lines[-1].split()[1])
+            # Where the time went: the consumer connected, was linked (paused), then streamed.
+            states = {line.split()[1]: float(line.split()[2]) for line in lines if line.startswith("state ")}
             size = tuple(int(x) for x in lines[-1].split()[2:4])
             # Past the first frames and what follows Start once (limen-kde loads its Qt shim
             # for the notification that sharing runs): the steady state is measured.
             time.sleep(2.0)
             pids = [d.pid for d in suite.daemons]
             before = [cpu_seconds(p) for p in pids + [kwin_pid, probe.pid]]
+            before_ns = [run_seconds(p) for p in pids]
             read_lines(probe, "\0", 0.01)   # what came before the measured time
             t0 = time.monotonic()
             time.sleep(STREAM_SECONDS)
             frames = len([line for line in read_lines(probe, "\0", 0.05) if line.startswith("frame ")])
             elapsed = time.monotonic() - t0
             after = [cpu_seconds(p) for p in pids + [kwin_pid, probe.pid]]
+            after_ns = [run_seconds(p) for p in pids]
         finally:
             probe.kill()
             probe.wait()
         used = [(a - b) / elapsed for a, b in zip(after, before)]
+        run = [(a - b) / elapsed for a, b in zip(after_ns, before_ns)]
         bus.call("org.freedesktop.portal.Session", "Close", path=session, conn=c.conn)
-        return {"first_frame": first - t_response, "remote": t_remote - t_call, "suite_cpu": sum(used[:3]), "per_process": used[:3],
+        return {"first_frame": first - t_response, "remote": t_remote - t_call,
+                "paused": states.get("paused", first) - t_response, "streaming": states.get("streaming", first) - t_response,
+                "suite_cpu": sum(used[:3]),
+                "per_process": used[:3], "suite_run": sum(run), "per_process_run": run,
                 "kwin_cpu": used[3], "consumer_cpu": used[4], "fps": frames / elapsed, "size": size}
     finally:
         c.close()
@@ -290,9 +314,10 @@ def main():
                     suite.stop()
                 results[suite.label].append(r)
                 print(f"round {i + 1} {suite.label:9s} " + (r["error"] if "error" in r else
-                      f"first frame {r['first_frame'] * 1000:6.1f} ms (OpenPipeWireRemote {r['remote'] * 1000:.1f} ms), "
-                      f"suite CPU {r['suite_cpu'] * 1000:5.1f} ms/s "
-                      f"(portal, backend, store: {', '.join('%.1f' % (x * 1000) for x in r['per_process'])}), "
+                      f"first frame {r['first_frame'] * 1000:6.1f} ms (OpenPipeWireRemote {r['remote'] * 1000:.1f} ms, "
+                      f"linked {r['paused'] * 1000:.0f} ms, streaming {r['streaming'] * 1000:.0f} ms), "
+                      f"suite CPU {r['suite_cpu'] * 1000:5.1f} ms/s (schedstat {r['suite_run'] * 1e6:.0f} µs/s: "
+                      f"portal, backend, store {', '.join('%.0f' % (x * 1e6) for x in r['per_process_run'])}), "
                       f"KWin {r['kwin_cpu'] * 1000:.0f} ms/s, consumer {r['consumer_cpu'] * 1000:.0f} ms/s, "
                       f"{r['fps']:.0f} frames/s of {r['size'][0]}x{r['size'][1]}"), flush=True)
         report(results, suites[0].pss)
@@ -308,16 +333,17 @@ def report(results, pss):
 
     print()
     for label in ("Limen", "reference"):
-        ff, cpu, kwin, fps = (med(label, k) for k in ("first_frame", "suite_cpu", "kwin_cpu", "fps"))
+        ff, cpu, run, kwin, fps = (med(label, k) for k in ("first_frame", "suite_cpu", "suite_run", "kwin_cpu", "fps"))
         if ff is None:
             print(f"{label:9s} no stream delivered frames")
             continue
-        print(f"{label:9s} median first frame {ff * 1000:6.1f} ms, suite CPU {cpu * 1000:5.2f} ms per s of stream, "
+        print(f"{label:9s} median first frame {ff * 1000:6.1f} ms, suite CPU {cpu * 1000:5.2f} ms per s of stream "
+              f"(utime+stime; schedstat {run * 1e6:.0f} µs/s), "
               f"KWin {kwin * 1000:.0f} ms/s, {fps:.0f} frames/s ({len(results[label])} rounds)")
     ours, ref = (med("Limen", "first_frame"), med("reference", "first_frame"))
     if ours and ref:
-        cpu_o, cpu_r = med("Limen", "suite_cpu"), med("reference", "suite_cpu")
-        ratio = f"{cpu_o / cpu_r:.2f}x" if cpu_r else "n/a (reference 0)"
+        cpu_o, cpu_r = med("Limen", "suite_run"), med("reference", "suite_run")
+        ratio = f"{cpu_o / cpu_r:.2f}x (schedstat)" if cpu_r else "n/a (reference 0)"
         print(f"ratio Limen/reference: first frame {ours / ref:.2f}x, suite CPU {ratio}")
     if pss:
         alone = statistics.median(p[0][0] for p in pss)

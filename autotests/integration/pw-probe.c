@@ -11,7 +11,7 @@
  * "serial:N" for the node whose object.serial is N: WirePlumber reads a numeric
  * target.object as a serial, never as an id) and prints "format W H" once negotiated, then
  * "frame SEC.NSEC W H B G R" (CLOCK_MONOTONIC, the stream's size, the centre pixel) for
- * every buffer that carries data. It exits 0 after COUNT frames (COUNT 0: when SECONDS
+ * every buffer that carries data, and "state NAME SEC.NSEC" as the stream's state changes. It exits 0 after COUNT frames (COUNT 0: when SECONDS
  * are over, saying "frames N"), 3 when SECONDS pass first. */
 #include <pipewire/pipewire.h>
 #include <spa/param/video/format-utils.h>
@@ -145,8 +145,19 @@ on_process (void *data)
     }
 }
 
+static void
+on_state_changed (void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error)
+{
+  struct timespec now;
+
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  printf ("state %s %lld.%09ld\n", pw_stream_state_as_string (state), (long long) now.tv_sec, now.tv_nsec);
+  fflush (stdout);
+}
+
 static const struct pw_stream_events stream_events = {
   PW_VERSION_STREAM_EVENTS,
+  .state_changed = on_state_changed,
   .param_changed = on_param_changed,
   .process = on_process,
 };

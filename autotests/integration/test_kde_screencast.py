@@ -4,6 +4,7 @@ D-Bus on the impl interfaces as a frontend would. Frames are received by GStream
 pipewiresrc; input and clipboard are read in a plain Wayland client (the probe)."""
 
 import os
+import signal
 import time
 
 import pytest
@@ -83,8 +84,8 @@ def select_sources(bus, session_handle, **options):
     return impl(bus, "ScreenCast", "SelectSources", (paths(bus)[0], session_handle, APP, opts), "(oosa{sv})")
 
 
-def start(bus, session_handle, iface="ScreenCast"):
-    return impl(bus, iface, "Start", (paths(bus)[0], session_handle, APP, "", {}), "(oossa{sv})")
+def start(bus, session_handle, iface="ScreenCast", timeout=20000):
+    return impl(bus, iface, "Start", (paths(bus)[0], session_handle, APP, "", {}), "(oossa{sv})", timeout=timeout)
 
 
 def rgb_at(path, x, y):
@@ -137,6 +138,27 @@ def test_restored_monitor_stream(bus, session, kde):
     # Closing the session ends KWin's node.
     bus.call(kh.IMPL + "Session", "Close", dest=kh.KDE_NAME, path=s)
     assert limentest.wait_until(lambda: "zkde" not in kde.output() and node_gone(session, node), 10)
+
+
+def test_a_compositor_that_never_makes_the_stream(bus, session, kde):
+    """KWin never answering a stream request (here: stopped with SIGSTOP) does not leave
+    Start open: limen-kde answers 2 after its deadline and keeps serving."""
+    s = create(bus)
+    assert select_sources(bus, s, types=GLib.Variant("u", 1), persist_mode=GLib.Variant("u", 2),
+                          restore_data=restore_data("screen:Virtual-0"))[0] == 0
+    os.kill(session.kwin.pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        assert start(bus, s, timeout=30000)[0] == 2
+        assert 9 < time.monotonic() - t0 < 15
+    finally:
+        os.kill(session.kwin.pid, signal.SIGCONT)
+    assert "did not make the stream within 10 s" in kde.output()
+    s2 = create(bus)
+    assert select_sources(bus, s2, types=GLib.Variant("u", 1), persist_mode=GLib.Variant("u", 2),
+                          restore_data=restore_data("screen:Virtual-0"))[0] == 0
+    assert start(bus, s2)[0] == 0
+    assert kde.alive()
 
 
 def node_gone(session, node):

@@ -61,6 +61,8 @@ probe (void)
   if (message)
     g_warning ("%s", message);
   dlclose (handle);
+  /* Nothing offered (KWin may not have read our .desktop file yet): asked again next time. */
+  probed = probed_features != 0;
   g_debug ("The compositor offers Wayland features 0x%x (module unloaded again)", probed_features);
 }
 
