@@ -11,8 +11,9 @@ consumer of PipeWire streams. Reusable by any test (the frontend's too):
 
 Frames (see kde-backend/wayland/README.md): with kwin_wayland --virtual, KWin 5.27 makes
 a screen's stream (node, format, memfd buffers, link "streaming") but never records a
-frame into it; a WINDOW stream (KWin records on the window's damage) delivers frames.
-So frame tests stream the probe window, which redraws itself every frame."""
+frame into it (only its DRM and nested-Wayland backends emit the output damage that
+screen streams record on); a WINDOW stream (KWin records on the window's damage) delivers
+frames. So frame tests stream the probe window, which redraws itself every frame."""
 
 import json
 import os
