@@ -402,6 +402,15 @@ def press(bus, rd, *keys):
         time.sleep(0.15)
 
 
+def count_colour(path, rgb):
+    """How many pixels of the image at @path are exactly @rgb."""
+    colour = "rgb(%d,%d,%d)" % rgb
+    r = limentest.subprocess.run(["convert", path, "-alpha", "off", "-fill", "black", "+opaque", colour, "-fill",
+                                  "white", "-opaque", colour, "-format", "%[fx:round(mean*w*h)]", "info:"],
+                                 capture_output=True, text=True, check=True)
+    return int(float(r.stdout.strip() or 0))
+
+
 def crop_window(session, shot, win, name):
     out = os.path.join(kh.artifacts_dir(), name)
     limentest.subprocess.run(["convert", shot, "-crop", f"{win['width']}x{win['height']}+{win['x']}+{win['y']}",
@@ -436,9 +445,13 @@ def test_picker_shares_the_chosen_window(bus, session, lang):
     title = "Bildschirmfreigabe" if lang == "de" else "Screen Sharing"
     win = session.wait_window(title)
     assert win["pid"] == kde.pid
-    time.sleep(1.0)
-    shot = session.screenshot(os.path.join(bus.root, "picker.png"))
-    crop_window(session, shot, win, f"screencast-picker-{lang}.png")
+    # KWin's stills of the screen and of the window become the items' pictures: the
+    # window's green shows inside the dialog (its icon would be no such colour).
+    def picker_shot():
+        shot = session.screenshot(os.path.join(bus.root, "picker.png"))
+        return crop_window(session, shot, win, f"screencast-picker-{lang}.png")
+    assert limentest.wait_until(lambda: count_colour(picker_shot(), GREEN) > 2000, 10), \
+        "no thumbnail of the shared window in the picker"
     # The person's keyboard: a remote-desktop session restored without a question.
     rd, _ = rd_start(bus, devices=1)
     session.activate(title)
