@@ -21,6 +21,10 @@
 /* KWin answers a stream request within milliseconds; one that never comes (a KWin that
  * composites without OpenGL, e.g. nested without a render node) must not leave Start open. */
 #define STREAM_TIMEOUT_S 10
+/* The notification that sharing runs comes this long after Start: bringing up Qt (and its
+ * Wayland connection) at the moment KWin starts the streams delayed their first frame by
+ * ~50 ms (bench-screencast); half a second later it costs the streams nothing. */
+#define INDICATOR_DELAY_MS 500
 
 static gboolean validate_restore_data (const LimenOption *o, GVariant *v, GError **error);
 
@@ -116,6 +120,8 @@ on_session_closed (LimenKdeSession *session, gpointer user_data)
   g_debug ("ScreenCast: session of %s closed", cast->app_id);
   if (cast->start)
     start_abort (cast->start);
+  if (cast->indicator_source)
+    g_source_remove (cast->indicator_source);
   if (cast->indicator && shim)
     shim->limen_qt_cast_indicator_close (g_steal_pointer (&cast->indicator));
   limen_kde_clipboard_session_closed (cast);
@@ -401,15 +407,18 @@ on_indicator_stop (LimenQtCastIndicator *indicator, void *user_data)
   limen_kde_session_close (cast->session);
 }
 
-static void
-show_indicator (LimenCast *cast)
+static gboolean
+show_indicator (gpointer user_data)
 {
+  LimenCast *cast = user_data;
   const LimenKdeShim *shim = limen_kde_shim_get (NULL);
 
+  cast->indicator_source = 0;
   if (!shim || limen_kde_shim_get_for_dialog (NULL) == NULL)
-    return;
+    return G_SOURCE_REMOVE;
   cast->indicator = shim->limen_qt_cast_indicator_show (cast->app_id, cast->streams->len > 0, cast->devices,
                                                         on_indicator_stop, cast);
+  return G_SOURCE_REMOVE;
 }
 
 static void
@@ -445,7 +454,7 @@ start_answer (LimenCastStart *start)
   start_free (start);
   if (cast->clipboard_enabled)
     limen_kde_clipboard_session_started (cast);
-  show_indicator (cast);
+  cast->indicator_source = g_timeout_add (INDICATOR_DELAY_MS, show_indicator, cast);
 }
 
 static void

@@ -287,7 +287,8 @@ def stream_once(bus, suite, window_uuid, kwin_pid):
         run = [(a - b) / elapsed for a, b in zip(after_ns, before_ns)]
         bus.call("org.freedesktop.portal.Session", "Close", path=session, conn=c.conn)
         return {"first_frame": first - t_response, "remote": t_remote - t_call,
-                "paused": states.get("paused", first) - t_response, "streaming": states.get("streaming", first) - t_response,
+                "paused": states.get("paused", first) - t_response,
+                "streaming": states.get("streaming", first) - t_response,
                 "suite_cpu": sum(used[:3]),
                 "per_process": used[:3], "suite_run": sum(run), "per_process_run": run,
                 "kwin_cpu": used[3], "consumer_cpu": used[4], "fps": frames / elapsed, "size": size}

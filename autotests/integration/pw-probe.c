@@ -11,8 +11,9 @@
  * "serial:N" for the node whose object.serial is N: WirePlumber reads a numeric
  * target.object as a serial, never as an id) and prints "format W H" once negotiated, then
  * "frame SEC.NSEC W H B G R" (CLOCK_MONOTONIC, the stream's size, the centre pixel) for
- * every buffer that carries data, and "state NAME SEC.NSEC" as the stream's state changes. It exits 0 after COUNT frames (COUNT 0: when SECONDS
- * are over, saying "frames N"), 3 when SECONDS pass first. */
+ * every buffer that carries data, and "state NAME SEC.NSEC" as the stream's state
+ * changes. It exits 0 after COUNT frames (COUNT 0: when SECONDS are over, saying
+ * "frames N"), 3 when SECONDS pass first. */
 #include <pipewire/pipewire.h>
 #include <spa/param/video/format-utils.h>
 #include <spa/pod/builder.h>
