@@ -46,7 +46,7 @@ probe (void)
   guint (*probe_features) (int, char **);
   void *handle;
 
-  probed = TRUE;
+  probed = TRUE;   /* a module that cannot be loaded is not tried again */
   handle = dlopen (path, RTLD_LAZY | RTLD_LOCAL);
   if (!handle)
     {
@@ -55,14 +55,17 @@ probe (void)
     }
   probe_features = (guint (*) (int, char **)) dlsym (handle, "limen_wl_probe_features");
   if (probe_features)
-    probed_features = probe_features (3000, &message);
+    {
+      probed_features = probe_features (3000, &message);
+      /* An answer offering nothing (KWin may not have read our .desktop file yet) is asked
+       * again next time; a failure (no display, a silent compositor) is not. */
+      probed = probed_features != 0 || message != NULL;
+    }
   else
     message = g_strdup_printf ("The Wayland module %s lacks entry points", path);
   if (message)
     g_warning ("%s", message);
   dlclose (handle);
-  /* Nothing offered (KWin may not have read our .desktop file yet): asked again next time. */
-  probed = probed_features != 0;
   g_debug ("The compositor offers Wayland features 0x%x (module unloaded again)", probed_features);
 }
 
