@@ -71,6 +71,11 @@ target_include_directories(limen-wayland-probe PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-probe PRIVATE PkgConfig::WAYLAND_CLIENT)
 limen_add_pytest(kde-screencast test_kde_screencast.py TIMEOUT 600)
 limen_add_pytest(kde-background-wayland test_kde_background_wayland.py TIMEOUT 300)
+# Screen casting against Debian's xdg-desktop-portal + xdg-desktop-portal-kde on the same
+# headless session: first frame after Start, CPU per second of a running stream.
+add_test(NAME bench-screencast COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-screencast.py)
+set_tests_properties(bench-screencast PROPERTIES LABELS bench TIMEOUT 1200
+  ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
 
 # Logout inhibition: a small XSMP session manager (libSM's Sms* API) stands in for ksmserver.
 pkg_check_modules(XSMP_TEST REQUIRED IMPORTED_TARGET sm ice)

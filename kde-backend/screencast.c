@@ -18,6 +18,13 @@
 #define RESTORE_VENDOR "KDE"
 #define RESTORE_VERSION 1
 #define MAX_RESTORE_SOURCES 16
+/* KWin answers a stream request within milliseconds; one that never comes (a KWin that
+ * composites without OpenGL, e.g. nested without a render node) must not leave Start open. */
+#define STREAM_TIMEOUT_S 10
+/* The notification that sharing runs comes this long after Start: bringing up Qt (and its
+ * Wayland connection) at the moment KWin starts the streams delayed their first frame by
+ * ~50 ms (bench-screencast); half a second later it costs the streams nothing. */
+#define INDICATOR_DELAY_MS 500
 
 static gboolean validate_restore_data (const LimenOption *o, GVariant *v, GError **error);
 
@@ -113,6 +120,8 @@ on_session_closed (LimenKdeSession *session, gpointer user_data)
   g_debug ("ScreenCast: session of %s closed", cast->app_id);
   if (cast->start)
     start_abort (cast->start);
+  if (cast->indicator_source)
+    g_source_remove (cast->indicator_source);
   if (cast->indicator && shim)
     shim->limen_qt_cast_indicator_close (g_steal_pointer (&cast->indicator));
   limen_kde_clipboard_session_closed (cast);
@@ -256,11 +265,16 @@ on_select_sources (LimenDbusImplPortalScreenCast *skeleton, GDBusMethodInvocatio
   g_variant_lookup (opts, "persist_mode", "u", &persist_mode);
   if (types == 0)
     types = LIMEN_CAST_MONITOR;
-  if (available == 0 && !limen_kde_wayland_get (&error))
+  if (available == 0)
     {
-      /* X11, or no compositor: say why, not just "no types". */
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      /* X11, or no compositor: say why, not just "no types". Otherwise the live connection
+       * is the better judge than an earlier look. */
+      if (!limen_kde_wayland_get (&error))
+        {
+          limen_invocation_return_gerror (invocation, error);
+          return G_DBUS_METHOD_INVOCATION_HANDLED;
+        }
+      available = available_source_types ();
     }
   if ((types & available) == 0)
     {
@@ -302,6 +316,7 @@ struct _LimenCastStart {
   LimenKdeRequest       *request;
   LimenQtDialog         *dialog;
   guint                  pending;       /* streams waiting for their node */
+  guint                  timeout_id;    /* while pending: KWin's answer is overdue */
   gboolean               allow_restore; /* persist: the person allowed it, or it was a restore */
   char                  *error;         /* the first stream that failed */
 };
@@ -311,6 +326,8 @@ start_free (LimenCastStart *start)
 {
   if (start->request)
     limen_kde_request_finish (start->request);
+  if (start->timeout_id)
+    g_source_remove (start->timeout_id);
   start->cast->start = NULL;
   g_free (start->error);
   g_free (start);
@@ -390,15 +407,18 @@ on_indicator_stop (LimenQtCastIndicator *indicator, void *user_data)
   limen_kde_session_close (cast->session);
 }
 
-static void
-show_indicator (LimenCast *cast)
+static gboolean
+show_indicator (gpointer user_data)
 {
+  LimenCast *cast = user_data;
   const LimenKdeShim *shim = limen_kde_shim_get (NULL);
 
+  cast->indicator_source = 0;
   if (!shim || limen_kde_shim_get_for_dialog (NULL) == NULL)
-    return;
+    return G_SOURCE_REMOVE;
   cast->indicator = shim->limen_qt_cast_indicator_show (cast->app_id, cast->streams->len > 0, cast->devices,
                                                         on_indicator_stop, cast);
+  return G_SOURCE_REMOVE;
 }
 
 static void
@@ -434,7 +454,7 @@ start_answer (LimenCastStart *start)
   start_free (start);
   if (cast->clipboard_enabled)
     limen_kde_clipboard_session_started (cast);
-  show_indicator (cast);
+  cast->indicator_source = g_timeout_add (INDICATOR_DELAY_MS, show_indicator, cast);
 }
 
 static void
@@ -467,6 +487,20 @@ on_stream_closed (LimenWlStream *stream, gpointer user_data)
   g_debug ("ScreenCast: KWin ended a stream of %s; closing the session", cast->app_id);
   if (cast->state == LIMEN_CAST_STARTED)
     limen_kde_session_close (cast->session);
+}
+
+static gboolean
+on_streams_overdue (gpointer user_data)
+{
+  LimenCastStart *start = user_data;
+
+  start->timeout_id = 0;
+  if (!start->error)
+    start->error = g_strdup_printf ("The compositor did not make the stream within %d s", STREAM_TIMEOUT_S);
+  start->pending = 0;
+  /* The error drops the streams: each is closed, so KWin's late answers go nowhere. */
+  start_answer (start);
+  return G_SOURCE_REMOVE;
 }
 
 /* Ask KWin for one stream per chosen source; the answer waits for their nodes. */
@@ -519,6 +553,8 @@ start_streams (LimenCastStart *start, const char *const *ids)
     }
   if (start->pending == 0)
     start_answer (start);
+  else
+    start->timeout_id = g_timeout_add_seconds (STREAM_TIMEOUT_S, on_streams_overdue, start);
 }
 
 static void

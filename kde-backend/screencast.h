@@ -46,6 +46,7 @@ typedef struct {
   GPtrArray       *streams;            /* LimenCastStream */
   LimenCastStart  *start;              /* the Start in progress */
   LimenQtCastIndicator *indicator;     /* "sharing" notification with a Stop button */
+  guint                 indicator_source; /* until it is shown, just after Start */
   guint            clipboard_serial;
   GHashTable      *transfers;          /* serial → fd (GINT_TO_POINTER) of a paste waiting */
 } LimenCast;

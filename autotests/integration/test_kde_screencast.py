@@ -4,6 +4,7 @@ D-Bus on the impl interfaces as a frontend would. Frames are received by GStream
 pipewiresrc; input and clipboard are read in a plain Wayland client (the probe)."""
 
 import os
+import signal
 import time
 
 import pytest
@@ -83,8 +84,8 @@ def select_sources(bus, session_handle, **options):
     return impl(bus, "ScreenCast", "SelectSources", (paths(bus)[0], session_handle, APP, opts), "(oosa{sv})")
 
 
-def start(bus, session_handle, iface="ScreenCast"):
-    return impl(bus, iface, "Start", (paths(bus)[0], session_handle, APP, "", {}), "(oossa{sv})")
+def start(bus, session_handle, iface="ScreenCast", timeout=20000):
+    return impl(bus, iface, "Start", (paths(bus)[0], session_handle, APP, "", {}), "(oossa{sv})", timeout=timeout)
 
 
 def rgb_at(path, x, y):
@@ -95,7 +96,9 @@ def rgb_at(path, x, y):
 
 
 def test_properties_and_lazy_loading(bus, session, kde):
-    # Idle: no Wayland library mapped until someone asks about screen sharing.
+    # Idle: no Wayland library mapped until someone asks for screen sharing. Reading the
+    # properties (every frontend does at start-up) looks at KWin's globals and unloads the
+    # module again.
     def wayland_libs():
         with open(f"/proc/{kde.pid}/maps") as f:
             return {line.split()[-1] for line in f if "wayland" in line.split()[-1].lower()}
@@ -104,7 +107,15 @@ def test_properties_and_lazy_loading(bus, session, kde):
     assert types == 1 | 2 | 4   # screens, windows (plasma window management), virtual screens (v3)
     assert bus.get_property(kh.IMPL + "ScreenCast", "AvailableCursorModes", dest=kh.KDE_NAME, path=kh.PATH) == 7
     assert bus.get_property(kh.IMPL + "RemoteDesktop", "AvailableDeviceTypes", dest=kh.KDE_NAME, path=kh.PATH) == 7
+    assert not any("liblimen-kde-wayland" in lib for lib in wayland_libs()), wayland_libs()
+    assert "module unloaded again" in kde.output()
+    # The first stream loads it for good.
+    s = create(bus)
+    assert select_sources(bus, s, types=GLib.Variant("u", 1), persist_mode=GLib.Variant("u", 2),
+                          restore_data=restore_data("screen:Virtual-0"))[0] == 0
+    assert start(bus, s)[0] == 0
     assert any("liblimen-kde-wayland" in lib for lib in wayland_libs())
+    assert bus.get_property(kh.IMPL + "ScreenCast", "AvailableSourceTypes", dest=kh.KDE_NAME, path=kh.PATH) == types
 
 
 def test_restored_monitor_stream(bus, session, kde):
@@ -127,6 +138,27 @@ def test_restored_monitor_stream(bus, session, kde):
     # Closing the session ends KWin's node.
     bus.call(kh.IMPL + "Session", "Close", dest=kh.KDE_NAME, path=s)
     assert limentest.wait_until(lambda: "zkde" not in kde.output() and node_gone(session, node), 10)
+
+
+def test_a_compositor_that_never_makes_the_stream(bus, session, kde):
+    """KWin never answering a stream request (here: stopped with SIGSTOP) does not leave
+    Start open: limen-kde answers 2 after its deadline and keeps serving."""
+    s = create(bus)
+    assert select_sources(bus, s, types=GLib.Variant("u", 1), persist_mode=GLib.Variant("u", 2),
+                          restore_data=restore_data("screen:Virtual-0"))[0] == 0
+    os.kill(session.kwin.pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        assert start(bus, s, timeout=30000)[0] == 2
+        assert 9 < time.monotonic() - t0 < 15
+    finally:
+        os.kill(session.kwin.pid, signal.SIGCONT)
+    assert "did not make the stream within 10 s" in kde.output()
+    s2 = create(bus)
+    assert select_sources(bus, s2, types=GLib.Variant("u", 1), persist_mode=GLib.Variant("u", 2),
+                          restore_data=restore_data("screen:Virtual-0"))[0] == 0
+    assert start(bus, s2)[0] == 0
+    assert kde.alive()
 
 
 def node_gone(session, node):
@@ -370,6 +402,15 @@ def press(bus, rd, *keys):
         time.sleep(0.15)
 
 
+def count_colour(path, rgb):
+    """How many pixels of the image at @path are exactly @rgb."""
+    colour = "rgb(%d,%d,%d)" % rgb
+    r = limentest.subprocess.run(["convert", path, "-alpha", "off", "-fill", "black", "+opaque", colour, "-fill",
+                                  "white", "-opaque", colour, "-format", "%[fx:round(mean*w*h)]", "info:"],
+                                 capture_output=True, text=True, check=True)
+    return int(float(r.stdout.strip() or 0))
+
+
 def crop_window(session, shot, win, name):
     out = os.path.join(kh.artifacts_dir(), name)
     limentest.subprocess.run(["convert", shot, "-crop", f"{win['width']}x{win['height']}+{win['x']}+{win['y']}",
@@ -404,9 +445,13 @@ def test_picker_shares_the_chosen_window(bus, session, lang):
     title = "Bildschirmfreigabe" if lang == "de" else "Screen Sharing"
     win = session.wait_window(title)
     assert win["pid"] == kde.pid
-    time.sleep(1.0)
-    shot = session.screenshot(os.path.join(bus.root, "picker.png"))
-    crop_window(session, shot, win, f"screencast-picker-{lang}.png")
+    # KWin's stills of the screen and of the window become the items' pictures: the
+    # window's green shows inside the dialog (its icon would be no such colour).
+    def picker_shot():
+        shot = session.screenshot(os.path.join(bus.root, "picker.png"))
+        return crop_window(session, shot, win, f"screencast-picker-{lang}.png")
+    assert limentest.wait_until(lambda: count_colour(picker_shot(), GREEN) > 2000, 10), \
+        "no thumbnail of the shared window in the picker"
     # The person's keyboard: a remote-desktop session restored without a question.
     rd, _ = rd_start(bus, devices=1)
     session.activate(title)

@@ -1,4 +1,4 @@
-"""ScreenCast v5, RemoteDesktop v2 and Clipboard v1 through limen-portal, with the dbusmock
+"""ScreenCast v6, RemoteDesktop v2 and Clipboard v1 through limen-portal, with the dbusmock
 backends of templates/screencast.py, remote_desktop.py and clipboard.py, limen-documents as
 the permission store (restore tokens), host callers and bwrap-sandboxed Flatpak callers, and
 a real PipeWire + WirePlumber on the private bus for OpenPipeWireRemote."""
@@ -73,7 +73,7 @@ class Caller(rh.Client):
 
 def test_interfaces_and_versions(cast, bus):
     assert {SC, RD, CB} <= bus.interfaces()
-    assert bus.get_property(SC, "version") == 5
+    assert bus.get_property(SC, "version") == 6
     assert bus.get_property(RD, "version") == 2
     assert bus.get_property(CB, "version") == 1
     # Taken from the backend (the mock offers monitor+window, hidden+embedded), which was
@@ -205,6 +205,15 @@ def test_backend_streams_are_checked(cast, bus):
                                                                               "extra": v("s", "x")})])})
     response, results = c2.start_session(s2)
     assert response == 0 and results["streams"] == [(7, {})]
+    # A backend's own pipewire-serial (version 6) reaches the app as it is; one of another
+    # type is dropped.
+    for serial, expected in ((v("t", 133742), {"pipewire-serial": 133742}), (v("s", "133742"), {})):
+        c4 = Caller(bus)
+        s4 = c4.create(token="serial")
+        assert c4.select(s4)[0] == 0
+        cast.set_response("ScreenCast.Start", 0, {"streams": v("a(ua{sv})", [(9, {"pipewire-serial": serial})])})
+        response, results = c4.start_session(s4)
+        assert response == 0 and results["streams"] == [(9, expected)]
     # One source asked for: one stream answered, whatever the backend says; several if asked.
     two = v("a(ua{sv})", [(7, {}), (8, {})])
     for multiple, expected in ((False, [(7, {})]), (True, [(7, {}), (8, {})])):
@@ -620,6 +629,16 @@ def consume_through(fd, node, out_dir, count=3, timeout=40):
     return os.path.join(out_dir, frames[-1]) if frames else None
 
 
+def object_serial(bus, node):
+    """PipeWire's object.serial of node @node, as pw-cli shows it."""
+    out = subprocess.run(["pw-cli", "info", str(node)], env=bus.env, capture_output=True, text=True,
+                         timeout=10).stdout
+    for line in out.splitlines():
+        if "object.serial = " in line:
+            return int(line.split("=", 1)[1].strip().strip('"'))
+    return None
+
+
 def test_end_to_end_window_share_on_kwin(bus):
     """A browser-like client shares a window through limen-portal and limen-kde on a headless
     KWin: streams from KWin, a remote that shows only that stream, frames of the window's
@@ -646,6 +665,8 @@ def test_end_to_end_window_share_on_kwin(bus):
         assert response == 0, results
         (node, props), = results["streams"]
         assert props["source_type"] == 2 and results["restore_token"] != token
+        # Version 6: the node's PipeWire object.serial (KWin names only the id).
+        assert props["pipewire-serial"] == object_serial(bus, node), props
         fd = open_remote(c, s)
         status, out = probe(fd)
         assert status == 0
@@ -653,6 +674,13 @@ def test_end_to_end_window_share_on_kwin(bus):
         frame = consume_through(fd, node, bus.root)
         assert frame, "no frame through the portal's remote"
         assert rgb_at(frame, 200, 150) == GREEN
+        # A consumer that targets the serial (target.object), as version 6 tells apps to.
+        p = subprocess.run([probe_binary(), "--frames", str(fd), f"serial:{props['pipewire-serial']}", "2", "20"],
+                           pass_fds=(fd,), capture_output=True, text=True, timeout=40)
+        frames = [line.split() for line in p.stdout.splitlines() if line.startswith("frame ")]
+        assert p.returncode == 0 and len(frames) == 2, (p.stdout, p.stderr)
+        assert [int(x) for x in frames[-1][2:4]] == [400, 300]
+        assert tuple(int(x) for x in frames[-1][4:7]) == GREEN[::-1]   # BGR
         watcher = subprocess.Popen([probe_binary(), str(fd), str(node), "15"], pass_fds=(fd,),
                                    stdout=subprocess.PIPE, text=True)
         time.sleep(0.5)
@@ -679,7 +707,6 @@ def test_end_to_end_remote_input_reaches_a_window_on_kwin(bus):
         start_limen_on_kde(bus)
         window = session.probe("Input probe", GREEN)
         session.wait_window("Input probe")
-        window.wait_for("ENTER")   # KWin puts the pointer over the new window
         import uuid
         token = str(uuid.uuid4())
         data = GLib.Variant("(suv)", ("KDE", 1, GLib.Variant("a{sv}", {"devices": GLib.Variant("u", 3)})))
@@ -693,6 +720,15 @@ def test_end_to_end_remote_input_reaches_a_window_on_kwin(bus):
                          "(oa{sv})")[0] == 0
         response, results = c.request(RD, "Start", (s, "", {}), "(osa{sv})", timeout=30)
         assert response == 0 and results["devices"] == 3, results
+        # The session's fake pointer is KWin's first pointer (limen-kde adds it at Start, not
+        # before): once it moves, the window under it (KWin centres new windows) has it.
+        def entered():
+            c.call(RD, "NotifyPointerMotion", (s, {}, 1.0, 0.0), "(oa{sv}dd)")
+            window.drain(0.3)
+            return any(line.startswith("ENTER") for line in window.seen)
+        assert limentest.wait_until(entered, 10), window.seen
+        early = list(window.seen)
+        window.seen.clear()
         # KWin 5.27 sometimes hands fake input to the window only with a later event (seen
         # with limen-kde's fake input, not a frontend matter): each gesture is repeated, as
         # a person would, until the window reports it.
@@ -708,7 +744,7 @@ def test_end_to_end_remote_input_reaches_a_window_on_kwin(bus):
             raise AssertionError(f"{expect!r} never reached the window: {seen}")
 
         clicks = gesture("NotifyPointerButton", "(oa{sv}iu)", 272, "BUTTON 272 1")
-        assert "FOCUS" in clicks   # the click activated the window: keys go to it now
+        assert "FOCUS" in early + clicks   # the window is active (mapped so, or by the click): keys go to it
         keys = gesture("NotifyKeyboardKeycode", "(oa{sv}iu)", 30, "KEY 30 1")
         assert all(line.split()[1] == "30" for line in keys if line.startswith("KEY"))
         # A keysym ('b') through KWin's keymap reaches the window as its key (KEY_B = 48).

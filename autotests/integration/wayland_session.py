@@ -11,8 +11,9 @@ consumer of PipeWire streams. Reusable by any test (the frontend's too):
 
 Frames (see kde-backend/wayland/README.md): with kwin_wayland --virtual, KWin 5.27 makes
 a screen's stream (node, format, memfd buffers, link "streaming") but never records a
-frame into it; a WINDOW stream (KWin records on the window's damage) delivers frames.
-So frame tests stream the probe window, which redraws itself every frame."""
+frame into it (only its DRM and nested-Wayland backends emit the output damage that
+screen streams record on); a WINDOW stream (KWin records on the window's damage) delivers
+frames. So frame tests stream the probe window, which redraws itself every frame."""
 
 import json
 import os
@@ -50,11 +51,12 @@ def missing_packages():
 class Probe:
     """limen-wayland-probe: a window of @colour; lines() are what it reported."""
 
-    def __init__(self, session, title, colour):
+    def __init__(self, session, title, colour, size=None):
         exe = os.path.join(limentest.BUILD_DIR, "autotests", "limen-wayland-probe")
         hexcolour = "%02x%02x%02x" % colour
         self.title = title
-        self.proc = subprocess.Popen([exe, title, hexcolour], env=session.client_env(), stdin=subprocess.PIPE,
+        argv = [exe, title, hexcolour] + (["%dx%d" % size] if size else [])
+        self.proc = subprocess.Popen(argv, env=session.client_env(), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.seen = []
         self.partial = b""
@@ -222,8 +224,9 @@ if (found) {{ workspace.activeClient = found; out("ok"); }}
         return kh.start_kde(self.bus, env=dict({"WAYLAND_DISPLAY": SOCKET, "DISPLAY": "",
                                                 "QT_QPA_PLATFORM": "wayland"}, **env))
 
-    def probe(self, title, colour):
-        p = Probe(self, title, colour)
+    def probe(self, title, colour, size=None):
+        """A probe window of @colour, 400×300 or @size (width, height)."""
+        p = Probe(self, title, colour, size)
         self.probes.append(p)
         return p
 

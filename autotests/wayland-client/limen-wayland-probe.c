@@ -3,7 +3,7 @@
  * damage to cast), that reports its input and uses the clipboard as any app does
  * (wl_data_device, with keyboard focus).
  *
- *   limen-wayland-probe TITLE RRGGBB
+ *   limen-wayland-probe TITLE RRGGBB [WIDTHxHEIGHT]     (400x300 unless given)
  *   stdout: "MAPPED", "KEYBOARD" (the seat has one), "ENTER x y", "MOTION x y", "BUTTON code state", "KEY code state",
  *           "FOCUS", "OFFER type" (per type of a new selection), "PASTE text", "COPIED"
  *   stdin:  "copy TEXT" owns the clipboard with TEXT as text/plain;charset=utf-8,
@@ -26,8 +26,8 @@
 
 #include "xdg-shell-client-protocol.h"
 
-#define WIDTH 400
-#define HEIGHT 300
+/* The window's size unless the third argument says WIDTHxHEIGHT. */
+static int WIDTH = 400, HEIGHT = 300;
 #define TEXT_TYPE "text/plain;charset=utf-8"
 
 struct app
@@ -431,6 +431,9 @@ main (int argc, char **argv)
   const char *title = argc > 1 ? argv[1] : "Limen Wayland probe";
 
   app.colour = argc > 2 ? (uint32_t) strtoul (argv[2], NULL, 16) : 0xd02030;
+  if (argc > 3 && (sscanf (argv[3], "%dx%d", &WIDTH, &HEIGHT) != 2 || WIDTH < 1 || HEIGHT < 1 || WIDTH > 8192 ||
+                   HEIGHT > 8192))
+    die ("the size must be WIDTHxHEIGHT");
   app.display = wl_display_connect (NULL);
   if (!app.display)
     die ("cannot connect to the Wayland display");

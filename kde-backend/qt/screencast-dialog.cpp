@@ -131,6 +131,15 @@ private:
     item->setData (Qt::UserRole, QByteArray (id));
     if (m_multiple)
       item->setCheckState (m_list->count () == 1 ? Qt::Checked : Qt::Unchecked);
+    /* The themed icon until KWin's still of the source arrives (it lives as long as the
+     * dialog, which owns the capture). */
+    LimenQt::captureSource (this, str (id), [this, item] (const QImage &image) {
+      const qreal dpr = devicePixelRatioF ();
+      QPixmap still = QPixmap::fromImage (image.scaled (m_list->iconSize () * dpr, Qt::KeepAspectRatio,
+                                                        Qt::SmoothTransformation));
+      still.setDevicePixelRatio (dpr);
+      item->setIcon (QIcon (still));
+    });
   }
 
   void addSources (const LimenQtScreenCastSpec *spec, QVBoxLayout *col)
@@ -141,7 +150,7 @@ private:
     col->addWidget (label);
     m_list = new QListWidget (this);
     m_list->setObjectName (QStringLiteral ("sources"));
-    m_list->setIconSize (QSize (32, 32));
+    m_list->setIconSize (QSize (96, 60));   /* room for a still of the screen or window */
     m_list->setSelectionMode (m_multiple ? QAbstractItemView::NoSelection : QAbstractItemView::SingleSelection);
     const QIcon screen = QIcon::fromTheme (QStringLiteral ("video-display"));
     for (size_t i = 0; (spec->types & 1) && i < spec->n_screens; i++)
@@ -169,7 +178,7 @@ private:
     connect (m_list, &QListWidget::itemChanged, this, [this] { updateAccept (); });
     connect (m_list, &QListWidget::itemSelectionChanged, this, [this] { updateAccept (); });
     connect (m_list, &QListWidget::itemDoubleClicked, this, [this] { if (m_accept->isEnabled ()) accept (); });
-    m_list->setMinimumHeight (qMin (m_list->count (), 5) * 48 + 8);
+    m_list->setMinimumHeight (qMin (m_list->count (), 4) * 68 + 8);
     col->addWidget (m_list, 1);
   }
 

@@ -49,8 +49,9 @@ using LimenQt::str;
 
 namespace {
 
-/* Window: the person clicks one (KWin); ActiveWindow: the focused one, no question. */
-enum class Mode { Workspace, Screen, Window, ActiveWindow };
+/* Window: the person clicks one (KWin); ActiveWindow: the focused one, no question;
+ * NamedScreen, WindowById: the screen or window the target names (picker thumbnails). */
+enum class Mode { Workspace, Screen, Window, ActiveWindow, NamedScreen, WindowById };
 
 using CaptureDone = std::function<void (const QImage &image, const QString &error)>;
 
@@ -65,7 +66,7 @@ public:
       ::close (m_fd);
   }
 
-  void start (Mode mode)
+  void start (Mode mode, const QString &target = QString ())
   {
     int fds[2];
     if (pipe2 (fds, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -94,6 +95,14 @@ public:
         break;
       case Mode::ActiveWindow:
         method = QStringLiteral ("CaptureActiveWindow");
+        break;
+      case Mode::NamedScreen:
+        method = QStringLiteral ("CaptureScreen");
+        args << target;
+        break;
+      case Mode::WindowById:
+        method = QStringLiteral ("CaptureWindow");
+        args << target;
         break;
       }
     args << options << QVariant::fromValue (QDBusUnixFileDescriptor (fds[1]));
@@ -311,6 +320,26 @@ void capture (QObject *context, Mode mode, const CaptureDone &done)
   });
   job->start (mode);
 }
+
+} // namespace
+
+/* Thumbnails ask KWin only (no X fallback: the picker lists Wayland screens and windows). */
+void
+LimenQt::captureSource (QObject *context, const QString &id, const std::function<void (const QImage &)> &done)
+{
+  const bool screen = id.startsWith (QLatin1String ("screen:"));
+  if (!screen && !id.startsWith (QLatin1String ("window:")))
+    return;
+  auto *job = new KWinCapture (context, [done, id] (const QImage &image, const QString &error) {
+    if (image.isNull ())
+      qCDebug (LIMEN_SHIM) << "no thumbnail of" << id << ":" << error;
+    else
+      done (image);
+  });
+  job->start (screen ? Mode::NamedScreen : Mode::WindowById, id.mid (7));
+}
+
+namespace {
 
 /* Save as a PNG with a name nobody else has; the file:// URI or empty. */
 QString savePng (const QImage &image, const char *folder_arg)

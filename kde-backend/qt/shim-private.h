@@ -42,6 +42,10 @@ void applyWindow (QWidget *w, const LimenQtWindow *window);
  * liblimen-qt-wayland.so (wayland-parent.cpp), loaded from beside this module on first use. */
 void setWaylandParent (QWidget *w, const QString &handle);
 
+/* A still of the source @id ("screen:NAME" or "window:UUID") from KWin's ScreenShot2, for
+ * the picker; @done runs only with an image, and never after @context is gone. */
+void captureSource (QObject *context, const QString &id, const std::function<void (const QImage &)> &done);
+
 } // namespace LimenQt
 
 /* liblimen-qt-wayland.so's entry point. */

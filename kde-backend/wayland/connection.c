@@ -321,32 +321,105 @@ limen_wl_connect (int timeout_ms, char **error_message)
   return wl;
 }
 
-guint
-limen_wl_features (LimenWl *wl)
+/* The LIMEN_WL_HAS_* bits of what the compositor offers. */
+static guint
+features_of (guint32 screencast_version, guint32 fake_input_version, gboolean data_control, gboolean windows)
 {
   guint f = 0;
 
-  if (wl->broken)
-    return 0;
-  if (wl->screencast)
+  if (screencast_version >= 1)
     f |= LIMEN_WL_HAS_SCREENCAST;
-  if (wl->screencast_version >= 2)
+  if (screencast_version >= 2)
     f |= LIMEN_WL_HAS_VIRTUAL_OUTPUT;
-  if (wl->screencast_version >= 3)
+  if (screencast_version >= 3)
     f |= LIMEN_WL_HAS_REGION;
-  if (wl->fake_input)
+  if (fake_input_version >= 1)
     f |= LIMEN_WL_HAS_FAKE_INPUT;
-  if (wl->fake_input_version >= 2)
+  if (fake_input_version >= 2)
     f |= LIMEN_WL_HAS_FAKE_TOUCH;
-  if (wl->fake_input_version >= 3)
+  if (fake_input_version >= 3)
     f |= LIMEN_WL_HAS_FAKE_ABSOLUTE;
-  if (wl->fake_input_version >= 4)
+  if (fake_input_version >= 4)
     f |= LIMEN_WL_HAS_FAKE_KEYBOARD;
-  if (wl->data_device)
+  if (data_control)
     f |= LIMEN_WL_HAS_DATA_CONTROL;
-  if (wl->window_management)
+  if (windows)
     f |= LIMEN_WL_HAS_WINDOWS;
   return f;
+}
+
+guint
+limen_wl_features (LimenWl *wl)
+{
+  if (wl->broken)
+    return 0;
+  return features_of (wl->screencast ? wl->screencast_version : 0, wl->fake_input ? wl->fake_input_version : 0,
+                      wl->data_device != NULL, wl->window_management != NULL);
+}
+
+/* ---- a look at the globals, binding nothing ---- */
+
+typedef struct {
+  guint32  screencast_version, fake_input_version;
+  gboolean seat, data_control, windows;
+} Offered;
+
+static void
+offered_global (void *data, struct wl_registry *registry, uint32_t name, const char *interface, uint32_t version)
+{
+  Offered *o = data;
+
+  if (strcmp (interface, zkde_screencast_unstable_v1_interface.name) == 0)
+    o->screencast_version = MIN (version, 3);
+  else if (strcmp (interface, org_kde_kwin_fake_input_interface.name) == 0)
+    o->fake_input_version = MIN (version, 4);
+  else if (strcmp (interface, wl_seat_interface.name) == 0)
+    o->seat = TRUE;
+  else if (strcmp (interface, zwlr_data_control_manager_v1_interface.name) == 0)
+    o->data_control = TRUE;
+  /* As limen_wl_windows_bind(): windows have uuids from version 13 on. */
+  else if (strcmp (interface, "org_kde_plasma_window_management") == 0 && version >= 13)
+    o->windows = TRUE;
+}
+
+static void
+offered_global_remove (void *data, struct wl_registry *registry, uint32_t name)
+{
+}
+
+static const struct wl_registry_listener offered_listener = { offered_global, offered_global_remove };
+
+guint
+limen_wl_probe_features (int timeout_ms, char **error_message)
+{
+  Offered offered = { 0 };
+  struct wl_display *display;
+  struct wl_registry *registry;
+  gboolean answered;
+
+  if (!g_getenv ("WAYLAND_DISPLAY") || !*g_getenv ("WAYLAND_DISPLAY"))
+    {
+      *error_message = g_strdup ("This is not a Wayland session (no WAYLAND_DISPLAY)");
+      return 0;
+    }
+  display = wl_display_connect (NULL);
+  if (!display)
+    {
+      *error_message = g_strdup_printf ("Cannot connect to the Wayland display: %s", g_strerror (errno));
+      return 0;
+    }
+  registry = wl_display_get_registry (display);
+  wl_registry_add_listener (registry, &offered_listener, &offered);
+  answered = roundtrip_with_timeout (display, timeout_ms);
+  wl_registry_destroy (registry);
+  wl_display_disconnect (display);
+  if (!answered)
+    {
+      *error_message = g_strdup_printf ("The Wayland compositor did not answer within %d ms", timeout_ms);
+      return 0;
+    }
+  return features_of (offered.screencast_version, offered.fake_input_version, offered.seat && offered.data_control,
+                      offered.windows);
 }
 
 const LimenWlOutput *

@@ -63,6 +63,10 @@ typedef struct {
 LIMEN_WL_EXPORT LimenWl *limen_wl_connect (int timeout_ms, char **error_message);
 /* LIMEN_WL_HAS_* bits. */
 LIMEN_WL_EXPORT guint limen_wl_features (LimenWl *wl);
+/* The LIMEN_WL_HAS_* bits $WAYLAND_DISPLAY offers, from a connection of its own that binds
+ * nothing and is closed before this returns: what the Available* properties say before the
+ * first request (the module can be unloaded afterwards). 0 with a message on failure. */
+LIMEN_WL_EXPORT guint limen_wl_probe_features (int timeout_ms, char **error_message);
 /* The screens; @n_out gets their number. Valid until the next main-loop iteration. */
 LIMEN_WL_EXPORT const LimenWlOutput *limen_wl_outputs (LimenWl *wl, gsize *n_out);
 /* The windows (needs LIMEN_WL_HAS_WINDOWS); as limen_wl_outputs(). */

@@ -2,7 +2,10 @@
  *
  * libwayland-client is small, but the idle backend maps nothing it does not use (its
  * PSS is measured): the protocol clients come with the first ScreenCast, RemoteDesktop
- * or Clipboard request and stay for the life of the process.
+ * or Clipboard request and stay for the life of the process. A frontend reads the
+ * Available* properties as soon as it starts (both ours and the reference do); that
+ * read only looks at the compositor's globals with the module and unloads it again, so
+ * an idle backend neither maps it nor follows every window of the session.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "loader.h"
@@ -14,6 +17,8 @@
 static LimenKdeWayland module;
 static gboolean loaded;
 static char *load_error;
+static gboolean probed;
+static guint probed_features;
 
 /* Next to the binary in the build tree (wayland/), else the private library directory. */
 static char *
@@ -30,6 +35,38 @@ find_module (void)
         return g_steal_pointer (&local);
     }
   return g_strdup (LIMEN_WAYLAND_MODULE_PATH);
+}
+
+/* What the compositor offers, without keeping the module: opened, asked, closed. */
+static void
+probe (void)
+{
+  g_autofree char *path = find_module ();
+  g_autofree char *message = NULL;
+  guint (*probe_features) (int, char **);
+  void *handle;
+
+  probed = TRUE;   /* a module that cannot be loaded is not tried again */
+  handle = dlopen (path, RTLD_LAZY | RTLD_LOCAL);
+  if (!handle)
+    {
+      g_warning ("Cannot load the Wayland clients: %s", dlerror ());
+      return;
+    }
+  probe_features = (guint (*) (int, char **)) dlsym (handle, "limen_wl_probe_features");
+  if (probe_features)
+    {
+      probed_features = probe_features (3000, &message);
+      /* An answer offering nothing (KWin may not have read our .desktop file yet) is asked
+       * again next time; a failure (no display, a silent compositor) is not. */
+      probed = probed_features != 0 || message != NULL;
+    }
+  else
+    message = g_strdup_printf ("The Wayland module %s lacks entry points", path);
+  if (message)
+    g_warning ("%s", message);
+  dlclose (handle);
+  g_debug ("The compositor offers Wayland features 0x%x (module unloaded again)", probed_features);
 }
 
 static void
@@ -93,7 +130,13 @@ limen_kde_wayland_get (GError **error)
 guint
 limen_kde_wayland_features (void)
 {
-  const LimenKdeWayland *w = limen_kde_wayland_get (NULL);
+  const char *display = g_getenv ("WAYLAND_DISPLAY");
 
-  return w ? w->limen_wl_features (w->wl) : 0;
+  if (loaded)
+    return module.limen_wl_features (module.wl);
+  if (load_error || !display || !*display)
+    return 0;
+  if (!probed)
+    probe ();
+  return probed_features;
 }

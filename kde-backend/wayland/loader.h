@@ -20,7 +20,9 @@ typedef struct {
  * failure is remembered: later calls fail at once. */
 const LimenKdeWayland *limen_kde_wayland_get (GError **error);
 
-/* The LIMEN_WL_HAS_* bits without connecting when this is not a Wayland session (0). */
+/* The LIMEN_WL_HAS_* bits: the live connection's once the module is loaded; before, what
+ * a look at the compositor's globals found (the module is not kept); 0 without a
+ * Wayland session. */
 guint limen_kde_wayland_features (void);
 
 G_END_DECLS

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "pipewire-remote.h"
 #include "restore-tokens.h"
 
 static LimenCastKind
@@ -247,6 +248,99 @@ started_results (LimenCast *cast, const char *app_id, GVariant *results)
   return g_variant_builder_end (&b);
 }
 
+/* @streams with pipewire-serial added where @serials knows one and the backend gave none. */
+static GVariant *
+streams_with_serials (GVariant *streams, const guint64 *serials)
+{
+  GVariantBuilder b;
+  GVariantIter iter;
+  GVariant *props;
+  guint32 node;
+  guint i = 0;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a(ua{sv})"));
+  g_variant_iter_init (&iter, streams);
+  while (g_variant_iter_next (&iter, "(u@a{sv})", &node, &props))
+    {
+      g_autoptr(GVariant) given = g_variant_lookup_value (props, "pipewire-serial", G_VARIANT_TYPE_UINT64);
+
+      if (given == NULL && serials[i] != 0)
+        {
+          GVariantBuilder p;
+
+          g_variant_builder_init (&p, G_VARIANT_TYPE_VARDICT);
+          for (gsize k = 0; k < g_variant_n_children (props); k++)
+            {
+              g_autoptr(GVariant) entry = g_variant_get_child_value (props, k);
+
+              g_variant_builder_add_value (&p, entry);
+            }
+          g_variant_builder_add (&p, "{sv}", "pipewire-serial", g_variant_new_uint64 (serials[i]));
+          g_variant_unref (props);
+          props = g_variant_ref_sink (g_variant_builder_end (&p));
+        }
+      g_variant_builder_add (&b, "(u@a{sv})", node, props);
+      g_variant_unref (props);
+      i++;
+    }
+  return g_variant_builder_end (&b);
+}
+
+typedef struct {
+  LimenCall *call;
+  GTask     *task;
+} SerialsLookup;
+
+static void
+on_serials (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  SerialsLookup *lookup = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree guint64 *serials = limen_pipewire_node_serials_finish (result, &error);
+  GVariant *results = limen_call_get_results (lookup->call);
+  g_autoptr(GVariant) streams = results ? g_variant_lookup_value (results, "streams", G_VARIANT_TYPE ("a(ua{sv})"))
+                                        : NULL;
+
+  if (serials == NULL)
+    g_debug ("Streams without pipewire-serial: %s", error->message);
+  else if (streams)
+    {
+      GVariant *rest = limen_cast_dict_without (results, "streams");
+      GVariantBuilder b;
+
+      g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+      for (gsize k = 0; k < g_variant_n_children (rest); k++)
+        {
+          g_autoptr(GVariant) entry = g_variant_get_child_value (rest, k);
+
+          g_variant_builder_add_value (&b, entry);
+        }
+      g_variant_unref (g_variant_ref_sink (rest));
+      g_variant_builder_add (&b, "{sv}", "streams", streams_with_serials (streams, serials));
+      limen_call_set_results (lookup->call, LIMEN_RESPONSE_SUCCESS, g_variant_builder_end (&b));
+    }
+  g_task_return_boolean (lookup->task, TRUE);
+  g_object_unref (lookup->task);
+  g_free (lookup);
+}
+
+/* Version 6's pipewire-serial: KWin names node ids only; the frontend, which talks to
+ * PipeWire anyway, looks the serials up before the app hears of the streams. */
+static gboolean
+look_up_serials (LimenCall *call, GTask *task, LimenCast *cast)
+{
+  SerialsLookup *lookup;
+
+  if (cast->nodes->len == 0)
+    return FALSE;
+  lookup = g_new0 (SerialsLookup, 1);
+  lookup->call = call;
+  lookup->task = g_object_ref (task);
+  limen_pipewire_node_serials_async ((const guint32 *) (gpointer) cast->nodes->data, cast->nodes->len, on_serials,
+                                     lookup);
+  return TRUE;
+}
+
 void
 limen_cast_step_started (LimenCall *call, GTask *task)
 {
@@ -267,6 +361,8 @@ limen_cast_step_started (LimenCall *call, GTask *task)
     {
       cast->state = LIMEN_CAST_STARTED;
       limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, answer);
+      if (look_up_serials (call, task, cast))
+        return;
     }
   g_task_return_boolean (task, TRUE);
 }

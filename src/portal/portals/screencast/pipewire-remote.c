@@ -38,6 +38,9 @@ typedef struct {
   guint32             client_node_factory;  /* what a consumer's stream is made with */
   guint32             want_client;     /* revoke: the client we look for */
   gboolean            client_is_ours;
+  const guint32      *want_nodes;      /* serials: the nodes looked up */
+  guint               n_want_nodes;
+  guint64            *serials;         /* serials: their object.serial, 0 while unseen */
 } Conn;
 
 static void
@@ -104,6 +107,14 @@ on_registry_global (void *data, uint32_t id, uint32_t permissions, const char *t
   if (g_strcmp0 (type, PW_TYPE_INTERFACE_Factory) == 0 && props != NULL &&
       g_strcmp0 (spa_dict_lookup (props, PW_KEY_FACTORY_NAME), "client-node") == 0)
     c->client_node_factory = id;
+  if (c->serials != NULL && g_strcmp0 (type, PW_TYPE_INTERFACE_Node) == 0 && props != NULL)
+    for (guint i = 0; i < c->n_want_nodes; i++)
+      {
+        const char *serial = spa_dict_lookup (props, PW_KEY_OBJECT_SERIAL);
+
+        if (c->want_nodes[i] == id && serial != NULL)
+          c->serials[i] = g_ascii_strtoull (serial, NULL, 10);
+      }
   if (id != c->want_client || g_strcmp0 (type, PW_TYPE_INTERFACE_Client) != 0 || props == NULL)
     return;
   pid = spa_dict_lookup (props, PW_KEY_SEC_PID);
@@ -236,6 +247,7 @@ restrict_to (Conn *c, const guint32 *nodes, guint n_nodes, GError **error)
 typedef struct {
   guint32 *nodes;
   guint    n_nodes;
+  guint64 *serials;    /* serials lookups: the answer */
   guint32  client_id;
   char    *app_id;     /* NULL, or the portal app id WirePlumber's access script reads */
   char    *media_roles;
@@ -245,6 +257,7 @@ static void
 job_free (Job *job)
 {
   g_free (job->nodes);
+  g_free (job->serials);
   g_free (job->app_id);
   g_free (job->media_roles);
   g_free (job);
@@ -395,4 +408,52 @@ limen_pipewire_remote_revoke (guint32 client_id, const guint32 *nodes, guint n_n
   task = g_task_new (NULL, NULL, NULL, NULL);
   g_task_set_task_data (task, job_new (nodes, n_nodes, client_id), (GDestroyNotify) job_free);
   g_task_run_in_thread (task, revoke_in_thread);
+}
+
+/* Worker thread: one look at the registry, as the daemon shows it to a client of ours. */
+static void
+serials_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  Job *job = data;
+  GError *error = NULL;
+  Conn c;
+
+  if (!conn_open (&c, pw_properties_new (PW_KEY_APP_NAME, "limen-portal", NULL), &error))
+    {
+      conn_close (&c);
+      g_task_return_error (task, error);
+      return;
+    }
+  job->serials = g_new0 (guint64, job->n_nodes);
+  c.want_nodes = job->nodes;
+  c.n_want_nodes = job->n_nodes;
+  c.serials = job->serials;
+  c.registry = pw_core_get_registry (c.core, PW_VERSION_REGISTRY, 0);
+  pw_registry_add_listener (c.registry, &c.registry_listener, &registry_events, &c);
+  if (!conn_roundtrip (&c, &error))
+    g_task_return_error (task, error);
+  else
+    g_task_return_boolean (task, TRUE);
+  conn_close (&c);
+}
+
+void
+limen_pipewire_node_serials_async (const guint32 *nodes, guint n_nodes, GAsyncReadyCallback callback,
+                                   gpointer user_data)
+{
+  g_autoptr(GTask) task = g_task_new (NULL, NULL, callback, user_data);
+
+  g_task_set_source_tag (task, limen_pipewire_node_serials_async);
+  g_task_set_task_data (task, job_new (nodes, n_nodes, 0), (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, serials_in_thread);
+}
+
+guint64 *
+limen_pipewire_node_serials_finish (GAsyncResult *result, GError **error)
+{
+  Job *job = g_task_get_task_data (G_TASK (result));
+
+  if (!g_task_propagate_boolean (G_TASK (result), error))
+    return NULL;
+  return g_steal_pointer (&job->serials);
 }

@@ -30,4 +30,13 @@ int limen_pipewire_remote_open_finish (GAsyncResult *result, guint32 *client_id,
  * logged. */
 void limen_pipewire_remote_revoke (guint32 client_id, const guint32 *nodes, guint n_nodes);
 
+/* The PipeWire object.serial of each of @nodes (never reused, unlike node ids: what
+ * ScreenCast version 6 hands out as pipewire-serial), looked up in a worker thread. */
+void limen_pipewire_node_serials_async (const guint32 *nodes, guint n_nodes, GAsyncReadyCallback callback,
+                                        gpointer user_data);
+
+/* A new array with one serial per node, 0 where PipeWire shows no such node; NULL and
+ * Error.NotFound/Failed when PipeWire is not there or did not answer within a few seconds. */
+guint64 *limen_pipewire_node_serials_finish (GAsyncResult *result, GError **error);
+
 G_END_DECLS

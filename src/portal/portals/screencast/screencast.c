@@ -16,7 +16,7 @@
 #include "pipewire-remote.h"
 #include "restore-tokens.h"
 
-#define SCREEN_CAST_VERSION 5
+#define SCREEN_CAST_VERSION 6
 /* PipeWire connections one session may hold open through OpenPipeWireRemote. */
 #define MAX_REMOTES_PER_SESSION 8
 
