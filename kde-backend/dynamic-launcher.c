@@ -13,7 +13,6 @@
 
 #include "errors.h"
 
-#define ICON_BYTES_MAX (4 * 1024 * 1024)
 #define ICON_PIXELS_MAX 512
 
 /* The software centres trusted to add launchers without a dialog: the same app ids
@@ -146,37 +145,6 @@ watch_for_install (GDBusConnection *bus)
   watch_expiry = g_timeout_add_seconds (WATCH_SECONDS, stop_watching, NULL);
 }
 
-/* The (sv) "bytes" icon inside @icon_v (boxed at most twice, as GIcon serializations
- * travel); NULL + InvalidArgument for anything else. */
-static GVariant *
-unbox_bytes_icon (GVariant *icon_v, GBytes **bytes, GError **error)
-{
-  g_autoptr(GVariant) icon = g_variant_ref (icon_v);
-  g_autoptr(GVariant) inner = NULL;
-  const char *kind;
-
-  for (int i = 0; i < 2 && g_variant_is_of_type (icon, G_VARIANT_TYPE_VARIANT); i++)
-    {
-      GVariant *unboxed = g_variant_get_variant (icon);
-
-      g_variant_unref (icon);
-      icon = unboxed;
-    }
-  if (g_variant_is_of_type (icon, G_VARIANT_TYPE ("(sv)")))
-    {
-      g_variant_get (icon, "(&sv)", &kind, &inner);
-      if (g_str_equal (kind, "bytes") && g_variant_is_of_type (inner, G_VARIANT_TYPE_BYTESTRING) &&
-          g_variant_get_size (inner) > 0 && g_variant_get_size (inner) <= ICON_BYTES_MAX)
-        {
-          *bytes = g_variant_get_data_as_bytes (inner);
-          return g_steal_pointer (&icon);
-        }
-    }
-  g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                       "Invalid icon_v: must be a serialized bytes icon of at most 4 MiB");
-  return NULL;
-}
-
 static char *
 app_name_for (const char *app_id)
 {
@@ -249,7 +217,7 @@ on_prepare_install (LimenDbusImplPortalDynamicLauncher *skeleton,
   LimenKdeDialogCall *call;
 
   if (!check_prepare_args (handle, app_id, parent_window, name, options, &opts, &error) ||
-      (icon = unbox_bytes_icon (icon_v, &bytes, &error)) == NULL ||
+      (icon = limen_launcher_icon_unbox (icon_v, &bytes, &error)) == NULL ||
       (shim = limen_kde_shim_get_for_dialog (&error)) == NULL)
     {
       limen_invocation_return_gerror (invocation, error);

@@ -495,9 +495,9 @@ limen_validate_notification_priority (const LimenOption *o, GVariant *v, GError 
   return TRUE;
 }
 
-/* Action names: 1 to 256 of [A-Za-z0-9._-], as GAction names are. */
-static gboolean
-action_name_ok (const char *s)
+/* Action and themed icon names: 1 to 256 of [A-Za-z0-9._-], as GAction names are. */
+gboolean
+limen_notification_name_is_valid (const char *s)
 {
   if (*s == '\0' || strlen (s) > 256)
     return FALSE;
@@ -510,7 +510,7 @@ action_name_ok (const char *s)
 gboolean
 limen_validate_notification_action (const LimenOption *o, GVariant *v, GError **error)
 {
-  if (!action_name_ok (g_variant_get_string (v, NULL)))
+  if (!limen_notification_name_is_valid (g_variant_get_string (v, NULL)))
     {
       limen_option_set_error (error, o->key, "not an action name");
       return FALSE;
@@ -549,7 +549,7 @@ button_problem (GVariant *button)
     return "a button label has 1 to 256 bytes of UTF-8";
   if (!label && !purpose)
     return "a button needs a label or a purpose";
-  if (!action || !action_name_ok (g_variant_get_string (action, NULL)))
+  if (!action || !limen_notification_name_is_valid (g_variant_get_string (action, NULL)))
     return "a button needs an action name";
   if (target && g_variant_get_size (target) > TARGET_MAX)
     return "action target too large";

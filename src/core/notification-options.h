@@ -30,6 +30,8 @@ char *limen_notification_markup_to_plain (const char *sanitized);
 
 /* TRUE for a category of the specification or a vendor's "x-VENDOR.NAME". */
 gboolean limen_notification_category_is_valid (const char *category);
+/* An action or themed icon name: 1 to 256 of [A-Za-z0-9._-]. */
+gboolean limen_notification_name_is_valid (const char *name);
 /* TRUE for a button purpose of the specification or a vendor's "x-VENDOR.NAME". */
 gboolean limen_notification_purpose_is_valid (const char *purpose);
 

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "errors.h"
 #include "notification-options.h"
 
 #define LABEL_MAX 256
@@ -683,3 +684,35 @@ const LimenOption limen_options_usb_device_info[] = {
   { "properties", "a{sv}", limen_validate_usb_properties, 64 },
   { NULL }
 };
+
+#define LAUNCHER_ICON_MAX (4 * 1024 * 1024)
+
+GVariant *
+limen_launcher_icon_unbox (GVariant *icon_v, GBytes **bytes, GError **error)
+{
+  g_autoptr(GVariant) icon = g_variant_ref (icon_v);
+  g_autoptr(GVariant) inner = NULL;
+  const char *kind;
+
+  /* GIcon serializations travel boxed in a variant, once or twice. */
+  for (int i = 0; i < 2 && g_variant_is_of_type (icon, G_VARIANT_TYPE_VARIANT); i++)
+    {
+      GVariant *unboxed = g_variant_get_variant (icon);
+
+      g_variant_unref (icon);
+      icon = unboxed;
+    }
+  if (g_variant_is_of_type (icon, G_VARIANT_TYPE ("(sv)")))
+    {
+      g_variant_get (icon, "(&sv)", &kind, &inner);
+      if (g_str_equal (kind, "bytes") && g_variant_is_of_type (inner, G_VARIANT_TYPE_BYTESTRING) &&
+          g_variant_get_size (inner) > 0 && g_variant_get_size (inner) <= LAUNCHER_ICON_MAX)
+        {
+          *bytes = g_variant_get_data_as_bytes (inner);
+          return g_steal_pointer (&icon);
+        }
+    }
+  g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                       "Invalid value for icon_v: must be a serialized bytes icon of at most 4 MiB");
+  return NULL;
+}

@@ -95,6 +95,9 @@ extern const LimenOption limen_options_impl_notification_add_notification[];
 #define LIMEN_LAUNCHER_NAME_MAX 256
 extern const LimenOption limen_options_dynamic_launcher_prepare_install[];
 gboolean limen_launcher_name_is_valid (const char *name);
+/* A launcher's icon_v: the (sv) "bytes" icon inside (boxed at most twice), its data in
+ * @bytes (1 byte to 4 MiB); NULL and InvalidArgument for anything else. */
+GVariant *limen_launcher_icon_unbox (GVariant *icon_v, GBytes **bytes, GError **error);
 /* Usb: CreateSession; EnumerateDevices, FinishAcquireDevices, ReleaseDevices and the impl
  * AcquireDevices take no options; AcquireDevices and each device's access dict (writable);
  * the device information dict the frontend gives the backend (properties: strings only). */

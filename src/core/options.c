@@ -391,3 +391,19 @@ limen_options_filter (GVariant        *options,
     }
   return TRUE;
 }
+
+#define PARENT_WINDOW_MAX 256
+
+gboolean
+limen_check_parent_window (const char *window, GError **error)
+{
+  if (strlen (window) > PARENT_WINDOW_MAX ||
+      !(*window == '\0' || g_str_has_prefix (window, "x11:") || g_str_has_prefix (window, "wayland:")))
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                   "Invalid value for parent_window: \"\", \"x11:XID\" or \"wayland:HANDLE\", at most %d bytes",
+                   PARENT_WINDOW_MAX);
+      return FALSE;
+    }
+  return TRUE;
+}

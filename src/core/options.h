@@ -31,6 +31,10 @@ gboolean limen_options_filter (GVariant        *options,
                                ...) G_GNUC_NULL_TERMINATED;
 
 /* Validators. */
+/* A parent_window argument as a frontend takes it: "", "x11:…" or "wayland:…", at most 256
+ * bytes; anything else is InvalidArgument (the backend checks the handle itself). */
+gboolean limen_check_parent_window (const char *window, GError **error);
+
 gboolean limen_validate_token (const LimenOption *o, GVariant *v, GError **e);      /* handle tokens: [A-Za-z0-9_], 1..64 */
 gboolean limen_validate_string_length (const LimenOption *o, GVariant *v, GError **e); /* ≤ max bytes (default 4096), valid UTF-8 */
 gboolean limen_validate_string_or_drop (const LimenOption *o, GVariant *v, GError **e); /* > max bytes: left out */

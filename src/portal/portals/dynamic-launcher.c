@@ -103,28 +103,10 @@ desktop_id_ok (LimenAppInfo *info, const char *id, GError **error)
 static GBytes *
 icon_bytes (GVariant *icon_v, GError **error)
 {
-  g_autoptr(GVariant) icon = g_variant_ref (icon_v);
-  const char *kind;
-  g_autoptr(GVariant) inner = NULL;
+  GBytes *bytes = NULL;
+  g_autoptr(GVariant) icon = limen_launcher_icon_unbox (icon_v, &bytes, error);
 
-  /* The argument is a variant holding the serialized icon; unbox at most twice. */
-  for (int i = 0; i < 2 && g_variant_is_of_type (icon, G_VARIANT_TYPE_VARIANT); i++)
-    {
-      GVariant *unboxed = g_variant_get_variant (icon);
-
-      g_variant_unref (icon);
-      icon = unboxed;
-    }
-  if (g_variant_is_of_type (icon, G_VARIANT_TYPE ("(sv)")))
-    {
-      g_variant_get (icon, "(&sv)", &kind, &inner);
-      if (g_str_equal (kind, "bytes") && g_variant_is_of_type (inner, G_VARIANT_TYPE_BYTESTRING) &&
-          g_variant_get_size (inner) > 0 && g_variant_get_size (inner) <= 4 * 1024 * 1024)
-        return g_variant_get_data_as_bytes (inner);
-    }
-  g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                       "Invalid value for icon_v: must be a serialized bytes icon");
-  return NULL;
+  return icon ? bytes : NULL;
 }
 
 static gboolean

@@ -16,7 +16,6 @@
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.GlobalShortcuts"
 #define PORTAL_IFACE "org.freedesktop.portal.GlobalShortcuts"
-#define WINDOW_MAX 256
 
 /* The tokens are read by the driver; checked here too, so a bad one is refused before
  * anything else happens (and never closes the session a call names). */
@@ -200,20 +199,6 @@ check_session (LimenSession *session, GError **error)
   return TRUE;
 }
 
-static gboolean
-check_parent_window (const char *window, GError **error)
-{
-  if (strlen (window) > WINDOW_MAX ||
-      !(*window == '\0' || g_str_has_prefix (window, "x11:") || g_str_has_prefix (window, "wayland:")))
-    {
-      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                   "Invalid value for parent_window: \"\", \"x11:XID\" or \"wayland:HANDLE\", at most %d bytes",
-                   WINDOW_MAX);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 /* ---- BindShortcuts and ListShortcuts ---- */
 
 typedef struct {
@@ -240,7 +225,7 @@ check_bind (LimenCall *call, GTask *task)
   BindArgs *args;
 
   if (!check_session (limen_call_get_session (call), &error) ||
-      !check_parent_window (g_variant_get_string (window, NULL), &error) ||
+      !limen_check_parent_window (g_variant_get_string (window, NULL), &error) ||
       !(filtered = limen_shortcuts_filter (list, limen_shortcut_proposal_keys, &error)))
     {
       g_task_return_error (task, g_steal_pointer (&error));
@@ -416,7 +401,7 @@ handle_configure (LimenDbusPortalGlobalShortcuts *object, GDBusMethodInvocation 
   LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
   if (!limen_options_filter (options, &b, &error, limen_options_global_shortcuts_configure, NULL) ||
       !(session = limen_driver_lookup_session (invocation, session_handle, &error)) ||
-      !check_session (session, &error) || !check_parent_window (parent_window, &error))
+      !check_session (session, &error) || !limen_check_parent_window (parent_window, &error))
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;

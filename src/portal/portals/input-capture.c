@@ -31,7 +31,6 @@
 #define CAPABILITIES_ALL 7
 #define MAX_BARRIERS 256
 #define MAX_ZONES 64
-#define WINDOW_MAX 256
 #define RESTORE_TOKEN_MAX 4096
 
 static LimenDbusPortalInputCapture *skeleton;
@@ -143,21 +142,6 @@ started_capture (LimenSession *session, GError **error)
   return capture;
 }
 
-static gboolean
-check_parent_window (GVariant *window, GError **error)
-{
-  const char *w = g_variant_get_string (window, NULL);
-
-  if (strlen (w) > WINDOW_MAX || !(*w == '\0' || g_str_has_prefix (w, "x11:") || g_str_has_prefix (w, "wayland:")))
-    {
-      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                   "Invalid value for parent_window: \"\", \"x11:XID\" or \"wayland:HANDLE\", at most %d bytes",
-                   WINDOW_MAX);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 /* The specification makes capabilities required (and the table non-zero). */
 static gboolean
 asked_capabilities (LimenCall *call, guint32 *asked, GError **error)
@@ -208,7 +192,7 @@ check_create (LimenCall *call, GTask *task)
   guint32 asked;
 
   if (asked_capabilities (call, &asked, &error))
-    check_parent_window (window, &error);
+    limen_check_parent_window (g_variant_get_string (window, NULL), &error);
   step_return (task, error);
 }
 
@@ -322,7 +306,8 @@ check_start (LimenCall *call, GTask *task)
   StartHold *hold;
   guint32 asked;
 
-  if ((capture = capture_of (session, &error)) == NULL || !check_parent_window (window, &error) ||
+  if ((capture = capture_of (session, &error)) == NULL ||
+      !limen_check_parent_window (g_variant_get_string (window, NULL), &error) ||
       !asked_capabilities (call, &asked, &error) || !caller_restore_token (call, &token, &error))
     {
       g_task_return_error (task, error);

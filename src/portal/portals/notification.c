@@ -50,18 +50,6 @@ bad (GError **error, const char *key, const char *reason)
   return FALSE;
 }
 
-/* Action and themed icon names: 1 to 256 of [A-Za-z0-9._-]. */
-static gboolean
-valid_name (const char *s)
-{
-  if (*s == '\0' || strlen (s) > 256)
-    return FALSE;
-  for (const char *p = s; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '.' && *p != '_')
-      return FALSE;
-  return TRUE;
-}
-
 typedef struct {
   GDBusMethodInvocation *invocation;
   LimenPortalContext    *context;
@@ -409,7 +397,7 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
     {
       const char *names[] = { g_variant_get_string (icon, NULL), NULL };
 
-      if (!valid_name (names[0]))
+      if (!limen_notification_name_is_valid (names[0]))
         return bad (error, "icon", "not an icon name");
       a->icon = themed_with_fallbacks (names);
       return TRUE;
@@ -422,7 +410,7 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
       if (names[0] == NULL || g_strv_length ((char **) names) > 16)
         return bad (error, "icon", "needs 1 to 16 icon names");
       for (guint i = 0; names[i]; i++)
-        if (!valid_name (names[i]))
+        if (!limen_notification_name_is_valid (names[i]))
           return bad (error, "icon", "not an icon name");
       a->icon = themed_with_fallbacks (names);
       return TRUE;

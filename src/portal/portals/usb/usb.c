@@ -33,7 +33,6 @@
 #define MAX_RELEASE 256       /* ids in one ReleaseDevices */
 #define MAX_ID 64             /* portal ids are UUIDs (36 bytes) */
 #define FDS_PER_BATCH 8       /* fds in one FinishAcquireDevices reply */
-#define WINDOW_MAX 256
 #define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
 #define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 #define STORE_TIMEOUT_MS 3000
@@ -466,27 +465,13 @@ add_wanted (Sender *s, GVariant *entry, GPtrArray *wanted, GError **error)
 }
 
 static gboolean
-check_parent_window (const char *window, GError **error)
-{
-  if (strlen (window) > WINDOW_MAX ||
-      !(*window == '\0' || g_str_has_prefix (window, "x11:") || g_str_has_prefix (window, "wayland:")))
-    {
-      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                   "Invalid value for parent_window: \"\", \"x11:XID\" or \"wayland:HANDLE\", at most %d bytes",
-                   WINDOW_MAX);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
 parse_acquire (LimenCall *call, Sender *s, Acquire *a, GError **error)
 {
   g_autoptr(GVariant) window = limen_call_get_arg (call, 0);
   g_autoptr(GVariant) list = limen_call_get_arg (call, 1);
   gsize n = g_variant_n_children (list);
 
-  if (!check_parent_window (g_variant_get_string (window, NULL), error))
+  if (!limen_check_parent_window (g_variant_get_string (window, NULL), error))
     return FALSE;
   if (n == 0 || n > MAX_ACQUIRE)
     {
