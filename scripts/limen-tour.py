@@ -59,6 +59,11 @@ show("Settings.ReadOne(appearance, color-scheme)",
      lambda: call("org.freedesktop.portal.Settings", "ReadOne", ("org.freedesktop.appearance", "color-scheme"), "(ss)"))
 show("Settings.ReadAll([]) namespaces",
      lambda: (sorted(call("org.freedesktop.portal.Settings", "ReadAll", ([],), "(as)")[0]),))
+show("OpenURI.SchemeSupported('mailto')",
+     lambda: call("org.freedesktop.portal.OpenURI", "SchemeSupported", ("mailto", {}), "(sa{sv})"))
+show("OpenURI.SchemeSupported('not a scheme')",
+     lambda: call("org.freedesktop.portal.OpenURI", "SchemeSupported", ("not a scheme", {}), "(sa{sv})"),
+     expect_error="org.freedesktop.portal.Error.InvalidArgument")
 victim = os.path.join(workdir, "tour-trash-me.txt")
 with open(victim, "w") as f:
     f.write("bye\n")
@@ -116,6 +121,9 @@ SANDBOX = textwrap.dedent('''
     # Not trashed: the app cannot see the file. The specification's answer for that is 0.
     show('Trash.TrashFile(fd of a file hidden from it)', lambda: call('org.freedesktop.portal.Trash', 'TrashFile',
          (0,), '(h)', fds=[fd]))
+    # No [USB Devices] rules in its /.flatpak-info: no device is listed.
+    show('Usb.EnumerateDevices (no USB rules)', lambda: call('org.freedesktop.portal.Usb', 'EnumerateDevices',
+         ({},), '(a{sv})'))
     doc = '/run/user/0/doc'
     print('ok', 'document mount seen by the app', '|', sorted(os.listdir(doc)) if os.path.isdir(doc) else 'not mounted here')
 ''')
@@ -144,7 +152,7 @@ out = subprocess.run(argv, capture_output=True, text=True, pass_fds=(r, secret_f
 os.close(r)
 os.close(secret_fd)
 expected_errors = {"host.portal.Registry.Register (host only)": "org.freedesktop.portal.Error.NotAllowed"}
-expected_values = {"Trash.TrashFile(fd of a file hidden from it)": "0"}
+expected_values = {"Trash.TrashFile(fd of a file hidden from it)": "0", "Usb.EnumerateDevices (no USB rules)": "[]"}
 for line in out.stdout.splitlines():
     status, rest = line.split(" ", 1)
     label, _, value = rest.partition(" | ")
