@@ -54,7 +54,7 @@ typedef struct {
   LimenAppInfo  *info;
   LimenUsbRules *rules;
   GHashTable    *held;          /* id → Held: devices the peer acquired */
-  gboolean       asking;        /* an AcquireDevices is being answered */
+  guint          asking;        /* id of the AcquireDevices being answered, 0 for none */
   char          *ready_handle;  /* the answered AcquireDevices to finish, or NULL */
   GPtrArray     *ready;         /* Wanted: what is left to hand over */
 } Sender;
@@ -396,7 +396,10 @@ handle_enumerate (LimenDbusPortalUsb *object, GDBusMethodInvocation *invocation,
 
 /* ---- AcquireDevices ---- */
 
+static guint last_acquire_id;
+
 typedef struct {
+  guint      id;
   char      *sender;
   char      *parent_window;
   GPtrArray *wanted;   /* Wanted */
@@ -408,8 +411,8 @@ acquire_free (Acquire *a)
 {
   Sender *s = g_hash_table_lookup (senders, a->sender);
 
-  if (s)
-    s->asking = FALSE;
+  if (s && s->asking == a->id)
+    s->asking = 0;
   g_free (a->sender);
   g_free (a->parent_window);
   g_ptr_array_unref (a->wanted);
@@ -479,7 +482,7 @@ parse_acquire (LimenCall *call, Sender *s, Acquire *a, GError **error)
                    "Invalid value for devices: 1 to %d devices", MAX_ACQUIRE);
       return FALSE;
     }
-  if (s->asking)
+  if (s->asking != 0)
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED,
                            "An earlier AcquireDevices of this caller is still being answered");
@@ -518,8 +521,12 @@ check_acquire (LimenCall *call, GTask *task)
       g_task_return_error (task, g_steal_pointer (&error));
       return;
     }
-  /* From here until the call is freed, a second AcquireDevices of the peer is refused. */
-  s->asking = TRUE;
+  /* From here until the call is freed or its Request closed, a second AcquireDevices of the
+   * peer is refused. */
+  if (++last_acquire_id == 0)
+    last_acquire_id = 1;
+  a->id = last_acquire_id;
+  s->asking = a->id;
   limen_call_set_data (call, a, (GDestroyNotify) acquire_free);
   g_task_return_boolean (task, TRUE);
 }
@@ -684,6 +691,17 @@ all_allowed_before (Sender *s, GPtrArray *wanted)
 
 /* The impl: devices the person allowed before are granted again without asking; otherwise
  * the backend asks, with each device's information and the access wanted. */
+/* The app closed its Request (or left): it may ask again at once, even while the backend's
+ * dialog is still being taken down. */
+static void
+on_acquire_closed (LimenRequest *request, gpointer user_data)
+{
+  Sender *s = g_hash_table_lookup (senders, limen_request_get_sender (request));
+
+  if (s && s->asking == GPOINTER_TO_UINT (user_data))
+    s->asking = 0;
+}
+
 static void
 run_acquire (LimenCall *call, GTask *task)
 {
@@ -696,6 +714,7 @@ run_acquire (LimenCall *call, GTask *task)
       g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "caller gone");
       return;
     }
+  limen_request_set_closed_func (limen_call_get_request (call), on_acquire_closed, GUINT_TO_POINTER (a->id));
   if (all_allowed_before (s, a->wanted))
     {
       g_autoptr(GPtrArray) granted = g_ptr_array_new_with_free_func ((GDestroyNotify) wanted_free);
