@@ -113,6 +113,17 @@ add_executable(limen-wayland-keys wayland-client/limen-wayland-keys.c ${_limen_w
                ${_limen_wl_gen}/fake-input-protocol.c)
 target_include_directories(limen-wayland-keys PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-keys PRIVATE PkgConfig::WAYLAND_CLIENT)
+# An app raising its window with GlobalShortcuts' activation token (xdg_activation_v1).
+set(_limen_activation_xml ${WAYLAND_PROTOCOLS_DIR}/staging/xdg-activation/xdg-activation-v1.xml)
+add_custom_command(OUTPUT ${_limen_wl_gen}/xdg-activation-v1-client-protocol.h ${_limen_wl_gen}/xdg-activation-v1-protocol.c
+  COMMAND ${WAYLAND_SCANNER} client-header ${_limen_activation_xml} ${_limen_wl_gen}/xdg-activation-v1-client-protocol.h
+  COMMAND ${WAYLAND_SCANNER} private-code ${_limen_activation_xml} ${_limen_wl_gen}/xdg-activation-v1-protocol.c
+  DEPENDS ${_limen_activation_xml} VERBATIM)
+add_executable(limen-wayland-activate wayland-client/limen-wayland-activate.c
+               ${_limen_wl_gen}/xdg-shell-client-protocol.h ${_limen_wl_gen}/xdg-shell-protocol.c
+               ${_limen_wl_gen}/xdg-activation-v1-client-protocol.h ${_limen_wl_gen}/xdg-activation-v1-protocol.c)
+target_include_directories(limen-wayland-activate PRIVATE ${_limen_wl_gen})
+target_link_libraries(limen-wayland-activate PRIVATE PkgConfig::WAYLAND_CLIENT)
 limen_add_pytest(kde-portal-notification-v2 test_portal_notification_v2.py TIMEOUT 600)
 # DynamicLauncher: limen-kde's launcher dialog behind limen-portal, a bwrap and a host caller.
 limen_add_pytest(kde-dynamic-launcher test_kde_dynamic_launcher.py TIMEOUT 900)
