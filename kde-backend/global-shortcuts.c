@@ -151,6 +151,15 @@ shortcuts_find (GPtrArray *shortcuts, const char *id)
   return NULL;
 }
 
+static gboolean
+shortcuts_any_bound (GPtrArray *shortcuts)
+{
+  for (guint i = 0; i < shortcuts->len; i++)
+    if (((Shortcut *) g_ptr_array_index (shortcuts, i))->bound)
+      return TRUE;
+  return FALSE;
+}
+
 /* The bound shortcuts as the portal answers them, a(sa{sv}). */
 static GVariant *
 shortcuts_result (GPtrArray *shortcuts)
@@ -337,6 +346,8 @@ job_finish (Job *job)
     {
       g_clear_pointer (&gs->shortcuts, g_ptr_array_unref);
       gs->shortcuts = g_steal_pointer (&job->wanted);
+      if (shortcuts_any_bound (gs->shortcuts))
+        limen_kde_shortcut_signals_prepare ();
       if (job->invocation)
         {
           GVariantBuilder results;

@@ -3,7 +3,8 @@
  * An app whose shortcut fires may want to raise a window, which the window manager allows
  * for a token tied to the key press: on X11 a startup id carrying the key event's time
  * (made here), on Wayland a token KWin hands out (asked for through the Wayland module,
- * loaded on the first shortcut that needs one). Only Activated carries one: KWin 5.27
+ * loaded once a shortcut is bound: KWin takes a new client in only after looking up its
+ * .desktop file, which can outlast a key's wait). Only Activated carries one: KWin 5.27
  * keeps a single token alive and drops it when the next is asked for, so a token for the
  * key's release would void the press's before the app could use it.
  *
@@ -122,6 +123,15 @@ limen_kde_shortcut_signal (GDBusConnection *connection, const char *sender, cons
   else if (app_id && g_getenv ("DISPLAY") && g_strcmp0 (g_getenv ("XDG_SESSION_TYPE"), "wayland") != 0)
     k->token = startup_id (k->timestamp);
   flush ();
+}
+
+void
+limen_kde_shortcut_signals_prepare (void)
+{
+  const char *wayland = g_getenv ("WAYLAND_DISPLAY");
+
+  if (wayland && *wayland)
+    limen_kde_wayland_activation_prepare ();
 }
 
 void

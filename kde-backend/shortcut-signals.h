@@ -6,8 +6,11 @@
 
 G_BEGIN_DECLS
 
-/* How long a key event may wait for the compositor's activation token (Wayland). */
-#define LIMEN_KDE_TOKEN_TIMEOUT_MS 200
+/* How long a key event may wait for the compositor's activation token (Wayland). KWin
+ * 5.27's first token of a session took up to 190 ms on a loaded 2-core machine (it loads
+ * the app's icon for its launch feedback); later ones take 1-15 ms. On Wayland the key
+ * events come from KWin itself, so this bounds a KWin that is busy, not one that hangs. */
+#define LIMEN_KDE_TOKEN_TIMEOUT_MS 500
 
 /* Send GlobalShortcuts' @signal ("Activated" or "Deactivated") for @action of the session
  * @handle to its owner @sender alone, after every key signal sent before it. With
@@ -16,6 +19,10 @@ G_BEGIN_DECLS
  * LIMEN_KDE_TOKEN_TIMEOUT_MS at most (then the signal goes without one). */
 void limen_kde_shortcut_signal (GDBusConnection *connection, const char *sender, const char *handle,
                                 const char *signal, const char *action, gint64 timestamp, const char *app_id);
+
+/* A shortcut is bound: in a Wayland session, get ready to ask for tokens (the module and
+ * its connection), so that the first key press does not wait on connecting. */
+void limen_kde_shortcut_signals_prepare (void);
 
 /* Drop the signals of session @handle still waiting for a token (the session ended). */
 void limen_kde_shortcut_signals_forget (const char *handle);

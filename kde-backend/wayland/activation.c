@@ -28,6 +28,7 @@ struct _LimenWlActivation {
   struct wl_registry       *registry;
   struct wl_callback       *listing;    /* until the globals are known */
   struct xdg_activation_v1 *manager;
+  gint64                    connected;  /* monotonic µs */
   GSource                  *source;
   GList                    *requests;   /* Request, oldest first */
   gboolean                  broken;
@@ -131,8 +132,10 @@ listing_done (void *data, struct wl_callback *callback, uint32_t serial)
 
   wl_callback_destroy (a->listing);
   a->listing = NULL;
-  if (!a->manager)
-    g_debug ("The compositor offers no xdg_activation_v1: no activation tokens");
+  /* KWin looks the client's .desktop file up first: that can take longer than a key may wait. */
+  g_debug ("The compositor listed its globals after %" G_GINT64_FORMAT " ms%s",
+           (g_get_monotonic_time () - a->connected) / 1000,
+           a->manager ? "" : "; it offers no xdg_activation_v1: no activation tokens");
   for (GList *l = waiting; l; l = l->next)
     {
       if (a->manager)
@@ -165,6 +168,7 @@ limen_wl_activation_new (char **error_message)
     }
   a = g_new0 (LimenWlActivation, 1);
   a->display = display;
+  a->connected = g_get_monotonic_time ();
   a->registry = wl_display_get_registry (display);
   wl_registry_add_listener (a->registry, &registry_listener, a);
   a->listing = wl_display_sync (display);

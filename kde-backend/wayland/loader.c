@@ -2,8 +2,8 @@
  *
  * libwayland-client is small, but the idle backend maps nothing it does not use (its
  * PSS is measured): the protocol clients come with the first ScreenCast, RemoteDesktop
- * or Clipboard request, or the first global shortcut pressed in a Wayland session (its
- * activation token), and stay for the life of the process. A frontend reads the
+ * or Clipboard request, or once a global shortcut is bound in a Wayland session (for
+ * the activation tokens of its key presses), and stay for the life of the process. A frontend reads the
  * Available* properties as soon as it starts (both ours and the reference do); that
  * read only looks at the compositor's globals with the module and unloads it again, so
  * an idle backend neither maps it nor follows every window of the session.
@@ -18,7 +18,7 @@
 static LimenKdeWayland module;
 static gboolean module_open;
 static char *module_error;
-static LimenWlActivation *activation;   /* its own connection, made on the first token */
+static LimenWlActivation *activation;   /* its own connection, made when first bound or asked */
 static gboolean loaded;
 static char *load_error;
 static gboolean probed;
@@ -161,29 +161,43 @@ limen_kde_wayland_features (void)
   return probed_features;
 }
 
-gboolean
-limen_kde_wayland_activation_token (const char *app_id, guint timeout_ms, LimenWlTokenReady ready,
-                                    gpointer user_data)
+/* The activation connection, made (without waiting) if there is none. */
+static gboolean
+ensure_activation (void)
 {
   const char *display = g_getenv ("WAYLAND_DISPLAY");
+  g_autofree char *message = NULL;
 
+  if (activation)
+    return TRUE;
   if (!display || !*display)
     return FALSE;
   if (!open_module ())
     {
-      g_debug ("No activation token: %s", module_error);
+      g_debug ("No activation tokens: %s", module_error);
       return FALSE;
     }
+  activation = module.limen_wl_activation_new (&message);
+  if (!activation)
+    g_debug ("No activation tokens: %s", message);
+  return activation != NULL;
+}
+
+void
+limen_kde_wayland_activation_prepare (void)
+{
+  ensure_activation ();
+}
+
+gboolean
+limen_kde_wayland_activation_token (const char *app_id, guint timeout_ms, LimenWlTokenReady ready,
+                                    gpointer user_data)
+{
   /* A connection the compositor dropped (KWin restarted) is made again, once per token. */
   for (int attempt = 0; attempt < 2; attempt++)
     {
-      g_autofree char *message = NULL;
-
-      if (!activation && !(activation = module.limen_wl_activation_new (&message)))
-        {
-          g_debug ("No activation token: %s", message);
-          return FALSE;
-        }
+      if (!ensure_activation ())
+        return FALSE;
       if (module.limen_wl_activation_request (activation, app_id, timeout_ms, ready, user_data))
         return TRUE;
       g_debug ("The compositor closed the activation-token connection; connecting again");
