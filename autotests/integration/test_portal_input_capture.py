@@ -440,6 +440,27 @@ def test_backend_leaving_closes_its_sessions(ic, bus):
     assert limentest.wait_until(lambda: session in c.closed)
 
 
+def test_backend_started_by_the_first_call(bus):
+    """A backend that is D-Bus-activated by the session's first call: its name has no owner when
+    the session is made, which is not the backend leaving (the session stays open)."""
+    import sys
+    rh.start_documents(bus)
+    write_config(bus, [IMPL])
+    bus.write_service_file(rh.BACKEND_NAME, f"{sys.executable} -m dbusmock --template {rh.template('input_capture')}")
+    bus.start_portal()
+    c = Caller(bus)
+    session = c.create2("activated")
+    assert bus.has_owner(rh.BACKEND_NAME)
+    assert c.start_session(session) == (0, {"capabilities": 3})
+    assert session not in c.closed
+    # Once it was there, its leaving does close the session.
+    pid = bus.conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                             "GetConnectionUnixProcessID", GLib.Variant("(s)", (rh.BACKEND_NAME,)), None, 0, 5000,
+                             None).unpack()[0]
+    os.kill(pid, 9)
+    assert limentest.wait_until(lambda: session in c.closed)
+
+
 # ---- sandboxed callers: every method, and restore tokens ---------------------------------
 SANDBOX_IC = r'''
 import json, socket, sys

@@ -311,9 +311,12 @@ static void
 on_relayed_vanished (GDBusConnection *connection, const char *name, gpointer user_data)
 {
   RelayedBackend *rb = user_data;
+  gboolean was_there = rb->owner != NULL;
 
   g_clear_pointer (&rb->owner, g_free);
-  if (rb->relay->vanished)
+  /* The watch also reports a name nobody owns yet: a backend that the session's first call
+   * is starting by D-Bus activation has not left. */
+  if (was_there && rb->relay->vanished)
     rb->relay->vanished (rb->name);
 }
 

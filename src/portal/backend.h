@@ -63,7 +63,8 @@ void limen_backend_watch_properties (LimenPortalContext        *context,
 typedef GVariant *(*LimenBackendSignalFunc) (const char *backend, const char *signal, GVariant *parameters,
                                              LimenSession **session);
 
-/* @backend's name lost its owner (the backend left the bus or crashed). */
+/* @backend's name lost the owner it had (the backend left the bus or crashed); not called
+ * for a name that had no owner yet when the relay began (a backend being activated). */
 typedef void (*LimenBackendVanishedFunc) (const char *backend);
 
 /* What a portal passes on from its backends' signals: those of @impl_interface, to the
