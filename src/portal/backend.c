@@ -283,17 +283,17 @@ on_relayed_signal (GDBusConnection *connection, const char *sender, const char *
   RelayedBackend *rb = user_data;
   g_autoptr(GVariant) out = NULL;
   g_autoptr(GError) error = NULL;
-  LimenSession *session = NULL;
+  const char *destination = NULL;
 
   /* Only the name's owner speaks for the backend (a unicast signal names any sender). */
   if (g_strcmp0 (sender, rb->owner) != 0)
     return;
-  out = rb->relay->signal (rb->name, signal, parameters, &session);
+  out = rb->relay->signal (rb->name, signal, parameters, &destination);
   if (out == NULL)
     return;
   g_variant_ref_sink (out);
-  g_return_if_fail (session != NULL);
-  if (!g_dbus_connection_emit_signal (connection, limen_session_get_sender (session), LIMEN_PORTAL_PATH,
+  g_return_if_fail (destination != NULL);
+  if (!g_dbus_connection_emit_signal (connection, destination, LIMEN_PORTAL_PATH,
                                       rb->relay->portal_interface, signal, out, &error))
     g_debug ("%s not delivered: %s", signal, error->message);
 }

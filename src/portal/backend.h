@@ -58,17 +58,19 @@ void limen_backend_watch_properties (LimenPortalContext        *context,
                                      gpointer                   user_data);
 
 /* One signal of a relayed interface, sent by the current owner of @backend's name: the
- * parameters the session's owner is to hear (floating or a new reference; the signal keeps
- * its name) with *@session set to that session, or NULL to drop the signal. */
+ * parameters the app is to hear (floating or a new reference; the signal keeps its name)
+ * with *@destination set to that app's unique name (a string that outlives the call, such
+ * as limen_session_get_sender()), or NULL to drop the signal. */
 typedef GVariant *(*LimenBackendSignalFunc) (const char *backend, const char *signal, GVariant *parameters,
-                                             LimenSession **session);
+                                             const char **destination);
 
 /* @backend's name lost the owner it had (the backend left the bus or crashed); not called
  * for a name that had no owner yet when the relay began (a backend being activated). */
 typedef void (*LimenBackendVanishedFunc) (const char *backend);
 
 /* What a portal passes on from its backends' signals: those of @impl_interface, to the
- * owner of the session they name, on @portal_interface. A static description. */
+ * app they concern (the owner of the session they name, mostly), on @portal_interface.
+ * A static description. */
 typedef struct {
   const char              *impl_interface;
   const char              *portal_interface;

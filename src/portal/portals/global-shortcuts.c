@@ -68,7 +68,7 @@ filter_changed (GVariant *params, GError **error)
 
 /* Activated, Deactivated, ShortcutsChanged of an open session of @backend, checked. */
 static GVariant *
-relay_signal (const char *backend, const char *signal, GVariant *params, LimenSession **session_out)
+relay_signal (const char *backend, const char *signal, GVariant *params, const char **destination)
 {
   g_autoptr(GError) error = NULL;
   GVariant *out;
@@ -89,7 +89,7 @@ relay_signal (const char *backend, const char *signal, GVariant *params, LimenSe
       g_message ("%s from %s for %s dropped: %s", signal, backend, session_path, error->message);
       return NULL;
     }
-  *session_out = session;
+  *destination = limen_session_get_sender (session);
   return out;
 }
 

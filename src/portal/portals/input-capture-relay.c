@@ -52,7 +52,7 @@ signal_allowed (LimenCapture *capture, const char *signal)
 
 /* Activated, Deactivated, Disabled, ZonesChanged of a started session of @backend, checked. */
 static GVariant *
-relay_signal (const char *backend, const char *signal, GVariant *params, LimenSession **session)
+relay_signal (const char *backend, const char *signal, GVariant *params, const char **destination)
 {
   g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(GVariant) raw = NULL;
@@ -77,7 +77,7 @@ relay_signal (const char *backend, const char *signal, GVariant *params, LimenSe
     }
   if (!signal_allowed (capture, signal))
     return NULL;
-  *session = capture->session;
+  *destination = limen_session_get_sender (capture->session);
   return g_variant_new ("(o@a{sv})", session_path, g_variant_builder_end (&options));
 }
 

@@ -260,7 +260,7 @@ signal_host (const char *backend, const char *path, Host *host)
 /* SelectionOwnerChanged and SelectionTransfer, checked; a transfer's serial becomes one the
  * app may answer. */
 static GVariant *
-relay_signal (const char *backend, const char *signal, GVariant *parameters, LimenSession **session)
+relay_signal (const char *backend, const char *signal, GVariant *parameters, const char **destination)
 {
   const char *path;
   Host host;
@@ -274,7 +274,7 @@ relay_signal (const char *backend, const char *signal, GVariant *parameters, Lim
       if (!signal_host (backend, path, &host) ||
           !limen_options_filter (options, &b, NULL, limen_options_clipboard_selection_owner_changed, NULL))
         return NULL;
-      *session = host.session;
+      *destination = limen_session_get_sender (host.session);
       return g_variant_new ("(o@a{sv})", path, g_variant_builder_end (&b));
     }
   if (g_str_equal (signal, "SelectionTransfer") && g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(osu)")))
@@ -290,7 +290,7 @@ relay_signal (const char *backend, const char *signal, GVariant *parameters, Lim
       if (g_hash_table_size (*host.transfers) >= MAX_PENDING_TRANSFERS)
         g_hash_table_remove_all (*host.transfers);   /* the app stopped answering: old ones lapse */
       g_hash_table_add (*host.transfers, GUINT_TO_POINTER (serial));
-      *session = host.session;
+      *destination = limen_session_get_sender (host.session);
       return g_variant_new ("(osu)", path, mime, serial);
     }
   return NULL;
