@@ -115,9 +115,12 @@ limen_kde_shortcut_signal (GDBusConnection *connection, const char *sender, cons
   g_queue_push_tail (&queue, k);
   if (app_id && wayland && *wayland)
     {
-      /* Queued first: a signal before it may be sent from within this call. */
+      /* Queued first: a signal before it may be sent from within this call. The token names
+       * no app: KWin 5.27 starts its launch feedback (a bouncing cursor, a task bar entry)
+       * for a token with an app id, on every press of a push-to-talk key; a token of
+       * limen-kde's activates the app's window all the same. */
       k->waiting = TRUE;
-      if (!limen_kde_wayland_activation_token (app_id, LIMEN_KDE_TOKEN_TIMEOUT_MS, on_token, k))
+      if (!limen_kde_wayland_activation_token ("", LIMEN_KDE_TOKEN_TIMEOUT_MS, on_token, k))
         k->waiting = FALSE;
     }
   else if (app_id && g_getenv ("DISPLAY") && g_strcmp0 (g_getenv ("XDG_SESSION_TYPE"), "wayland") != 0)
