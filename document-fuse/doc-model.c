@@ -439,7 +439,7 @@ persist_doc (LimenDocModel *model, LimenDoc *doc, GError **error)
   row.path = path;
   row.handle = handle;
 
-  if (!limen_db_begin (model->db, error))
+  if (!limen_db_begin_journaled (model->db, error))
     return FALSE;
   limen_db_doc_put (model->db, &row, NULL);
   /* Only the writer thread changes perms, so reading them unlocked here is safe. */
@@ -538,7 +538,7 @@ limen_doc_model_set_perms (LimenDocModel *model, LimenDoc *doc, const char *app,
     return TRUE;
   if (doc->flags & LIMEN_DOC_FLAG_PERSISTENT)
     {
-      if (!limen_db_begin (model->db, error))
+      if (!limen_db_begin_journaled (model->db, error))
         return FALSE;
       limen_db_doc_put_perms (model->db, doc->id, app, perms, NULL);
       if (!limen_db_commit (model->db, error))
