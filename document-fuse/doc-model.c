@@ -4,8 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "errors.h"
 
@@ -658,11 +660,32 @@ limen_doc_model_rollback (LimenDocModel *model)
   limen_db_rollback (model->db);
 }
 
+/* /proc/self/fd, opened once: reading a link through it walks one name, not four. */
+static int
+proc_self_fd (void)
+{
+  static gsize once;
+  static int dirfd = -1;
+
+  if (g_once_init_enter (&once))
+    {
+      dirfd = open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      g_once_init_leave (&once, 1);
+    }
+  return dirfd;
+}
+
 char *
 limen_doc_fd_path (int fd)
 {
   char proc[64];
+  char buf[PATH_MAX];
+  ssize_t n;
 
+  g_snprintf (proc, sizeof proc, "%d", fd);
+  if (proc_self_fd () >= 0 && (n = readlinkat (proc_self_fd (), proc, buf, sizeof buf)) >= 0 &&
+      (gsize) n < sizeof buf)
+    return g_strndup (buf, n);
   g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
   return g_file_read_link (proc, NULL);
 }

@@ -74,16 +74,20 @@ canonical_path (int fd, const struct stat *st, GError **error)
 }
 
 /* limen_fd_check() for a sandboxed caller; for the host only the file type matters (it
- * holds every right on what it can name), which saves resolving the fd in its root. */
+ * holds every right on what it can name), which saves resolving the fd in its root. @known
+ * is @fd's stat when the caller has it already, or NULL. */
 static gboolean
-check_fd (LimenAppInfo *info, int fd, LimenFdFlags flags, LimenFdInfo *out, GError **error)
+check_fd (LimenAppInfo *info, int fd, LimenFdFlags flags, const struct stat *known, LimenFdInfo *out,
+          GError **error)
 {
   struct stat st;
 
   if (!limen_app_info_is_host (info))
     return limen_fd_check (info, fd, flags, out, error);
   memset (out, 0, sizeof *out);
-  if (fstat (fd, &st) != 0 ||
+  if (known)
+    st = *known;
+  if ((!known && fstat (fd, &st) != 0) ||
       !((S_ISREG (st.st_mode) && (flags & LIMEN_FD_ALLOW_REGULAR)) ||
         (S_ISDIR (st.st_mode) && (flags & LIMEN_FD_ALLOW_DIRECTORY))))
     {
@@ -165,7 +169,7 @@ resolve_named (LimenAppInfo *info, int fd, const char *name, struct stat *st, gu
   g_autofd int child = -1;
   struct stat cst;
 
-  if (!check_fd (info, fd, LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH, &fdinfo, error))
+  if (!check_fd (info, fd, LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH, st, &fdinfo, error))
     return NULL;
   if (name[0] == '\0' || strchr (name, '/') || strcmp (name, ".") == 0 || strcmp (name, "..") == 0 ||
       strlen (name) > NAME_MAX)
@@ -195,7 +199,7 @@ resolve_named (LimenAppInfo *info, int fd, const char *name, struct stat *st, gu
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid filename: not a regular file");
       return NULL;
     }
-  if (!check_fd (info, child, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH, &cinfo, error))
+  if (!check_fd (info, child, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH, &cst, &cinfo, error))
     return NULL;
   *rights = (cinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (cinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
   *st = cst;
@@ -212,7 +216,7 @@ resolve_fd (LimenAppInfo *info, int fd, gboolean want_dir, struct stat *st, guin
   LimenFdFlags check = LIMEN_FD_ALLOW_O_PATH | (want_dir ? LIMEN_FD_ALLOW_DIRECTORY : LIMEN_FD_ALLOW_REGULAR);
   char *path;
 
-  if (!check_fd (info, fd, check, &fdinfo, error))
+  if (!check_fd (info, fd, check, st, &fdinfo, error))
     return NULL;
   *rights = (fdinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (fdinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
   path = canonical_path (fd, st, error);
@@ -498,7 +502,7 @@ fail_committed:
  * checked them: the fds (and the name) before the caller's identity. */
 typedef struct {
   gboolean full;          /* AddFull / AddNamedFull: (as a{sv}) or (s a{sv}) answers */
-  int     *fds;
+  int     *fds;          /* borrowed from the call's fd list */
   gsize    n;
   char    *name;          /* AddNamed / AddNamedFull */
   guint    flags;
@@ -509,9 +513,6 @@ typedef struct {
 static void
 add_call_clear (AddCall *call)
 {
-  for (gsize i = 0; call->fds && i < call->n; i++)
-    if (call->fds[i] >= 0)
-      close (call->fds[i]);
   g_clear_pointer (&call->fds, g_free);
   g_clear_pointer (&call->name, g_free);
   g_clear_pointer (&call->permissions, g_free);
@@ -519,14 +520,17 @@ add_call_clear (AddCall *call)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (AddCall, add_call_clear)
 
-/* One fd of @fd_list for @handle into @call (which closes it). */
+/* One fd of @fd_list for @handle into @call: borrowed, the call's message keeps it open. */
 static gboolean
 add_call_take_fd (AddCall *call, GUnixFDList *fd_list, gint32 handle, const char *key, GError **error)
 {
-  call->fds[call->n] = limen_fd_list_get (fd_list, handle, key, error);
-  if (call->fds[call->n] < 0)
-    return FALSE;
-  call->n++;
+  if (handle < 0 || fd_list == NULL || handle >= g_unix_fd_list_get_length (fd_list))
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                   "Invalid value for %s: no file descriptor at index %d", key, handle);
+      return FALSE;
+    }
+  call->fds[call->n++] = g_unix_fd_list_peek_fds (fd_list, NULL)[handle];
   return TRUE;
 }
 
