@@ -511,7 +511,9 @@ def paired():
 
 
 def paired_adds(lim, rf, ours, ref):
-    """Add calls (store-client, one after another) to both stacks in alternating rounds."""
+    """Add calls (store-client, one after another) to both stacks: in alternating rounds of a
+    new client each, and as paired single calls (each file added to both stacks, the two calls
+    right after each other), from one client and from a new connection per call."""
     per = N_ADD // OPEN_ROUNDS
     files = {}
     for which, st in (("limen", lim), ("reference", rf)):
@@ -532,6 +534,17 @@ def paired_adds(lim, rf, ours, ref):
     ours["Add per call, sd-bus client, paired ms"] = median(a) / per * 1000
     ref["Add per call, sd-bus client, paired ms"] = median(b) / per * 1000
     ours["Add, sd-bus client, paired: advantage, per round"] = median([y / x for x, y in zip(a, b)])
+    # Single calls, paired call by call: a load burst hits both calls of a pair alike.
+    for label, fresh, n in (("one client", 0, N_ADD), ("a new connection each", 1, N_ADD // 2)):
+        kv = store_client(lim[0], "addpair", dh.DOCS_NAME, dh.DOCS_PATH, lim[0].address, rf[0].address, fresh,
+                          stdin="".join(f + "\n" for f in files["limen"][:n]))
+        key = f"Add, {label}, paired single calls"
+        if not isinstance(kv, dict):
+            ours[key] = kv
+            continue
+        ours[f"{key}: median ms"], ref[f"{key}: median ms"] = float(kv["a_median_ms"]), float(kv["b_median_ms"])
+        ours[f"{key}: p10 ms"], ref[f"{key}: p10 ms"] = float(kv["a_p10_ms"]), float(kv["b_p10_ms"])
+        ours[f"{key}: advantage, per pair"] = float(kv["ratio_median"])
 
 
 def main():
@@ -550,10 +563,11 @@ def main():
         a, b = ours[k], ref.get(rk) if rk else None
         ratio = ""
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b and "floor" not in k \
-                and "per round" not in k:
+                and "per round" not in k and "per pair" not in k:
             lower_is_better = k.endswith(" s") or k.endswith(" ms") or "KiB" in k or "CPU" in k or "µs" in k
             ratio = f"{(b / a if lower_is_better else a / b):.2f}"
-        fmt = "{:.3f}" if k.endswith(" s") or "per round" in k else "{:.1f}"
+        fmt = "{:.3f}" if k.endswith(" s") or "per round" in k or "per pair" in k or "Add" in k and k.endswith(" ms") \
+            else "{:.1f}"
         fa = fmt.format(a) if isinstance(a, float) else str(a)
         fb = fmt.format(b) if isinstance(b, float) else str(b)
         print(f"{k:48} {fa:>14} {fb:>14} {ratio:>9}")
