@@ -22,7 +22,7 @@
 #include "errors.h"
 
 #define FRAME_HEADER 8
-#define FRAME_MAX (1u << 20)
+#define FRAME_MAX (1u << 28)   /* a sanity bound: AddFull takes up to 16,384 files */
 
 struct _LimenDbJournal {
   int   fd;

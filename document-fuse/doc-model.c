@@ -645,7 +645,8 @@ limen_doc_model_update_file (LimenDocModel *model, LimenDoc *doc, const char *pa
 gboolean
 limen_doc_model_begin (LimenDocModel *model, GError **error)
 {
-  return limen_db_begin (model->db, error);
+  /* Only document rows change inside (exports and grants): a journaled transaction. */
+  return limen_db_begin_journaled (model->db, error);
 }
 
 gboolean

@@ -195,6 +195,44 @@ test_journal_second_instance (void)
   limen_db_close (first);
 }
 
+static void
+test_journal_rollback (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "d.sqlite", NULL);
+  g_autofree char *copy = g_build_filename (tmpdir, "d-crash.sqlite", NULL);
+  g_autoptr(GError) error = NULL;
+  LimenDb *db = limen_db_open (path, &error);
+  LimenDbDoc row = { .id = "doc1", .path = "/home/u/one", .dev = 1, .ino = 2 };
+  Loaded *l;
+
+  g_assert_no_error (error);
+  /* An AddFull that fails half-way: its rows, nested transactions included, are dropped. */
+  g_assert_true (limen_db_begin_journaled (db, &error));
+  g_assert_true (limen_db_doc_put (db, &row, &error));
+  g_assert_true (limen_db_begin_journaled (db, &error));
+  g_assert_true (limen_db_doc_put_perms (db, "doc1", "org.example.App", 1, &error));
+  g_assert_true (limen_db_commit (db, &error));
+  limen_db_rollback (db);
+  /* One that succeeds, with nested transactions: one frame, kept whole. */
+  g_assert_true (limen_db_begin_journaled (db, &error));
+  row.id = "doc2";
+  g_assert_true (limen_db_doc_put (db, &row, &error));
+  g_assert_true (limen_db_begin (db, &error));
+  g_assert_true (limen_db_doc_put_perms (db, "doc2", "org.example.App", 1, &error));
+  g_assert_true (limen_db_commit (db, &error));
+  g_assert_true (limen_db_commit (db, &error));
+  g_assert_no_error (error);
+  snapshot (path, copy);
+  limen_db_close (db);
+
+  l = load (copy);
+  g_assert_null (g_hash_table_lookup (l->docs, "doc1"));
+  g_assert_nonnull (g_hash_table_lookup (l->docs, "doc2"));
+  g_assert_cmpuint (GPOINTER_TO_UINT (g_hash_table_lookup (l->perms, "doc2 org.example.App")), ==, 1);
+  g_assert_cmpuint (g_hash_table_size (l->perms), ==, 1);
+  loaded_free (l);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -205,6 +243,7 @@ main (int argc, char **argv)
   g_test_add_func ("/documents/journal/survives-crash", test_journal_survives_crash);
   g_test_add_func ("/documents/journal/applied-once", test_journal_applied_once);
   g_test_add_func ("/documents/journal/second-instance", test_journal_second_instance);
+  g_test_add_func ("/documents/journal/rollback", test_journal_rollback);
   ret = g_test_run ();
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
   if (system (cmd) != 0)
