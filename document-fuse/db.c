@@ -332,10 +332,10 @@ gboolean
 limen_db_perm_put_entry_bytes (LimenDb *db, const char *table, const char *id, GVariant *data, GBytes *perms,
                                GError **error)
 {
-  g_return_val_if_fail (!db->journaling, FALSE);
   gsize size;
   const void *bytes = g_bytes_get_data (perms, &size);
 
+  g_return_val_if_fail (!db->journaling, FALSE);
   sqlite3_bind_text (db->put_entry, 1, table, -1, SQLITE_STATIC);
   sqlite3_bind_text (db->put_entry, 2, id, -1, SQLITE_STATIC);
   bind_variant (db->put_entry, 3, data);
