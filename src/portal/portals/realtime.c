@@ -135,6 +135,16 @@ on_system_bus (GObject *source, GAsyncResult *result, gpointer user_data)
                                   on_rtkit_appeared, on_rtkit_vanished, NULL, NULL);
 }
 
+/* Looked for once the daemon serves: g_bus_get() starts two threads of GIO's pool, which
+ * would otherwise delay the first reply of every portal; until RealtimeKit appears, calls
+ * are refused as they are when it is absent. */
+static gboolean
+connect_system_bus (gpointer user_data)
+{
+  g_bus_get (G_BUS_TYPE_SYSTEM, NULL, on_system_bus, NULL);
+  return G_SOURCE_REMOVE;
+}
+
 /* org.freedesktop.portal.Realtime, forwarded to RealtimeKit on the system bus with the
  * caller's process and thread ids translated out of its sandbox. */
 GDBusInterfaceSkeleton *
@@ -146,6 +156,6 @@ limen_realtime_new (LimenPortalContext *context)
   g_signal_connect (skeleton, "handle-make-thread-realtime-with-pid", G_CALLBACK (handle_make_realtime), NULL);
   g_signal_connect (skeleton, "handle-make-thread-high-priority-with-pid",
                     G_CALLBACK (handle_make_high_priority), NULL);
-  g_bus_get (G_BUS_TYPE_SYSTEM, NULL, on_system_bus, NULL);
+  g_idle_add (connect_system_bus, NULL);
   return G_DBUS_INTERFACE_SKELETON (skeleton);
 }
