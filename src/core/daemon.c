@@ -305,6 +305,7 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
       return 1;
     }
 
+  limen_app_info_tracker_ready ();
   owned = own_names (spec, opt_replace, owned_ids);
   if (!quitting)
     g_main_loop_run (main_loop);
