@@ -5,7 +5,6 @@
 #include <glib/gi18n.h>
 #include <locale.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "app-info.h"
 #include "log.h"
@@ -142,53 +141,30 @@ on_name_lost (GDBusConnection *connection, const char *name, gpointer user_data)
   names_pending--;
 }
 
-/* The session bus connection is made on a thread of its own, started first thing in main:
- * GIO's setup of its D-Bus types, the socket, the authentication's round trips and Hello
- * take longer than anything else before the daemon can serve, so they run beside i18n,
- * option parsing, @spec's prepare step and the signal watch instead of after them. A
- * dedicated thread rather than g_bus_get(): that one goes through GIO's thread pool,
- * which first starts a thread whose only job is to start the worker. */
-static GThread *connect_thread;
-static GError *connect_error;
-
+/* @spec's prepare step and the signal watch, on a thread of their own while the main
+ * thread connects. */
 static gpointer
-connect_thread_func (gpointer user_data)
+prepare_thread_func (gpointer user_data)
 {
-  return g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &connect_error);
-}
+  const LimenDaemonSpec *spec = user_data;
 
-static void
-connect_bus_start (void)
-{
-  if (connect_thread == NULL)
-    connect_thread = g_thread_new ("limen-connect", connect_thread_func, NULL);
-}
-
-/* --help and --version only print: no reason to start connecting for them (a missed
- * spelling only costs a connection the exit drops). */
-static gboolean
-command_line_wants_bus (int argc, char **argv)
-{
-  for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
-    if (g_str_has_prefix (argv[i], "--help") || strcmp (argv[i], "--version") == 0 ||
-        strcmp (argv[i], "-h") == 0 || strcmp (argv[i], "-?") == 0)
-      return FALSE;
-  return TRUE;
-}
-
-/* The connection started by connect_bus_start(), once @spec's prepare step has run. */
-static GDBusConnection *
-connect_bus_finish (const LimenDaemonSpec *spec, GError **error)
-{
-  GDBusConnection *connection;
-
-  connect_bus_start ();
   if (spec->prepare)
     spec->prepare (spec->user_data);
   watch_signals ();
-  connection = g_thread_join (g_steal_pointer (&connect_thread));
-  if (connection == NULL)
-    g_propagate_error (error, g_steal_pointer (&connect_error));
+  return NULL;
+}
+
+/* The session bus. GIO's setup of its D-Bus types, the socket, the authentication's round
+ * trips and Hello take longer than anything else before the daemon can serve, so the main
+ * thread starts on them at once, and @spec's prepare step and the signal watch run beside
+ * them on another thread instead of before or after them. */
+static GDBusConnection *
+connect_bus (const LimenDaemonSpec *spec, GError **error)
+{
+  GThread *prepare_thread = g_thread_new ("limen-prepare", prepare_thread_func, (gpointer) spec);
+  GDBusConnection *connection = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, error);
+
+  g_thread_join (prepare_thread);
   return connection;
 }
 
@@ -259,8 +235,6 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   g_autoptr(GArray) owned_ids = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autofree OwnedName *owned = NULL;
 
-  if (command_line_wants_bus (argc, argv))
-    connect_bus_start ();
   init_i18n ();
   context = g_option_context_new (NULL);
   g_option_context_set_translation_domain (context, LIMEN_GETTEXT_PACKAGE);
@@ -286,7 +260,7 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   /* A write to a vanished peer must not kill the daemon. */
   signal (SIGPIPE, SIG_IGN);
 
-  daemon_connection = connect_bus_finish (spec, &error);
+  daemon_connection = connect_bus (spec, &error);
   if (daemon_connection == NULL)
     {
       g_printerr ("%s: no session bus: %s\n", spec->program, error->message);
