@@ -10,6 +10,7 @@
 #include "session.h"
 
 #include "portals/network-monitor.h"
+#include "portals/prepare.h"
 
 /* Every portal of limen-portal, one line each: its name, its file's prefix (limen_PREFIX_new in
  * portals/PREFIX.c) and its gdbus-codegen skeleton (limen_dbus_SKELETON_skeleton_get_type). */
@@ -49,20 +50,12 @@
 LIMEN_PORTALS (DECLARE_PORTAL)
 
 #define PORTAL_ROW(name, prefix, skeleton) { name, limen_##prefix##_new },
-#define SKELETON_TYPE(name, prefix, skeleton) limen_dbus_##skeleton##_skeleton_get_type,
 
 static const struct {
   const char        *name;
   LimenPortalNewFunc new_func;
 } portals[] = {
   LIMEN_PORTALS (PORTAL_ROW)
-};
-
-/* Their classes are set up (properties, handle-* signals) in prepare, off the startup path. */
-static GType (*const skeleton_types[]) (void) = {
-  LIMEN_PORTALS (SKELETON_TYPE)
-  limen_dbus_portal_request_skeleton_get_type,
-  limen_dbus_portal_session_skeleton_get_type,
 };
 
 static LimenPortalContext context;
@@ -93,14 +86,17 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
   return TRUE;
 }
 
-/* Runs while the bus connection is being authenticated (see LimenDaemonSpec.prepare). */
+/* Runs while the bus connection is being made (see LimenDaemonSpec.prepare). The skeleton
+ * classes are not set up here ahead of time: on two cores that work competes with the
+ * connection for the CPU, and only the portals a configuration offers need theirs. */
 static void
 prepare (gpointer user_data)
 {
   context.config = limen_portal_config_load ();
   limen_network_monitor_prepare ();
-  for (guint i = 0; i < G_N_ELEMENTS (skeleton_types); i++)
-    g_type_class_unref (g_type_class_ref (skeleton_types[i] ()));
+  limen_power_profile_monitor_prepare ();
+  limen_memory_monitor_prepare ();
+  limen_realtime_prepare ();
 }
 
 static void

@@ -2,6 +2,7 @@
 #include "portal.h"
 
 #include "driver.h"
+#include "prepare.h"
 
 static void
 sync_power_saver (GPowerProfileMonitor *monitor, GParamSpec *pspec, LimenDbusPortalPowerProfileMonitor *object)
@@ -10,19 +11,16 @@ sync_power_saver (GPowerProfileMonitor *monitor, GParamSpec *pspec, LimenDbusPor
     object, g_power_profile_monitor_get_power_saver_enabled (monitor));
 }
 
-/* Made on the first main-loop turn, off the startup path (see memory-monitor.c). A
- * property Get is dispatched on the main loop too, behind this idle, so no caller can
- * read power-saver-enabled before it is synced. */
-static gboolean
-create_monitor (gpointer user_data)
-{
-  LimenDbusPortalPowerProfileMonitor *object = user_data;
-  GPowerProfileMonitor *monitor = g_power_profile_monitor_dup_default ();
+static GPowerProfileMonitor *monitor;
 
-  g_object_set_data_full (G_OBJECT (object), "limen-monitor", monitor, g_object_unref);
-  sync_power_saver (monitor, NULL, object);
-  g_signal_connect_object (monitor, "notify::power-saver-enabled", G_CALLBACK (sync_power_saver), object, 0);
-  return G_SOURCE_REMOVE;
+/* Made in limen-portal's prepare step, beside the session bus connection (see
+ * memory-monitor.c). GIO asks power-profiles-daemon without waiting; its answer comes as a
+ * property notification on the main loop. */
+void
+limen_power_profile_monitor_prepare (void)
+{
+  if (monitor == NULL)
+    monitor = g_power_profile_monitor_dup_default ();
 }
 
 /* org.freedesktop.portal.PowerProfileMonitor on GPowerProfileMonitor (power-profiles-daemon). */
@@ -31,6 +29,8 @@ limen_power_profile_monitor_new (LimenPortalContext *context)
 {
   GDBusInterfaceSkeleton *object = limen_driver_offer (context, limen_dbus_portal_power_profile_monitor_skeleton_new (), 1, NULL);
 
-  g_idle_add_full (G_PRIORITY_DEFAULT, create_monitor, g_object_ref (object), g_object_unref);
+  limen_power_profile_monitor_prepare ();
+  sync_power_saver (monitor, NULL, LIMEN_DBUS_PORTAL_POWER_PROFILE_MONITOR (object));
+  g_signal_connect_object (monitor, "notify::power-saver-enabled", G_CALLBACK (sync_power_saver), object, 0);
   return object;
 }

@@ -2,6 +2,7 @@
 #include "portal.h"
 
 #include "pid-map.h"
+#include "prepare.h"
 
 #define RTKIT_NAME "org.freedesktop.RealtimeKit1"
 #define RTKIT_PATH "/org/freedesktop/RealtimeKit1"
@@ -135,14 +136,17 @@ on_system_bus (GObject *source, GAsyncResult *result, gpointer user_data)
                                   on_rtkit_appeared, on_rtkit_vanished, NULL, NULL);
 }
 
-/* Looked for once the daemon serves: g_bus_get() starts two threads of GIO's pool, which
- * would otherwise delay the first reply of every portal; until RealtimeKit appears, calls
- * are refused as they are when it is absent. */
-static gboolean
-connect_system_bus (gpointer user_data)
+/* The system bus is looked for in limen-portal's prepare step, beside the session bus
+ * connection: g_bus_get() starts threads of GIO's pool, which would otherwise compete with
+ * the first calls. Until RealtimeKit appears, calls are refused as when it is absent. */
+void
+limen_realtime_prepare (void)
 {
-  g_bus_get (G_BUS_TYPE_SYSTEM, NULL, on_system_bus, NULL);
-  return G_SOURCE_REMOVE;
+  static gboolean requested;
+
+  if (!requested)
+    g_bus_get (G_BUS_TYPE_SYSTEM, NULL, on_system_bus, NULL);
+  requested = TRUE;
 }
 
 /* org.freedesktop.portal.Realtime, forwarded to RealtimeKit on the system bus with the
@@ -156,6 +160,6 @@ limen_realtime_new (LimenPortalContext *context)
   g_signal_connect (skeleton, "handle-make-thread-realtime-with-pid", G_CALLBACK (handle_make_realtime), NULL);
   g_signal_connect (skeleton, "handle-make-thread-high-priority-with-pid",
                     G_CALLBACK (handle_make_high_priority), NULL);
-  g_idle_add (connect_system_bus, NULL);
+  limen_realtime_prepare ();
   return G_DBUS_INTERFACE_SKELETON (skeleton);
 }
