@@ -10,7 +10,7 @@
 #include "session.h"
 
 #include "portals/network-monitor.h"
-#include "portals/prepare.h"
+#include "portals/deferred.h"
 
 /* Every portal of limen-portal, one line each: its name, its file's prefix (limen_PREFIX_new in
  * portals/PREFIX.c) and its gdbus-codegen skeleton (limen_dbus_SKELETON_skeleton_get_type). */
@@ -61,6 +61,19 @@ static const struct {
 static LimenPortalContext context;
 static GPtrArray *skeletons;
 
+/* How long after the exports the links to system services of portals/deferred.h are made:
+ * long enough for the first calls that started the daemon to be answered first. */
+#define DEFERRED_START_MS 50
+
+static gboolean
+start_deferred (gpointer user_data)
+{
+  limen_memory_monitor_start ();
+  limen_power_profile_monitor_start ();
+  limen_realtime_start ();
+  return G_SOURCE_REMOVE;
+}
+
 static gboolean
 on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
 {
@@ -83,6 +96,7 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
       g_debug ("Offering %s", portals[i].name);
     }
   limen_fast_path_install (connection);
+  g_timeout_add_full (G_PRIORITY_LOW, DEFERRED_START_MS, start_deferred, NULL, NULL);
   return TRUE;
 }
 
@@ -94,9 +108,6 @@ prepare (gpointer user_data)
 {
   context.config = limen_portal_config_load ();
   limen_network_monitor_prepare ();
-  limen_power_profile_monitor_prepare ();
-  limen_memory_monitor_prepare ();
-  limen_realtime_prepare ();
 }
 
 static void

@@ -2,7 +2,7 @@
 #include "portal.h"
 
 #include "driver.h"
-#include "prepare.h"
+#include "deferred.h"
 
 static void
 on_low_memory_warning (GMemoryMonitor *monitor, GMemoryMonitorWarningLevel level,
@@ -12,15 +12,17 @@ on_low_memory_warning (GMemoryMonitor *monitor, GMemoryMonitorWarningLevel level
 }
 
 static GMemoryMonitor *monitor;
+static LimenDbusPortalMemoryMonitor *skeleton;
 
-/* GIO's monitor talks to the system bus (low-memory-monitor) as it is made, so limen-portal
- * makes it in its prepare step, beside the session bus connection, rather than on the main
- * thread while the first calls come in. It lives as long as the daemon. */
+/* The interface has no state to read, only a signal; GIO's monitor lives as long as the
+ * daemon. */
 void
-limen_memory_monitor_prepare (void)
+limen_memory_monitor_start (void)
 {
-  if (monitor == NULL)
-    monitor = g_memory_monitor_dup_default ();
+  if (monitor != NULL || skeleton == NULL)
+    return;
+  monitor = g_memory_monitor_dup_default ();
+  g_signal_connect_object (monitor, "low-memory-warning", G_CALLBACK (on_low_memory_warning), skeleton, 0);
 }
 
 /* org.freedesktop.portal.MemoryMonitor on GMemoryMonitor (low-memory-monitor). */
@@ -29,8 +31,7 @@ limen_memory_monitor_new (LimenPortalContext *context)
 {
   GDBusInterfaceSkeleton *object = limen_driver_offer (context, limen_dbus_portal_memory_monitor_skeleton_new (), 1, NULL);
 
-  /* The interface has no state to read, only a signal. */
-  limen_memory_monitor_prepare ();
-  g_signal_connect_object (monitor, "low-memory-warning", G_CALLBACK (on_low_memory_warning), object, 0);
+  /* Started by limen_memory_monitor_start() (deferred.h). */
+  skeleton = LIMEN_DBUS_PORTAL_MEMORY_MONITOR (object);
   return object;
 }

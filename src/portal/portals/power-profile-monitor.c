@@ -2,7 +2,7 @@
 #include "portal.h"
 
 #include "driver.h"
-#include "prepare.h"
+#include "deferred.h"
 
 static void
 sync_power_saver (GPowerProfileMonitor *monitor, GParamSpec *pspec, LimenDbusPortalPowerProfileMonitor *object)
@@ -12,15 +12,18 @@ sync_power_saver (GPowerProfileMonitor *monitor, GParamSpec *pspec, LimenDbusPor
 }
 
 static GPowerProfileMonitor *monitor;
+static LimenDbusPortalPowerProfileMonitor *skeleton;
 
-/* Made in limen-portal's prepare step, beside the session bus connection (see
- * memory-monitor.c). GIO asks power-profiles-daemon without waiting; its answer comes as a
- * property notification on the main loop. */
+/* Until GIO's monitor hears from power-profiles-daemon (which it asks without waiting)
+ * power-saver-enabled is FALSE; its answer comes as a property notification. */
 void
-limen_power_profile_monitor_prepare (void)
+limen_power_profile_monitor_start (void)
 {
-  if (monitor == NULL)
-    monitor = g_power_profile_monitor_dup_default ();
+  if (monitor != NULL || skeleton == NULL)
+    return;
+  monitor = g_power_profile_monitor_dup_default ();
+  sync_power_saver (monitor, NULL, skeleton);
+  g_signal_connect_object (monitor, "notify::power-saver-enabled", G_CALLBACK (sync_power_saver), skeleton, 0);
 }
 
 /* org.freedesktop.portal.PowerProfileMonitor on GPowerProfileMonitor (power-profiles-daemon). */
@@ -29,8 +32,7 @@ limen_power_profile_monitor_new (LimenPortalContext *context)
 {
   GDBusInterfaceSkeleton *object = limen_driver_offer (context, limen_dbus_portal_power_profile_monitor_skeleton_new (), 1, NULL);
 
-  limen_power_profile_monitor_prepare ();
-  sync_power_saver (monitor, NULL, LIMEN_DBUS_PORTAL_POWER_PROFILE_MONITOR (object));
-  g_signal_connect_object (monitor, "notify::power-saver-enabled", G_CALLBACK (sync_power_saver), object, 0);
+  /* Started by limen_power_profile_monitor_start() (deferred.h). */
+  skeleton = LIMEN_DBUS_PORTAL_POWER_PROFILE_MONITOR (object);
   return object;
 }

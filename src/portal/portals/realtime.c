@@ -2,7 +2,7 @@
 #include "portal.h"
 
 #include "pid-map.h"
-#include "prepare.h"
+#include "deferred.h"
 
 #define RTKIT_NAME "org.freedesktop.RealtimeKit1"
 #define RTKIT_PATH "/org/freedesktop/RealtimeKit1"
@@ -10,7 +10,20 @@
 
 static GDBusConnection *system_bus;
 static gboolean rtkit_present;
+static gboolean rtkit_known;      /* the system bus said whether RealtimeKit is there */
 static LimenDbusPortalRealtime *skeleton;
+
+/* A call that came before RealtimeKit's presence was known: answered once it is. */
+typedef struct {
+  LimenDbusPortalRealtime *object;
+  GDBusMethodInvocation   *invocation;
+  const char              *method;
+  guint64                  process;
+  guint64                  thread;
+  GVariant                *priority;
+} Held;
+
+static GPtrArray *held;
 
 typedef struct {
   LimenDbusPortalRealtime *object;
@@ -43,6 +56,16 @@ forward (LimenDbusPortalRealtime *object, GDBusMethodInvocation *invocation, con
   Call *call;
 
   LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+  if (!rtkit_known)
+    {
+      Held h = { g_object_ref (object), invocation, method, process, thread, g_steal_pointer (&prio) };
+
+      if (held == NULL)
+        held = g_ptr_array_new ();
+      g_ptr_array_add (held, g_memdup2 (&h, sizeof h));
+      limen_realtime_start ();
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   if (!rtkit_present)
     {
       g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
@@ -86,6 +109,24 @@ handle_make_high_priority (LimenDbusPortalRealtime *object, GDBusMethodInvocatio
                   g_variant_new_int32 (priority));
 }
 
+/* RealtimeKit's presence is known now: answer the calls that waited for it, in order. */
+static void
+set_rtkit_known (void)
+{
+  g_autoptr(GPtrArray) calls = g_steal_pointer (&held);
+
+  rtkit_known = TRUE;
+  for (guint i = 0; calls && i < calls->len; i++)
+    {
+      Held *h = g_ptr_array_index (calls, i);
+
+      forward (h->object, h->invocation, h->method, h->process, h->thread, h->priority);
+      g_variant_unref (h->priority);
+      g_object_unref (h->object);
+      g_free (h);
+    }
+}
+
 static void
 on_properties (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -109,6 +150,7 @@ static void
 on_rtkit_appeared (GDBusConnection *c, const char *name, const char *owner, gpointer user_data)
 {
   rtkit_present = TRUE;
+  set_rtkit_known ();
   g_dbus_connection_call (c, RTKIT_NAME, RTKIT_PATH, "org.freedesktop.DBus.Properties", "GetAll",
                           g_variant_new ("(s)", "org.freedesktop.RealtimeKit1"), G_VARIANT_TYPE ("(a{sv})"),
                           G_DBUS_CALL_FLAGS_NO_AUTO_START, RTKIT_TIMEOUT_MS, NULL, on_properties, NULL);
@@ -118,6 +160,7 @@ static void
 on_rtkit_vanished (GDBusConnection *c, const char *name, gpointer user_data)
 {
   rtkit_present = FALSE;
+  set_rtkit_known ();
 }
 
 static void
@@ -129,6 +172,7 @@ on_system_bus (GObject *source, GAsyncResult *result, gpointer user_data)
   if (system_bus == NULL)
     {
       g_debug ("No system bus, so no RealtimeKit: %s", error->message);
+      set_rtkit_known ();
       return;
     }
   /* RealtimeKit is activatable on real systems; watch with auto-start so it comes up. */
@@ -136,17 +180,16 @@ on_system_bus (GObject *source, GAsyncResult *result, gpointer user_data)
                                   on_rtkit_appeared, on_rtkit_vanished, NULL, NULL);
 }
 
-/* The system bus is looked for in limen-portal's prepare step, beside the session bus
- * connection: g_bus_get() starts threads of GIO's pool, which would otherwise compete with
- * the first calls. Until RealtimeKit appears, calls are refused as when it is absent. */
+/* Looks for RealtimeKit on the system bus, once: started shortly after the daemon serves
+ * (deferred.h), or by the first Realtime call, which then waits for the answer. */
 void
-limen_realtime_prepare (void)
+limen_realtime_start (void)
 {
-  static gboolean requested;
+  static gboolean started;
 
-  if (!requested)
+  if (!started)
     g_bus_get (G_BUS_TYPE_SYSTEM, NULL, on_system_bus, NULL);
-  requested = TRUE;
+  started = TRUE;
 }
 
 /* org.freedesktop.portal.Realtime, forwarded to RealtimeKit on the system bus with the
@@ -160,6 +203,5 @@ limen_realtime_new (LimenPortalContext *context)
   g_signal_connect (skeleton, "handle-make-thread-realtime-with-pid", G_CALLBACK (handle_make_realtime), NULL);
   g_signal_connect (skeleton, "handle-make-thread-high-priority-with-pid",
                     G_CALLBACK (handle_make_high_priority), NULL);
-  limen_realtime_prepare ();
   return G_DBUS_INTERFACE_SKELETON (skeleton);
 }
