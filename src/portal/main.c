@@ -13,7 +13,8 @@
 #include "portals/deferred.h"
 
 /* Every portal of limen-portal, one line each: its name, its file's prefix (limen_PREFIX_new in
- * portals/PREFIX.c) and its gdbus-codegen skeleton (limen_dbus_SKELETON_skeleton_get_type). */
+ * portals/PREFIX.c) and its gdbus-codegen skeleton (limen_dbus_SKELETON_skeleton_get_type; for
+ * the reader: each portal's file makes its own, so that only offered portals set up a class). */
 #define LIMEN_PORTALS(P) \
   P ("Account", account, portal_account) \
   P ("Background", background, portal_background) \

@@ -24,6 +24,21 @@ typedef struct {
 } Held;
 
 static GPtrArray *held;
+#define HELD_MAX 256   /* beyond, calls are refused as when RealtimeKit is absent */
+
+static void set_rtkit_known (void);
+
+/* Calls are never held longer than a RealtimeKit call may take. */
+static gboolean
+on_lookup_timeout (gpointer user_data)
+{
+  if (!rtkit_known)
+    {
+      g_message ("No answer from the system bus about RealtimeKit in time: taking it as absent");
+      set_rtkit_known ();
+    }
+  return G_SOURCE_REMOVE;
+}
 
 typedef struct {
   LimenDbusPortalRealtime *object;
@@ -56,12 +71,15 @@ forward (LimenDbusPortalRealtime *object, GDBusMethodInvocation *invocation, con
   Call *call;
 
   LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
-  if (!rtkit_known)
+  if (!rtkit_known && (held == NULL || held->len < HELD_MAX))
     {
       Held h = { g_object_ref (object), invocation, method, process, thread, g_steal_pointer (&prio) };
 
       if (held == NULL)
-        held = g_ptr_array_new ();
+        {
+          held = g_ptr_array_new ();
+          g_timeout_add (RTKIT_TIMEOUT_MS, on_lookup_timeout, NULL);
+        }
       g_ptr_array_add (held, g_memdup2 (&h, sizeof h));
       limen_realtime_start ();
       return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -109,7 +127,8 @@ handle_make_high_priority (LimenDbusPortalRealtime *object, GDBusMethodInvocatio
                   g_variant_new_int32 (priority));
 }
 
-/* RealtimeKit's presence is known now: answer the calls that waited for it, in order. */
+/* RealtimeKit's presence is known now (or given up on): answer the calls that waited for
+ * it, in order. */
 static void
 set_rtkit_known (void)
 {
