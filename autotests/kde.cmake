@@ -113,6 +113,28 @@ add_executable(limen-wayland-keys wayland-client/limen-wayland-keys.c ${_limen_w
                ${_limen_wl_gen}/fake-input-protocol.c)
 target_include_directories(limen-wayland-keys PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-keys PRIVATE PkgConfig::WAYLAND_CLIENT)
+# An app raising its window with GlobalShortcuts' activation token (xdg_activation_v1).
+set(_limen_activation_xml ${WAYLAND_PROTOCOLS_DIR}/staging/xdg-activation/xdg-activation-v1.xml)
+add_custom_command(OUTPUT ${_limen_wl_gen}/xdg-activation-v1-client-protocol.h ${_limen_wl_gen}/xdg-activation-v1-protocol.c
+  COMMAND ${WAYLAND_SCANNER} client-header ${_limen_activation_xml} ${_limen_wl_gen}/xdg-activation-v1-client-protocol.h
+  COMMAND ${WAYLAND_SCANNER} private-code ${_limen_activation_xml} ${_limen_wl_gen}/xdg-activation-v1-protocol.c
+  DEPENDS ${_limen_activation_xml} VERBATIM)
+add_executable(limen-wayland-activate wayland-client/limen-wayland-activate.c
+               ${_limen_wl_gen}/xdg-shell-client-protocol.h ${_limen_wl_gen}/xdg-shell-protocol.c
+               ${_limen_wl_gen}/xdg-activation-v1-client-protocol.h ${_limen_wl_gen}/xdg-activation-v1-protocol.c)
+target_include_directories(limen-wayland-activate PRIVATE ${_limen_wl_gen})
+target_link_libraries(limen-wayland-activate PRIVATE PkgConfig::WAYLAND_CLIENT)
+# The module's token client against compositors of the test's own (libwayland-server).
+pkg_check_modules(WAYLAND_SERVER_TEST REQUIRED IMPORTED_TARGET wayland-server)
+add_custom_command(OUTPUT ${_limen_wl_gen}/xdg-activation-v1-server-protocol.h
+  COMMAND ${WAYLAND_SCANNER} server-header ${_limen_activation_xml} ${_limen_wl_gen}/xdg-activation-v1-server-protocol.h
+  DEPENDS ${_limen_activation_xml} VERBATIM)
+limen_add_unit_test(test-wayland-activation SOURCES unit/test-wayland-activation.c
+                    ${_limen_wl_gen}/xdg-activation-v1-server-protocol.h ${_limen_wl_gen}/xdg-activation-v1-protocol.c
+                    LIBS PkgConfig::WAYLAND_SERVER_TEST ${CMAKE_DL_LIBS})
+target_include_directories(test-wayland-activation PRIVATE ${_limen_wl_gen} ${PROJECT_SOURCE_DIR}/kde-backend/wayland)
+target_compile_definitions(test-wayland-activation PRIVATE LIMEN_WAYLAND_MODULE="$<TARGET_FILE:limen-kde-wayland>")
+add_dependencies(test-wayland-activation limen-kde-wayland)
 limen_add_pytest(kde-portal-notification-v2 test_portal_notification_v2.py TIMEOUT 600)
 # DynamicLauncher: limen-kde's launcher dialog behind limen-portal, a bwrap and a host caller.
 limen_add_pytest(kde-dynamic-launcher test_kde_dynamic_launcher.py TIMEOUT 900)

@@ -4,7 +4,13 @@
 
 #include <sqlite3.h>
 
+#include "db-journal.h"
 #include "errors.h"
+
+/* How long answered changes may wait in the journal before the database takes them over. */
+#define JOURNAL_FLUSH_MS 250
+#define JOURNAL_FLUSH_COUNT 256
+#define JOURNAL_SEQ_KEY "journal-applied"
 
 /* Bump when the schema changes; migrate() brings older files forward. */
 #define LIMEN_DB_SCHEMA_VERSION 1
@@ -17,7 +23,26 @@ struct _LimenDb {
   sqlite3_stmt *put_doc, *delete_doc, *put_doc_perm, *delete_doc_perm;
   sqlite3_stmt *get_meta, *set_meta;
   sqlite3_stmt *begin, *commit;  /* prepared once: parsing them cost each Add ~3% */
+  /* Journaled transactions (limen_db_begin_journaled): their document rows go to the journal
+   * and wait in @pending, oldest first, until flush_journal() applies them to SQLite. */
+  LimenDbJournal *journal;       /* NULL: every transaction is a SQLite one */
+  gboolean      journaling;      /* the open transaction is a journaled one */
+  GPtrArray    *records;         /* its rows, "v" each */
+  GPtrArray    *pending;         /* "(tav)" transactions in the journal, not in SQLite yet */
+  guint64       next_seq;
+  GSource      *flush_source;
 };
+
+/* A journaled document row and a row of its rights. */
+#define DOC_RECORD "(s^ayttim@ayu)"
+#define DOC_RECORD_TYPE "(sayttimayu)"
+#define PERMS_RECORD "(ssu)"
+
+static gboolean flush_journal (LimenDb *db, GError **error);
+static gboolean commit_journaled (LimenDb *db, GError **error);
+static void open_journal (LimenDb *db, const char *path);
+static gboolean sql_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error);
+static gboolean sql_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error);
 
 static gboolean
 db_error (LimenDb *db, GError **error, const char *what)
@@ -154,7 +179,7 @@ limen_db_open (const char *path, GError **error)
       || !db_prepare (db, &db->begin, "BEGIN IMMEDIATE", error)
       || !db_prepare (db, &db->commit, "COMMIT", error))
     return NULL;
-
+  open_journal (db, path);
   return g_steal_pointer (&db);
 }
 
@@ -164,7 +189,18 @@ limen_db_close (LimenDb *db)
   sqlite3_stmt *stmts[] = { db->put_entry, db->delete_entry,
                             db->put_doc, db->delete_doc, db->put_doc_perm, db->delete_doc_perm,
                             db->get_meta, db->set_meta, db->begin, db->commit };
+  g_autoptr(GError) error = NULL;
 
+  if (db->flush_source)
+    {
+      g_source_destroy (db->flush_source);
+      g_clear_pointer (&db->flush_source, g_source_unref);
+    }
+  if (db->journal && db->pending && db->pending->len > 0 && db->put_doc && !flush_journal (db, &error))
+    g_warning ("Changes stay in the journal for the next start: %s", error->message);
+  g_clear_pointer (&db->journal, limen_db_journal_close);
+  g_clear_pointer (&db->pending, g_ptr_array_unref);
+  g_clear_pointer (&db->records, g_ptr_array_unref);
   for (gsize i = 0; i < G_N_ELEMENTS (stmts); i++)
     sqlite3_finalize (stmts[i]);
   if (db->sql)
@@ -190,7 +226,9 @@ limen_db_begin (LimenDb *db, GError **error)
   if (db->depth++ > 0)
     return TRUE;
   db->failed = FALSE;
-  if (!db_step_done (db, db->begin, error))
+  /* SQLite sees the changes in the order they were answered. */
+  if ((db->pending && db->pending->len > 0 && !flush_journal (db, error)) ||
+      !db_step_done (db, db->begin, error))
     {
       db->depth = 0;
       return FALSE;
@@ -204,6 +242,8 @@ limen_db_commit (LimenDb *db, GError **error)
   g_return_val_if_fail (db->depth > 0, FALSE);
   if (--db->depth > 0)
     return TRUE;
+  if (db->journaling)
+    return commit_journaled (db, error);
   if (db->failed)
     {
       sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
@@ -224,6 +264,12 @@ limen_db_rollback (LimenDb *db)
   if (db->depth == 0)
     return;
   db->depth = 0;
+  if (db->journaling)
+    {
+      db->journaling = FALSE;
+      g_ptr_array_set_size (db->records, 0);
+      return;
+    }
   sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
 }
 
@@ -243,6 +289,7 @@ limen_db_get_meta (LimenDb *db, const char *key)
 gboolean
 limen_db_set_meta (LimenDb *db, const char *key, const char *value, GError **error)
 {
+  g_return_val_if_fail (!db->journaling, FALSE);
   sqlite3_bind_text (db->set_meta, 1, key, -1, SQLITE_STATIC);
   sqlite3_bind_text (db->set_meta, 2, value, -1, SQLITE_STATIC);
   return db_step (db, db->set_meta, error);
@@ -288,6 +335,7 @@ limen_db_perm_put_entry_bytes (LimenDb *db, const char *table, const char *id, G
   gsize size;
   const void *bytes = g_bytes_get_data (perms, &size);
 
+  g_return_val_if_fail (!db->journaling, FALSE);
   sqlite3_bind_text (db->put_entry, 1, table, -1, SQLITE_STATIC);
   sqlite3_bind_text (db->put_entry, 2, id, -1, SQLITE_STATIC);
   bind_variant (db->put_entry, 3, data);
@@ -324,6 +372,7 @@ limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id, GVarian
 gboolean
 limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GError **error)
 {
+  g_return_val_if_fail (!db->journaling, FALSE);
   sqlite3_bind_text (db->delete_entry, 1, table, -1, SQLITE_STATIC);
   sqlite3_bind_text (db->delete_entry, 2, id, -1, SQLITE_STATIC);
   return db_step (db, db->delete_entry, error);
@@ -352,8 +401,8 @@ limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, gpointer user_
   return TRUE;
 }
 
-gboolean
-limen_db_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error)
+static gboolean
+sql_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error)
 {
   sqlite3_bind_text (db->put_doc, 1, doc->id, -1, SQLITE_STATIC);
   sqlite3_bind_blob (db->put_doc, 2, doc->path, strlen (doc->path), SQLITE_STATIC);
@@ -370,14 +419,41 @@ limen_db_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error)
 }
 
 gboolean
-limen_db_doc_delete (LimenDb *db, const char *id, GError **error)
+limen_db_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error)
 {
-  sqlite3_bind_text (db->delete_doc, 1, id, -1, SQLITE_STATIC);
-  return db_step (db, db->delete_doc, error);
+  GVariant *handle = NULL;
+
+  if (!db->journaling)
+    return sql_doc_put (db, doc, error);
+  if (doc->handle)
+    handle = g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, g_bytes_get_data (doc->handle, NULL),
+                                        g_bytes_get_size (doc->handle), 1);
+  g_ptr_array_add (db->records, g_variant_ref_sink (g_variant_new_variant (
+                     g_variant_new (DOC_RECORD, doc->id, doc->path, doc->dev, doc->ino, doc->handle_type,
+                                    handle, doc->flags))));
+  return TRUE;
 }
 
 gboolean
 limen_db_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error)
+{
+  if (!db->journaling)
+    return sql_doc_put_perms (db, id, app, perms, error);
+  g_ptr_array_add (db->records, g_variant_ref_sink (g_variant_new_variant (
+                     g_variant_new (PERMS_RECORD, id, app, perms))));
+  return TRUE;
+}
+
+gboolean
+limen_db_doc_delete (LimenDb *db, const char *id, GError **error)
+{
+  g_return_val_if_fail (!db->journaling, FALSE);
+  sqlite3_bind_text (db->delete_doc, 1, id, -1, SQLITE_STATIC);
+  return db_step (db, db->delete_doc, error);
+}
+
+static gboolean
+sql_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error)
 {
   if (perms == 0)
     {
@@ -431,4 +507,198 @@ limen_db_doc_load (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm
   if (rc != SQLITE_DONE)
     return db_error (db, error, "load");
   return TRUE;
+}
+
+/* ---- the journal ----------------------------------------------------------------------- */
+
+gboolean
+limen_db_begin_journaled (LimenDb *db, GError **error)
+{
+  if (db->journal == NULL || db->depth > 0)
+    return limen_db_begin (db, error);
+  db->depth = 1;
+  db->failed = FALSE;
+  db->journaling = TRUE;
+  return TRUE;
+}
+
+static guint64
+applied_seq (LimenDb *db)
+{
+  g_autofree char *value = limen_db_get_meta (db, JOURNAL_SEQ_KEY);
+
+  return value ? g_ascii_strtoull (value, NULL, 10) : 0;
+}
+
+/* Apply one journaled transaction "(tav)" unless its sequence number says SQLite has it. */
+static void
+apply_transaction (LimenDb *db, GVariant *transaction, guint64 applied, guint64 *last)
+{
+  g_autoptr(GVariant) records = NULL;
+  guint64 seq;
+
+  g_variant_get (transaction, "(t@av)", &seq, &records);
+  if (seq <= applied)
+    return;
+  for (gsize i = 0; i < g_variant_n_children (records); i++)
+    {
+      g_autoptr(GVariant) boxed = g_variant_get_child_value (records, i);
+      g_autoptr(GVariant) record = g_variant_get_variant (boxed);
+
+      if (g_variant_is_of_type (record, G_VARIANT_TYPE (DOC_RECORD_TYPE)))
+        {
+          g_autoptr(GVariant) handle = NULL;
+          g_autoptr(GBytes) bytes = NULL;
+          LimenDbDoc doc = { 0 };
+
+          g_variant_get (record, "(&s^&ayttim@ayu)", &doc.id, &doc.path, &doc.dev, &doc.ino, &doc.handle_type,
+                         &handle, &doc.flags);
+          if (handle)
+            doc.handle = bytes = g_variant_get_data_as_bytes (handle);
+          sql_doc_put (db, &doc, NULL);
+        }
+      else if (g_variant_is_of_type (record, G_VARIANT_TYPE (PERMS_RECORD)))
+        {
+          const char *id, *app;
+          guint perms;
+
+          g_variant_get (record, "(&s&su)", &id, &app, &perms);
+          sql_doc_put_perms (db, id, app, perms, NULL);
+        }
+      else
+        g_warning ("Skipping a journal record of type %s", g_variant_get_type_string (record));
+    }
+  *last = MAX (*last, seq);
+}
+
+/* Move the answered changes waiting in the journal into SQLite, in one transaction; the
+ * sequence number stored with them makes applying any of them twice a no-op. */
+static gboolean
+flush_journal (LimenDb *db, GError **error)
+{
+  guint64 applied, last = 0;
+  char value[32];
+
+  if (db->pending == NULL || db->pending->len == 0)
+    return TRUE;
+  db->failed = FALSE;
+  if (!db_step_done (db, db->begin, error))
+    return FALSE;
+  applied = applied_seq (db);
+  for (guint i = 0; i < db->pending->len; i++)
+    apply_transaction (db, db->pending->pdata[i], applied, &last);
+  if (last > applied)
+    {
+      g_snprintf (value, sizeof value, "%" G_GUINT64_FORMAT, last);
+      limen_db_set_meta (db, JOURNAL_SEQ_KEY, value, NULL);
+    }
+  if (db->failed || !db_step_done (db, db->commit, error))
+    {
+      sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
+      if (error && *error == NULL)
+        g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
+      db->failed = FALSE;
+      return FALSE;
+    }
+  g_ptr_array_set_size (db->pending, 0);
+  if (db->journal)
+    {
+      g_autoptr(GError) local_error = NULL;
+
+      /* Harmless if it fails: the sequence numbers keep these from being applied again. */
+      if (!limen_db_journal_clear (db->journal, &local_error))
+        g_warning ("%s", local_error->message);
+    }
+  return TRUE;
+}
+
+static gboolean
+on_flush_due (gpointer user_data)
+{
+  LimenDb *db = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (db->depth > 0)
+    return G_SOURCE_CONTINUE;   /* runs between calls only; try again shortly */
+  g_clear_pointer (&db->flush_source, g_source_unref);
+  if (!flush_journal (db, &error))
+    g_warning ("Changes stay in the journal: %s", error->message);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+commit_journaled (LimenDb *db, GError **error)
+{
+  g_autoptr(GVariant) transaction = NULL;
+
+  db->journaling = FALSE;
+  if (db->failed)
+    {
+      g_ptr_array_set_size (db->records, 0);
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
+      return FALSE;
+    }
+  if (db->records->len == 0)
+    return TRUE;
+  transaction = g_variant_ref_sink (g_variant_new ("(t@av)", db->next_seq,
+                                                   g_variant_new_array (G_VARIANT_TYPE_VARIANT,
+                                                                        (GVariant **) db->records->pdata,
+                                                                        db->records->len)));
+  g_ptr_array_set_size (db->records, 0);
+  if (!limen_db_journal_append (db->journal, transaction, error))
+    return FALSE;
+  db->next_seq++;
+  g_ptr_array_add (db->pending, g_steal_pointer (&transaction));
+  if (db->pending->len >= JOURNAL_FLUSH_COUNT)
+    {
+      g_autoptr(GError) local_error = NULL;
+
+      if (!flush_journal (db, &local_error))
+        g_warning ("Changes stay in the journal: %s", local_error->message);
+    }
+  else if (db->flush_source == NULL)
+    {
+      /* On the thread that runs the default main context, between calls. */
+      db->flush_source = g_timeout_source_new (JOURNAL_FLUSH_MS);
+      g_source_set_callback (db->flush_source, on_flush_due, db, NULL);
+      g_source_set_static_name (db->flush_source, "limen-documents: journal flush");
+      g_source_attach (db->flush_source, NULL);
+    }
+  return TRUE;
+}
+
+/* Take over what a previous run answered but left in the journal (it crashed), then keep
+ * the journal for this run's answers if no other instance holds it. */
+static void
+open_journal (LimenDb *db, const char *path)
+{
+  g_autofree char *journal_path = g_strconcat (path, "-pending", NULL);
+  g_autoptr(LimenDbJournal) journal = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean owner = FALSE;
+  guint64 highest;
+
+  db->records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
+  journal = limen_db_journal_open (journal_path, &owner, &error);
+  if (journal == NULL)
+    {
+      g_warning ("Every change is committed on its own: %s", error->message);
+      return;
+    }
+  db->pending = limen_db_journal_read (journal);
+  highest = applied_seq (db);
+  for (guint i = 0; i < db->pending->len; i++)
+    {
+      guint64 seq;
+
+      g_variant_get (db->pending->pdata[i], "(t@av)", &seq, NULL);
+      highest = MAX (highest, seq);
+    }
+  db->next_seq = highest + 1;
+  if (owner)
+    db->journal = g_steal_pointer (&journal);
+  if (!flush_journal (db, &error))
+    g_warning ("The journal's changes are not in the database yet: %s", error->message);
+  if (!owner)
+    g_ptr_array_set_size (db->pending, 0);
 }

@@ -34,6 +34,12 @@ void limen_db_close (LimenDb *db);
 /* Start / end a write transaction; nested calls are counted. */
 gboolean limen_db_begin (LimenDb *db, GError **error);
 gboolean limen_db_commit (LimenDb *db, GError **error);
+/* Start a transaction of document rows only (limen_db_doc_put, limen_db_doc_put_perms) whose
+ * commit is one write() to the journal beside the database, which survives a crash of this
+ * process as a WAL commit does; the database takes such transactions over a moment later,
+ * at the next limen_db_begin() or limen_db_close() at the latest. Nested in another
+ * transaction (or with no journal) it is an ordinary one. */
+gboolean limen_db_begin_journaled (LimenDb *db, GError **error);
 /* Undo the outermost transaction (after an error anywhere inside it). */
 void limen_db_rollback (LimenDb *db);
 

@@ -4,8 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "errors.h"
 
@@ -439,7 +441,7 @@ persist_doc (LimenDocModel *model, LimenDoc *doc, GError **error)
   row.path = path;
   row.handle = handle;
 
-  if (!limen_db_begin (model->db, error))
+  if (!limen_db_begin_journaled (model->db, error))
     return FALSE;
   limen_db_doc_put (model->db, &row, NULL);
   /* Only the writer thread changes perms, so reading them unlocked here is safe. */
@@ -538,7 +540,7 @@ limen_doc_model_set_perms (LimenDocModel *model, LimenDoc *doc, const char *app,
     return TRUE;
   if (doc->flags & LIMEN_DOC_FLAG_PERSISTENT)
     {
-      if (!limen_db_begin (model->db, error))
+      if (!limen_db_begin_journaled (model->db, error))
         return FALSE;
       limen_db_doc_put_perms (model->db, doc->id, app, perms, NULL);
       if (!limen_db_commit (model->db, error))
@@ -643,7 +645,8 @@ limen_doc_model_update_file (LimenDocModel *model, LimenDoc *doc, const char *pa
 gboolean
 limen_doc_model_begin (LimenDocModel *model, GError **error)
 {
-  return limen_db_begin (model->db, error);
+  /* Only document rows change inside (exports and grants): a journaled transaction. */
+  return limen_db_begin_journaled (model->db, error);
 }
 
 gboolean
@@ -658,11 +661,32 @@ limen_doc_model_rollback (LimenDocModel *model)
   limen_db_rollback (model->db);
 }
 
+/* /proc/self/fd, opened once: reading a link through it walks one name, not four. */
+static int
+proc_self_fd (void)
+{
+  static gsize once;
+  static int dirfd = -1;
+
+  if (g_once_init_enter (&once))
+    {
+      dirfd = open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      g_once_init_leave (&once, 1);
+    }
+  return dirfd;
+}
+
 char *
 limen_doc_fd_path (int fd)
 {
   char proc[64];
+  char buf[PATH_MAX];
+  ssize_t n;
 
+  g_snprintf (proc, sizeof proc, "%d", fd);
+  if (proc_self_fd () >= 0 && (n = readlinkat (proc_self_fd (), proc, buf, sizeof buf)) >= 0 &&
+      (gsize) n < sizeof buf)
+    return g_strndup (buf, n);
   g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
   return g_file_read_link (proc, NULL);
 }

@@ -61,7 +61,7 @@ gboolean limen_doc_model_delete (LimenDocModel *model, LimenDoc *doc, GError **e
  * callable from any thread, stored by the main thread. */
 void limen_doc_model_update_file (LimenDocModel *model, LimenDoc *doc, const char *path,
                                   guint64 dev, guint64 ino, int handle_type, GBytes *handle);
-/* Start / end a batch of writes in one database transaction (AddFull). */
+/* Start / end a batch of document writes in one journaled transaction (AddFull): all or none. */
 gboolean limen_doc_model_begin (LimenDocModel *model, GError **error);
 gboolean limen_doc_model_commit (LimenDocModel *model, GError **error);
 void limen_doc_model_rollback (LimenDocModel *model);

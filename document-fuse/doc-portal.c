@@ -74,16 +74,20 @@ canonical_path (int fd, const struct stat *st, GError **error)
 }
 
 /* limen_fd_check() for a sandboxed caller; for the host only the file type matters (it
- * holds every right on what it can name), which saves resolving the fd in its root. */
+ * holds every right on what it can name), which saves resolving the fd in its root. @known
+ * is @fd's stat when the caller has it already, or NULL. */
 static gboolean
-check_fd (LimenAppInfo *info, int fd, LimenFdFlags flags, LimenFdInfo *out, GError **error)
+check_fd (LimenAppInfo *info, int fd, LimenFdFlags flags, const struct stat *known, LimenFdInfo *out,
+          GError **error)
 {
   struct stat st;
 
   if (!limen_app_info_is_host (info))
     return limen_fd_check (info, fd, flags, out, error);
   memset (out, 0, sizeof *out);
-  if (fstat (fd, &st) != 0 ||
+  if (known)
+    st = *known;
+  if ((!known && fstat (fd, &st) != 0) ||
       !((S_ISREG (st.st_mode) && (flags & LIMEN_FD_ALLOW_REGULAR)) ||
         (S_ISDIR (st.st_mode) && (flags & LIMEN_FD_ALLOW_DIRECTORY))))
     {
@@ -165,7 +169,7 @@ resolve_named (LimenAppInfo *info, int fd, const char *name, struct stat *st, gu
   g_autofd int child = -1;
   struct stat cst;
 
-  if (!check_fd (info, fd, LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH, &fdinfo, error))
+  if (!check_fd (info, fd, LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH, st, &fdinfo, error))
     return NULL;
   if (name[0] == '\0' || strchr (name, '/') || strcmp (name, ".") == 0 || strcmp (name, "..") == 0 ||
       strlen (name) > NAME_MAX)
@@ -195,7 +199,7 @@ resolve_named (LimenAppInfo *info, int fd, const char *name, struct stat *st, gu
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid filename: not a regular file");
       return NULL;
     }
-  if (!check_fd (info, child, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH, &cinfo, error))
+  if (!check_fd (info, child, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_O_PATH, &cst, &cinfo, error))
     return NULL;
   *rights = (cinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (cinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
   *st = cst;
@@ -212,7 +216,7 @@ resolve_fd (LimenAppInfo *info, int fd, gboolean want_dir, struct stat *st, guin
   LimenFdFlags check = LIMEN_FD_ALLOW_O_PATH | (want_dir ? LIMEN_FD_ALLOW_DIRECTORY : LIMEN_FD_ALLOW_REGULAR);
   char *path;
 
-  if (!check_fd (info, fd, check, &fdinfo, error))
+  if (!check_fd (info, fd, check, st, &fdinfo, error))
     return NULL;
   *rights = (fdinfo.readable ? LIMEN_DOC_PERM_READ : 0) | (fdinfo.writable ? LIMEN_DOC_PERM_WRITE : 0);
   path = canonical_path (fd, st, error);
@@ -372,12 +376,12 @@ handle_get_mount_point (LimenDbusPortalDocuments *object, GDBusMethodInvocation 
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-/* Argument @index of the call as a byte string: with or without the customary trailing
+/* Argument @index of @params as a byte string: with or without the customary trailing
  * NUL (GDBus's bytestring getter turns one without it into ""), never with another. */
 static char *
-bytestring_arg (GDBusMethodInvocation *invocation, gsize index, const char *key, GError **error)
+bytestring_child (GVariant *params, gsize index, const char *key, GError **error)
 {
-  g_autoptr(GVariant) v = g_variant_get_child_value (g_dbus_method_invocation_get_parameters (invocation), index);
+  g_autoptr(GVariant) v = g_variant_get_child_value (params, index);
   gsize len;
   const char *data = g_variant_get_fixed_array (v, &len, 1);
 
@@ -391,58 +395,10 @@ bytestring_arg (GDBusMethodInvocation *invocation, gsize index, const char *key,
   return g_strndup (data, len);
 }
 
-static int
-get_fd (GUnixFDList *fd_list, GVariant *handle, const char *key, GError **error)
+static char *
+bytestring_arg (GDBusMethodInvocation *invocation, gsize index, const char *key, GError **error)
 {
-  return limen_fd_list_get (fd_list, g_variant_get_handle (handle), key, error);
-}
-
-static gboolean
-handle_add (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
-            GVariant *arg_fd, gboolean reuse, gboolean persistent, LimenDocPortal *portal)
-{
-  g_autoptr(LimenAppInfo) info = NULL;
-  g_autoptr(LimenDoc) doc = NULL;
-  GError *error = NULL;
-  g_autofd int fd = get_fd (fd_list, arg_fd, "o_path_fd", &error);
-  guint rights;
-
-  if (fd < 0)
-    return return_error (invocation, error);
-  if (!(info = limen_app_info_get_for_invocation (invocation)))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-  doc = limen_doc_portal_export_fd (portal, info, fd, NULL,
-                                    (reuse ? LIMEN_DOC_EXPORT_REUSE : 0) |
-                                    (persistent ? LIMEN_DOC_EXPORT_PERSISTENT : 0), &rights, &error);
-  if (doc == NULL)
-    return return_error (invocation, error);
-  limen_dbus_portal_documents_complete_add (object, invocation, NULL, limen_doc_get_id (doc));
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
-static gboolean
-handle_add_named (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
-                  GVariant *arg_fd, const char *filename, gboolean reuse, gboolean persistent,
-                  LimenDocPortal *portal)
-{
-  g_autoptr(LimenAppInfo) info = NULL;
-  g_autoptr(LimenDoc) doc = NULL;
-  GError *error = NULL;
-  g_autofd int fd = get_fd (fd_list, arg_fd, "o_path_parent_fd", &error);
-  g_autofree char *name = NULL;
-  guint rights;
-
-  if (fd < 0 || !(name = bytestring_arg (invocation, 1, "filename", &error)))
-    return return_error (invocation, error);
-  if (!(info = limen_app_info_get_for_invocation (invocation)))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-  doc = limen_doc_portal_export_fd (portal, info, fd, name,
-                                    (reuse ? LIMEN_DOC_EXPORT_REUSE : 0) |
-                                    (persistent ? LIMEN_DOC_EXPORT_PERSISTENT : 0), &rights, &error);
-  if (doc == NULL)
-    return return_error (invocation, error);
-  limen_dbus_portal_documents_complete_add_named (object, invocation, NULL, limen_doc_get_id (doc));
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  return bytestring_child (g_dbus_method_invocation_get_parameters (invocation), index, key, error);
 }
 
 #define KNOWN_FLAGS (LIMEN_DOC_EXPORT_REUSE | LIMEN_DOC_EXPORT_PERSISTENT | LIMEN_DOC_EXPORT_AS_NEEDED | \
@@ -542,47 +498,163 @@ fail_committed:
   return NULL;
 }
 
+/* The arguments of one call of the Add family, checked in the order the methods always
+ * checked them: the fds (and the name) before the caller's identity. */
+typedef struct {
+  gboolean full;          /* AddFull / AddNamedFull: (as a{sv}) or (s a{sv}) answers */
+  int     *fds;          /* borrowed from the call's fd list */
+  gsize    n;
+  char    *name;          /* AddNamed / AddNamedFull */
+  guint    flags;
+  const char *app_id;     /* borrowed from the parameters */
+  const char **permissions;
+} AddCall;
+
+static void
+add_call_clear (AddCall *call)
+{
+  g_clear_pointer (&call->fds, g_free);
+  g_clear_pointer (&call->name, g_free);
+  g_clear_pointer (&call->permissions, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (AddCall, add_call_clear)
+
+/* One fd of @fd_list for @handle into @call: borrowed, the call's message keeps it open. */
+static gboolean
+add_call_take_fd (AddCall *call, GUnixFDList *fd_list, gint32 handle, const char *key, GError **error)
+{
+  if (handle < 0 || fd_list == NULL || handle >= g_unix_fd_list_get_length (fd_list))
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                   "Invalid value for %s: no file descriptor at index %d", key, handle);
+      return FALSE;
+    }
+  call->fds[call->n++] = g_unix_fd_list_peek_fds (fd_list, NULL)[handle];
+  return TRUE;
+}
+
+static gboolean
+add_call_parse (AddCall *call, const char *method, GVariant *params, GUnixFDList *fd_list, GError **error)
+{
+  gboolean named = strcmp (method, "AddNamed") == 0 || strcmp (method, "AddNamedFull") == 0;
+  gboolean reuse, persistent;
+  g_autoptr(GVariant) handles = NULL;
+  gint32 handle;
+
+  memset (call, 0, sizeof *call);
+  call->full = g_str_has_suffix (method, "Full");
+  if (strcmp (method, "AddFull") == 0)
+    {
+      g_variant_get (params, "(@ahu&s^a&s)", &handles, &call->flags, &call->app_id, &call->permissions);
+      if (g_variant_n_children (handles) > ADD_FULL_MAX_FDS)
+        {
+          g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid o_path_fds: too many");
+          return FALSE;
+        }
+      call->fds = g_new (int, g_variant_n_children (handles) + 1);
+      for (gsize i = 0; i < g_variant_n_children (handles); i++)
+        {
+          g_variant_get_child (handles, i, "h", &handle);
+          if (!add_call_take_fd (call, fd_list, handle, "o_path_fds", error))
+            return FALSE;
+        }
+      return TRUE;
+    }
+  call->fds = g_new (int, 1);
+  if (call->full)
+    g_variant_get (params, "(h@ayu&s^a&s)", &handle, NULL, &call->flags, &call->app_id, &call->permissions);
+  else
+    {
+      if (named)
+        g_variant_get (params, "(h@aybb)", &handle, NULL, &reuse, &persistent);
+      else
+        g_variant_get (params, "(hbb)", &handle, &reuse, &persistent);
+      call->flags = (reuse ? LIMEN_DOC_EXPORT_REUSE : 0) | (persistent ? LIMEN_DOC_EXPORT_PERSISTENT : 0);
+    }
+  if (!add_call_take_fd (call, fd_list, handle, named ? (call->full ? "o_path_fd" : "o_path_parent_fd") : "o_path_fd",
+                         error))
+    return FALSE;
+  if (named && !(call->name = bytestring_child (params, 1, "filename", error)))
+    return FALSE;
+  return TRUE;
+}
+
+/* The answer to @call from @info's caller: its reply's body, or NULL and @error. */
+static GVariant *
+add_call_run (LimenDocPortal *portal, LimenAppInfo *info, AddCall *call, GError **error)
+{
+  g_autoptr(GPtrArray) ids = NULL;
+  g_autoptr(LimenDoc) doc = NULL;
+  guint rights;
+
+  if (!call->full)
+    {
+      doc = limen_doc_portal_export_fd (portal, info, call->fds[0], call->name, call->flags, &rights, error);
+      return doc ? g_variant_new ("(s)", limen_doc_get_id (doc)) : NULL;
+    }
+  ids = add_full (portal, info, call->fds, call->n, call->name, call->flags, call->app_id, call->permissions,
+                  error);
+  if (ids == NULL)
+    return NULL;
+  if (call->name)
+    return g_variant_new ("(s@a{sv})", ids->pdata[0], extra_out (portal));
+  return g_variant_new ("(^as@a{sv})", ids->pdata, extra_out (portal));
+}
+
+GVariant *
+limen_doc_portal_call_add (LimenDocPortal *portal, LimenAppInfo *info, const char *method, GVariant *params,
+                           GUnixFDList *fd_list, GError **error)
+{
+  g_auto(AddCall) call = { 0 };
+
+  if (!add_call_parse (&call, method, params, fd_list, error))
+    return NULL;
+  return add_call_run (portal, info, &call, error);
+}
+
+/* Add, AddNamed, AddFull and AddNamedFull dispatched on the main thread. */
+static gboolean
+handle_add_call (GDBusMethodInvocation *invocation, GUnixFDList *fd_list, LimenDocPortal *portal)
+{
+  g_autoptr(LimenAppInfo) info = NULL;
+  g_auto(AddCall) call = { 0 };
+  GError *error = NULL;
+  GVariant *reply;
+
+  if (!add_call_parse (&call, g_dbus_method_invocation_get_method_name (invocation),
+                       g_dbus_method_invocation_get_parameters (invocation), fd_list, &error))
+    return return_error (invocation, error);
+  if (!(info = limen_app_info_get_for_invocation (invocation)))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  reply = add_call_run (portal, info, &call, &error);
+  if (reply == NULL)
+    return return_error (invocation, error);
+  g_dbus_method_invocation_return_value (invocation, reply);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_add (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
+            GVariant *arg_fd, gboolean reuse, gboolean persistent, LimenDocPortal *portal)
+{
+  return handle_add_call (invocation, fd_list, portal);
+}
+
+static gboolean
+handle_add_named (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
+                  GVariant *arg_fd, const char *filename, gboolean reuse, gboolean persistent,
+                  LimenDocPortal *portal)
+{
+  return handle_add_call (invocation, fd_list, portal);
+}
+
 static gboolean
 handle_add_full (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
                  GVariant *arg_fds, guint flags, const char *app_id, const char * const *permissions,
                  LimenDocPortal *portal)
 {
-  g_autoptr(LimenAppInfo) info = NULL;
-  g_autoptr(GPtrArray) ids = NULL;
-  g_autofree int *fds = NULL;
-  GError *error = NULL;
-  gsize n = g_variant_n_children (arg_fds);
-
-  if (n > ADD_FULL_MAX_FDS)
-    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                          "Invalid o_path_fds: too many"));
-  fds = g_new (int, n + 1);
-  for (gsize i = 0; i < n; i++)
-    fds[i] = -1;
-  for (gsize i = 0; i < n; i++)
-    {
-      gint32 handle;
-
-      g_variant_get_child (arg_fds, i, "h", &handle);
-      fds[i] = limen_fd_list_get (fd_list, handle, "o_path_fds", &error);
-      if (fds[i] < 0)
-        goto out;
-    }
-  if (!(info = limen_app_info_get_for_invocation (invocation)))
-    goto out_handled;
-  ids = add_full (portal, info, fds, n, NULL, flags, app_id, permissions, &error);
-  if (ids)
-    limen_dbus_portal_documents_complete_add_full (object, invocation, NULL,
-                                                   (const char * const *) ids->pdata, extra_out (portal));
-out:
-  if (error)
-    limen_invocation_return_gerror (invocation, error);
-  g_clear_error (&error);
-out_handled:
-  for (gsize i = 0; i < n; i++)
-    if (fds[i] >= 0)
-      close (fds[i]);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  return handle_add_call (invocation, fd_list, portal);
 }
 
 static gboolean
@@ -590,24 +662,8 @@ handle_add_named_full (LimenDbusPortalDocuments *object, GDBusMethodInvocation *
                        GUnixFDList *fd_list, GVariant *arg_fd, const char *filename, guint flags,
                        const char *app_id, const char * const *permissions, LimenDocPortal *portal)
 {
-  g_autoptr(LimenAppInfo) info = NULL;
-  g_autoptr(GPtrArray) ids = NULL;
-  GError *error = NULL;
-  g_autofd int fd = get_fd (fd_list, arg_fd, "o_path_fd", &error);
-  g_autofree char *name = NULL;
-
-  if (fd < 0 || !(name = bytestring_arg (invocation, 1, "filename", &error)))
-    return return_error (invocation, error);
-  if (!(info = limen_app_info_get_for_invocation (invocation)))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-  ids = add_full (portal, info, &fd, 1, name, flags, app_id, permissions, &error);
-  if (ids == NULL)
-    return return_error (invocation, error);
-  limen_dbus_portal_documents_complete_add_named_full (object, invocation, NULL, ids->pdata[0],
-                                                       extra_out (portal));
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  return handle_add_call (invocation, fd_list, portal);
 }
-
 /* The document @doc_id for a permission change by the caller; NULL after answering. */
 static LimenDoc *
 doc_for_change (LimenDocPortal *portal, GDBusMethodInvocation *invocation, const char *doc_id,

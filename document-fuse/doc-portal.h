@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <gio/gunixfdlist.h>
 #include "doc-model.h"
 #include "fuse-ops.h"
 
@@ -34,5 +35,11 @@ LimenDoc *limen_doc_portal_export_fd (LimenDocPortal *portal, struct _LimenAppIn
  * reused when one exists, a session document else. */
 LimenDoc *limen_doc_portal_export_path (LimenDocPortal *portal, const char *path, gboolean is_dir,
                                         const char *app, guint perms, GError **error);
+
+/* Add, AddNamed, AddFull or AddNamedFull (@method) with @params and @fd_list, for @info's
+ * caller: the reply's body, or NULL and @error. Called with the store's state held (see
+ * doc-portal-thread.h); the Documents object's handlers run the same code. */
+GVariant *limen_doc_portal_call_add (LimenDocPortal *portal, struct _LimenAppInfo *info, const char *method,
+                                     GVariant *params, GUnixFDList *fd_list, GError **error);
 
 G_END_DECLS

@@ -9,6 +9,7 @@
 #include "db.h"
 #include "doc-model.h"
 #include "doc-portal.h"
+#include "doc-portal-thread.h"
 #include "file-transfer.h"
 #include "fuse-ops.h"
 #include "import.h"
@@ -90,6 +91,7 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
       !limen_doc_portal_export (d->portal, connection, error) ||
       !limen_file_transfer_export (d->transfer, connection, error))
     return FALSE;
+  limen_doc_portal_thread_start (d->portal, connection);
   d->watch_id = g_bus_watch_name_on_connection (connection, DOCUMENTS_BUS_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
                                                 on_documents_name_appeared, NULL, d, NULL);
   return TRUE;
@@ -100,6 +102,7 @@ on_shutdown (gpointer user_data)
 {
   Documents *d = user_data;
 
+  limen_doc_portal_thread_stop ();
   if (d->watch_id)
     g_bus_unwatch_name (d->watch_id);
   /* Unmount first: open files fail at once and no worker touches the model after. */

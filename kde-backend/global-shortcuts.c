@@ -9,7 +9,7 @@
  * ConfigureShortcuts shows the dialog for everything the session proposed.
  *
  * Key events reach only the frontend that owns the session (unicast signals): key timing
- * is nobody else's business.
+ * is nobody else's business. Activated carries an activation token (shortcut-signals.c).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
@@ -22,6 +22,7 @@
 #include "errors.h"
 #include "kglobalaccel.h"
 #include "shortcut-keys.h"
+#include "shortcut-signals.h"
 #include "shortcuts.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.GlobalShortcuts"
@@ -78,7 +79,6 @@ struct _Job {
 
 static LimenDbusImplPortalGlobalShortcuts *skeleton;
 static GPtrArray *all_sessions;   /* GsSession, not owned: for key events */
-static guint token_serial;
 static guint anonymous_serial;
 
 /* ---- shortcuts ---- */
@@ -151,6 +151,15 @@ shortcuts_find (GPtrArray *shortcuts, const char *id)
   return NULL;
 }
 
+static gboolean
+shortcuts_any_bound (GPtrArray *shortcuts)
+{
+  for (guint i = 0; i < shortcuts->len; i++)
+    if (((Shortcut *) g_ptr_array_index (shortcuts, i))->bound)
+      return TRUE;
+  return FALSE;
+}
+
 /* The bound shortcuts as the portal answers them, a(sa{sv}). */
 static GVariant *
 shortcuts_result (GPtrArray *shortcuts)
@@ -204,39 +213,22 @@ emit_shortcuts_changed (GsSession *gs)
   emit_to_owner (gs, "ShortcutsChanged", g_variant_new ("(o@a(sa{sv}))", gs->handle, shortcuts_result (gs->shortcuts)));
 }
 
-/* An X11 startup id carrying the key event's time, so the window manager lets the app
- * raise a window for it. Wayland tokens need a surface of ours: none there yet. */
-static char *
-activation_token (gint64 timestamp)
-{
-  const char *type = g_getenv ("XDG_SESSION_TYPE");
-  const char *wayland = g_getenv ("WAYLAND_DISPLAY");
-
-  if (!g_getenv ("DISPLAY") || g_strcmp0 (type, "wayland") == 0 || (wayland && *wayland))
-    return NULL;
-  return g_strdup_printf ("limen-kde-%d-%u-global-shortcut_TIME%" G_GINT64_FORMAT, (int) getpid (),
-                          ++token_serial, MAX (timestamp, 0));
-}
-
 static void
 on_accel_key (const char *component, const char *action, gint64 timestamp, gboolean pressed, gpointer user_data)
 {
-  for (guint i = 0; all_sessions && i < all_sessions->len; i++)
+  GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (skeleton));
+
+  for (guint i = 0; connection && all_sessions && i < all_sessions->len; i++)
     {
       GsSession *gs = g_ptr_array_index (all_sessions, i);
       Shortcut *s;
-      g_autofree char *token = NULL;
-      GVariantBuilder options;
 
       if (!g_str_equal (gs->component, component) || !(s = shortcuts_find (gs->shortcuts, action)) || !s->bound)
         continue;
-      g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
-      if (pressed && (token = activation_token (timestamp)))
-        g_variant_builder_add (&options, "{sv}", "activation_token", g_variant_new_string (token));
       g_debug ("Shortcut %s of %s %s", action, gs->handle, pressed ? "activated" : "deactivated");
-      emit_to_owner (gs, pressed ? "Activated" : "Deactivated",
-                     g_variant_new ("(ost@a{sv})", gs->handle, action, (guint64) MAX (timestamp, 0),
-                                    g_variant_builder_end (&options)));
+      /* A press may raise a window of the app: it carries an activation token. */
+      limen_kde_shortcut_signal (connection, gs->sender, gs->handle, pressed ? "Activated" : "Deactivated", action,
+                                 timestamp, pressed ? gs->app_id : NULL);
     }
 }
 
@@ -354,6 +346,8 @@ job_finish (Job *job)
     {
       g_clear_pointer (&gs->shortcuts, g_ptr_array_unref);
       gs->shortcuts = g_steal_pointer (&job->wanted);
+      if (shortcuts_any_bound (gs->shortcuts))
+        limen_kde_shortcut_signals_prepare ();
       if (job->invocation)
         {
           GVariantBuilder results;
@@ -789,6 +783,7 @@ on_session_closed (LimenKdeSession *session, gpointer user_data)
     job_abort (gs->job, FALSE);
   g_cancellable_cancel (gs->cancellable);
   g_ptr_array_remove (all_sessions, gs);
+  limen_kde_shortcut_signals_forget (gs->handle);
   for (guint i = 0; i < gs->shortcuts->len; i++)
     {
       Shortcut *s = g_ptr_array_index (gs->shortcuts, i);

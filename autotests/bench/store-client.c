@@ -7,6 +7,7 @@
  *   store-client add DEST PATH < FILES
  *   store-client addfull DEST PATH APP PER_CALL < FILES
  *   store-client addpipe DEST PATH WINDOW < FILES
+ *   store-client addpair DEST PATH ADDR_A ADDR_B FRESH < FILES
  *   store-client ping DEST PATH N
  *
  * ps: each rep Sets a fresh entry of N_APPS apps (table "bench", each app ["yes"]) and Looks
@@ -19,10 +20,17 @@
  * addpipe: the same Adds as add, but up to WINDOW of them in flight at once, as a client
  * exporting many files asynchronously sends them: the figure is then the daemon's
  * throughput rather than the sum of round trips through dbus-daemon.
+ * addpair: the same Adds to two stacks at once (ADDR_A and ADDR_B: bus addresses), each file
+ * added to both, the two calls of a file one right after the other in alternating order, each
+ * timed on its own: the load of a shared machine hits both sides of a pair alike. With FRESH
+ * 1 every call comes from a new connection (connect, Hello, Add), as from `flatpak
+ * document-export`. Prints the medians and p10s of each side and the median of the per-pair
+ * ratios B/A.
  * ping: N org.freedesktop.DBus.Peer.Ping calls one after another (GDBus answers them on its
  * worker thread, no handler of the daemon's runs): the round-trip floor of any method call to
  * that peer through dbus-daemon. Prints "seconds=TOTAL calls=N".
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,8 +126,8 @@ open_files (int **out)
 static int
 run_add (sd_bus *bus, const char *dest, const char *path, const char *app, int per_call)
 {
-  int *fds, n = open_files (&fds), docs = 0, r;
-  double t = now_ms ();
+  int *fds, n = open_files (&fds), docs = 0, r, calls = 0;
+  double t = now_ms (), first = 0, *lat = calloc (n + 1, sizeof *lat), t_call = t;
 
   for (int i = 0; i < n; i += per_call ? per_call : 1)
     {
@@ -162,8 +170,20 @@ run_add (sd_bus *bus, const char *dest, const char *path, const char *app, int p
         }
       sd_bus_message_unref (reply);
       sd_bus_message_unref (m);
+      if (i == 0)
+        first = now_ms () - t;
+      else
+        lat[calls++] = now_ms () - t_call;
+      t_call = now_ms ();
     }
-  printf ("seconds=%.4f docs=%d\n", (now_ms () - t) / 1000, docs);
+  printf ("seconds=%.4f docs=%d first_ms=%.3f", (now_ms () - t) / 1000, docs, first);
+  if (calls > 0)
+    {
+      qsort (lat, calls, sizeof *lat, cmp_double);
+      printf (" later_p10_ms=%.4f later_median_ms=%.4f", lat[calls / 10], median (lat, calls));
+    }
+  printf ("\n");
+  free (lat);
   for (int i = 0; i < n; i++)
     close (fds[i]);
   free (fds);
@@ -186,6 +206,90 @@ run_ping (sd_bus *bus, const char *dest, const char *path, int n)
       sd_bus_message_unref (reply);
     }
   printf ("seconds=%.4f calls=%d\n", (now_ms () - t) / 1000, n);
+  return 0;
+}
+
+static int
+connect_address (const char *address, sd_bus **out)
+{
+  sd_bus *bus = NULL;
+  int r;
+
+  if ((r = sd_bus_new (&bus)) < 0 || (r = sd_bus_set_address (bus, address)) < 0 ||
+      (r = sd_bus_set_bus_client (bus, 1)) < 0 || (r = sd_bus_start (bus)) < 0)
+    {
+      sd_bus_unref (bus);
+      return r;
+    }
+  *out = bus;
+  return 0;
+}
+
+/* One Add of @fd to @bus (or to a new connection to @address), timed from before the
+ * connection to the reply; < 0 on failure. */
+static double
+timed_add (sd_bus *bus, const char *address, const char *dest, const char *path, int fd)
+{
+  sd_bus_message *reply = NULL;
+  sd_bus_error error = SD_BUS_ERROR_NULL;
+  double t = now_ms ();
+  const char *doc;
+  int r;
+
+  if (bus == NULL && connect_address (address, &bus) < 0)
+    return -1;
+  else if (address == NULL)
+    sd_bus_ref (bus);
+  r = sd_bus_call_method (bus, dest, path, DOCS_IFACE, "Add", &error, &reply, "hbb", fd, 0, 1);
+  if (r >= 0)
+    r = sd_bus_message_read (reply, "s", &doc);
+  t = now_ms () - t;
+  if (r < 0)
+    fprintf (stderr, "store-client: Add: %s\n", error.message ? error.message : strerror (-r));
+  sd_bus_error_free (&error);
+  sd_bus_message_unref (reply);
+  if (address)
+    sd_bus_flush_close_unref (bus);
+  else
+    sd_bus_unref (bus);
+  return r < 0 ? -1 : t;
+}
+
+static int
+run_add_pair (const char *dest, const char *path, const char *addr_a, const char *addr_b, int fresh)
+{
+  int *fds, n = open_files (&fds);
+  sd_bus *a = NULL, *b = NULL;
+  double *ta = calloc (n + 1, sizeof *ta), *tb = calloc (n + 1, sizeof *tb), *ratio = calloc (n + 1, sizeof *ratio);
+
+  if (!fresh && (connect_address (addr_a, &a) < 0 || connect_address (addr_b, &b) < 0))
+    return fail ("connect", -ECONNREFUSED, NULL);
+  for (int i = 0; i < n; i++)
+    {
+      for (int k = 0; k < 2; k++)
+        {
+          /* Alternate which side goes first: the second of a pair finds the caches warmer. */
+          int side = (i + k) % 2;
+          double t = timed_add (side ? b : a, fresh ? (side ? addr_b : addr_a) : NULL, dest, path, fds[i]);
+
+          if (t < 0)
+            return 1;
+          (side ? tb : ta)[i] = t;
+        }
+      ratio[i] = tb[i] / ta[i];
+    }
+  /* median() sorts: the p10s are read from the sorted arrays after it. */
+  printf ("calls=%d ratio_median=%.3f", n, median (ratio, n));
+  printf (" a_median_ms=%.4f b_median_ms=%.4f", median (ta, n), median (tb, n));
+  printf (" a_p10_ms=%.4f b_p10_ms=%.4f\n", ta[n / 10], tb[n / 10]);
+  sd_bus_flush_close_unref (a);
+  sd_bus_flush_close_unref (b);
+  for (int i = 0; i < n; i++)
+    close (fds[i]);
+  free (fds);
+  free (ta);
+  free (tb);
+  free (ratio);
   return 0;
 }
 
@@ -256,18 +360,22 @@ main (int argc, char **argv)
   if (argc < 4 || (strcmp (argv[1], "ps") == 0 && argc != 6)
       || (strcmp (argv[1], "add") == 0 && argc != 4) || (strcmp (argv[1], "addfull") == 0 && argc != 6)
       || (strcmp (argv[1], "addpipe") == 0 && argc != 5) || (strcmp (argv[1], "ping") == 0 && argc != 5)
+      || (strcmp (argv[1], "addpair") == 0 && argc != 7)
       || (strcmp (argv[1], "ps") && strcmp (argv[1], "add") && strcmp (argv[1], "addfull")
-          && strcmp (argv[1], "addpipe") && strcmp (argv[1], "ping")))
+          && strcmp (argv[1], "addpipe") && strcmp (argv[1], "ping") && strcmp (argv[1], "addpair")))
     {
       fprintf (stderr, "usage: store-client ps DEST PATH N_APPS REPS\n"
                        "       store-client add DEST PATH < FILES\n"
                        "       store-client addfull DEST PATH APP PER_CALL < FILES\n"
                        "       store-client addpipe DEST PATH WINDOW < FILES\n"
+                       "       store-client addpair DEST PATH ADDR_A ADDR_B FRESH < FILES\n"
                        "       store-client ping DEST PATH N\n");
       return 2;
     }
   dest = argv[2];
   path = argv[3];
+  if (strcmp (argv[1], "addpair") == 0)
+    return run_add_pair (dest, path, argv[4], argv[5], atoi (argv[6]));
   if ((r = sd_bus_open_user (&bus)) < 0)
     return fail ("connect", r, NULL);
   if (strcmp (argv[1], "add") == 0)

@@ -389,6 +389,48 @@ def test_document_follows_a_rename(bus, work):
     assert path == os.path.join(work, "renamed.txt")
 
 
+def test_pipelined_calls_keep_their_order(bus, work):
+    """A client that sends Delete and then Add (reusing) of the same file without waiting in
+    between gets them answered in that order: Add is answered on the D-Bus thread when it can,
+    but never ahead of a call the main thread has not taken yet. So the Add makes a new
+    document; it never hands out the one the Delete removes."""
+    dh.start(bus)
+    f = os.path.join(work, "order.txt")
+    write(f, "x")
+    conn = bus.new_connection()
+    ctx = GLib.MainContext.default()
+
+    def send(method, body, fds=None):
+        msg = Gio.DBusMessage.new_method_call(dh.DOCS_NAME, dh.DOCS_PATH, dh.DOCS_IFACE, method)
+        msg.set_body(body)
+        if fds:
+            fdlist = Gio.UnixFDList.new()
+            for fd in fds:
+                fdlist.append(fd)
+            msg.set_unix_fd_list(fdlist)
+        box = []
+        conn.send_message_with_reply(msg, Gio.DBusSendMessageFlags.NONE, 10000, None,
+                                     lambda c, res: box.append(c.send_message_with_reply_finish(res)))
+        return box
+
+    fd = os.open(f, os.O_PATH)
+    try:
+        for _ in range(20):
+            doc = dh.docs(bus, "Add", (0, True, True), "(hbb)", fds=[fd], conn=conn)[0]
+            deleted = send("Delete", GLib.Variant("(s)", (doc,)))
+            added = send("Add", GLib.Variant("(hbb)", (0, True, True)), [fd])
+            while not (deleted and added):
+                ctx.iteration(True)
+            assert deleted[0].get_message_type() == Gio.DBusMessageType.METHOD_RETURN
+            assert added[0].get_message_type() == Gio.DBusMessageType.METHOD_RETURN, added[0].get_body()
+            new = added[0].get_body().unpack()[0]
+            assert new != doc
+            path = bytes(dh.docs(bus, "Info", (new,), "(s)")[0]).rstrip(b"\0").decode()
+            assert path == f
+    finally:
+        os.close(fd)
+
+
 def test_kill9_during_writes_loses_no_committed_document(bus, work):
     d = dh.start(bus)
     committed = []

@@ -13,6 +13,7 @@ import pytest
 import kde_helpers as kh
 import limentest
 import request_helpers
+import wayland_session
 from limentest import Gio, GLib
 
 IFACE = "org.freedesktop.impl.portal.GlobalShortcuts"
@@ -579,7 +580,12 @@ me = c.get_unique_name()[1:].replace(".", "_")
 got = []
 c.signal_subscribe(None, "org.freedesktop.portal.Request", "Response", None, None, 0,
                    lambda *a: got.append(a[5].unpack()))
-c.signal_subscribe(D, I, None, P, None, 0, lambda *a: print("SIGNAL", a[4], a[5].unpack()[1], flush=True))
+def on_signal(conn, sender, path, iface, name, params):
+    args = params.unpack()
+    print("SIGNAL", name, args[1], flush=True)
+    if name in ("Activated", "Deactivated"):
+        print("TOKEN", name, args[3].get("activation_token", "-"), flush=True)
+c.signal_subscribe(D, I, None, P, None, 0, on_signal)
 def wait():
     ctx = GLib.MainContext.default()
     end = time.time() + 60
@@ -805,40 +811,175 @@ def start_kwin_wayland(bus):
     bus.wait_for_name(KGA, timeout=20)
 
 
-def type_on_wayland(bus, *keys, hold_ms=300):
-    """Press @keys (evdev codes) through KWin's fake input, as the .desktop file allows."""
-    import subprocess
-    exe = os.path.realpath(os.path.join(limentest.BUILD_DIR, "autotests", "limen-wayland-keys"))
+KEYS_EXE = os.path.realpath(os.path.join(limentest.BUILD_DIR, "autotests", "limen-wayland-keys"))
+
+
+def allow_typing(bus):
+    """The .desktop file that lets limen-wayland-keys use KWin's fake input. Written before
+    any client connects: KWin looks .desktop files up in a cache it does not rebuild at once."""
     apps = os.path.join(bus.data_home, "applications")
     os.makedirs(apps, exist_ok=True)
     with open(os.path.join(apps, "limen-wayland-keys.desktop"), "w") as f:
-        f.write(f"[Desktop Entry]\nType=Application\nName=Limen test keys\nExec={exe}\n"
+        f.write(f"[Desktop Entry]\nType=Application\nName=Limen test keys\nExec={KEYS_EXE}\n"
                 "X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input\n")
+
+
+def type_on_wayland(bus, *keys, hold_ms=300):
+    """Press @keys (evdev codes) through KWin's fake input, as the .desktop file allows."""
+    import subprocess
     env = dict(bus.env, WAYLAND_DISPLAY=WL_SOCKET)
-    subprocess.run([exe, str(hold_ms)] + [str(k) for k in keys], env=env, check=True, timeout=20,
-                   capture_output=True)
+    done = subprocess.run([KEYS_EXE, str(hold_ms)] + [str(k) for k in keys], env=env, timeout=20,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
-def test_kwin_wayland_key_press(bus):
-    # Bound before (kglobalshortcutsrc), so no dialog is asked on Wayland, where xdotool
-    # cannot answer one.
+class Lines(wayland_session.Probe):
+    """wait_for() / drain() / command() / close() over the stdout of a process of ours."""
+
+    def __init__(self, proc):
+        self.proc, self.seen, self.partial = proc, [], b""
+
+    def close(self):
+        if self.proc.stdin:
+            super().close()
+        elif self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def start_window(bus, title):
+    """limen-wayland-activate: a window that says when it is active and raises itself with
+    the tokens it is given."""
+    import subprocess
+    exe = os.path.join(limentest.BUILD_DIR, "autotests", "limen-wayland-activate")
+    window = Lines(subprocess.Popen([exe, title], env=dict(bus.env, WAYLAND_DISPLAY=WL_SOCKET),
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    window.wait_for("MAPPED")
+    return window
+
+
+def start_wayland_stack(bus, privileged=True):
+    """KWin, limen-kde (privileged in KWin's eyes through its .desktop file when
+    @privileged), limen-portal and the sandboxed app, its keys bound before (in
+    kglobalshortcutsrc: no dialog is asked on Wayland, where xdotool cannot answer one)."""
     write_desktop_file(bus, APP, "Example Talk")
     with open(os.path.join(bus.config_home, "kglobalshortcutsrc"), "w") as f:
         f.write(f"[{APP}]\n_k_friendly_name=Example Talk\ntalk=Ctrl+Alt+T,none,Push to talk\n")
+    allow_typing(bus)
+    if privileged:
+        kh.install_kwin_desktop_file(bus)
     start_kwin_wayland(bus)
     request_helpers.start_documents(bus)
-    kh.start_kde(bus, env={"WAYLAND_DISPLAY": WL_SOCKET, "QT_QPA_PLATFORM": "wayland"})
+    kde = kh.start_kde(bus, env={"WAYLAND_DISPLAY": WL_SOCKET, "QT_QPA_PLATFORM": "wayland"})
     start_limen_portal(bus)
+    # An idle limen-kde has no Wayland module mapped (a frontend's look at the Available*
+    # properties maps it for a moment only).
+    assert limentest.wait_until(lambda: not kde_maps_wayland(kde), 10)
     # The caller is the sandboxed app (its id names the component the keys were saved for).
-    proc = start_sandboxed_app(bus, 20)
+    app = Lines(start_sandboxed_app(bus, 40))
+    assert app.wait_for("BOUND ", 20).startswith("BOUND (0, {'shortcuts': [('talk', {'description': 'Push to talk', "
+                                                  "'trigger_description': 'Ctrl+Alt+T'})]})")
+    assert limentest.wait_until(lambda: component_active(bus, APP), 20)
+    # Bound: limen-kde connected for tokens at once, and KWin has taken the connection in
+    # (it looks the client's .desktop file up first, which can outlast a key's wait).
+    assert kde_maps_wayland(kde)
+    assert limentest.wait_until(lambda: "The compositor listed its globals" in kde.output(), 20)
+    return kde, app
+
+
+def kde_maps_wayland(kde):
+    with open(f"/proc/{kde.pid}/maps") as f:
+        return "liblimen-kde-wayland" in f.read()
+
+
+def test_kwin_wayland_key_press_carries_a_kwin_token(bus):
+    kde, app = start_wayland_stack(bus)
+    windows = []
     try:
-        assert limentest.wait_until(lambda: component_active(bus, APP), 20)
+        windows.append(start_window(bus, "Raise me"))
+        raise_me = windows[0]
+        raise_me.wait_for("ACTIVE 1")
+        windows.append(start_window(bus, "Other window"))
+        windows[1].wait_for("ACTIVE 1")
+        raise_me.wait_for("ACTIVE 0")
+        # KWin 5.27 gives a client without the focus no token of its own ...
+        raise_me.command("token")
+        assert raise_me.wait_for("TOKEN ").startswith("TOKEN not-granted-")
+        # ... and a token it did not issue raises nothing (so the check below can fail).
+        raise_me.command("activate kwin-424242")
+        raise_me.drain(1.0)
+        assert "ACTIVE 1" not in raise_me.seen
+
         type_on_wayland(bus, KEY_LEFTCTRL, KEY_LEFTALT, KEY_T)
-        out, err = proc.communicate(timeout=40)
+        assert app.wait_for("SIGNAL Activated talk", 20)
+        token = app.wait_for("TOKEN Activated ").split(" ", 2)[2]
+        assert app.wait_for("SIGNAL Deactivated talk")
+        # Only the press carries one: KWin keeps one token at a time.
+        assert app.wait_for("TOKEN Deactivated ") == "TOKEN Deactivated -"
+        # KWin's own numbering, granted to limen-kde for its .desktop file's
+        # org_kde_plasma_window_management; never a "not-granted-" one.
+        assert token.startswith("kwin-"), token
+        # The app raises its window with it, over the active one.
+        raise_me.command("activate " + token)
+        raise_me.wait_for("ACTIVE 1", 10)
+        windows[1].wait_for("ACTIVE 0")
+        # Pressed again: a new token, again accepted.
+        type_on_wayland(bus, KEY_LEFTCTRL, KEY_LEFTALT, KEY_T)
+        token2 = app.wait_for("TOKEN Activated ", 20).split(" ", 2)[2]
+        assert token2.startswith("kwin-") and token2 != token
+        windows[1].command("activate " + token2)
+        windows[1].wait_for("ACTIVE 1", 10)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-    lines = out.splitlines()
-    assert any(l.startswith("BOUND (0, {'shortcuts': [('talk', {'description': 'Push to talk', "
-                            "'trigger_description': 'Ctrl+Alt+T'})]})") for l in lines), (out, err)
-    assert "SIGNAL Activated talk" in lines and "SIGNAL Deactivated talk" in lines, (out, err)
+        for w in windows + [app]:
+            w.close()
+
+
+def test_kwin_wayland_unprivileged_backend_sends_no_token(bus):
+    """Without its .desktop file KWin treats limen-kde as any client without the focus: it
+    answers with a "not-granted-" token, which is not passed on."""
+    kde, app = start_wayland_stack(bus, privileged=False)
+    window = start_window(bus, "Other window")
+    try:
+        window.wait_for("ACTIVE 1")
+        type_on_wayland(bus, KEY_LEFTCTRL, KEY_LEFTALT, KEY_T)
+        assert app.wait_for("SIGNAL Activated talk", 20)
+        assert app.wait_for("TOKEN Activated ") == "TOKEN Activated -"
+        assert app.wait_for("SIGNAL Deactivated talk")
+        assert "refused an activation token" in kde.output()
+    finally:
+        window.close()
+        app.close()
+
+
+@pytest.mark.parametrize("compositor", ["silent", "absent"])
+def test_a_compositor_that_does_not_answer_never_holds_a_key_back(bus, x, compositor):
+    """limen-kde told it runs on Wayland (WAYLAND_DISPLAY) whose compositor never answers
+    (a socket nobody reads) or is not there: Activated still comes, without a token, and
+    before Deactivated; kglobalaccel5 on Xvfb stands in for KWin's key handling."""
+    import socket
+    name = "wayland-silent"
+    listener = None
+    if compositor == "silent":
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(os.path.join(bus.runtime_dir, name))
+        listener.listen(16)
+    try:
+        write_desktop_file(bus, APP, "Example Talk")
+        start_kglobalaccel(bus, x)
+        request_helpers.start_documents(bus)
+        kde = kh.start_kde_x11(bus, x, WAYLAND_DISPLAY=name)
+        caller = Impl(bus)
+        session = caller.create_session()
+        _, call = caller.bind_async(session, [TALK])
+        accept_dialog(x)
+        assert call.wait()[0] == 0
+        for n in (1, 2):
+            press(x, "ctrl+alt+t")
+            caller.wait_signal("Deactivated", count=n)
+            keys = [(name_, args[1], args[3]) for name_, args in caller.signals if name_ != "ShortcutsChanged"]
+            assert keys == [("Activated", "talk", {}), ("Deactivated", "talk", {})] * n
+        if compositor == "silent":
+            assert "did not list its globals in time" in kde.output()
+    finally:
+        if listener:
+            listener.close()

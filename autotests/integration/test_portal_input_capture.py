@@ -15,6 +15,9 @@ from request_helpers import v
 
 IC = "org.freedesktop.portal.InputCapture"
 IMPL = "org.freedesktop.impl.portal.InputCapture"
+CB = "org.freedesktop.portal.Clipboard"
+CB_IMPL = "org.freedesktop.impl.portal.Clipboard"
+SC_IMPL = "org.freedesktop.impl.portal.ScreenCast"
 SESSION = "org.freedesktop.portal.Session"
 INVALID = "org.freedesktop.portal.Error.InvalidArgument"
 NOT_ALLOWED = "org.freedesktop.portal.Error.NotAllowed"
@@ -36,10 +39,13 @@ def write_config(bus, interfaces):
         f.write("[preferred]\ndefault=limentest\n")
 
 
-def start_suite(bus, params=None):
+def start_suite(bus, params=None, clipboard=False):
     rh.start_documents(bus)   # the permission store keeps the restore tokens
-    write_config(bus, [IMPL])
-    backend = rh.Backend(bus, ["input_capture"], params or {})
+    # With the clipboard, the same backend also serves Clipboard (and a ScreenCast, a kind of
+    # session that has no clipboard).
+    write_config(bus, [IMPL, CB_IMPL, SC_IMPL] if clipboard else [IMPL])
+    backend = rh.Backend(bus, ["input_capture", "clipboard", "screencast"] if clipboard else ["input_capture"],
+                         params or {})
     bus.start_portal()
     return backend
 
@@ -113,6 +119,20 @@ class Caller(rh.Client):
         with socket.socket(fileno=fd) as s:
             s.settimeout(5)
             return s.recv(16)
+
+    def cb(self, method, args, sig):
+        return self.bus.call(CB, method, args, sig, conn=self.conn)
+
+    def cb_error(self, method, args, sig):
+        with pytest.raises(GLib.Error) as e:
+            self.cb(method, args, sig)
+        return limentest.dbus_error_name(e.value), e.value.message
+
+    def cb_fd(self, method, args, sig):
+        """A Clipboard method that answers an fd: the fd (ours to close)."""
+        r, fds = self.conn.call_with_unix_fd_list_sync(limentest.PORTAL_BUS_NAME, limentest.PORTAL_PATH, CB, method,
+                                                       GLib.Variant(sig, args), None, 0, 5000, None, None)
+        return fds.get(r.unpack()[0])
 
     def got(self, name):
         limentest.pump(0.05)
@@ -420,6 +440,27 @@ def test_backend_leaving_closes_its_sessions(ic, bus):
     assert limentest.wait_until(lambda: session in c.closed)
 
 
+def test_backend_started_by_the_first_call(bus):
+    """A backend that is D-Bus-activated by the session's first call: its name has no owner when
+    the session is made, which is not the backend leaving (the session stays open)."""
+    import sys
+    rh.start_documents(bus)
+    write_config(bus, [IMPL])
+    bus.write_service_file(rh.BACKEND_NAME, f"{sys.executable} -m dbusmock --template {rh.template('input_capture')}")
+    bus.start_portal()
+    c = Caller(bus)
+    session = c.create2("activated")
+    assert bus.has_owner(rh.BACKEND_NAME)
+    assert c.start_session(session) == (0, {"capabilities": 3})
+    assert session not in c.closed
+    # Once it was there, its leaving does close the session.
+    pid = bus.conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                             "GetConnectionUnixProcessID", GLib.Variant("(s)", (rh.BACKEND_NAME,)), None, 0, 5000,
+                             None).unpack()[0]
+    os.kill(pid, 9)
+    assert limentest.wait_until(lambda: session in c.closed)
+
+
 # ---- sandboxed callers: every method, and restore tokens ---------------------------------
 SANDBOX_IC = r'''
 import json, socket, sys
@@ -447,9 +488,23 @@ try:
             "persist_mode": GLib.Variant("u", params["persist"])}
     if params.get("token") is not None:
         opts["restore_token"] = GLib.Variant("s", params["token"])
+    CB = "org.freedesktop.portal.Clipboard"
+    if params.get("clipboard"):
+        conn.call_sync("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", CB, "RequestClipboard",
+                       GLib.Variant("(oa{sv})", (session, {})), None, 0, 10000, None)
     resp, res = wait(call("Start", (session, "", opts), "(osa{sv})")[0])
     out["start"] = resp
     out["token"] = res.get("restore_token")
+    if params.get("clipboard"):
+        out["session"] = session
+        out["clipboard_enabled"] = res.get("clipboard_enabled")
+        r, fds = conn.call_with_unix_fd_list_sync("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
+                                                  CB, "SelectionRead", GLib.Variant("(os)", (session, "text/plain")),
+                                                  None, 0, 10000, None, None)
+        import os
+        fd = fds.get(r.unpack()[0])
+        out["clip"] = os.read(fd, 100).decode()
+        os.close(fd)
     if params.get("all"):
         out["zones"] = wait(call("GetZones", (session, {"handle_token": GLib.Variant("s", "z")}), "(oa{sv})")[0])[1]
         b = [{"barrier_id": GLib.Variant("u", 1), "position": GLib.Variant("(iiii)", (0, 0, 0, 799))},
@@ -471,14 +526,15 @@ print(json.dumps(out))
 '''
 
 
-def _run_ic(bus, app_id, persist=0, token=None, all_methods=False):
+def _run_ic(bus, app_id, persist=0, token=None, all_methods=False, clipboard=False):
     import subprocess
     info = limentest.FLATPAK_INFO.format(app_id=app_id)
     r, w = os.pipe()
     os.write(w, info.encode())
     os.close(w)
     argv = limentest.bwrap_argv(bus) + ["--ro-bind-data", str(r), "/.flatpak-info", "/usr/bin/python3", "-c",
-                                        SANDBOX_IC, json.dumps({"persist": persist, "token": token, "all": all_methods})]
+                                        SANDBOX_IC, json.dumps({"persist": persist, "token": token, "all": all_methods,
+                                                    "clipboard": clipboard})]
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=60, pass_fds=(r,),
                            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"})
@@ -521,3 +577,136 @@ def test_restore_tokens_are_single_use_and_per_app(ic, bus):
     assert "restore_data" not in last_start()
     # persist_mode 0: no token at all.
     assert _run_ic(bus, APP_A, persist=0)["token"] is None
+
+
+# ---- the clipboard of an input capture session (Clipboard portal, InputCapture version 2) ----
+@pytest.fixture
+def icc(bus):
+    return start_suite(bus, clipboard=True)
+
+
+def clip_signals(*callers):
+    """Every Clipboard signal that reaches each of @callers, as (caller index, name, args)."""
+    got = []
+    for i, c in enumerate(callers):
+        c.conn.signal_subscribe(None, CB, None, None, None, 0,
+                                lambda conn, s, p, iface, name, params, i=i: got.append((i, name, params.unpack())))
+    return got
+
+
+def backend_clip(bus, method, args, sig):
+    """The backend sends a Clipboard signal (templates/clipboard.py's controls)."""
+    bus.call(rh.CONTROL_IFACE, method, args, sig, dest=rh.BACKEND_NAME)
+
+
+def test_clipboard_on_an_input_capture_session(icc, bus):
+    owner, other = Caller(bus), Caller(bus)
+    got = clip_signals(owner, other)
+    session = owner.create2("clip")
+    owner.cb("RequestClipboard", (session, {"junk": v("s", "dropped")}), "(oa{sv})")
+    assert limentest.wait_until(lambda: icc.args("RequestClipboard"))
+    assert icc.args("RequestClipboard") == [[session, {}]]
+    # Once per session, and nothing else before Start.
+    name, msg = owner.cb_error("RequestClipboard", (session, {}), "(oa{sv})")
+    assert name == NOT_ALLOWED and "once" in msg
+    assert owner.cb_error("SetSelection", (session, {}), "(oa{sv})")[0] == NOT_ALLOWED
+    assert owner.cb_error("SelectionRead", (session, "text/plain"), "(os)")[0] == NOT_ALLOWED
+    response, results = owner.start_session(session)
+    assert response == 0 and results == {"capabilities": 3, "clipboard_enabled": True}
+    name, msg = owner.cb_error("RequestClipboard", (session, {}), "(oa{sv})")
+    assert name == NOT_ALLOWED and "before" in msg
+    # The session owns the clipboard, reads it, and answers transfers the backend announced.
+    owner.cb("SetSelection", (session, {"mime_types": v("as", ["text/plain"]), "junk": v("s", "x")}), "(oa{sv})")
+    assert limentest.wait_until(lambda: icc.args("SetSelection"))
+    assert icc.args("SetSelection") == [[session, {"mime_types": ["text/plain"]}]]
+    fd = owner.cb_fd("SelectionRead", (session, "text/plain"), "(os)")
+    assert os.read(fd, 100) == b"mock clipboard"
+    os.close(fd)
+    backend_clip(bus, "EmitTransfer", (session, "text/plain", 5), "(osu)")
+    backend_clip(bus, "EmitOwnerChanged", (session, {"mime_types": v("as", ["text/html"]),
+                                                     "session_is_owner": v("b", False), "x": v("s", "y")}),
+                 "(oa{sv})")
+    assert limentest.wait_until(lambda: len(got) == 2)
+    limentest.pump(0.2)
+    assert sorted(got) == [(0, "SelectionOwnerChanged", (session, {"mime_types": ["text/html"],
+                                                                    "session_is_owner": False})),
+                           (0, "SelectionTransfer", (session, "text/plain", 5))]
+    assert owner.cb_error("SelectionWrite", (session, 6), "(ou)")[0] == INVALID
+    os.close(owner.cb_fd("SelectionWrite", (session, 5), "(ou)"))
+    owner.cb("SelectionWriteDone", (session, 5, True), "(oub)")
+    assert owner.cb_error("SelectionWriteDone", (session, 5, True), "(oub)")[0] == INVALID
+    assert limentest.wait_until(lambda: icc.args("SelectionWriteDone") == [[session, 5, True]])
+    # The clipboard does not follow the capture's trigger state: released, it still works.
+    assert owner.eis(session) == b"EIS!"
+    owner.call("Enable", (session, {}), "(oa{sv})")
+    owner.call("Disable", (session, {}), "(oa{sv})")
+    owner.cb("SetSelection", (session, {"mime_types": v("as", ["text/uri-list"])}), "(oa{sv})")
+    assert limentest.wait_until(lambda: len(icc.args("SetSelection")) == 2)
+    # Another caller cannot touch it.
+    for method, args, sig in (("RequestClipboard", (session, {}), "(oa{sv})"), ("SetSelection", (session, {}), "(oa{sv})"),
+                              ("SelectionRead", (session, "text/plain"), "(os)"),
+                              ("SelectionWrite", (session, 5), "(ou)"), ("SelectionWriteDone", (session, 5, False), "(oub)")):
+        name, msg = other.cb_error(method, args, sig)
+        assert name == INVALID and "session_handle" in msg, method
+    # Signals from anyone but the backend, or for a closed session, reach nobody.
+    bus.conn.emit_signal(None, limentest.PORTAL_PATH, CB_IMPL, "SelectionTransfer",
+                         GLib.Variant("(osu)", (session, "text/plain", 9)))
+    bus.call(SESSION, "Close", path=session, conn=owner.conn)
+    assert limentest.wait_until(lambda: session in owner.closed)
+    backend_clip(bus, "EmitTransfer", (session, "text/plain", 7), "(osu)")
+    limentest.pump(0.3)
+    assert len(got) == 2
+    assert owner.cb_error("SetSelection", (session, {}), "(oa{sv})")[0] == INVALID
+
+
+def test_clipboard_request_rules(icc, bus):
+    c = Caller(bus)
+    got = clip_signals(c)
+    # A session of CreateSession (version 1) was started at once: too late for the clipboard.
+    v1 = c.create_v1()["session_handle"]
+    name, msg = c.cb_error("RequestClipboard", (v1, {}), "(oa{sv})")
+    assert name == NOT_ALLOWED and "CreateSession2" in msg
+    # Neither while its Start is with the backend.
+    busy = c.create2("busy")
+    icc.set_response("InputCapture.Start", 0, {"capabilities": v("u", 3)}, delay_ms=1500)
+    _, pending = c.start(IC, "Start", (busy, "", {"capabilities": v("u", 3)}), "(osa{sv})", token="busy")
+    assert limentest.wait_until(lambda: icc.requests("InputCapture.Start"))
+    assert c.cb_error("RequestClipboard", (busy, {}), "(oa{sv})")[0] == NOT_ALLOWED
+    assert pending.wait()[0] == 0
+    # No such session, not a session, a session of a kind without a clipboard.
+    sc = c.request("org.freedesktop.portal.ScreenCast", "CreateSession",
+                   ({"session_handle_token": v("s", "cast")},), "(a{sv})")[1]["session_handle"]
+    for path in ("/org/freedesktop/portal/desktop/session/1_1/nope", "/org/freedesktop/portal/desktop", sc):
+        name, msg = c.cb_error("RequestClipboard", (path, {}), "(oa{sv})")
+        assert name == INVALID and "session_handle" in msg, path
+    assert icc.args("RequestClipboard") == []
+    # A backend claiming the clipboard for a session that never asked is not believed.
+    unasked = c.create2("unasked")
+    icc.set_response("InputCapture.Start", 0, {"capabilities": v("u", 3), "clipboard_enabled": v("b", True)})
+    assert c.start_session(unasked) == (0, {"capabilities": 3})
+    assert c.cb_error("SetSelection", (unasked, {}), "(oa{sv})")[0] == NOT_ALLOWED
+    backend_clip(bus, "EmitTransfer", (unasked, "text/plain", 1), "(osu)")
+    # A backend that refuses it: clipboard_enabled false, and the clipboard stays shut.
+    refused = c.create2("refused")
+    c.cb("RequestClipboard", (refused, {}), "(oa{sv})")
+    icc.set_response("InputCapture.Start", 0, {"capabilities": v("u", 3), "clipboard_enabled": v("b", False)})
+    assert c.start_session(refused) == (0, {"capabilities": 3, "clipboard_enabled": False})
+    assert c.cb_error("SelectionRead", (refused, "text/plain"), "(os)")[0] == NOT_ALLOWED
+    backend_clip(bus, "EmitTransfer", (refused, "text/plain", 2), "(osu)")
+    limentest.pump(0.3)
+    assert got == [] and icc.args("SelectionRead") == []
+    # A Start the person refuses ends the session, and its clipboard with it.
+    denied = c.create2("denied")
+    c.cb("RequestClipboard", (denied, {}), "(oa{sv})")
+    icc.set_response("InputCapture.Start", 1, {})
+    assert c.start_session(denied)[0] == 1
+    assert limentest.wait_until(lambda: denied in c.closed)
+    assert c.cb_error("SetSelection", (denied, {}), "(oa{sv})")[0] == INVALID
+
+
+def test_clipboard_sandboxed_app(icc, bus):
+    out = _run_ic(bus, APP_A, clipboard=True)
+    assert "error" not in out, out
+    assert out["start"] == 0 and out["clipboard_enabled"] is True and out["clip"] == "mock clipboard"
+    assert icc.args("RequestClipboard") == [[out["session"], {}]]
+    assert icc.args("SelectionRead") == [[out["session"], "text/plain"]]

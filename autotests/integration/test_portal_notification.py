@@ -137,6 +137,15 @@ def test_action_reaches_only_the_app_that_added_it(env):
     s2 = other.conn.signal_subscribe(None, N, "ActionInvoked", None, None, 0,
                                      lambda *a: got.append(("other", a[5].unpack())))
     add(bus, client, "n2", {"title": v("s", "t"), "default-action": v("s", "app.open")})
+    # Someone who is not the backend, unicast to the portal and broadcast: not passed on.
+    impostor = bus.new_connection()
+    portal_owner = bus.call("org.freedesktop.DBus", "GetNameOwner", (limentest.PORTAL_BUS_NAME,), "(s)",
+                            dest="org.freedesktop.DBus", path="/org/freedesktop/DBus")[0]
+    for dest in (portal_owner, None):
+        impostor.emit_signal(dest, limentest.PORTAL_PATH, "org.freedesktop.impl.portal.Notification",
+                             "ActionInvoked", GLib.Variant("(sssav)", ("", "n2", "app.spoofed", [])))
+    impostor.flush_sync(None)
+    limentest.pump(0.2)
     bus.call("org.limen.MockBackend", "InvokeAction", ("", "n2", "app.open"), "(sss)", dest=rh.BACKEND_NAME)
     bus.call("org.limen.MockBackend", "InvokeAction", ("", "unknown", "app.open"), "(sss)", dest=rh.BACKEND_NAME)
     assert limentest.wait_until(lambda: got)

@@ -377,6 +377,15 @@ def test_inhibit_monitor_state_reaches_owner_only(env):
     assert response == 0
     session = results["session_handle"]
     assert session.endswith("/mon")
+    # Someone who is not the backend, unicast to the portal and broadcast: not passed on.
+    impostor = bus.new_connection()
+    portal_owner = bus.call("org.freedesktop.DBus", "GetNameOwner", (limentest.PORTAL_BUS_NAME,), "(s)",
+                            dest="org.freedesktop.DBus", path="/org/freedesktop/DBus")[0]
+    for dest in (portal_owner, None):
+        impostor.emit_signal(dest, limentest.PORTAL_PATH, "org.freedesktop.impl.portal.Inhibit", "StateChanged",
+                             GLib.Variant("(oa{sv})", (session, {"session-state": GLib.Variant("u", 2)})))
+    impostor.flush_sync(None)
+    limentest.pump(0.2)
     bus.call("org.limen.MockBackend", "EmitStateChanged", (session, {"session-state": v("u", 3)}), "(oa{sv})",
              dest=rh.BACKEND_NAME)
     assert limentest.wait_until(lambda: got)

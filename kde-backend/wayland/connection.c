@@ -10,25 +10,26 @@
 /* ---- the GLib source: the usual prepare_read / read_events / dispatch cycle ---- */
 
 typedef struct {
-  GSource  base;
-  LimenWl *wl;
-  gpointer fd_tag;
-  gboolean reading;
+  GSource            base;
+  struct wl_display *display;
+  gboolean          *broken;   /* the connection's flag, set here on failure */
+  gpointer           fd_tag;
+  gboolean           reading;
 } WlSource;
 
 static gboolean
 wl_source_prepare (GSource *base, gint *timeout)
 {
   WlSource *s = (WlSource *) base;
-  struct wl_display *display = s->wl->display;
+  struct wl_display *display = s->display;
 
   *timeout = -1;
-  if (s->reading || s->wl->broken)
+  if (s->reading || *s->broken)
     return FALSE;
   while (wl_display_prepare_read (display) != 0)
     if (wl_display_dispatch_pending (display) < 0)
       {
-        s->wl->broken = TRUE;
+        *s->broken = TRUE;
         return FALSE;
       }
   s->reading = TRUE;
@@ -47,19 +48,19 @@ wl_source_check (GSource *base)
   s->reading = FALSE;
   if (revents & (G_IO_ERR | G_IO_HUP))
     {
-      wl_display_cancel_read (s->wl->display);
-      if (!s->wl->broken)
+      wl_display_cancel_read (s->display);
+      if (!*s->broken)
         g_warning ("The Wayland compositor closed limen-kde's connection");
-      s->wl->broken = TRUE;
+      *s->broken = TRUE;
       return FALSE;
     }
   if (revents & G_IO_IN)
     {
-      if (wl_display_read_events (s->wl->display) < 0)
-        s->wl->broken = TRUE;
+      if (wl_display_read_events (s->display) < 0)
+        *s->broken = TRUE;
       return TRUE;
     }
-  wl_display_cancel_read (s->wl->display);
+  wl_display_cancel_read (s->display);
   return FALSE;
 }
 
@@ -68,10 +69,10 @@ wl_source_dispatch (GSource *base, GSourceFunc callback, gpointer user_data)
 {
   WlSource *s = (WlSource *) base;
 
-  if (wl_display_dispatch_pending (s->wl->display) < 0 && !s->wl->broken)
+  if (wl_display_dispatch_pending (s->display) < 0 && !*s->broken)
     {
-      g_warning ("Wayland protocol error on limen-kde's connection: %s", g_strerror (wl_display_get_error (s->wl->display)));
-      s->wl->broken = TRUE;
+      g_warning ("Wayland protocol error on limen-kde's connection: %s", g_strerror (wl_display_get_error (s->display)));
+      *s->broken = TRUE;
     }
   return G_SOURCE_CONTINUE;
 }
@@ -82,12 +83,25 @@ wl_source_finalize (GSource *base)
   WlSource *s = (WlSource *) base;
 
   if (s->reading)
-    wl_display_cancel_read (s->wl->display);
+    wl_display_cancel_read (s->display);
 }
 
 static GSourceFuncs wl_source_funcs = {
   wl_source_prepare, wl_source_check, wl_source_dispatch, wl_source_finalize, NULL, NULL
 };
+
+GSource *
+limen_wl_source_attach (struct wl_display *display, gboolean *broken)
+{
+  WlSource *source = (WlSource *) g_source_new (&wl_source_funcs, sizeof (WlSource));
+
+  source->display = display;
+  source->broken = broken;
+  source->fd_tag = g_source_add_unix_fd (&source->base, wl_display_get_fd (display), G_IO_IN | G_IO_ERR | G_IO_HUP);
+  g_source_set_name (&source->base, "limen-wayland");
+  g_source_attach (&source->base, NULL);
+  return &source->base;
+}
 
 void
 limen_wl_flush (LimenWl *wl)
@@ -277,7 +291,6 @@ limen_wl_connect (int timeout_ms, char **error_message)
 {
   const char *name = g_getenv ("WAYLAND_DISPLAY");
   LimenWl *wl;
-  WlSource *source;
 
   if (!name || !*name)
     {
@@ -309,13 +322,7 @@ limen_wl_connect (int timeout_ms, char **error_message)
     limen_wl_data_control_start (wl);
   if (wl->seat && wl->fake_input)
     limen_wl_keymap_start (wl);
-  source = (WlSource *) g_source_new (&wl_source_funcs, sizeof (WlSource));
-  source->wl = wl;
-  source->fd_tag = g_source_add_unix_fd (&source->base, wl_display_get_fd (wl->display),
-                                         G_IO_IN | G_IO_ERR | G_IO_HUP);
-  g_source_set_name (&source->base, "limen-wayland");
-  g_source_attach (&source->base, NULL);
-  wl->source = &source->base;
+  wl->source = limen_wl_source_attach (wl->display, &wl->broken);
   g_debug ("Wayland: screencast v%u, fake input v%u, data control %s, %u screen(s)",
            wl->screencast_version, wl->fake_input_version, wl->data_control ? "yes" : "no", wl->outputs->len);
   return wl;

@@ -2,7 +2,8 @@
  *
  * KWin's screencast (zkde_screencast_unstable_v1), fake input (org_kde_kwin_fake_input)
  * and data control (zwlr_data_control_manager_v1) on one wl_display connection of our
- * own, dispatched from the GLib main loop. The code lives in liblimen-kde-wayland.so,
+ * own, dispatched from the GLib main loop; activation tokens (xdg_activation_v1) on a
+ * second, lighter one. The code lives in liblimen-kde-wayland.so,
  * which limen-kde opens on the first screen-sharing, remote-desktop or clipboard
  * request (loader.c), so that an idle backend maps no Wayland library.
  *
@@ -132,6 +133,25 @@ LIMEN_WL_EXPORT gboolean limen_wl_selection_receive (LimenWl *wl, const char *mi
 
 enum { LIMEN_WL_TOUCH_DOWN, LIMEN_WL_TOUCH_MOTION, LIMEN_WL_TOUCH_UP };
 
+/* xdg_activation_v1 tokens (activation.c), on a connection of their own that binds only
+ * that global: a token request must never wait on the three round trips of
+ * limen_wl_connect(), nor make limen-kde follow every window. */
+typedef struct _LimenWlActivation LimenWlActivation;
+/* The token the compositor granted, or NULL: refused (KWin's "not-granted-" tokens), not
+ * answered in time, no xdg_activation_v1, or the connection was lost. */
+typedef void (*LimenWlTokenReady) (const char *token, gpointer user_data);
+
+/* Connect to $WAYLAND_DISPLAY without waiting for the compositor; NULL with a message only
+ * when the display cannot be reached at all. */
+LIMEN_WL_EXPORT LimenWlActivation *limen_wl_activation_new (char **error_message);
+/* Ask for a token naming @app_id ("" or NULL: none). @ready runs exactly once, from the main
+ * loop, never later than @timeout_ms from now. FALSE, and @ready never runs, when the
+ * connection is lost: free it and make a new one. */
+LIMEN_WL_EXPORT gboolean limen_wl_activation_request (LimenWlActivation *activation, const char *app_id,
+                                                      guint timeout_ms, LimenWlTokenReady ready, gpointer user_data);
+/* Close the connection; requests still waiting get NULL first. */
+LIMEN_WL_EXPORT void limen_wl_activation_free (LimenWlActivation *activation);
+
 /* Entry points of liblimen-kde-wayland.so, for the loader (X-macro). */
 #define LIMEN_WL_DLOPEN_FUNCTIONS(X) \
   X (limen_wl_connect)               \
@@ -153,6 +173,9 @@ enum { LIMEN_WL_TOUCH_DOWN, LIMEN_WL_TOUCH_MOTION, LIMEN_WL_TOUCH_UP };
   X (limen_wl_selection_watch)       \
   X (limen_wl_selection_set)         \
   X (limen_wl_selection_clear)       \
-  X (limen_wl_selection_receive)
+  X (limen_wl_selection_receive)     \
+  X (limen_wl_activation_new)        \
+  X (limen_wl_activation_request)    \
+  X (limen_wl_activation_free)
 
 G_END_DECLS

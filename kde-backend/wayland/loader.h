@@ -25,4 +25,16 @@ const LimenKdeWayland *limen_kde_wayland_get (GError **error);
  * Wayland session. */
 guint limen_kde_wayland_features (void);
 
+/* Load the module and open the activation-token connection now (without waiting), so that
+ * the compositor has taken it in before the first token is asked for: KWin 5.27 answers a
+ * new client only after looking up its .desktop file, which can outlast a key's wait. */
+void limen_kde_wayland_activation_prepare (void);
+
+/* Ask the compositor for an xdg_activation_v1 token naming @app_id (loading the module, and
+ * connecting without waiting, on first use). TRUE: @ready runs once from the main loop,
+ * within @timeout_ms, with the token or NULL. FALSE (not Wayland, no module, no display):
+ * @ready never runs. */
+gboolean limen_kde_wayland_activation_token (const char *app_id, guint timeout_ms, LimenWlTokenReady ready,
+                                             gpointer user_data);
+
 G_END_DECLS

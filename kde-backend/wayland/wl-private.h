@@ -54,6 +54,8 @@ struct _LimenWl {
   gboolean                              broken;
 };
 
+/* Dispatch @display from the default GLib main context; a failure sets *@broken. */
+GSource *limen_wl_source_attach (struct wl_display *display, gboolean *broken);
 /* Flush requests now: the main loop may not come round before the caller's reply. */
 void limen_wl_flush (LimenWl *wl);
 /* The wl_output of the screen named @name (connection.c). */

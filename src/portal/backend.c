@@ -262,3 +262,81 @@ limen_backend_watch_properties (LimenPortalContext *context, const char *interfa
   g_bus_watch_name_on_connection (context->connection, backend, G_BUS_NAME_WATCHER_FLAGS_NONE,
                                   on_backend_appeared, NULL, watch, properties_watch_free);
 }
+
+/* ---- relaying backends' signals to the owners of the sessions they name ---- */
+
+/* One relayed (interface, backend name), and who owns the name now. */
+typedef struct {
+  const LimenBackendRelay *relay;
+  char                    *name;
+  char                    *owner;   /* NULL while nobody owns the name */
+  guint                    subscription;
+  guint                    watch;
+} RelayedBackend;
+
+static GHashTable *relayed;   /* "impl_interface backend" → RelayedBackend, for the daemon's life */
+
+static void
+on_relayed_signal (GDBusConnection *connection, const char *sender, const char *path, const char *iface,
+                   const char *signal, GVariant *parameters, gpointer user_data)
+{
+  RelayedBackend *rb = user_data;
+  g_autoptr(GVariant) out = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *destination = NULL;
+
+  /* Only the name's owner speaks for the backend (a unicast signal names any sender). */
+  if (g_strcmp0 (sender, rb->owner) != 0)
+    return;
+  out = rb->relay->signal (rb->name, signal, parameters, &destination);
+  if (out == NULL)
+    return;
+  g_variant_ref_sink (out);
+  g_return_if_fail (destination != NULL);
+  if (!g_dbus_connection_emit_signal (connection, destination, LIMEN_PORTAL_PATH,
+                                      rb->relay->portal_interface, signal, out, &error))
+    g_debug ("%s not delivered: %s", signal, error->message);
+}
+
+static void
+on_relayed_appeared (GDBusConnection *connection, const char *name, const char *owner, gpointer user_data)
+{
+  RelayedBackend *rb = user_data;
+
+  g_free (rb->owner);
+  rb->owner = g_strdup (owner);
+}
+
+static void
+on_relayed_vanished (GDBusConnection *connection, const char *name, gpointer user_data)
+{
+  RelayedBackend *rb = user_data;
+  gboolean was_there = rb->owner != NULL;
+
+  g_clear_pointer (&rb->owner, g_free);
+  /* The watch also reports a name nobody owns yet: a backend that the session's first call
+   * is starting by D-Bus activation has not left. */
+  if (was_there && rb->relay->vanished)
+    rb->relay->vanished (rb->name);
+}
+
+void
+limen_backend_relay (GDBusConnection *connection, const LimenBackendRelay *relay, const char *backend)
+{
+  g_autofree char *key = g_strconcat (relay->impl_interface, " ", backend, NULL);
+  RelayedBackend *rb;
+
+  if (relayed == NULL)
+    relayed = g_hash_table_new (g_str_hash, g_str_equal);
+  if (g_hash_table_contains (relayed, key))
+    return;
+  rb = g_new0 (RelayedBackend, 1);
+  rb->relay = relay;
+  rb->name = g_strdup (backend);
+  rb->subscription = g_dbus_connection_signal_subscribe (connection, backend, relay->impl_interface, NULL,
+                                                         LIMEN_PORTAL_PATH, NULL, G_DBUS_SIGNAL_FLAGS_NONE,
+                                                         on_relayed_signal, rb, NULL);
+  rb->watch = g_bus_watch_name_on_connection (connection, backend, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                                              on_relayed_appeared, on_relayed_vanished, rb, NULL);
+  g_hash_table_insert (relayed, g_steal_pointer (&key), rb);
+}

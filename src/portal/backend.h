@@ -4,6 +4,7 @@
 
 #include "portal.h"
 #include "request.h"
+#include "session.h"
 
 G_BEGIN_DECLS
 
@@ -55,5 +56,31 @@ void limen_backend_watch_properties (LimenPortalContext        *context,
                                      const char                *interface,
                                      LimenBackendPropertiesFunc func,
                                      gpointer                   user_data);
+
+/* One signal of a relayed interface, sent by the current owner of @backend's name: the
+ * parameters the app is to hear (floating or a new reference; the signal keeps its name)
+ * with *@destination set to that app's unique name (a string that outlives the call, such
+ * as limen_session_get_sender()), or NULL to drop the signal. */
+typedef GVariant *(*LimenBackendSignalFunc) (const char *backend, const char *signal, GVariant *parameters,
+                                             const char **destination);
+
+/* @backend's name lost the owner it had (the backend left the bus or crashed); not called
+ * for a name that had no owner yet when the relay began (a backend being activated). */
+typedef void (*LimenBackendVanishedFunc) (const char *backend);
+
+/* What a portal passes on from its backends' signals: those of @impl_interface, to the
+ * app they concern (the owner of the session they name, mostly), on @portal_interface.
+ * A static description. */
+typedef struct {
+  const char              *impl_interface;
+  const char              *portal_interface;
+  LimenBackendSignalFunc   signal;
+  LimenBackendVanishedFunc vanished;   /* may be NULL */
+} LimenBackendRelay;
+
+/* Start relaying @relay's signals from @backend (once per interface and backend name, kept
+ * for the daemon's life). Only the unique name that owns @backend now is listened to: a
+ * unicast signal may name any sender. */
+void limen_backend_relay (GDBusConnection *connection, const LimenBackendRelay *relay, const char *backend);
 
 G_END_DECLS

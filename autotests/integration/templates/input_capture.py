@@ -4,7 +4,9 @@ barriers refused unless they lie on an outer edge of a zone, Enable/Disable/Rele
 (GetArgs), ConnectToEIS answers one end of a socketpair whose other end has sent b"EIS!"
 (SetEis(false) or the parameter "eis": False make it answer an error instead; "eis-pipe": True
 makes it answer a pipe). Parameters: "version" (default 2; 1 has no CreateSession2),
-"supported" (SupportedCapabilities, default 7).
+"supported" (SupportedCapabilities, default 7). With templates/clipboard.py loaded beside it,
+Start of a session whose impl Clipboard.RequestClipboard came first answers clipboard_enabled
+true, as a compositor that allows it does.
 Signals are sent by the test with dbusmock's EmitSignal on the main object."""
 import os
 import socket
@@ -73,6 +75,8 @@ def CreateSession2(self, session_handle, app_id, options):
 @dbus.service.method(MAIN_IFACE, in_signature="oossa{sv}", out_signature="ua{sv}", async_callbacks=("ok", "err"))
 def Start(self, handle, session_handle, app_id, parent_window, options, ok, err):
     results = {"capabilities": _granted(self, options)}
+    if any(m == "RequestClipboard" and str(a[0]) == str(session_handle) for m, a in self.limen.args):
+        results["clipboard_enabled"] = dbus.Boolean(True)
     if int(options.get("persist_mode", 0)) > 0:
         results["persist_mode"] = dbus.UInt32(options["persist_mode"])
         results["restore_data"] = dbus.Struct(("mock", dbus.UInt32(1), dbus.UInt32(results["capabilities"],

@@ -30,18 +30,8 @@ static const LimenOption create_session_options[] = {
   { NULL }
 };
 
-
-/* A backend we hear signals from, and who owns its name now. */
-typedef struct {
-  char  *name;
-  char  *owner;
-  guint  subscription;
-  guint  watch;
-} Backend;
-
 static GDBusConnection *connection;
 static GHashTable *sessions;   /* session path → LimenSession (not owned; removed when closed) */
-static GHashTable *backends;   /* name → Backend */
 
 /* ---- signals from the backend, to the session's owner ---- */
 
@@ -76,87 +66,60 @@ filter_changed (GVariant *params, GError **error)
   return filtered ? g_variant_new ("(o@a(sa{sv}))", path, filtered) : NULL;
 }
 
-static void
-on_backend_signal (GDBusConnection *c, const char *sender, const char *path, const char *iface,
-                   const char *signal, GVariant *params, gpointer user_data)
+/* Activated, Deactivated, ShortcutsChanged of an open session of @backend, checked. */
+static GVariant *
+relay_signal (const char *backend, const char *signal, GVariant *params, const char **destination)
 {
-  Backend *b = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) out = NULL;
+  GVariant *out;
   const char *session_path;
   LimenSession *session;
   gboolean key_event = g_str_equal (signal, "Activated") || g_str_equal (signal, "Deactivated");
 
-  /* Only the name's owner speaks for the backend (a unicast signal names any sender). */
-  if (g_strcmp0 (sender, b->owner) != 0)
-    return;
   if (!(key_event && g_variant_is_of_type (params, G_VARIANT_TYPE ("(osta{sv})"))) &&
       !(g_str_equal (signal, "ShortcutsChanged") && g_variant_is_of_type (params, G_VARIANT_TYPE ("(oa(sa{sv}))"))))
-    return;
+    return NULL;
   g_variant_get_child (params, 0, "&o", &session_path);
   session = g_hash_table_lookup (sessions, session_path);
-  if (!session || !limen_session_is_open (session) || g_strcmp0 (limen_session_get_data (session), b->name) != 0)
-    return;
+  if (!session || !limen_session_is_open (session) || g_strcmp0 (limen_session_get_data (session), backend) != 0)
+    return NULL;
   out = key_event ? filter_key_event (params, &error) : filter_changed (params, &error);
   if (!out)
     {
-      g_message ("%s from %s for %s dropped: %s", signal, b->name, session_path, error->message);
-      return;
+      g_message ("%s from %s for %s dropped: %s", signal, backend, session_path, error->message);
+      return NULL;
     }
-  g_variant_ref_sink (out);
-  if (!g_dbus_connection_emit_signal (connection, limen_session_get_sender (session), LIMEN_PORTAL_PATH,
-                                      PORTAL_IFACE, signal, out, &error))
-    g_debug ("%s not delivered: %s", signal, error->message);
-}
-
-static void
-on_backend_appeared (GDBusConnection *c, const char *name, const char *owner, gpointer user_data)
-{
-  Backend *b = user_data;
-
-  g_free (b->owner);
-  b->owner = g_strdup (owner);
+  *destination = limen_session_get_sender (session);
+  return out;
 }
 
 /* The backend's impl Sessions went with it, and the keys it grabbed: the app learns that
  * its sessions are closed and may create new ones. */
 static void
-on_backend_vanished (GDBusConnection *c, const char *name, gpointer user_data)
+close_backend_sessions (const char *backend)
 {
-  Backend *b = user_data;
   g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
   GHashTableIter iter;
   gpointer value;
 
-  g_clear_pointer (&b->owner, g_free);
   g_hash_table_iter_init (&iter, sessions);
   while (g_hash_table_iter_next (&iter, NULL, &value))
-    if (g_strcmp0 (limen_session_get_data (value), b->name) == 0)
+    if (g_strcmp0 (limen_session_get_data (value), backend) == 0)
       g_ptr_array_add (gone, limen_session_ref (value));
   for (guint i = 0; i < gone->len; i++)
     {
-      g_message ("GlobalShortcuts backend %s left: closing %s", b->name,
+      g_message ("GlobalShortcuts backend %s left: closing %s", backend,
                  limen_session_get_path (g_ptr_array_index (gone, i)));
       limen_session_close (g_ptr_array_index (gone, i));
     }
 }
 
-/* Listen to @name's signals from the first session it serves on. */
-static void
-listen_to_backend (const char *name)
-{
-  Backend *b;
-
-  if (g_hash_table_contains (backends, name))
-    return;
-  b = g_new0 (Backend, 1);
-  b->name = g_strdup (name);
-  b->subscription = g_dbus_connection_signal_subscribe (connection, name, IMPL_IFACE, NULL, LIMEN_PORTAL_PATH,
-                                                        NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_backend_signal, b, NULL);
-  b->watch = g_bus_watch_name_on_connection (connection, name, G_BUS_NAME_WATCHER_FLAGS_NONE,
-                                             on_backend_appeared, on_backend_vanished, b, NULL);
-  g_hash_table_insert (backends, b->name, b);
-}
+static const LimenBackendRelay global_shortcuts_relay = {
+  .impl_interface = IMPL_IFACE,
+  .portal_interface = PORTAL_IFACE,
+  .signal = relay_signal,
+  .vanished = close_backend_sessions,
+};
 
 /* ---- sessions ---- */
 
@@ -182,7 +145,7 @@ remember_session (LimenCall *call, GTask *task)
   limen_session_set_data (session, g_strdup (backend), g_free);
   limen_session_set_closed_func (session, on_session_closed, NULL);
   g_hash_table_replace (sessions, (gpointer) limen_session_get_path (session), session);
-  listen_to_backend (backend);
+  limen_backend_relay (connection, &global_shortcuts_relay, backend);
   g_task_return_boolean (task, TRUE);
 }
 
@@ -424,7 +387,6 @@ limen_global_shortcuts_new (LimenPortalContext *context)
     return NULL;
   connection = context->connection;
   sessions = g_hash_table_new (g_str_hash, g_str_equal);
-  backends = g_hash_table_new (g_str_hash, g_str_equal);
   object = limen_driver_offer (context, limen_dbus_portal_global_shortcuts_skeleton_new (), 2,
                                global_shortcuts_methods);
   g_signal_connect (object, "handle-configure-shortcuts", G_CALLBACK (handle_configure), context);

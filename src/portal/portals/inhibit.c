@@ -132,7 +132,8 @@ static gboolean
 handle_query_end_response (LimenDbusPortalInhibit *object, GDBusMethodInvocation *invocation,
                            const char *session_handle, LimenPortalContext *context)
 {
-  LimenSession *session = limen_session_lookup (session_handle, g_dbus_method_invocation_get_sender (invocation));
+  g_autoptr(LimenSession) session = limen_session_lookup (session_handle,
+                                                         g_dbus_method_invocation_get_sender (invocation));
   const char *backend = limen_backend_find (context, IMPL_IFACE, NULL);
 
   if (session == NULL)
@@ -149,35 +150,46 @@ handle_query_end_response (LimenDbusPortalInhibit *object, GDBusMethodInvocation
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-static void
-on_state_changed (GDBusConnection *connection, const char *sender, const char *path, const char *iface,
-                  const char *signal, GVariant *parameters, gpointer user_data)
+/* StateChanged of a monitor session, from the Inhibit backend's current owner only: the
+ * session's owner learns about its session, nobody else. */
+static GVariant *
+relay_state_changed (const char *backend, const char *signal, GVariant *parameters, const char **destination)
 {
   const char *session_handle;
   g_autoptr(GVariant) state = NULL;
   g_autofree char *owner = NULL;
+  g_autoptr(LimenSession) session = NULL;
 
-  if (!g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(oa{sv})")))
-    return;
+  if (!g_str_equal (signal, "StateChanged") || !g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(oa{sv})")))
+    return NULL;
   g_variant_get (parameters, "(&o@a{sv})", &session_handle, &state);
   owner = sender_of_session_path (session_handle);
-  if (owner == NULL || limen_session_lookup (session_handle, owner) == NULL)
-    return;
-  /* Only the session's owner learns about its session. */
-  g_dbus_connection_emit_signal (connection, owner, LIMEN_PORTAL_PATH, "org.freedesktop.portal.Inhibit",
-                                 "StateChanged", g_variant_new ("(o@a{sv})", session_handle, state), NULL);
+  if (owner == NULL || (session = limen_session_lookup (session_handle, owner)) == NULL ||
+      !limen_session_is_open (session))
+    return NULL;
+  /* The session table keeps it; the name outlives this call. */
+  *destination = limen_session_get_sender (session);
+  return g_variant_new ("(o@a{sv})", session_handle, state);
 }
+
+static const LimenBackendRelay state_relay = {
+  .impl_interface = IMPL_IFACE,
+  .portal_interface = "org.freedesktop.portal.Inhibit",
+  .signal = relay_state_changed,
+};
 
 /* Inhibit (the Request is the inhibition), CreateMonitor, QueryEndResponse. */
 GDBusInterfaceSkeleton *
 limen_inhibit_new (LimenPortalContext *context)
 {
+  const char *backend;
+
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   skeleton = limen_dbus_portal_inhibit_skeleton_new ();
   limen_driver_offer (context, skeleton, 3, inhibit_methods);
   g_signal_connect (skeleton, "handle-query-end-response", G_CALLBACK (handle_query_end_response), context);
-  g_dbus_connection_signal_subscribe (context->connection, NULL, IMPL_IFACE, "StateChanged", LIMEN_PORTAL_PATH,
-                                      NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_state_changed, NULL, NULL);
+  if ((backend = limen_backend_find (context, IMPL_IFACE, NULL)) != NULL)
+    limen_backend_relay (context->connection, &state_relay, backend);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }

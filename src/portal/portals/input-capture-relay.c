@@ -6,22 +6,12 @@
  * never contradict what the app itself asked (Disable, Release). */
 #include "input-capture.h"
 
+#include "backend.h"
 #include "option-tables.h"
 #include "portal.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.InputCapture"
 #define PORTAL_IFACE "org.freedesktop.portal.InputCapture"
-
-/* A backend we hear signals from, and who owns its name now. */
-typedef struct {
-  char  *name;
-  char  *owner;
-  guint  subscription;
-  guint  watch;
-} Backend;
-
-static GDBusConnection *connection;
-static GHashTable *backends;   /* name → Backend */
 
 /* The options table of a backend signal; NULL for a signal the portal does not have. */
 static const LimenOption *
@@ -60,11 +50,10 @@ signal_allowed (LimenCapture *capture, const char *signal)
   return capture->trigger != before;
 }
 
-static void
-on_backend_signal (GDBusConnection *c, const char *sender, const char *path, const char *iface,
-                   const char *signal, GVariant *params, gpointer user_data)
+/* Activated, Deactivated, Disabled, ZonesChanged of a started session of @backend, checked. */
+static GVariant *
+relay_signal (const char *backend, const char *signal, GVariant *params, const char **destination)
 {
-  Backend *b = user_data;
   g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(GVariant) raw = NULL;
   g_autoptr(GError) error = NULL;
@@ -72,65 +61,37 @@ on_backend_signal (GDBusConnection *c, const char *sender, const char *path, con
   const char *session_path;
   LimenCapture *capture;
 
-  /* Only the name's owner speaks for the backend (a unicast signal names any sender). */
-  if (g_strcmp0 (sender, b->owner) != 0 || !g_variant_is_of_type (params, G_VARIANT_TYPE ("(oa{sv})")))
-    return;
+  if (!g_variant_is_of_type (params, G_VARIANT_TYPE ("(oa{sv})")))
+    return NULL;
   g_variant_get (params, "(&o@a{sv})", &session_path, &raw);
   capture = limen_input_capture_lookup (session_path);
   if (capture == NULL || !limen_session_is_open (capture->session) || capture->state != LIMEN_CAPTURE_STARTED ||
-      g_strcmp0 (capture->backend, b->name) != 0)
-    return;
+      g_strcmp0 (capture->backend, backend) != 0)
+    return NULL;
   if ((table = signal_table (signal)) == NULL)
-    return;
+    return NULL;
   if (!limen_options_filter (raw, &options, &error, table, NULL))
     {
-      g_message ("%s from %s for %s dropped: %s", signal, b->name, session_path, error->message);
-      return;
+      g_message ("%s from %s for %s dropped: %s", signal, backend, session_path, error->message);
+      return NULL;
     }
   if (!signal_allowed (capture, signal))
-    return;
-  if (!g_dbus_connection_emit_signal (connection, limen_session_get_sender (capture->session), LIMEN_PORTAL_PATH,
-                                      PORTAL_IFACE, signal,
-                                      g_variant_new ("(o@a{sv})", session_path, g_variant_builder_end (&options)),
-                                      &error))
-    g_debug ("%s not delivered: %s", signal, error->message);
+    return NULL;
+  *destination = limen_session_get_sender (capture->session);
+  return g_variant_new ("(o@a{sv})", session_path, g_variant_builder_end (&options));
 }
 
-static void
-on_backend_appeared (GDBusConnection *c, const char *name, const char *owner, gpointer user_data)
-{
-  Backend *b = user_data;
-
-  g_free (b->owner);
-  b->owner = g_strdup (owner);
-}
-
-/* The backend's impl Sessions went with it, and its EIS servers: the app learns that its
- * sessions are closed and may create new ones. */
-static void
-on_backend_vanished (GDBusConnection *c, const char *name, gpointer user_data)
-{
-  Backend *b = user_data;
-
-  g_clear_pointer (&b->owner, g_free);
-  limen_input_capture_close_backend (b->name);
-}
+static const LimenBackendRelay input_capture_relay = {
+  .impl_interface = IMPL_IFACE,
+  .portal_interface = PORTAL_IFACE,
+  .signal = relay_signal,
+  /* The backend's impl Sessions went with it, and its EIS servers: the app learns that its
+   * sessions are closed and may create new ones. */
+  .vanished = limen_input_capture_close_backend,
+};
 
 void
-limen_input_capture_relay (GDBusConnection *bus, const char *name)
+limen_input_capture_relay (GDBusConnection *connection, const char *backend)
 {
-  Backend *b;
-
-  if (backends == NULL)
-    backends = g_hash_table_new (g_str_hash, g_str_equal);
-  if (g_hash_table_contains (backends, name))
-    return;
-  connection = bus;
-  b = g_new0 (Backend, 1);
-  b->name = g_strdup (name);
-  b->subscription = g_dbus_connection_signal_subscribe (connection, name, IMPL_IFACE, NULL, LIMEN_PORTAL_PATH,
-                                                        NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_backend_signal, b, NULL);
-  b->watch = g_bus_watch_name_on_connection (connection, name, G_BUS_NAME_WATCHER_FLAGS_NONE,
-                                             on_backend_appeared, on_backend_vanished, b, NULL);
-  g_hash_table_insert (backends, b->name, b);
+  limen_backend_relay (connection, &input_capture_relay, backend);
 }

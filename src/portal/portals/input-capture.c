@@ -11,7 +11,9 @@
  * horizontal or vertical lines, the zone_set GetZones answered last) before a backend sees
  * them, Enable/Disable/Release wait for ConnectToEIS, and the backend's signals reach only
  * the session's owner, checked and only in the states the specification allows them in
- * (input-capture-relay.c). */
+ * (input-capture-relay.c). A session of CreateSession2 may ask for the clipboard before its
+ * Start (Clipboard.RequestClipboard, screencast/clipboard.c); Start then answers
+ * clipboard_enabled. */
 #include "portal.h"
 
 #include <string.h>
@@ -60,6 +62,7 @@ static void
 capture_free (LimenCapture *capture)
 {
   g_free (capture->backend);
+  g_clear_pointer (&capture->transfers, g_hash_table_unref);
   g_free (capture);
 }
 
@@ -355,6 +358,16 @@ started (LimenCall *call, GTask *task)
   capture->state = LIMEN_CAPTURE_STARTED;
   g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
   g_variant_builder_add (&b, "{sv}", "capabilities", g_variant_new_uint32 (capture->capabilities));
+  /* Only for a session that asked (Clipboard.RequestClipboard before Start), whatever the
+   * backend says. */
+  if (capture->clipboard_requested)
+    {
+      gboolean clipboard = FALSE;
+
+      g_variant_lookup (results, "clipboard_enabled", "b", &clipboard);
+      capture->clipboard_enabled = clipboard;
+      g_variant_builder_add (&b, "{sv}", "clipboard_enabled", g_variant_new_boolean (clipboard));
+    }
   data = g_variant_lookup_value (results, "restore_data", G_VARIANT_TYPE ("(suv)"));
   if (data && g_variant_lookup (results, "persist_mode", "u", &mode) &&
       (token = limen_restore_token_store (RESTORE_TABLE, limen_app_info_get_id (limen_call_get_app_info (call)),

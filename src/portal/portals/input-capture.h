@@ -1,5 +1,6 @@
-/* Limen — InputCapture sessions, shared by the portal (input-capture.c) and the relay of its
- * backend's signals (input-capture-relay.c).
+/* Limen — InputCapture sessions, shared by the portal (input-capture.c), the relay of its
+ * backend's signals (input-capture-relay.c) and the Clipboard portal (screencast/clipboard.c),
+ * which a session of CreateSession2 may use when it asked before Start.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
@@ -36,6 +37,9 @@ typedef struct {
   gboolean             has_zones;      /* GetZones answered */
   gboolean             zones_stale;    /* ZonesChanged since */
   guint32              zone_set;       /* the serial GetZones answered last */
+  gboolean             clipboard_requested;   /* Clipboard.RequestClipboard, before Start */
+  gboolean             clipboard_enabled;     /* granted by Start */
+  GHashTable          *transfers;             /* clipboard serials announced and not yet done */
 } LimenCapture;
 
 /* The capture of the open session at @path, or NULL. */

@@ -574,28 +574,31 @@ handle_remove_notification (LimenDbusPortalNotification *object, GDBusMethodInvo
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-static void
-on_action_invoked (GDBusConnection *connection, const char *sender, const char *path, const char *iface,
-                   const char *signal, GVariant *parameters, gpointer user_data)
+/* ActionInvoked from the Notification backend's current owner only, to the app that added
+ * the notification: another app must not learn what this one's user clicked. */
+static GVariant *
+relay_action_invoked (const char *backend, const char *signal, GVariant *parameters, const char **destination)
 {
-  LimenPortalContext *context = user_data;
   const char *app_id, *id, *action;
   g_autoptr(GVariant) parameter = NULL;
   g_autofree char *key = NULL;
   const char *owner;
 
-  if (!g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(sssav)")))
-    return;
+  if (!g_str_equal (signal, "ActionInvoked") || !g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(sssav)")))
+    return NULL;
   g_variant_get (parameters, "(&s&s&s@av)", &app_id, &id, &action, &parameter);
   key = owner_key (app_id, id);
-  owner = g_hash_table_lookup (owners, key);
-  if (owner == NULL)
-    return;
-  (void) context;
-  /* Unicast: another app must not learn what this one's user clicked. */
-  g_dbus_connection_emit_signal (connection, owner, LIMEN_PORTAL_PATH, "org.freedesktop.portal.Notification",
-                                 "ActionInvoked", g_variant_new ("(ss@av)", id, action, parameter), NULL);
+  if ((owner = g_hash_table_lookup (owners, key)) == NULL)
+    return NULL;
+  *destination = owner;   /* the table keeps it until the app leaves */
+  return g_variant_new ("(ss@av)", id, action, parameter);
 }
+
+static const LimenBackendRelay action_relay = {
+  .impl_interface = IMPL_IFACE,
+  .portal_interface = "org.freedesktop.portal.Notification",
+  .signal = relay_action_invoked,
+};
 
 static void
 on_peer_vanished (const char *name, gpointer user_data)
@@ -644,6 +647,8 @@ on_backend_properties (GVariant *props, gpointer user_data)
 GDBusInterfaceSkeleton *
 limen_notification_new (LimenPortalContext *context)
 {
+  const char *backend;
+
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   owners = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
@@ -656,7 +661,7 @@ limen_notification_new (LimenPortalContext *context)
   limen_backend_watch_properties (context, IMPL_IFACE, on_backend_properties, NULL);
   g_signal_connect (skeleton, "handle-add-notification", G_CALLBACK (handle_add_notification), context);
   g_signal_connect (skeleton, "handle-remove-notification", G_CALLBACK (handle_remove_notification), context);
-  g_dbus_connection_signal_subscribe (context->connection, NULL, IMPL_IFACE, "ActionInvoked", LIMEN_PORTAL_PATH,
-                                      NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_action_invoked, context, NULL);
+  if ((backend = limen_backend_find (context, IMPL_IFACE, NULL)) != NULL)
+    limen_backend_relay (context->connection, &action_relay, backend);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }

@@ -14,7 +14,6 @@ static void
 cast_free (LimenCast *cast)
 {
   g_free (cast->backend);
-  g_free (cast->backend_owner);
   g_clear_pointer (&cast->transfers, g_hash_table_unref);
   g_array_unref (cast->nodes);
   g_array_unref (cast->remotes);

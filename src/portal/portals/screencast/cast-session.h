@@ -51,7 +51,6 @@ typedef struct {
   GArray            *nodes;            /* guint32 PipeWire node ids from Start */
   GArray            *remotes;          /* guint32 PipeWire client ids handed out */
   guint              remotes_pending;  /* OpenPipeWireRemote calls with PipeWire now */
-  char              *backend_owner;    /* unique name of the backend: signals come from it */
   GHashTable        *transfers;        /* clipboard serials announced and not yet done */
 } LimenCast;
 

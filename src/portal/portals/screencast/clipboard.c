@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Clipboard: no session of its own; it rides on a RemoteDesktop session whose Start the
+ * Clipboard: no session of its own; it rides on a RemoteDesktop session, or on an
+ * InputCapture session made by CreateSession2 (version 2 of that portal), whose Start the
  * person allowed with the clipboard. Everything an app sends is bounded here (number and
  * length of MIME types, serials it may answer) and the backend's signals reach only the
- * session's owner, and only when they come from the backend itself. */
+ * session's owner, and only when they come from that session's backend itself. */
 #include "clipboard.h"
 
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "backend.h"
 #include "cast-session.h"
+#include "portals/input-capture.h"
 #include "option-tables.h"
 
 #define CLIPBOARD_VERSION 1
@@ -20,37 +22,83 @@
 static LimenDbusPortalClipboard *skeleton;
 static GDBusConnection *bus;
 
-/* The caller's remote desktop session, if it may use the clipboard now. */
-static LimenCast *
-clipboard_session (GDBusMethodInvocation *invocation, const char *path, LimenSession **session, GError **error)
-{
-  LimenCast *cast = limen_cast_lookup (invocation, path, session, error);
+/* The clipboard side of a session that can have one, whichever portal made it: pointers
+ * into that portal's own state, good while a handler or signal runs. */
+typedef struct {
+  LimenSession *session;        /* not owned */
+  const char   *backend;
+  gboolean      can_request;    /* in the state where RequestClipboard belongs (before Start) */
+  gboolean      started;
+  gboolean     *requested;
+  gboolean     *enabled;
+  GHashTable  **transfers;
+} Host;
 
-  if (cast == NULL)
-    return NULL;
-  if (cast->kind != LIMEN_CAST_REMOTE_DESKTOP || cast->state != LIMEN_CAST_STARTED || !cast->clipboard_enabled)
+/* The clipboard host of the open session at @path (whoever owns it); FALSE for a session
+ * of a kind that has no clipboard (ScreenCast, GlobalShortcuts, ...) or no session. */
+static gboolean
+host_of_path (const char *path, Host *host)
+{
+  LimenCast *cast = limen_cast_lookup_path (path);
+  LimenCapture *capture;
+
+  if (cast && cast->kind == LIMEN_CAST_REMOTE_DESKTOP)
     {
+      *host = (Host) { cast->session, cast->backend, cast->state == LIMEN_CAST_READY,
+                       cast->state == LIMEN_CAST_STARTED, &cast->clipboard_requested, &cast->clipboard_enabled,
+                       &cast->transfers };
+      return TRUE;
+    }
+  /* Only a session of CreateSession2 waits for Start (CreateSession's starts at once). */
+  if (cast == NULL && (capture = limen_input_capture_lookup (path)) != NULL)
+    {
+      *host = (Host) { capture->session, capture->backend, capture->state == LIMEN_CAPTURE_NEW,
+                       capture->state == LIMEN_CAPTURE_STARTED, &capture->clipboard_requested,
+                       &capture->clipboard_enabled, &capture->transfers };
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* The caller's session @path as a clipboard host (a session reference in @session), or
+ * FALSE + InvalidArgument naming session_handle: no session of this caller, or one of a
+ * kind without a clipboard. */
+static gboolean
+host_lookup (GDBusMethodInvocation *invocation, const char *path, Host *host, LimenSession **session,
+             GError **error)
+{
+  g_autoptr(LimenSession) found = limen_driver_lookup_session (invocation, path, error);
+
+  if (found == NULL)
+    return FALSE;
+  if (!host_of_path (path, host) || host->session != found)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid value for session_handle: not a remote desktop or input capture session");
+      return FALSE;
+    }
+  *session = g_steal_pointer (&found);
+  return TRUE;
+}
+
+/* The caller's session, if it may use the clipboard now (started, clipboard granted). */
+static gboolean
+granted_host (GDBusMethodInvocation *invocation, const char *path, Host *host, LimenSession **session,
+              GError **error)
+{
+  if (!host_lookup (invocation, path, host, session, error))
+    return FALSE;
+  if (!host->started || !*host->enabled)
+    {
+      g_clear_pointer (session, limen_session_unref);
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
                            "The clipboard was not granted to this session");
-      return NULL;
+      return FALSE;
     }
-  return cast;
+  return TRUE;
 }
 
-static void
-on_owner (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  LimenSession *session = user_data;
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
-  LimenCast *cast = limen_session_get_data (session);
-
-  if (reply && cast)
-    {
-      g_free (cast->backend_owner);
-      g_variant_get (reply, "(s)", &cast->backend_owner);
-    }
-  limen_session_unref (session);
-}
+static const LimenBackendRelay clipboard_relay;   /* below, with the signals it passes on */
 
 static gboolean
 handle_request_clipboard (LimenDbusPortalClipboard *object, GDBusMethodInvocation *invocation,
@@ -59,21 +107,21 @@ handle_request_clipboard (LimenDbusPortalClipboard *object, GDBusMethodInvocatio
   g_autoptr(GError) error = NULL;
   g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(LimenSession) session = NULL;
-  LimenCast *cast;
+  Host host;
 
   if (!limen_options_filter (options, &b, &error, limen_options_clipboard_request_clipboard, NULL) ||
-      (cast = limen_cast_lookup (invocation, session_handle, &session, &error)) == NULL)
+      !host_lookup (invocation, session_handle, &host, &session, &error))
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
-  if (cast->kind != LIMEN_CAST_REMOTE_DESKTOP || cast->state != LIMEN_CAST_READY || cast->clipboard_requested)
-    return limen_cast_return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                                     "The clipboard can be requested once, on a remote desktop session before it starts"));
-  cast->clipboard_requested = TRUE;
-  /* Who the backend is, so that only its signals are passed on to the app. */
-  g_dbus_connection_call (bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                          "GetNameOwner", g_variant_new ("(s)", cast->backend), G_VARIANT_TYPE ("(s)"),
-                          G_DBUS_CALL_FLAGS_NONE, LIMEN_BACKEND_TIMEOUT_QUICK, NULL, on_owner,
-                          limen_session_ref (session));
-  g_dbus_connection_call (bus, cast->backend, LIMEN_PORTAL_PATH, LIMEN_CLIPBOARD_IMPL, "RequestClipboard",
+  if (!host.can_request || *host.requested)
+    return limen_cast_return_error (invocation,
+                                    g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                         "The clipboard can be requested once per session, before "
+                                                         "its Start (on an input capture session: one of "
+                                                         "CreateSession2)"));
+  *host.requested = TRUE;
+  /* Only that backend's signals are passed on to the app. */
+  limen_backend_relay (bus, &clipboard_relay, host.backend);
+  g_dbus_connection_call (bus, host.backend, LIMEN_PORTAL_PATH, LIMEN_CLIPBOARD_IMPL, "RequestClipboard",
                           g_variant_new ("(o@a{sv})", session_handle, g_variant_builder_end (&b)), NULL,
                           G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL, NULL, NULL);
   limen_dbus_portal_clipboard_complete_request_clipboard (object, invocation);
@@ -87,12 +135,12 @@ handle_set_selection (LimenDbusPortalClipboard *object, GDBusMethodInvocation *i
   g_autoptr(GError) error = NULL;
   g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(LimenSession) session = NULL;
-  LimenCast *cast;
+  Host host;
 
   if (!limen_options_filter (options, &b, &error, limen_options_clipboard_set_selection, NULL) ||
-      (cast = clipboard_session (invocation, session_handle, &session, &error)) == NULL)
+      !granted_host (invocation, session_handle, &host, &session, &error))
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
-  g_dbus_connection_call (bus, cast->backend, LIMEN_PORTAL_PATH, LIMEN_CLIPBOARD_IMPL, "SetSelection",
+  g_dbus_connection_call (bus, host.backend, LIMEN_PORTAL_PATH, LIMEN_CLIPBOARD_IMPL, "SetSelection",
                           g_variant_new ("(o@a{sv})", session_handle, g_variant_builder_end (&b)), NULL,
                           G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL, NULL, NULL);
   limen_dbus_portal_clipboard_complete_set_selection (object, invocation);
@@ -127,21 +175,22 @@ on_fd_reply (GObject *source, GAsyncResult *result, gpointer user_data)
 }
 
 static void
-call_for_fd (GDBusMethodInvocation *invocation, LimenCast *cast, const char *method, GVariant *params, gboolean write)
+call_for_fd (GDBusMethodInvocation *invocation, const Host *host, const char *method, GVariant *params,
+             gboolean write)
 {
   FdCall *f = g_new0 (FdCall, 1);
 
   f->invocation = invocation;
   f->write = write;
-  g_dbus_connection_call_with_unix_fd_list (bus, cast->backend, LIMEN_PORTAL_PATH, LIMEN_CLIPBOARD_IMPL, method,
+  g_dbus_connection_call_with_unix_fd_list (bus, host->backend, LIMEN_PORTAL_PATH, LIMEN_CLIPBOARD_IMPL, method,
                                             params, G_VARIANT_TYPE ("(h)"), G_DBUS_CALL_FLAGS_NO_AUTO_START,
                                             LIMEN_BACKEND_TIMEOUT_QUICK, NULL, NULL, on_fd_reply, f);
 }
 
 static gboolean
-check_serial (GDBusMethodInvocation *invocation, LimenCast *cast, guint serial)
+check_serial (GDBusMethodInvocation *invocation, const Host *host, guint serial)
 {
-  if (cast->transfers && g_hash_table_contains (cast->transfers, GUINT_TO_POINTER (serial)))
+  if (*host->transfers && g_hash_table_contains (*host->transfers, GUINT_TO_POINTER (serial)))
     return TRUE;
   g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                                                  "Invalid value for serial: no such transfer of this session");
@@ -154,12 +203,12 @@ handle_selection_write (LimenDbusPortalClipboard *object, GDBusMethodInvocation 
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(LimenSession) session = NULL;
-  LimenCast *cast = clipboard_session (invocation, session_handle, &session, &error);
+  Host host;
 
-  if (cast == NULL)
+  if (!granted_host (invocation, session_handle, &host, &session, &error))
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
-  if (check_serial (invocation, cast, serial))
-    call_for_fd (invocation, cast, "SelectionWrite", g_variant_new ("(ou)", session_handle, serial), TRUE);
+  if (check_serial (invocation, &host, serial))
+    call_for_fd (invocation, &host, "SelectionWrite", g_variant_new ("(ou)", session_handle, serial), TRUE);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -170,14 +219,14 @@ handle_selection_write_done (LimenDbusPortalClipboard *object, GDBusMethodInvoca
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(LimenSession) session = NULL;
-  LimenCast *cast = clipboard_session (invocation, session_handle, &session, &error);
+  Host host;
 
-  if (cast == NULL)
+  if (!granted_host (invocation, session_handle, &host, &session, &error))
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
-  if (!check_serial (invocation, cast, serial))
+  if (!check_serial (invocation, &host, serial))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  g_hash_table_remove (cast->transfers, GUINT_TO_POINTER (serial));
-  g_dbus_connection_call (bus, cast->backend, LIMEN_PORTAL_PATH, LIMEN_CLIPBOARD_IMPL, "SelectionWriteDone",
+  g_hash_table_remove (*host.transfers, GUINT_TO_POINTER (serial));
+  g_dbus_connection_call (bus, host.backend, LIMEN_PORTAL_PATH, LIMEN_CLIPBOARD_IMPL, "SelectionWriteDone",
                           g_variant_new ("(oub)", session_handle, serial, success), NULL,
                           G_DBUS_CALL_FLAGS_NO_AUTO_START, LIMEN_BACKEND_TIMEOUT_QUICK, NULL, NULL, NULL);
   limen_dbus_portal_clipboard_complete_selection_write_done (object, invocation);
@@ -190,40 +239,31 @@ handle_selection_read (LimenDbusPortalClipboard *object, GDBusMethodInvocation *
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(LimenSession) session = NULL;
-  LimenCast *cast = clipboard_session (invocation, session_handle, &session, &error);
+  Host host;
 
-  if (cast == NULL)
+  if (!granted_host (invocation, session_handle, &host, &session, &error))
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
   if (!limen_mime_type_is_valid (mime_type))
     return limen_cast_return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                                                                      "Invalid value for mime_type: not a MIME type"));
-  call_for_fd (invocation, cast, "SelectionRead", g_variant_new ("(os)", session_handle, mime_type), FALSE);
+  call_for_fd (invocation, &host, "SelectionRead", g_variant_new ("(os)", session_handle, mime_type), FALSE);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-/* The session a backend signal names, if it came from that session's backend and the
- * clipboard was granted. */
-static LimenCast *
-signal_session (const char *sender, const char *path, LimenSession **session)
+/* The session a backend signal names, if @backend holds it and granted it the clipboard. */
+static gboolean
+signal_host (const char *backend, const char *path, Host *host)
 {
-  LimenCast *cast = limen_cast_lookup_path (path);
-
-  if (cast == NULL)
-    return NULL;
-  *session = limen_session_ref (cast->session);
-  if (cast->backend_owner == NULL || g_strcmp0 (sender, cast->backend_owner) != 0 ||
-      cast->state != LIMEN_CAST_STARTED || !cast->clipboard_enabled)
-    return NULL;
-  return cast;
+  return host_of_path (path, host) && g_strcmp0 (host->backend, backend) == 0 && host->started && *host->enabled;
 }
 
-static void
-on_backend_signal (GDBusConnection *connection, const char *sender, const char *object_path,
-                   const char *interface, const char *signal, GVariant *parameters, gpointer user_data)
+/* SelectionOwnerChanged and SelectionTransfer, checked; a transfer's serial becomes one the
+ * app may answer. */
+static GVariant *
+relay_signal (const char *backend, const char *signal, GVariant *parameters, const char **destination)
 {
-  g_autoptr(LimenSession) session = NULL;
   const char *path;
-  LimenCast *cast;
+  Host host;
 
   if (g_str_equal (signal, "SelectionOwnerChanged") && g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(oa{sv})")))
     {
@@ -231,31 +271,37 @@ on_backend_signal (GDBusConnection *connection, const char *sender, const char *
       g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
 
       g_variant_get (parameters, "(&o@a{sv})", &path, &options);
-      if ((cast = signal_session (sender, path, &session)) == NULL ||
+      if (!signal_host (backend, path, &host) ||
           !limen_options_filter (options, &b, NULL, limen_options_clipboard_selection_owner_changed, NULL))
-        return;
-      g_dbus_connection_emit_signal (connection, limen_session_get_sender (session), LIMEN_PORTAL_PATH,
-                                     "org.freedesktop.portal.Clipboard", signal,
-                                     g_variant_new ("(o@a{sv})", path, g_variant_builder_end (&b)), NULL);
+        return NULL;
+      *destination = limen_session_get_sender (host.session);
+      return g_variant_new ("(o@a{sv})", path, g_variant_builder_end (&b));
     }
-  else if (g_str_equal (signal, "SelectionTransfer") && g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(osu)")))
+  if (g_str_equal (signal, "SelectionTransfer") && g_variant_is_of_type (parameters, G_VARIANT_TYPE ("(osu)")))
     {
       const char *mime;
       guint32 serial;
 
       g_variant_get (parameters, "(&o&su)", &path, &mime, &serial);
-      if ((cast = signal_session (sender, path, &session)) == NULL || !limen_mime_type_is_valid (mime))
-        return;
-      if (cast->transfers == NULL)
-        cast->transfers = g_hash_table_new (NULL, NULL);
-      if (g_hash_table_size (cast->transfers) >= MAX_PENDING_TRANSFERS)
-        g_hash_table_remove_all (cast->transfers);   /* the app stopped answering: old ones lapse */
-      g_hash_table_add (cast->transfers, GUINT_TO_POINTER (serial));
-      g_dbus_connection_emit_signal (connection, limen_session_get_sender (session), LIMEN_PORTAL_PATH,
-                                     "org.freedesktop.portal.Clipboard", signal,
-                                     g_variant_new ("(osu)", path, mime, serial), NULL);
+      if (!signal_host (backend, path, &host) || !limen_mime_type_is_valid (mime))
+        return NULL;
+      if (*host.transfers == NULL)
+        *host.transfers = g_hash_table_new (NULL, NULL);
+      if (g_hash_table_size (*host.transfers) >= MAX_PENDING_TRANSFERS)
+        g_hash_table_remove_all (*host.transfers);   /* the app stopped answering: old ones lapse */
+      g_hash_table_add (*host.transfers, GUINT_TO_POINTER (serial));
+      *destination = limen_session_get_sender (host.session);
+      return g_variant_new ("(osu)", path, mime, serial);
     }
+  return NULL;
 }
+
+/* The sessions themselves end with their own portal (RemoteDesktop, InputCapture). */
+static const LimenBackendRelay clipboard_relay = {
+  .impl_interface = LIMEN_CLIPBOARD_IMPL,
+  .portal_interface = "org.freedesktop.portal.Clipboard",
+  .signal = relay_signal,
+};
 
 GDBusInterfaceSkeleton *
 limen_clipboard_new (LimenPortalContext *context)
@@ -271,8 +317,5 @@ limen_clipboard_new (LimenPortalContext *context)
   g_signal_connect (skeleton, "handle-selection-write", G_CALLBACK (handle_selection_write), context);
   g_signal_connect (skeleton, "handle-selection-write-done", G_CALLBACK (handle_selection_write_done), context);
   g_signal_connect (skeleton, "handle-selection-read", G_CALLBACK (handle_selection_read), context);
-  /* The sender is checked per signal against the session's backend. */
-  g_dbus_connection_signal_subscribe (context->connection, NULL, LIMEN_CLIPBOARD_IMPL, NULL, LIMEN_PORTAL_PATH,
-                                      NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_backend_signal, NULL, NULL);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }
