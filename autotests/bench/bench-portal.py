@@ -122,6 +122,7 @@ def measure_both():
                 sample(w, "read_p99", int(s["p99_us"]))
                 sample(w, "status_p50", int(n["p50_us"]))
                 sample(w, "status_p99", int(n["p99_us"]))
+                sample(w, "status_first", int(n["first_us"]))
                 t = load(buses[w], *STATUS[:2], STATUS[2], clients=8, calls=2000)
                 ts = load(buses[w], *READ[:2], READ[2], clients=8, calls=2000)
                 sample(w, "throughput_status", float(t["throughput"]))
@@ -129,6 +130,7 @@ def measure_both():
         for w in which:
             for key, values in samples[w].items():
                 res[w][key] = statistics.median(values)
+            res[w]["cold_rounds"] = samples[w]["cold_ms"]
             before = pss_kib(daemons[w].pid)
             load(buses[w], *STATUS[:2], STATUS[2], clients=4, calls=N_GROWTH // 8)
             load(buses[w], *READ[:2], READ[2], clients=4, calls=N_GROWTH // 8)
@@ -163,6 +165,15 @@ def main():
         met = ok(ratio)
         missed += 0 if met else 1
         print(f"{label:48} {ours[key]:>12.1f} {ref[key]:>12.1f} {ratio:>7.2f}×  {target} {'met' if met else 'MISSED'}")
+    # Not a target: the cold start's ratio round by round (each round starts both daemons
+    # back to back), whose median drifting host load moves less than the ratio of medians.
+    paired = statistics.median(a / b for a, b in zip(ours["cold_rounds"], ref["cold_rounds"]))
+    print(f"{'cold start, median of per-round ratios':48} {'':>12} {'':>12} {paired:>7.2f}×  (informative)")
+    # Not a target: each load run is a new connection, and its first call (the caller's
+    # identification) is one of the 4 slowest of 333, so it weighs on the p99 above.
+    ratio = ours["status_first"] / ref["status_first"] if ref["status_first"] else float("inf")
+    print(f"{'GetStatus, first call of a connection (µs)':48} {ours['status_first']:>12.1f} {ref['status_first']:>12.1f}"
+          f" {ratio:>7.2f}×  (informative)")
     g_ok = ours["growth_kib"] < 1024
     missed += 0 if g_ok else 1
     print(f"{'PSS growth after %d calls (KiB)' % N_GROWTH:48} {ours['growth_kib']:>12.1f} {ref['growth_kib']:>12.1f}"

@@ -93,23 +93,46 @@ on_name_owner_changed (GDBusConnection *connection,
     }
 }
 
-/* Peers connected before us joined the bus no later than now. */
+/* Peers connected before us joined the bus no later than tracker_start_ticks. ListNames is
+ * asked without waiting (the daemon exports its objects meanwhile) on a context of its own,
+ * so that limen_app_info_tracker_ready() can take the answer in before anything else runs. */
+static GMainContext *present_names_context;
+static gboolean present_names_pending;
+
 static void
-record_present_names (GDBusConnection *connection)
+on_present_names (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  g_autoptr(GVariant) reply = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
   g_autoptr(GVariantIter) iter = NULL;
   const char *name;
 
-  reply = g_dbus_connection_call_sync (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                       "org.freedesktop.DBus", "ListNames", NULL, G_VARIANT_TYPE ("(as)"),
-                                       G_DBUS_CALL_FLAGS_NONE, 5000, NULL, NULL);
-  if (reply == NULL)
+  present_names_pending = FALSE;
+  if (reply == NULL || appeared == NULL)
     return;
   g_variant_get (reply, "(as)", &iter);
   while (g_variant_iter_next (iter, "&s", &name))
     if (name[0] == ':' && !g_hash_table_contains (appeared, name))
       g_hash_table_insert (appeared, g_strdup (name), g_memdup2 (&tracker_start_ticks, sizeof (guint64)));
+}
+
+static void
+request_present_names (GDBusConnection *connection)
+{
+  present_names_context = g_main_context_new ();
+  present_names_pending = TRUE;
+  g_main_context_push_thread_default (present_names_context);
+  g_dbus_connection_call (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                          "org.freedesktop.DBus", "ListNames", NULL, G_VARIANT_TYPE ("(as)"),
+                          G_DBUS_CALL_FLAGS_NONE, 5000, tracker_cancellable, on_present_names, NULL);
+  g_main_context_pop_thread_default (present_names_context);
+}
+
+void
+limen_app_info_tracker_ready (void)
+{
+  while (present_names_pending)
+    g_main_context_iteration (present_names_context, TRUE);
+  g_clear_pointer (&present_names_context, g_main_context_unref);
 }
 
 void
@@ -127,7 +150,7 @@ limen_app_info_tracker_init (GDBusConnection *connection, GCancellable *cancella
     g_dbus_connection_signal_subscribe (connection, "org.freedesktop.DBus", "org.freedesktop.DBus",
                                         "NameOwnerChanged", "/org/freedesktop/DBus", NULL,
                                         G_DBUS_SIGNAL_FLAGS_NONE, on_name_owner_changed, NULL, NULL);
-  record_present_names (connection);
+  request_present_names (connection);
 #ifdef LIMEN_TEST_HOOKS
   if (g_getenv ("XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND"))
     g_warning ("Test hook active: every caller is identified from XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND=%s",
@@ -140,6 +163,7 @@ limen_app_info_tracker_shutdown (void)
 {
   if (cache == NULL)
     return;
+  limen_app_info_tracker_ready ();
   drain_pending ();
   tracker_generation++;
   g_dbus_connection_signal_unsubscribe (tracker_connection, name_owner_changed_id);
@@ -402,6 +426,7 @@ credentials_pid (const char *sender, GVariant *reply, GUnixFDList *fds, guint64 
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The bus gives no process for %s", sender);
       return pid;
     }
+  limen_app_info_tracker_ready ();
   appeared_at = appeared ? g_hash_table_lookup (appeared, sender) : NULL;
   /* Names on the bus before we started were recorded then; a name we have not seen
    * appear yet (its NameOwnerChanged still queued) joined before it called us. */

@@ -22,6 +22,11 @@ typedef void (*LimenPeerVanishedFunc) (const char *unique_name, gpointer user_da
  * @cancellable (or NULL), once cancelled, ends the bus round trips of identification. */
 void limen_app_info_tracker_init (GDBusConnection *connection, GCancellable *cancellable);
 
+/* Take in the bus's list of peers that were there before us (asked by tracker_init without
+ * waiting); returns at once once it has. Identification calls it itself; the daemon calls
+ * it before owning its name. */
+void limen_app_info_tracker_ready (void);
+
 /* Stop tracking and drop the cache (daemon shutdown). */
 void limen_app_info_tracker_shutdown (void);
 

@@ -141,27 +141,31 @@ on_name_lost (GDBusConnection *connection, const char *name, gpointer user_data)
   names_pending--;
 }
 
-static void
-on_bus_connected (GObject *source, GAsyncResult *result, gpointer user_data)
+/* @spec's prepare step and the signal watch, on a thread of their own while the main
+ * thread connects. */
+static gpointer
+prepare_thread_func (gpointer user_data)
 {
-  GAsyncResult **out = user_data;
+  const LimenDaemonSpec *spec = user_data;
 
-  *out = g_object_ref (result);
+  if (spec->prepare)
+    spec->prepare (spec->user_data);
+  watch_signals ();
+  return NULL;
 }
 
-/* The session bus; GDBus authenticates on a worker thread while the main thread runs
- * @spec's prepare step. */
+/* The session bus. GIO's setup of its D-Bus types, the socket, the authentication's round
+ * trips and Hello take longer than anything else before the daemon can serve, so the main
+ * thread starts on them at once, and @spec's prepare step and the signal watch run beside
+ * them on another thread instead of before or after them. */
 static GDBusConnection *
 connect_bus (const LimenDaemonSpec *spec, GError **error)
 {
-  g_autoptr(GAsyncResult) connected = NULL;
+  GThread *prepare_thread = g_thread_new ("limen-prepare", prepare_thread_func, (gpointer) spec);
+  GDBusConnection *connection = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, error);
 
-  g_bus_get (G_BUS_TYPE_SESSION, NULL, on_bus_connected, &connected);
-  if (spec->prepare)
-    spec->prepare (spec->user_data);
-  while (connected == NULL)
-    g_main_context_iteration (NULL, TRUE);
-  return g_bus_get_finish (connected, error);
+  g_thread_join (prepare_thread);
+  return connection;
 }
 
 /* Request every name of @spec (the first is primary); their ids go to @owned_ids. */
@@ -266,7 +270,6 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   g_dbus_connection_set_exit_on_close (daemon_connection, FALSE);
 
   main_loop = g_main_loop_new (NULL, FALSE);
-  watch_signals ();
 
   limen_app_info_tracker_init (daemon_connection, quit_cancellable);
 
@@ -276,6 +279,7 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
       return 1;
     }
 
+  limen_app_info_tracker_ready ();
   owned = own_names (spec, opt_replace, owned_ids);
   if (!quitting)
     g_main_loop_run (main_loop);

@@ -16,9 +16,10 @@ typedef struct {
   void        (*on_shutdown) (gpointer user_data);
   gpointer      user_data;
   GOptionEntry *extra_entries;  /* optional, NULL-terminated */
-  /* Optional: startup work that needs no bus (config files, GIO monitors). It runs on the
-   * main thread while the session bus connection is authenticated on another, so the two
-   * overlap instead of adding up; on_bus runs after both. */
+  /* Optional: startup work that needs no bus (config files, GIO monitors). It runs on a
+   * thread of its own while the main thread connects to the session bus, so the two
+   * overlap instead of adding up; on_bus runs on the main thread after both. Objects that
+   * attach sources take the global default main context (the thread pushes none). */
   void        (*prepare) (gpointer user_data);
 } LimenDaemonSpec;
 

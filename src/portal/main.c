@@ -10,9 +10,11 @@
 #include "session.h"
 
 #include "portals/network-monitor.h"
+#include "portals/deferred.h"
 
 /* Every portal of limen-portal, one line each: its name, its file's prefix (limen_PREFIX_new in
- * portals/PREFIX.c) and its gdbus-codegen skeleton (limen_dbus_SKELETON_skeleton_get_type). */
+ * portals/PREFIX.c) and its gdbus-codegen skeleton (limen_dbus_SKELETON_skeleton_get_type; for
+ * the reader: each portal's file makes its own, so that only offered portals set up a class). */
 #define LIMEN_PORTALS(P) \
   P ("Account", account, portal_account) \
   P ("Background", background, portal_background) \
@@ -49,7 +51,6 @@
 LIMEN_PORTALS (DECLARE_PORTAL)
 
 #define PORTAL_ROW(name, prefix, skeleton) { name, limen_##prefix##_new },
-#define SKELETON_TYPE(name, prefix, skeleton) limen_dbus_##skeleton##_skeleton_get_type,
 
 static const struct {
   const char        *name;
@@ -58,15 +59,21 @@ static const struct {
   LIMEN_PORTALS (PORTAL_ROW)
 };
 
-/* Their classes are set up (properties, handle-* signals) in prepare, off the startup path. */
-static GType (*const skeleton_types[]) (void) = {
-  LIMEN_PORTALS (SKELETON_TYPE)
-  limen_dbus_portal_request_skeleton_get_type,
-  limen_dbus_portal_session_skeleton_get_type,
-};
-
 static LimenPortalContext context;
 static GPtrArray *skeletons;
+
+/* How long after the exports the links to system services of portals/deferred.h are made:
+ * long enough for the first calls that started the daemon to be answered first. */
+#define DEFERRED_START_MS 50
+
+static gboolean
+start_deferred (gpointer user_data)
+{
+  limen_memory_monitor_start ();
+  limen_power_profile_monitor_start ();
+  limen_realtime_start ();
+  return G_SOURCE_REMOVE;
+}
 
 static gboolean
 on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
@@ -90,17 +97,18 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
       g_debug ("Offering %s", portals[i].name);
     }
   limen_fast_path_install (connection);
+  g_timeout_add_full (G_PRIORITY_LOW, DEFERRED_START_MS, start_deferred, NULL, NULL);
   return TRUE;
 }
 
-/* Runs while the bus connection is being authenticated (see LimenDaemonSpec.prepare). */
+/* Runs while the bus connection is being made (see LimenDaemonSpec.prepare). The skeleton
+ * classes are not set up here ahead of time: on two cores that work competes with the
+ * connection for the CPU, and only the portals a configuration offers need theirs. */
 static void
 prepare (gpointer user_data)
 {
   context.config = limen_portal_config_load ();
   limen_network_monitor_prepare ();
-  for (guint i = 0; i < G_N_ELEMENTS (skeleton_types); i++)
-    g_type_class_unref (g_type_class_ref (skeleton_types[i] ()));
 }
 
 static void

@@ -48,7 +48,19 @@ typedef struct {
   gboolean         started;
 } Loc;
 
-/* Stop the GeoClue client and drop the signal match (which holds a session reference). */
+static void
+on_stopped (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+
+  if (reply == NULL)
+    g_debug ("GeoClue client Stop: %s", error->message);
+}
+
+/* Stop the GeoClue client and drop the signal match (which holds a session reference). The
+ * call keeps the system bus connection alive until GeoClue answers: GIO holds the bus
+ * only weakly, and ours may be its last reference, dropped right after this. */
 static void
 loc_stop (Loc *l)
 {
@@ -57,7 +69,7 @@ loc_stop (Loc *l)
   l->updated_id = 0;
   if (l->system && l->client)
     g_dbus_connection_call (l->system, GC_NAME, l->client, GC_CLIENT, "Stop", NULL, NULL,
-                            G_DBUS_CALL_FLAGS_NONE, GC_TIMEOUT_MS, NULL, NULL, NULL);
+                            G_DBUS_CALL_FLAGS_NONE, GC_TIMEOUT_MS, NULL, on_stopped, NULL);
   g_clear_pointer (&l->client, g_free);
 }
 

@@ -2,6 +2,7 @@
 #include "portal.h"
 
 #include "driver.h"
+#include "deferred.h"
 
 static void
 sync_power_saver (GPowerProfileMonitor *monitor, GParamSpec *pspec, LimenDbusPortalPowerProfileMonitor *object)
@@ -10,19 +11,19 @@ sync_power_saver (GPowerProfileMonitor *monitor, GParamSpec *pspec, LimenDbusPor
     object, g_power_profile_monitor_get_power_saver_enabled (monitor));
 }
 
-/* Made on the first main-loop turn, off the startup path (see memory-monitor.c). A
- * property Get is dispatched on the main loop too, behind this idle, so no caller can
- * read power-saver-enabled before it is synced. */
-static gboolean
-create_monitor (gpointer user_data)
-{
-  LimenDbusPortalPowerProfileMonitor *object = user_data;
-  GPowerProfileMonitor *monitor = g_power_profile_monitor_dup_default ();
+static GPowerProfileMonitor *monitor;
+static LimenDbusPortalPowerProfileMonitor *skeleton;
 
-  g_object_set_data_full (G_OBJECT (object), "limen-monitor", monitor, g_object_unref);
-  sync_power_saver (monitor, NULL, object);
-  g_signal_connect_object (monitor, "notify::power-saver-enabled", G_CALLBACK (sync_power_saver), object, 0);
-  return G_SOURCE_REMOVE;
+/* Until GIO's monitor hears from power-profiles-daemon (which it asks without waiting)
+ * power-saver-enabled is FALSE; its answer comes as a property notification. */
+void
+limen_power_profile_monitor_start (void)
+{
+  if (monitor != NULL || skeleton == NULL)
+    return;
+  monitor = g_power_profile_monitor_dup_default ();
+  sync_power_saver (monitor, NULL, skeleton);
+  g_signal_connect_object (monitor, "notify::power-saver-enabled", G_CALLBACK (sync_power_saver), skeleton, 0);
 }
 
 /* org.freedesktop.portal.PowerProfileMonitor on GPowerProfileMonitor (power-profiles-daemon). */
@@ -31,6 +32,7 @@ limen_power_profile_monitor_new (LimenPortalContext *context)
 {
   GDBusInterfaceSkeleton *object = limen_driver_offer (context, limen_dbus_portal_power_profile_monitor_skeleton_new (), 1, NULL);
 
-  g_idle_add_full (G_PRIORITY_DEFAULT, create_monitor, g_object_ref (object), g_object_unref);
+  /* Started by limen_power_profile_monitor_start() (deferred.h). */
+  skeleton = LIMEN_DBUS_PORTAL_POWER_PROFILE_MONITOR (object);
   return object;
 }

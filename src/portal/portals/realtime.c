@@ -2,6 +2,7 @@
 #include "portal.h"
 
 #include "pid-map.h"
+#include "deferred.h"
 
 #define RTKIT_NAME "org.freedesktop.RealtimeKit1"
 #define RTKIT_PATH "/org/freedesktop/RealtimeKit1"
@@ -9,7 +10,35 @@
 
 static GDBusConnection *system_bus;
 static gboolean rtkit_present;
+static gboolean rtkit_known;      /* the system bus said whether RealtimeKit is there */
 static LimenDbusPortalRealtime *skeleton;
+
+/* A call that came before RealtimeKit's presence was known: answered once it is. */
+typedef struct {
+  LimenDbusPortalRealtime *object;
+  GDBusMethodInvocation   *invocation;
+  const char              *method;
+  guint64                  process;
+  guint64                  thread;
+  GVariant                *priority;
+} Held;
+
+static GPtrArray *held;
+#define HELD_MAX 256   /* beyond, calls are refused as when RealtimeKit is absent */
+
+static void set_rtkit_known (void);
+
+/* Calls are never held longer than a RealtimeKit call may take. */
+static gboolean
+on_lookup_timeout (gpointer user_data)
+{
+  if (!rtkit_known)
+    {
+      g_message ("No answer from the system bus about RealtimeKit in time: taking it as absent");
+      set_rtkit_known ();
+    }
+  return G_SOURCE_REMOVE;
+}
 
 typedef struct {
   LimenDbusPortalRealtime *object;
@@ -42,6 +71,19 @@ forward (LimenDbusPortalRealtime *object, GDBusMethodInvocation *invocation, con
   Call *call;
 
   LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
+  if (!rtkit_known && (held == NULL || held->len < HELD_MAX))
+    {
+      Held h = { g_object_ref (object), invocation, method, process, thread, g_steal_pointer (&prio) };
+
+      if (held == NULL)
+        {
+          held = g_ptr_array_new ();
+          g_timeout_add (RTKIT_TIMEOUT_MS, on_lookup_timeout, NULL);
+        }
+      g_ptr_array_add (held, g_memdup2 (&h, sizeof h));
+      limen_realtime_start ();
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   if (!rtkit_present)
     {
       g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
@@ -85,6 +127,25 @@ handle_make_high_priority (LimenDbusPortalRealtime *object, GDBusMethodInvocatio
                   g_variant_new_int32 (priority));
 }
 
+/* RealtimeKit's presence is known now (or given up on): answer the calls that waited for
+ * it, in order. */
+static void
+set_rtkit_known (void)
+{
+  g_autoptr(GPtrArray) calls = g_steal_pointer (&held);
+
+  rtkit_known = TRUE;
+  for (guint i = 0; calls && i < calls->len; i++)
+    {
+      Held *h = g_ptr_array_index (calls, i);
+
+      forward (h->object, h->invocation, h->method, h->process, h->thread, h->priority);
+      g_variant_unref (h->priority);
+      g_object_unref (h->object);
+      g_free (h);
+    }
+}
+
 static void
 on_properties (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -108,6 +169,7 @@ static void
 on_rtkit_appeared (GDBusConnection *c, const char *name, const char *owner, gpointer user_data)
 {
   rtkit_present = TRUE;
+  set_rtkit_known ();
   g_dbus_connection_call (c, RTKIT_NAME, RTKIT_PATH, "org.freedesktop.DBus.Properties", "GetAll",
                           g_variant_new ("(s)", "org.freedesktop.RealtimeKit1"), G_VARIANT_TYPE ("(a{sv})"),
                           G_DBUS_CALL_FLAGS_NO_AUTO_START, RTKIT_TIMEOUT_MS, NULL, on_properties, NULL);
@@ -117,6 +179,7 @@ static void
 on_rtkit_vanished (GDBusConnection *c, const char *name, gpointer user_data)
 {
   rtkit_present = FALSE;
+  set_rtkit_known ();
 }
 
 static void
@@ -128,11 +191,24 @@ on_system_bus (GObject *source, GAsyncResult *result, gpointer user_data)
   if (system_bus == NULL)
     {
       g_debug ("No system bus, so no RealtimeKit: %s", error->message);
+      set_rtkit_known ();
       return;
     }
   /* RealtimeKit is activatable on real systems; watch with auto-start so it comes up. */
   g_bus_watch_name_on_connection (system_bus, RTKIT_NAME, G_BUS_NAME_WATCHER_FLAGS_AUTO_START,
                                   on_rtkit_appeared, on_rtkit_vanished, NULL, NULL);
+}
+
+/* Looks for RealtimeKit on the system bus, once: started shortly after the daemon serves
+ * (deferred.h), or by the first Realtime call, which then waits for the answer. */
+void
+limen_realtime_start (void)
+{
+  static gboolean started;
+
+  if (!started)
+    g_bus_get (G_BUS_TYPE_SYSTEM, NULL, on_system_bus, NULL);
+  started = TRUE;
 }
 
 /* org.freedesktop.portal.Realtime, forwarded to RealtimeKit on the system bus with the
@@ -146,6 +222,5 @@ limen_realtime_new (LimenPortalContext *context)
   g_signal_connect (skeleton, "handle-make-thread-realtime-with-pid", G_CALLBACK (handle_make_realtime), NULL);
   g_signal_connect (skeleton, "handle-make-thread-high-priority-with-pid",
                     G_CALLBACK (handle_make_high_priority), NULL);
-  g_bus_get (G_BUS_TYPE_SYSTEM, NULL, on_system_bus, NULL);
   return G_DBUS_INTERFACE_SKELETON (skeleton);
 }
