@@ -70,7 +70,6 @@ static gboolean
 start_deferred (gpointer user_data)
 {
   limen_memory_monitor_start ();
-  limen_power_profile_monitor_start ();
   limen_realtime_start ();
   return G_SOURCE_REMOVE;
 }
@@ -97,6 +96,10 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
       g_debug ("Offering %s", portals[i].name);
     }
   limen_fast_path_install (connection);
+  /* Not deferred: power-saver-enabled is a property the app that started the daemon may read
+   * at once (GLib's portal monitor does, GetAll on its proxy), and it reads FALSE until GIO's
+   * monitor has heard from power-profiles-daemon. */
+  limen_power_profile_monitor_start ();
   g_timeout_add_full (G_PRIORITY_LOW, DEFERRED_START_MS, start_deferred, NULL, NULL);
   return TRUE;
 }
