@@ -179,6 +179,8 @@ class Xvfb:
         return path
 
     def close(self):
+        if getattr(self, "display", None):
+            limentest.stop_daemons_on_display(self.display)
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:

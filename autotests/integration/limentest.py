@@ -40,12 +40,27 @@ def binary(name):
     return path
 
 
+OPEN_BUSES = []   # Bus objects not closed yet
+
+
+def stop_daemons_on_display(display):
+    """Stops, newest first, the daemons of every open Bus that were started on X display
+    @display: a test's Xvfb may end before its bus does (pytest ends fixtures in reverse),
+    and a Qt/KF5 peer whose display went away dies of SIGPIPE or an X I/O error. Their exit
+    statuses stay for Bus.close() to check."""
+    for bus in list(OPEN_BUSES):
+        for d in reversed(bus.daemons):
+            if d.display == display:
+                d.stop()
+
+
 class Daemon:
     """A process we started; stop() ends it by PID and returns its exit status."""
 
     def __init__(self, argv, env, name=None, log_path=None):
         self.argv = argv
         self.name = name
+        self.display = env.get("DISPLAY") if env else None
         self.log_path = log_path
         self.log = open(log_path, "wb") if log_path else subprocess.DEVNULL
         self.proc = subprocess.Popen(argv, env=env, stdout=self.log, stderr=subprocess.STDOUT,
@@ -66,6 +81,7 @@ class Daemon:
         return self.proc.wait(timeout=timeout)
 
     def stop(self, sig=signal_module.SIGTERM, timeout=10):
+        """Ends it (once; later calls return the same status)."""
         if self.alive():
             os.kill(self.proc.pid, sig)
             try:
@@ -112,6 +128,7 @@ class Bus:
         self.services_dir = self._mk("services")
         self.logs = self._mk("logs")
         self.daemons = []
+        OPEN_BUSES.append(self)
         conf = os.path.join(self.root, "session.conf")
         with open(conf, "w") as f:
             f.write(textwrap.dedent(f"""\
@@ -266,6 +283,8 @@ class Bus:
             f.write(f"[D-BUS Service]\nName={bus_name}\nExec={exec_line}\n")
 
     def close(self):
+        if self in OPEN_BUSES:
+            OPEN_BUSES.remove(self)
         statuses = []
         for d in reversed(self.daemons):
             statuses.append((d.argv[0], d.stop()))
