@@ -436,6 +436,32 @@ def test_background_stored_ask_denied(bgenv):
     assert not os.path.exists(os.path.join(bus.config_home, "autostart", APP + ".desktop"))
 
 
+def test_background_autostart_without_commandline_uses_the_desktop_files_exec(bus):
+    """No commandline: the Exec line of the app's desktop file, as the specification says; a
+    host app without one gets no autostart entry (there would be nothing to run)."""
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    with open(os.path.join(apps, "org.example.Syncer.desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Syncer\nExec=/bin/true --daemon %U\n")
+    rh.start_documents(bus)
+    rh.setup(bus, ["background", "access"])
+    for app_id, expected in (("org.example.Syncer", "/bin/true --daemon %U"), ("org.example.NoEntry", None)):
+        conn = bus.new_connection()
+        bus.call("org.freedesktop.host.portal.Registry", "Register", (app_id, {}), "(sa{sv})", conn=conn)
+        client = rh.Client(bus, conn)
+        response, results = client.request(BG, "RequestBackground",
+                                           ("", {"reason": v("s", "sync"), "autostart": v("b", True)}), "(sa{sv})")
+        assert response == 0 and results["autostart"] is (expected is not None), results
+        path = os.path.join(bus.config_home, "autostart", app_id + ".desktop")
+        if expected is None:
+            assert not os.path.exists(path)
+            continue
+        kf = GLib.KeyFile()
+        kf.load_from_file(path, GLib.KeyFileFlags.NONE)
+        assert kf.get_string("Desktop Entry", "Exec") == expected
+        assert kf.get_string("Desktop Entry", "X-XDP-Autostart") == app_id
+
+
 @pytest.mark.parametrize("opts,key", [({"commandline": v("as", [])}, "commandline"),
                                       ({"autostart": v("s", "yes")}, "autostart"),
                                       ({"reason": v("s", "x" * 300)}, "reason")])

@@ -352,6 +352,23 @@ def rd_start(c, types=7, sources=False, clipboard=False, token="r1"):
     return session, results
 
 
+def test_remote_desktop_starts_without_select_devices(cast, bus):
+    """SelectDevices is optional before Start (the reference starts such a session too): the
+    backend decides the devices, and only those it granted may be used."""
+    c = Caller(bus)
+    session = c.create(RD, "r9")
+    response, results = c.start_session(session, RD)
+    assert response == 0, results
+    assert cast.requests("RemoteDesktop.SelectDevices") == []
+    granted = results["devices"]
+    if granted & 1:
+        c.call(RD, "NotifyKeyboardKeycode", (session, {}, 30, 1), "(oa{sv}iu)")
+        assert limentest.wait_until(lambda: cast.args("NotifyKeyboardKeycode"))
+    else:
+        assert c.error(RD, "NotifyKeyboardKeycode", (session, {}, 30, 1), "(oa{sv}iu)")[0] == \
+            "org.freedesktop.portal.Error.NotAllowed"
+
+
 def test_notify_refused_before_start_after_close_and_when_not_granted(cast, bus):
     c = Caller(bus)
     session = c.create(RD, "r0")

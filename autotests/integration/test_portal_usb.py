@@ -179,7 +179,8 @@ def test_sandbox_without_usb_rules_gets_nothing(bus, tb):
                                                 ["acquire", [[host_ids[0], False]], "x1"]], info=info)
     assert out[0] == ["devices", []]
     assert out[1][0] == "session"
-    assert [e[1] for e in out[2][1]] == [[]]
+    # No device to tell of: no DeviceEvents at all, not an empty one.
+    assert out[2] == ["events", []], out
     assert out[3][0] == "error" and out[3][1] == "org.freedesktop.portal.Error.InvalidArgument"
     assert backend.requests("AcquireDevices") == []
 
@@ -225,12 +226,15 @@ def test_denial_is_remembered(bus, tb):
     backend = start(bus, tb)
     host = Host(bus)
     ids = by_serial(host.enumerate())
-    backend.set_response("AcquireDevices", 0, {"deny": GLib.Variant("b", True)})
+    # The person grants nothing (limen-kde's "Deny"): response 0, as from the reference, and
+    # FinishAcquireDevices has nothing to hand over.
+    backend.set_response("AcquireDevices", 0, {"devices": GLib.Variant("a(sa{sv})", [])})
     handle, pending = host.acquire([(ids["Other_Hid_C"], True), (ids["Acme_Key_A"], False)])
-    assert pending.wait() == (2, {})
+    assert pending.wait() == (0, {})
     assert store_lookup(bus, "device:abcd/0001/Other_Hid_C") == {HOST_APP: ["no"]}
     assert store_lookup(bus, "device:1234/5678/Acme_Key_A") == {HOST_APP: ["no"]}
-    # Nothing to finish, and the refused devices are gone from the app's view.
+    assert host.finish(handle) == []
+    # Finished: the handle is spent, and the refused devices are gone from the app's view.
     with pytest.raises(GLib.Error) as e:
         host.finish(handle)
     assert "InvalidArgument" in limentest.dbus_error_name(e.value)
@@ -384,6 +388,15 @@ def test_device_events_reach_the_session_owner_only(bus, tb):
     assert other.events == []
 
 
+def test_session_with_no_visible_device_hears_nothing(bus, tb):
+    """A session whose owner may see no device gets no DeviceEvents until one comes."""
+    start(bus, tb)
+    host = Host(bus)
+    host.call("CreateSession", ({"session_handle_token": GLib.Variant("s", "s1")},), "(a{sv})")
+    limentest.pump(0.5)
+    assert host.events == []
+
+
 @needs_uevents
 def test_refused_device_leaves_the_session(bus, tb):
     a, b, c = three_devices(tb)
@@ -392,9 +405,9 @@ def test_refused_device_leaves_the_session(bus, tb):
     host.call("CreateSession", ({"session_handle_token": GLib.Variant("s", "s1")},), "(a{sv})")
     limentest.wait_until(lambda: host.events, 5)
     ids = by_serial(host.enumerate())
-    backend.set_response("AcquireDevices", 0, {"deny": GLib.Variant("b", True)})
+    backend.set_response("AcquireDevices", 0, {"devices": GLib.Variant("a(sa{sv})", [])})
     handle, pending = host.acquire([(ids["Acme_Key_A"], False)])
-    assert pending.wait() == (2, {})
+    assert pending.wait() == (0, {})
     limentest.wait_until(lambda: len(host.events) == 2, 5)
     assert [e[:2] for e in host.events[1][1]] == [("remove", ids["Acme_Key_A"])]
 
@@ -412,8 +425,9 @@ def test_sandboxed_session_hears_only_its_devices(bus, tb):
     finally:
         timer.join()
     events = out[1][1]
-    assert events[0][1] == []      # nothing visible when the session began
-    seen = [e for _, evs in events[1:] for e in evs]
+    # Nothing visible when the session began: no event until a visible device comes.
+    assert all(evs for _, evs in events), events
+    seen = [e for _, evs in events for e in evs]
     assert [(e[0], e[2]["properties"]["ID_SERIAL"]) for e in seen] == [("add", "Shown_Plug")]
 
 
@@ -465,10 +479,15 @@ def test_hostile_backend_and_foreign_handles(bus, tb):
     host = Host(bus)
     thief = Host(bus, "org.example.Thief")
     ids = by_serial(host.enumerate())
-    # A backend answer of the wrong type grants nothing.
+    # A backend answer of the wrong type grants nothing, and is not taken for a refusal.
     backend.set_response("AcquireDevices", 0, {"devices": GLib.Variant("s", "everything")})
     handle, pending = host.acquire([(ids["Acme_Key_A"], False)])
     assert pending.wait() == (2, {})
+    assert store_lookup(bus, "device:1234/5678/Acme_Key_A") == {}
+    backend.set_response("AcquireDevices", 0, {"granted": GLib.Variant("b", True)})   # no "devices"
+    handle, pending = host.acquire([(ids["Acme_Key_A"], False)], token="a1b")
+    assert pending.wait() == (2, {})
+    assert store_lookup(bus, "device:1234/5678/Acme_Key_A") == {}
     # Ids the app did not ask for are ignored.
     backend.set_response("AcquireDevices", 0, {"devices": GLib.Variant("a(sa{sv})", [
         (ids["Other_Hid_C"], {}), ("made-up", {}), (ids["Acme_Hidden_B"], {})])})
@@ -525,10 +544,12 @@ def test_kde_dialog_allow_and_deny(bus, tb, x):
     assert dev_id == ids["Acme_Key_A"] and os.read(res["fd"], 100) == a[2]
     os.close(res["fd"])
     assert store_lookup(bus, "device:1234/5678/Acme_Key_A") == {HOST_APP: ["yes"]}
-    # Escape is "Deny": refused, and remembered.
+    # Escape is "Deny": refused and remembered; the app gets response 0 and nothing to
+    # collect, as from the reference frontend.
     handle, pending = host.acquire([(ids["Other_Hid_C"], False)], token="a2")
     x.answer(TITLE, "Escape")
-    assert pending.wait(20) == (2, {})
+    assert pending.wait(20) == (0, {})
+    assert host.finish(handle) == []
     assert store_lookup(bus, "device:abcd/0001/Other_Hid_C") == {HOST_APP: ["no"]}
     assert ids["Other_Hid_C"] not in host.enumerate()
 
@@ -593,6 +614,6 @@ def test_kde_dialog_screenshots(bus, tb, language, scale):
         path = x.screenshot(f"usb-{language}-{scale}x.png")
         assert os.path.getsize(path) > 1000
         x.press(wid, "Escape")
-        assert pending.wait(20) == (2, {})
+        assert pending.wait(20) == (0, {})
     finally:
         x.close()

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <gio/gdesktopappinfo.h>
 #include <glib/gstdio.h>
 
 #include "errors.h"
@@ -33,6 +34,35 @@ limen_autostart_quote_exec_arg (const char *arg)
   return g_string_free (out, FALSE);
 }
 
+/* The Exec line of the app's own desktop file, which the specification says is used when
+ * the app gives no commandline: APPID.desktop for a host app, the one its snap metadata
+ * names for a Snap app. NULL when there is none. */
+static char *
+desktop_file_exec (LimenAppInfo *info)
+{
+  g_autoptr(GDesktopAppInfo) desktop = NULL;
+  g_autofree char *name = NULL;
+  GKeyFile *metadata;
+
+  switch (limen_app_info_get_kind (info))
+    {
+    case LIMEN_APP_KIND_HOST:
+      name = g_strconcat (limen_app_info_get_id (info), ".desktop", NULL);
+      break;
+    case LIMEN_APP_KIND_SNAP:
+      metadata = limen_app_info_get_metadata (info);
+      name = metadata ? g_key_file_get_string (metadata, "Snap Info", "DesktopFile", NULL) : NULL;
+      break;
+    default:
+      break;
+    }
+  /* A bare file name only: looked up in the data folders, never a path the app chose. */
+  if (name == NULL || strchr (name, '/') != NULL || !g_str_has_suffix (name, ".desktop"))
+    return NULL;
+  desktop = g_desktop_app_info_new (name);
+  return desktop ? g_desktop_app_info_get_string (desktop, G_KEY_FILE_DESKTOP_KEY_EXEC) : NULL;
+}
+
 /* The Exec= line, or NULL when there is nothing to run. */
 static char *
 exec_line (LimenAppInfo *info, const char * const *commandline)
@@ -56,7 +86,10 @@ exec_line (LimenAppInfo *info, const char * const *commandline)
       g_string_append_printf (exec, " %s", app_id);
     }
   else if (commandline == NULL || commandline[0] == NULL)
-    return g_string_free (exec, TRUE), NULL;
+    {
+      g_string_free (exec, TRUE);
+      return desktop_file_exec (info);
+    }
   for (guint i = first; commandline && commandline[i]; i++)
     {
       g_autofree char *quoted = limen_autostart_quote_exec_arg (commandline[i]);

@@ -1,7 +1,7 @@
 """Mock org.freedesktop.impl.portal.Notification (see portalmock.py for the controls).
 org.limen.MockBackend.InvokeAction(s app_id, s id, s action) emits ActionInvoked.
 An icon or sound passed as ("file-descriptor", <h>) is recorded as ("file-descriptor", <ay>)
-with the fd's contents, or as ("file-descriptor-unsealed", <ay>) when the fd is not sealed
+with the fd's contents from its current offset, or as ("file-descriptor-unsealed", <ay>) when the fd is not sealed
 against every change. Parameter "supported_options" (an object of string lists) is the
 SupportedOptions property."""
 import fcntl
@@ -48,7 +48,11 @@ def read_fd_media(value):
     fd = value[1].take()
     try:
         seals = fcntl.fcntl(fd, 1034)   # F_GET_SEALS
-        data = os.pread(fd, 64 * 1024 * 1024, 0)
+        # Read from where the fd stands, as a backend would: an fd handed over at its end
+        # reads as empty.
+        data = b""
+        while chunk := os.read(fd, 1024 * 1024):
+            data += chunk
     finally:
         os.close(fd)
     kind = "file-descriptor" if seals & SEALS == SEALS else "file-descriptor-unsealed"

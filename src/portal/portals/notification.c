@@ -3,9 +3,12 @@
  * Icon and sound bytes from an app are the inputs here that a complex parser would chew on,
  * so they are judged by limen-validate-icon and limen-validate-sound in processes of their
  * own with tight limits. Bytes passed as a memfd are copied once and the copy is what gets
- * validated and forwarded, so the app cannot change them in between. An icon or sound the
- * frontend cannot pass on (a kind it does not support, data its validator refuses) is left
- * out and the notification still shown, as the reference does: the text is what matters.
+ * validated and forwarded, so the app cannot change them in between. An icon or sound that
+ * is not of the specification's form (an unknown kind, a value of the wrong type, an fd that
+ * is missing or not a memfd, a bad icon name, a sound word other than "default"/"silent")
+ * is InvalidArgument, as from the reference; a ("file", <s>) icon or sound (GIO's form for a
+ * file path, which says nothing the frontend may open for the app) and data only the
+ * validators refuse are left out and the notification still shown, as the reference does.
  * Version min(backend's, 2) of the interface. A version 2 backend gets image and sound data
  * as a sealed memfd of our own (the specification's form since version 2), a version 1
  * backend gets ("bytes", <ay>) icons and none of version 2's keys. */
@@ -125,6 +128,9 @@ media_for_backend (GBytes *bytes, GUnixFDList *fds)
       done += n;
     }
   if (fcntl (fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
+    return NULL;
+  /* The backend reads from where the fd stands: at the start, not after what was written. */
+  if (lseek (fd, 0, SEEK_SET) != 0)
     return NULL;
   index = g_unix_fd_list_append (fds, fd, NULL);
   if (index < 0)
@@ -383,9 +389,20 @@ themed_with_fallbacks (const char * const *names)
                                             g_variant_new_strv ((const char * const *) all->pdata, -1)));
 }
 
+/* ("file", <s>): a path in the app's view of the file system, never opened for it; the
+ * field is left out (the reference accepts the call too). */
+static gboolean
+is_file_kind (const char *kind, GVariant *inner, const char *key)
+{
+  if (!g_str_equal (kind, "file") || !g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING))
+    return FALSE;
+  g_debug ("A %s given as a file path is left out", key);
+  return TRUE;
+}
+
 /* Serialized GIcon: ("themed", <as>) names are checked here, ("bytes", <ay>) and
  * ("file-descriptor", <h>) by the validator; any other kind (a file path, a GIO-specific
- * class) is not supported. FALSE: the icon cannot be passed on. */
+ * class) is not supported. FALSE (@error set): not a usable icon. */
 static gboolean
 check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
 {
@@ -403,6 +420,8 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
       return TRUE;
     }
   g_variant_get (icon, "(&sv)", &kind, &inner);
+  if (is_file_kind (kind, inner, "icon"))
+    return TRUE;
   if (g_str_equal (kind, "themed") && g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING_ARRAY))
     {
       g_autofree const char **names = g_variant_get_strv (inner, NULL);
@@ -448,6 +467,8 @@ check_sound (Add *a, GVariant *sound, GUnixFDList *fd_list, GError **error)
       return TRUE;
     }
   g_variant_get (sound, "(&sv)", &kind, &inner);
+  if (is_file_kind (kind, inner, "sound"))
+    return TRUE;
   if (g_str_equal (kind, "bytes") && g_variant_is_of_type (inner, G_VARIANT_TYPE_BYTESTRING))
     {
       if (g_variant_get_size (inner) == 0 || g_variant_get_size (inner) > SOUND_BYTES_MAX)
@@ -471,15 +492,6 @@ is_string_or_serialized (GVariant *value, const char *key, GError **error)
   if (g_variant_is_of_type (value, G_VARIANT_TYPE_STRING) || g_variant_is_of_type (value, G_VARIANT_TYPE ("(sv)")))
     return TRUE;
   return bad (error, key, "must be a string or a serialized (sv) value");
-}
-
-static void
-drop_media (Add *a, GVariant **value, GBytes **bytes, GError **error)
-{
-  g_message ("Notification %s of '%s': %s; left out", a->id, a->app_id, (*error)->message);
-  g_clear_pointer (value, g_variant_unref);
-  g_clear_pointer (bytes, g_bytes_unref);
-  g_clear_error (error);
 }
 
 /* Icons and sounds may come boxed in one more variant; look through it. */
@@ -524,8 +536,7 @@ handle_add_notification (LimenDbusPortalNotification *object, GDBusMethodInvocat
   fields = check_fields (notification, &error);
   icon = lookup_unboxed (notification, "icon");
   sound = lookup_unboxed (notification, "sound");
-  /* A value of the wrong D-Bus type is a broken call; a value of the right type that cannot
-   * be passed on (unsupported kind, bad data) only loses that field. */
+  /* A value of the wrong D-Bus type is a broken call. */
   if (fields == NULL || (icon && !is_string_or_serialized (icon, "icon", &error)) ||
       (sound && !is_string_or_serialized (sound, "sound", &error)))
     {
@@ -538,10 +549,13 @@ handle_add_notification (LimenDbusPortalNotification *object, GDBusMethodInvocat
   a->app_id = g_strdup (limen_app_info_get_id (info));
   a->id = g_strdup (id);
   a->notification = g_variant_ref_sink (g_steal_pointer (&fields));
-  if (icon && !check_icon (a, icon, fd_list, &error))
-    drop_media (a, &a->icon, &a->icon_bytes, &error);
-  if (sound && !check_sound (a, sound, fd_list, &error))
-    drop_media (a, &a->sound, &a->sound_bytes, &error);
+  /* So is an icon or sound not of the specification's form: nothing reaches the backend. */
+  if ((icon && !check_icon (a, icon, fd_list, &error)) || (sound && !check_sound (a, sound, fd_list, &error)))
+    {
+      limen_invocation_return_gerror (invocation, error);
+      add_free (a);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   if (a->icon_bytes)
     limen_icon_validate_async (a->icon_bytes, 512, on_icon_validated, a);
   else

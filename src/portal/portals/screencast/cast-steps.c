@@ -142,10 +142,10 @@ start_refusal (LimenCast *cast, LimenCastKind kind)
     return "The session was already started";
   if (cast->state != LIMEN_CAST_READY || cast->busy)
     return "The session is not ready: it is being created or a selection is still open";
+  /* A remote desktop may start without SelectDevices (the backend then asks for its default
+   * devices), as the reference allows; a screen cast needs its sources. */
   if (kind == LIMEN_CAST_SCREEN_CAST && !cast->sources_selected)
     return "Select sources (SelectSources) before Start";
-  if (kind == LIMEN_CAST_REMOTE_DESKTOP && !cast->devices_selected)
-    return "Select devices (SelectDevices) before Start";
   return NULL;
 }
 

@@ -309,6 +309,7 @@ announce_devices (gpointer user_data)
   g_autoptr(GPtrArray) devices = NULL;
   GHashTable *seen = limen_session_get_data (session);
   Sender *s = g_hash_table_lookup (senders, limen_session_get_sender (session));
+  guint n_added = 0;
 
   if (!limen_session_is_open (session) || s == NULL || !check_portal_allowed (s->info, NULL))
     return G_SOURCE_REMOVE;
@@ -321,8 +322,12 @@ announce_devices (gpointer user_data)
         continue;
       g_hash_table_add (seen, g_strdup (device->id));
       g_variant_builder_add (&events, "(ss@a{sv})", "add", device->id, device_info_for (s, device));
+      n_added++;
     }
-  emit_events (session, g_variant_builder_end (&events));
+  /* An app that may see no device hears nothing (as from the reference): an empty event
+   * list would read as a change. */
+  if (n_added > 0)
+    emit_events (session, g_variant_builder_end (&events));
   return G_SOURCE_REMOVE;
 }
 
@@ -583,12 +588,17 @@ retell_sessions (const char *sender, GPtrArray *wanted, GPtrArray *granted)
       }
 }
 
-/* The backend's "devices": a subset of what was asked, never with more access. */
+/* The backend's "devices": a subset of what was asked, never with more access; NULL when
+ * the answer has no such list (an empty list is the person granting nothing). */
 static GPtrArray *
 granted_from_results (GPtrArray *wanted, GVariant *results)
 {
   g_autoptr(GVariant) list = results ? g_variant_lookup_value (results, "devices", G_VARIANT_TYPE ("a(sa{sv})")) : NULL;
-  GPtrArray *granted = g_ptr_array_new_with_free_func ((GDestroyNotify) wanted_free);
+  GPtrArray *granted;
+
+  if (list == NULL)
+    return NULL;
+  granted = g_ptr_array_new_with_free_func ((GDestroyNotify) wanted_free);
 
   for (gsize i = 0; list && i < g_variant_n_children (list); i++)
     {
@@ -618,14 +628,15 @@ granted_from_results (GPtrArray *wanted, GVariant *results)
 }
 
 /* The answer, from the person or the permission store: what is granted waits for
- * FinishAcquireDevices; nothing granted is response 2. */
+ * FinishAcquireDevices, which answers an empty list when the person granted nothing (as the
+ * reference does); a success without a device list is response 2. */
 static void
 finish_answer (LimenCall *call, guint response, GPtrArray *granted)
 {
   Acquire *a = limen_call_get_data (call);
   Sender *s = g_hash_table_lookup (senders, a->sender);
 
-  if (response == LIMEN_RESPONSE_SUCCESS && (granted == NULL || granted->len == 0))
+  if (response == LIMEN_RESPONSE_SUCCESS && granted == NULL)
     response = LIMEN_RESPONSE_OTHER;
   if (s && response == LIMEN_RESPONSE_SUCCESS)
     {
@@ -662,7 +673,7 @@ on_backend_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   if (response == LIMEN_RESPONSE_SUCCESS)
     {
       granted = granted_from_results (a->wanted, results);
-      if (s)
+      if (s && granted)
         {
           store_answers (s, a->wanted, granted);
           retell_sessions (s->name, a->wanted, granted);
