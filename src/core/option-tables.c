@@ -449,7 +449,6 @@ const LimenOption limen_options_clipboard_selection_owner_changed[] = {
 
 /* ---- InputCapture ---- */
 
-#define CAPTURE_CAPABILITIES_ALL 7   /* keyboard, pointer, touchscreen */
 
 /* A point of the compositor's logical space: two finite numbers. */
 static gboolean
@@ -466,7 +465,9 @@ validate_point (const LimenOption *o, GVariant *v, GError **e)
   return TRUE;
 }
 
-/* Activated names a barrier by the id the app gave it, which is never 0. */
+/* Activated names a barrier by the id the app gave it, which is never 0; capabilities are a
+ * non-empty mask whose bits beyond keyboard, pointer and touchscreen are the backend's to
+ * judge (the specification tells apps to ignore unknown ones: it will add some). */
 static gboolean
 validate_nonzero (const LimenOption *o, GVariant *v, GError **e)
 {
@@ -481,7 +482,7 @@ validate_nonzero (const LimenOption *o, GVariant *v, GError **e)
 const LimenOption limen_options_input_capture_create_session[] = {
   { "handle_token", "s", limen_validate_token, 0 },
   { "session_handle_token", "s", limen_validate_token, 0 },
-  { "capabilities", "u", limen_validate_bitmask, CAPTURE_CAPABILITIES_ALL },
+  { "capabilities", "u", validate_nonzero, 0 },
   { NULL }
 };
 
@@ -492,7 +493,7 @@ const LimenOption limen_options_input_capture_create_session2[] = {
 
 const LimenOption limen_options_input_capture_start[] = {
   { "handle_token", "s", limen_validate_token, 0 },
-  { "capabilities", "u", limen_validate_bitmask, CAPTURE_CAPABILITIES_ALL },
+  { "capabilities", "u", validate_nonzero, 0 },
   { "persist_mode", "u", limen_validate_persist_mode, 0 },
   { NULL }
 };

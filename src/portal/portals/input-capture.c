@@ -30,7 +30,6 @@
 #define PORTAL_IFACE "org.freedesktop.portal.InputCapture"
 #define INPUT_CAPTURE_VERSION 2
 #define RESTORE_TABLE "input-capture"
-#define CAPABILITIES_ALL 7
 #define MAX_BARRIERS 256
 #define MAX_ZONES 64
 #define RESTORE_TOKEN_MAX 4096
@@ -51,7 +50,7 @@ on_backend_properties (GVariant *props, gpointer user_data)
   if (skeleton == NULL)
     return;
   if (g_variant_lookup (props, "SupportedCapabilities", "u", &value))
-    limen_dbus_portal_input_capture_set_supported_capabilities (skeleton, value & CAPABILITIES_ALL);
+    limen_dbus_portal_input_capture_set_supported_capabilities (skeleton, value);
   g_variant_lookup (props, "version", "u", &version);
   limen_dbus_portal_input_capture_set_version (skeleton, CLAMP (version, 1, INPUT_CAPTURE_VERSION));
 }
@@ -167,7 +166,8 @@ step_return (GTask *task, GError *error)
     g_task_return_boolean (task, TRUE);
 }
 
-/* What the backend granted: never more than was asked, nor than the specification knows.
+/* What the backend granted: never more than was asked (unknown bits included: a later
+ * specification's capability, for an app that knows it).
  * FALSE when the backend left it out (it is required). */
 static gboolean
 granted_capabilities (LimenCall *call, LimenCapture *capture)
@@ -180,7 +180,7 @@ granted_capabilities (LimenCall *call, LimenCapture *capture)
       g_message ("InputCapture backend %s answered without capabilities", capture->backend);
       return FALSE;
     }
-  capture->capabilities = granted & capture->asked & CAPABILITIES_ALL;
+  capture->capabilities = granted & capture->asked;
   return TRUE;
 }
 
