@@ -551,6 +551,44 @@ limen_fuse_op_mkdir (fuse_req_t req, fuse_ino_t parent_ino, const char *name, mo
   fuse_reply_entry (req, &e);
 }
 
+/* Other views of @dir's document cache its file under @docname: drop those entries. */
+static void
+inval_other_views (LimenFuse *fs, Node *dir, const char *docname)
+{
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, fs->inodes);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      Node *n = value;
+
+      if (n->kind == NODE_DOC_DIR && n->doc == dir->doc && n != dir)
+        limen_fuse_queue_inval (fs, n->ino, docname, 0);
+    }
+}
+
+/* unlink of the document's own file by a caller who may write it: the file goes on the
+ * host (the document stays, as one added with AddNamed before its file exists), as the
+ * reference does; apps that save by unlink and create rely on it. */
+static int
+unlink_doc_file (LimenFuse *fs, Node *dir, const char *name)
+{
+  g_autofree char *docname = NULL;
+  g_autofd int dirfd = limen_fuse_open_doc_parent (dir->doc, &docname);
+
+  if (dirfd < 0)
+    return ENOENT;
+  if (strcmp (name, docname) != 0)
+    return EPERM;   /* as the reference answers for a name that is not there */
+  if (unlinkat (dirfd, docname, 0) != 0)
+    return errno;
+  g_mutex_lock (&fs->lock);
+  inval_other_views (fs, dir, docname);
+  g_mutex_unlock (&fs->lock);
+  return 0;
+}
+
 static void
 remove_entry (fuse_req_t req, fuse_ino_t parent_ino, const char *name, int flags)
 {
@@ -573,8 +611,7 @@ remove_entry (fuse_req_t req, fuse_ino_t parent_ino, const char *name, int flags
       if (temp)
         limen_fuse_node_unref_locked (fs, temp);
       g_mutex_unlock (&fs->lock);
-      /* The document's own file is not removed through its document. */
-      err = temp ? 0 : (flags ? ENOTDIR : EPERM);
+      err = temp ? 0 : flags ? ENOTDIR : unlink_doc_file (fs, parent, name);
     }
   else if (unlinkat (parent->fd, name, flags) != 0)
     err = errno;
@@ -652,8 +689,6 @@ save_temp_over (LimenFuse *fs, Node *dir, Node *temp, const char *docname, unsig
 static void
 adopt_saved_temp (LimenFuse *fs, Node *dir, Node *temp, const char *docname)
 {
-  GHashTableIter iter;
-  gpointer value;
   struct stat st;
   g_autofd int pfd = -1;
   g_autofd int dirfd = limen_fuse_open_doc_parent (dir->doc, NULL);
@@ -681,14 +716,7 @@ adopt_saved_temp (LimenFuse *fs, Node *dir, Node *temp, const char *docname)
       g_clear_pointer (&temp->temp_name, g_free);
     }
   /* Other views still cache the old file under this name. */
-  g_hash_table_iter_init (&iter, fs->inodes);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    {
-      Node *n = value;
-
-      if (n->kind == NODE_DOC_DIR && n->doc == dir->doc && n != dir)
-        limen_fuse_queue_inval (fs, n->ino, docname, 0);
-    }
+  inval_other_views (fs, dir, docname);
   g_mutex_unlock (&fs->lock);
 }
 

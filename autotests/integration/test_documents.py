@@ -206,6 +206,26 @@ def test_add_named_creates_through_the_document(bus, work):
     write(f"{d}/new.txt", "born")
     assert read(os.path.join(work, "new.txt")) == "born"
     assert dh.docs(bus, "Lookup", (os.path.join(work, "new.txt").encode(),), "(ay)")[0] == doc
+    # Removing the file through the document (apps save by unlink and create): with write
+    # access it goes on the host, the document stays and no view still shows the file.
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read", "write"]), "(ssas)")
+    dh.docs(bus, "GrantPermissions", (doc, "org.example.Reader", ["read"]), "(ssas)")
+    app_view = f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}"
+    reader_view = f"{dh.mountpoint(bus)}/by-app/org.example.Reader/{doc}"
+    assert read(f"{app_view}/new.txt") == "born"
+    with pytest.raises(OSError) as e:
+        os.unlink(f"{reader_view}/new.txt")
+    assert e.value.errno == errno.EACCES
+    assert os.path.exists(os.path.join(work, "new.txt"))
+    with pytest.raises(FileNotFoundError):
+        os.unlink(f"{d}/other.txt")
+    os.unlink(f"{d}/new.txt")
+    assert not os.path.exists(os.path.join(work, "new.txt"))
+    assert os.path.isdir(d) and os.path.isdir(app_view)
+    assert not os.path.exists(f"{d}/new.txt") and not os.path.exists(f"{app_view}/new.txt")
+    write(f"{app_view}/new.txt", "again")
+    assert read(os.path.join(work, "new.txt")) == "again"
+    assert read(f"{d}/new.txt") == "again"
 
 
 def test_export_directory(bus, work):
