@@ -205,9 +205,8 @@ def test_single_icon_name_gets_symbolic_fallbacks(bus, name, names):
     v("(sv)", ("file", v("s", "/usr/share/icons/hicolor/48x48/apps/x.png"))),
     v("(sv)", ("themed", v("as", ["../../etc/passwd"]))),
     v("(sv)", ("bytes", v("ay", b"not an image at all"))),
-    v("(sv)", ("emblemed", v("s", "x"))),
     v("s", "bad/name"),
-], ids=["file", "bad-name", "bad-bytes", "unknown-kind", "bad-string"])
+], ids=["file", "bad-name", "bad-bytes", "bad-string"])
 def test_unsupported_icon_is_dropped_and_the_notification_shown(bus, icon):
     backend, client = notification_env(bus)
     add(bus, client, "n", {"title": v("s", "Still here"), "icon": v("v", icon)})
@@ -224,11 +223,13 @@ def test_unsupported_sound_is_dropped_and_the_notification_shown(bus):
 
 
 def test_icon_of_the_wrong_type_is_still_invalid(bus):
-    """Keep: a value that is neither a string nor a serialized (sv) is a broken call."""
+    """Keep: a value that is neither a string nor a serialized (sv) is a broken call, and so
+    is an icon kind the specification does not have (as Debian's 1.16 answers)."""
     backend, client = notification_env(bus)
-    with pytest.raises(GLib.Error) as e:
-        add(bus, client, "n", {"title": v("s", "t"), "icon": v("v", v("u", 7))})
-    assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
+    for icon in (v("u", 7), v("(sv)", ("emblemed", v("s", "x")))):
+        with pytest.raises(GLib.Error) as e:
+            add(bus, client, "n", {"title": v("s", "t"), "icon": v("v", icon)})
+        assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
 
 
 def empty_wav(tmp_path):

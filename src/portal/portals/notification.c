@@ -5,10 +5,11 @@
  * own with tight limits. Bytes passed as a memfd are copied once and the copy is what gets
  * validated and forwarded, so the app cannot change them in between. An icon or sound that
  * is not of the specification's form (an unknown kind, a value of the wrong type, an fd that
- * is missing or not a memfd, a bad icon name, a sound word other than "default"/"silent")
- * is InvalidArgument, as from the reference; a ("file", <s>) icon or sound (GIO's form for a
- * file path, which says nothing the frontend may open for the app) and data only the
- * validators refuse are left out and the notification still shown, as the reference does.
+ * is missing or not a memfd, a sound word other than "default"/"silent") is InvalidArgument,
+ * as from the reference; a ("file", <s>) icon or sound (GIO's form for a file path, which
+ * says nothing the frontend may open for the app), an icon name no theme can hold and data
+ * only the validators refuse are left out and the notification still shown (the reference
+ * takes such names and refuses file icons; GLib apps send those).
  * Version min(backend's, 2) of the interface. A version 2 backend gets image and sound data
  * as a sealed memfd of our own (the specification's form since version 2), a version 1
  * backend gets ("bytes", <ay>) icons and none of version 2's keys. */
@@ -414,9 +415,12 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
     {
       const char *names[] = { g_variant_get_string (icon, NULL), NULL };
 
-      if (!limen_notification_name_is_valid (names[0]))
-        return bad (error, "icon", "not an icon name");
-      a->icon = themed_with_fallbacks (names);
+      /* A name no theme can hold ("a/b", "..") is left out, the notification shown (the
+       * reference takes it). */
+      if (limen_notification_name_is_valid (names[0]))
+        a->icon = themed_with_fallbacks (names);
+      else
+        g_message ("The icon of notification %s was left out: not an icon name", a->id);
       return TRUE;
     }
   g_variant_get (icon, "(&sv)", &kind, &inner);
@@ -425,13 +429,19 @@ check_icon (Add *a, GVariant *icon, GUnixFDList *fd_list, GError **error)
   if (g_str_equal (kind, "themed") && g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING_ARRAY))
     {
       g_autofree const char **names = g_variant_get_strv (inner, NULL);
+      guint kept = 0;
 
       if (names[0] == NULL || g_strv_length ((char **) names) > 16)
         return bad (error, "icon", "needs 1 to 16 icon names");
+      /* Names no theme can hold are left out, as above. */
       for (guint i = 0; names[i]; i++)
-        if (!limen_notification_name_is_valid (names[i]))
-          return bad (error, "icon", "not an icon name");
-      a->icon = themed_with_fallbacks (names);
+        if (limen_notification_name_is_valid (names[i]))
+          names[kept++] = names[i];
+      names[kept] = NULL;
+      if (kept > 0)
+        a->icon = themed_with_fallbacks (names);
+      else
+        g_message ("The icon of notification %s was left out: no icon name", a->id);
       return TRUE;
     }
   if (g_str_equal (kind, "bytes") && g_variant_is_of_type (inner, G_VARIANT_TYPE_BYTESTRING))
