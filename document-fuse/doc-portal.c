@@ -32,6 +32,9 @@ struct _LimenDocPortal {
   LimenDocModel *model;
   LimenFuse     *fs;
   LimenDbusPortalDocuments *skeleton;
+  gboolean       mount_settled;   /* the mount is up, or will not come */
+  GPtrArray     *mount_waiters;   /* GetMountPoint calls that came before */
+  guint          mount_timeout;
 };
 
 static gboolean
@@ -367,10 +370,53 @@ check_grant (LimenAppInfo *info, const char *app_id, guint perms, guint held, GE
   return TRUE;
 }
 
+/* The daemon mounts only once it owns its name, so a client that started it can ask before
+ * the mount is up; clients (flatpak run) bind by-app/APP into the sandbox right after the
+ * answer, so GetMountPoint answers once the mount is there. */
+#define MOUNT_WAIT_MS 5000
+
+static void
+answer_mount_waiters (LimenDocPortal *portal)
+{
+  g_autoptr(GPtrArray) waiters = g_steal_pointer (&portal->mount_waiters);
+
+  for (guint i = 0; waiters && i < waiters->len; i++)
+    limen_dbus_portal_documents_complete_get_mount_point (portal->skeleton, g_ptr_array_index (waiters, i),
+                                                          limen_fuse_get_mountpoint (portal->fs));
+}
+
+static gboolean
+on_mount_wait_timeout (gpointer user_data)
+{
+  LimenDocPortal *portal = user_data;
+
+  portal->mount_timeout = 0;
+  g_message ("The document filesystem is not up after %d ms; telling its place anyway", MOUNT_WAIT_MS);
+  answer_mount_waiters (portal);
+  return G_SOURCE_REMOVE;
+}
+
+void
+limen_doc_portal_mount_settled (LimenDocPortal *portal)
+{
+  portal->mount_settled = TRUE;
+  g_clear_handle_id (&portal->mount_timeout, g_source_remove);
+  answer_mount_waiters (portal);
+}
+
 static gboolean
 handle_get_mount_point (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation,
                         LimenDocPortal *portal)
 {
+  if (!portal->mount_settled)
+    {
+      if (portal->mount_waiters == NULL)
+        portal->mount_waiters = g_ptr_array_new ();
+      g_ptr_array_add (portal->mount_waiters, invocation);
+      if (portal->mount_timeout == 0)
+        portal->mount_timeout = g_timeout_add (MOUNT_WAIT_MS, on_mount_wait_timeout, portal);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   limen_dbus_portal_documents_complete_get_mount_point (object, invocation,
                                                         limen_fuse_get_mountpoint (portal->fs));
   return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -921,6 +967,8 @@ limen_doc_portal_export (LimenDocPortal *portal, GDBusConnection *connection, GE
 void
 limen_doc_portal_free (LimenDocPortal *portal)
 {
+  g_clear_handle_id (&portal->mount_timeout, g_source_remove);
+  answer_mount_waiters (portal);
   if (portal->skeleton)
     g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (portal->skeleton));
   g_clear_object (&portal->skeleton);

@@ -14,6 +14,8 @@ typedef struct _LimenDocPortal LimenDocPortal;
 /* Serve the documents of @model, with files in @fs, at /org/freedesktop/portal/documents. */
 LimenDocPortal *limen_doc_portal_new (LimenDocModel *model, LimenFuse *fs);
 gboolean limen_doc_portal_export (LimenDocPortal *portal, GDBusConnection *connection, GError **error);
+/* The filesystem is mounted (or failed to): GetMountPoint calls waiting for it are answered. */
+void limen_doc_portal_mount_settled (LimenDocPortal *portal);
 void limen_doc_portal_free (LimenDocPortal *portal);
 
 /* Export one file (or directory, with LIMEN_DOC_EXPORT_DIRECTORY) for @info's caller;

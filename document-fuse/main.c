@@ -52,10 +52,8 @@ on_documents_name_appeared (GDBusConnection *connection, const char *name, const
     return;
   d->fuse_started = TRUE;
   if (!limen_fuse_start (d->fs, &error))
-    {
-      g_warning ("No document filesystem: %s", error->message);
-      return;
-    }
+    g_warning ("No document filesystem: %s", error->message);
+  limen_doc_portal_mount_settled (d->portal);
 }
 
 static gboolean

@@ -246,6 +246,9 @@ def start_documents(bus):
         d = bus.start(ours, "--verbose", wait_name="org.freedesktop.portal.Documents")
         # Both names are requested at once; the tests use the store as soon as this returns.
         bus.wait_for_name("org.freedesktop.impl.portal.PermissionStore", daemon=d)
+        # As flatpak does before it binds by-app/APP into a sandbox: answered once mounted.
+        bus.call("org.freedesktop.portal.Documents", "GetMountPoint", dest="org.freedesktop.portal.Documents",
+                 path="/org/freedesktop/portal/documents")
         return d
     bus.write_service_file("org.freedesktop.impl.portal.PermissionStore", "/usr/libexec/xdg-permission-store")
     return bus.start(["/usr/libexec/xdg-document-portal", "--replace"], wait_name="org.freedesktop.portal.Documents")
