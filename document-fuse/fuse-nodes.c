@@ -332,6 +332,13 @@ limen_fuse_open_doc_file (LimenFuse *fs, LimenDoc *doc, struct stat *st)
   if (fd < 0)
     {
       fd = reopen_by_handle (fs, doc);
+      /* A file removed while something (one of our nodes) still holds it is found by its
+       * handle too: it is gone, not moved. */
+      if (fd >= 0 && (fstat (fd, st) != 0 || st->st_nlink == 0))
+        {
+          close (fd);
+          return -ENOENT;
+        }
       if (fd >= 0)
         {
           g_autofree char *moved = limen_doc_fd_path (fd);
