@@ -95,33 +95,59 @@ limen_doc_id_is_valid (const char *id)
   return TRUE;
 }
 
+/* Random bytes for document ids, read from the kernel 32 ids at a time (one getrandom()
+ * per Add was a tenth of an Add's system calls). Bytes handed out are wiped. */
+#define ID_BYTES 20
+static guint8 id_pool[ID_BYTES * 32];
+static gsize id_pool_left;
+G_LOCK_DEFINE_STATIC (id_pool);
+
+static gboolean
+take_random (guint8 *out, GError **error)
+{
+  G_LOCK (id_pool);
+  if (id_pool_left < ID_BYTES)
+    {
+      gsize got = 0;
+
+      while (got < sizeof id_pool)
+        {
+          ssize_t r = getrandom (id_pool + got, sizeof id_pool - got, 0);
+
+          if (r < 0 && errno == EINTR)
+            continue;
+          if (r < 0)
+            {
+              int errsv = errno;
+
+              G_UNLOCK (id_pool);
+              g_warning ("Cannot make a document id: getrandom: %s", g_strerror (errsv));
+              g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "No random numbers for a document id: %s",
+                           g_strerror (errsv));
+              return FALSE;
+            }
+          got += r;
+        }
+      id_pool_left = sizeof id_pool;
+    }
+  id_pool_left -= ID_BYTES;
+  memcpy (out, id_pool + id_pool_left, ID_BYTES);
+  memset (id_pool + id_pool_left, 0, ID_BYTES);
+  G_UNLOCK (id_pool);
+  return TRUE;
+}
+
 /* 20 base-32 characters from the kernel's random pool: 100 bits nobody can guess.
  * NULL (and @error) when the pool cannot be read: never a guessable id instead. */
 static char *
 new_doc_id (GError **error)
 {
   static const char alphabet[] = "0123456789abcdefghijklmnopqrstuv";
-  guint8 bytes[20];
+  guint8 bytes[ID_BYTES];
   char *id;
-  gsize got = 0;
 
-  while (got < sizeof bytes)
-    {
-      ssize_t r = getrandom (bytes + got, sizeof bytes - got, 0);
-
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        {
-          int errsv = errno;
-
-          g_warning ("Cannot make a document id: getrandom: %s", g_strerror (errsv));
-          g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "No random numbers for a document id: %s",
-                       g_strerror (errsv));
-          return NULL;
-        }
-      got += r;
-    }
+  if (!take_random (bytes, error))
+    return NULL;
   id = g_malloc (sizeof bytes + 1);
   for (gsize i = 0; i < sizeof bytes; i++)
     id[i] = alphabet[bytes[i] & 31];

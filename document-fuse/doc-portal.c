@@ -15,6 +15,7 @@
 #include <string.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -140,13 +141,25 @@ export_own_file (LimenDocPortal *portal, LimenAppInfo *info, const char *name, g
 }
 
 /* Kernel interfaces are no documents: a /proc or /sys file would hand out another
- * process's view of itself. Fills @st. */
+ * process's view of itself. Those filesystems all live on anonymous devices (major 0), so a
+ * file on a block device (ext4, xfs: most home directories) needs no fstatfs(). Fills @st
+ * from @stx. */
 static gboolean
-check_exportable_fs (int fd, struct stat *st, GError **error)
+check_exportable_fs (int fd, const struct statx *stx, struct stat *st, GError **error)
 {
   struct statfs sfs;
 
-  if (fstat (fd, st) != 0 || fstatfs (fd, &sfs) != 0)
+  memset (st, 0, sizeof *st);
+  st->st_mode = stx->stx_mode;
+  st->st_ino = stx->stx_ino;
+  st->st_dev = makedev (stx->stx_dev_major, stx->stx_dev_minor);
+  st->st_nlink = stx->stx_nlink;
+  st->st_uid = stx->stx_uid;
+  st->st_gid = stx->stx_gid;
+  st->st_size = stx->stx_size;
+  if (stx->stx_dev_major != 0)
+    return TRUE;
+  if (fstatfs (fd, &sfs) != 0)
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid file descriptor");
       return FALSE;
@@ -244,12 +257,22 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
   int handle_type = 0;
   guint rights = 0;
   struct stat st;
+  struct statx stx;
 
   *rights_out = 0;
   *created = FALSE;
-  if (limen_fuse_identify_fd (portal->fs, fd, &doc, &node_app, &is_doc_file))
+  /* One statx for the mount id and the stat. Told not to sync, it asks no filesystem for
+   * fresh attributes: on our own mount that would be a request from the D-Bus thread to our
+   * own FUSE workers (and the type, device and inode it gives never change for a file). */
+  if (statx (fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_BASIC_STATS | STATX_MNT_ID, &stx) != 0)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid file descriptor");
+      return NULL;
+    }
+  if (limen_fuse_identify_fd (portal->fs, fd, (stx.stx_mask & STATX_MNT_ID) ? (int) stx.stx_mnt_id : -1,
+                              &doc, &node_app, &is_doc_file))
     return export_own_file (portal, info, name, flags, doc, node_app, is_doc_file, rights_out, error);
-  if (!check_exportable_fs (fd, &st, error))
+  if (!check_exportable_fs (fd, &stx, &st, error))
     return NULL;
   if (name)
     path = resolve_named (info, fd, name, &st, &rights, &handle, &handle_type, error);

@@ -281,7 +281,7 @@ limen_fuse_stop (LimenFuse *fs)
 }
 
 gboolean
-limen_fuse_identify_fd (LimenFuse *fs, int fd, LimenDoc **doc, char **app, gboolean *is_doc_file)
+limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, LimenDoc **doc, char **app, gboolean *is_doc_file)
 {
   char proc[64];
   g_autofree char *info = NULL;
@@ -289,7 +289,6 @@ limen_fuse_identify_fd (LimenFuse *fs, int fd, LimenDoc **doc, char **app, gbool
   g_auto(GStrv) parts = NULL;
   const char *p;
   const char *id, *name;
-  int mnt_id = -1;
   gsize len = strlen (fs->mountpoint);
 
   *doc = NULL;
@@ -297,15 +296,10 @@ limen_fuse_identify_fd (LimenFuse *fs, int fd, LimenDoc **doc, char **app, gbool
   *is_doc_file = FALSE;
   if (!fs->mounted)
     return FALSE;
-  /* The mount id and the fd's path come from the kernel's own tables: nothing here sends
-   * a request to our filesystem, so the D-Bus thread never waits on it. statx asked for
-   * the mount id alone (and told not to sync) answers from the VFS without asking the
-   * filesystem, at a tenth of reading fdinfo; kernels before 5.8 leave it out of the mask. */
-  struct statx stx;
-  if (statx (fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
-      (stx.stx_mask & STATX_MNT_ID))
-    mnt_id = (int) stx.stx_mnt_id;
-  else
+  /* The mount id (the caller's statx, or fdinfo on kernels before 5.8, whose statx leaves
+   * it out) and the fd's path come from the kernel's own tables: nothing here sends a
+   * request to our filesystem, so the D-Bus thread never waits on it. */
+  if (mnt_id < 0)
     {
       g_snprintf (proc, sizeof proc, "/proc/self/fdinfo/%d", fd);
       if (!g_file_get_contents (proc, &info, NULL, NULL))

@@ -141,6 +141,43 @@ def test_special_fds(env, kind):
     assert r in ("refused:" + IA, "refused:" + NA), r
 
 
+KERNEL_FILES = ["/proc/self/status", "/proc/version", "/sys/kernel/mm/transparent_hugepage/enabled",
+                "/sys/fs/cgroup/cgroup.controllers", "/sys/fs/cgroup/memory/memory.usage_in_bytes"]
+
+
+@pytest.mark.parametrize("path", KERNEL_FILES)
+def test_kernel_filesystem_files(env, path):
+    """A file of /proc or /sys is refused as such (it would hand out a process's view of
+    itself), whichever device number its filesystem has."""
+    bus, *_ = env
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is not on this machine")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        r = outcome(lambda: dh.docs(bus, "Add", (0, False, True), "(hbb)", fds=[fd], timeout=3000))
+    finally:
+        os.close(fd)
+    assert r == "refused:" + NA, r
+
+
+def test_file_on_tmpfs_is_exported(env):
+    """tmpfs (like btrfs, overlayfs, NFS) has an anonymous device number, as /proc and /sys
+    have: its files are still documents, readable through the mount."""
+    bus, *_ = env
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm")
+    path = os.path.join("/dev/shm", f"limen-hostile-{os.getpid()}")
+    with open(path, "w") as fh:
+        fh.write("on tmpfs")
+    try:
+        assert os.major(os.stat(path).st_dev) == 0
+        doc = dh.add(bus, path)
+        with open(os.path.join(dh.mountpoint(bus), doc, os.path.basename(path))) as fh:
+            assert fh.read() == "on tmpfs"
+    finally:
+        os.unlink(path)
+
+
 def test_exporting_the_mount_itself(env):
     bus, d, work, f, doc = env
     for target in (dh.mountpoint(bus), f"{dh.mountpoint(bus)}/{doc}", f"{dh.mountpoint(bus)}/by-app"):

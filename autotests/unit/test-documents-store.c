@@ -309,6 +309,37 @@ deny_getrandom (void)
   g_assert_cmpint (prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), ==, 0);
 }
 
+/* Ids come from a pool refilled every 32 documents: across refills they stay valid, 20
+ * characters long, and all different. */
+static void
+test_ids_across_pool_refills (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "ids.sqlite", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  LimenDb *db = limen_db_open (path, &error);
+  LimenDocModel *model;
+
+  g_assert_no_error (error);
+  model = limen_doc_model_new (db, &error);
+  g_assert_no_error (error);
+  for (int i = 0; i < 200; i++)
+    {
+      g_autofree char *file = g_strdup_printf ("/tmp/ids-file-%d", i);
+      LimenDoc *doc = limen_doc_model_add (model, file, 1, 1000 + i, 0, NULL, 0, &error);
+      const char *id;
+
+      g_assert_no_error (error);
+      id = limen_doc_get_id (doc);
+      g_assert_true (limen_doc_id_is_valid (id));
+      g_assert_cmpuint (strlen (id), ==, 20);
+      g_assert_true (g_hash_table_add (seen, g_strdup (id)));
+      limen_doc_unref (doc);
+    }
+  limen_doc_model_free (model);
+  limen_db_close (db);
+}
+
 /* No random numbers for a document id is an error for the caller, never an abort. */
 static void
 test_add_without_random (void)
@@ -348,6 +379,7 @@ main (int argc, char **argv)
   g_test_add_func ("/documents/perm-strings", test_perm_strings);
   g_test_add_func ("/documents/db-reopen", test_db_reopen);
   g_test_add_func ("/documents/serialize-app-perms", test_serialize_app_perms);
+  g_test_add_func ("/documents/ids-across-pool-refills", test_ids_across_pool_refills);
   g_test_add_func ("/documents/gvdb-reader", test_gvdb_reader);
   g_test_add_func ("/documents/add-without-random", test_add_without_random);
   r = g_test_run ();
