@@ -13,6 +13,7 @@ limen_add_pytest(integration-documents-as-needed test_documents_as_needed.py TIM
 limen_add_pytest(integration-documents-mount test_documents_mount.py TIMEOUT 600)
 limen_add_pytest(integration-documents-reference test_documents_reference.py TIMEOUT 300)
 limen_add_pytest(integration-documents-revoke test_documents_revoke.py TIMEOUT 300)
+limen_add_pytest(integration-documents-host-changes test_documents_host_changes.py TIMEOUT 300)
 
 # Benchmark (label bench, not in the default run): against xdg-document-portal in the same run.
 # Its lean PermissionStore client needs sd-bus; without it the bench prints only GDBus figures.

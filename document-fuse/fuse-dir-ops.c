@@ -349,7 +349,7 @@ entry_for_new (LimenFuse *fs, Node *parent, int fd_path_only, struct fuse_entry_
   limen_fuse_node_stat (fs, *out, &e->attr);
   e->ino = (*out)->ino;
   e->generation = 1;
-  e->attr_timeout = ATTR_TIMEOUT;
+  e->attr_timeout = limen_fuse_attr_timeout (*out);
   e->entry_timeout = ENTRY_TIMEOUT;
 }
 
@@ -503,7 +503,7 @@ limen_fuse_op_create (fuse_req_t req, fuse_ino_t parent_ino, const char *name, m
   limen_fuse_node_stat (fs, node, &e.attr);
   e.ino = node->ino;
   e.generation = 1;
-  e.attr_timeout = ATTR_TIMEOUT;
+  e.attr_timeout = limen_fuse_attr_timeout (node);
   e.entry_timeout = ENTRY_TIMEOUT;
   g_mutex_lock (&fs->lock);
   limen_fuse_node_add_lookup_locked (node);

@@ -165,17 +165,25 @@ limen_fuse_node_stat (LimenFuse *fs, Node *node, struct stat *st)
       break;
     case NODE_FILE:
     case NODE_TEMP:
-      rights = limen_fuse_node_rights (node);
-      if (rights == 0)
-        return ENOENT;
       if (fstatat (node->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
         return errno;
-      if (!(rights & LIMEN_DOC_PERM_READ))
-        st->st_mode &= ~0444;
-      if (!(rights & LIMEN_DOC_PERM_WRITE))
-        st->st_mode &= ~0222;
-      break;
+      return limen_fuse_node_stat_file (fs, node, st);
     }
+  st->st_ino = node->ino;
+  return 0;
+}
+
+int
+limen_fuse_node_stat_file (LimenFuse *fs, Node *node, struct stat *st)
+{
+  guint rights = limen_fuse_node_rights (node);
+
+  if (rights == 0)
+    return ENOENT;
+  if (!(rights & LIMEN_DOC_PERM_READ))
+    st->st_mode &= ~0444;
+  if (!(rights & LIMEN_DOC_PERM_WRITE))
+    st->st_mode &= ~0222;
   st->st_ino = node->ino;
   return 0;
 }
@@ -194,7 +202,7 @@ limen_fuse_reply_entry (LimenFuse *fs, fuse_req_t req, Node *node, double timeou
     }
   e.ino = node->ino;
   e.generation = 1;
-  e.attr_timeout = timeout > 0 ? ATTR_TIMEOUT : 0;
+  e.attr_timeout = timeout > 0 ? limen_fuse_attr_timeout (node) : 0;
   e.entry_timeout = timeout;
   g_mutex_lock (&fs->lock);
   limen_fuse_node_add_lookup_locked (node);
@@ -491,6 +499,28 @@ limen_fuse_node_follow_doc (LimenFuse *fs, Node *node, struct stat *st)
   close (fd);
   g_debug ("Document %s: %s was replaced on the host", limen_doc_get_id (node->doc), path);
   *st = now;
+  return TRUE;
+}
+
+gboolean
+limen_fuse_node_deleted (LimenFuse *fs, Node *node, const struct stat *st)
+{
+  g_autofree char *name = NULL;
+  Node *parent = node->parent;
+
+  if (node->kind != NODE_FILE || st->st_nlink != 0 || parent == NULL)
+    return FALSE;
+  if (node->is_doc_file)
+    name = limen_doc_dup_name (node->doc);
+  g_mutex_lock (&fs->lock);
+  if (name == NULL)
+    name = g_strdup (node->name);
+  if (!node->gone_told && name)
+    {
+      node->gone_told = TRUE;
+      limen_fuse_queue_inval (fs, parent->ino, name, 0);
+    }
+  g_mutex_unlock (&fs->lock);
   return TRUE;
 }
 

@@ -220,15 +220,40 @@ op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
   if (node == NULL)
     return;
-  /* The kernel asks again when its attributes expired: the moment to notice that a host
-   * program replaced the document's file, so stat by path sees the new one too. */
-  if (node->is_doc_file && fstat (node->fd, &st) == 0)
-    limen_fuse_node_follow_doc (fs, node, &st);
-  err = limen_fuse_node_stat (fs, node, &st);
+  /* A host file's attributes are never kept, so every stat by path comes here: the moment
+   * to notice that a host program replaced the file (stat then shows the new one) or
+   * deleted it. A stat by path of a deleted file gets ESTALE, and the kernel walks the path
+   * again (LOOKUP_REVAL), which finds nothing there; an fstat() can only come from a holder
+   * of an open handle (the kernel does not tell which), and gets the file's attributes, as
+   * on the host. */
+  if (node->kind == NODE_FILE && fstat (node->fd, &st) == 0)
+    {
+      gboolean stale, open;
+
+      if (node->is_doc_file)
+        {
+          limen_fuse_node_follow_doc (fs, node, &st);   /* replaced: @st is the new file's */
+          stale = limen_fuse_node_deleted (fs, node, &st);
+        }
+      else
+        stale = limen_fuse_node_was_replaced (fs, node, &st) || limen_fuse_node_deleted (fs, node, &st);
+      g_mutex_lock (&fs->lock);
+      open = node->n_open > 0;
+      g_mutex_unlock (&fs->lock);
+      if (stale && !open)
+        {
+          limen_fuse_node_put (fs, node);
+          fuse_reply_err (req, ESTALE);
+          return;
+        }
+      err = limen_fuse_node_stat_file (fs, node, &st);
+    }
+  else
+    err = limen_fuse_node_stat (fs, node, &st);
   if (err)
     fuse_reply_err (req, err);
   else
-    fuse_reply_attr (req, &st, node->kind == NODE_FILE || node->kind == NODE_TEMP ? ATTR_TIMEOUT : 0);
+    fuse_reply_attr (req, &st, limen_fuse_attr_timeout (node));
   limen_fuse_node_put (fs, node);
 }
 
@@ -322,7 +347,7 @@ out:
       if (err)
         fuse_reply_err (req, err);
       else
-        fuse_reply_attr (req, &st, ATTR_TIMEOUT);
+        fuse_reply_attr (req, &st, limen_fuse_attr_timeout (node));
     }
   limen_fuse_node_put (fs, node);
 }
@@ -367,6 +392,17 @@ rights_allow (guint rights, int flags)
   return TRUE;
 }
 
+static void
+handle_free (LimenFuse *fs, Handle *h)
+{
+  close (h->fd);
+  g_mutex_lock (&fs->lock);
+  h->node->n_open--;
+  g_mutex_unlock (&fs->lock);
+  limen_fuse_node_put (fs, h->node);
+  g_free (h);
+}
+
 void
 limen_fuse_finish_open (LimenFuse *fs, fuse_req_t req, Node *node, int fd, struct fuse_file_info *fi,
                         const struct fuse_entry_param *entry)
@@ -377,6 +413,9 @@ limen_fuse_finish_open (LimenFuse *fs, fuse_req_t req, Node *node, int fd, struc
   h->node = node; /* keeps the caller's reference */
   h->fd = fd;
   fi->fh = (uintptr_t) h;
+  g_mutex_lock (&fs->lock);
+  node->n_open++;
+  g_mutex_unlock (&fs->lock);
   /* A write-only handle bypasses the kernel's page cache. Its writes then skip the copy
    * into the cache and the kernel's per-write GETXATTR of security.capability (asked
    * on the cached path to decide whether to clear privileges), and still reach
@@ -405,18 +444,10 @@ limen_fuse_finish_open (LimenFuse *fs, fuse_req_t req, Node *node, int fd, struc
   if (entry)
     {
       if (fuse_reply_create (req, entry, fi) != 0)
-        {
-          close (fd);
-          g_free (h);
-          limen_fuse_node_put (fs, node);
-        }
+        handle_free (fs, h);
     }
   else if (fuse_reply_open (req, fi) != 0)
-    {
-      close (fd);
-      g_free (h);
-      limen_fuse_node_put (fs, node);
-    }
+    handle_free (fs, h);
 }
 
 static void
@@ -440,9 +471,11 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     st.st_mode = 0;   /* refused below, not read uninitialised */
   else if (node->is_doc_file)
     limen_fuse_node_follow_doc (fs, node, &st);   /* replaced on the host since the lookup */
-  else if (limen_fuse_node_was_replaced (fs, node, &st))
+  if (st.st_mode != 0 && ((!node->is_doc_file && limen_fuse_node_was_replaced (fs, node, &st)) ||
+                          limen_fuse_node_deleted (fs, node, &st)))
     {
-      /* The kernel walks the path again (LOOKUP_REVAL) and opens the new file. */
+      /* The kernel walks the path again (LOOKUP_REVAL) and opens the new file, or finds
+       * none where the host deleted it. */
       limen_fuse_node_put (fs, node);
       fuse_reply_err (req, ESTALE);
       return;
@@ -531,11 +564,7 @@ static void
 op_release (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   LimenFuse *fs = req_fs (req);
-  Handle *h = (Handle *) (uintptr_t) fi->fh;
-
-  close (h->fd);
-  limen_fuse_node_put (fs, h->node);
-  g_free (h);
+  handle_free (fs, (Handle *) (uintptr_t) fi->fh);
   fuse_reply_err (req, 0);
 }
 

@@ -23,6 +23,8 @@
  * path walk through them reaches us and the caller is checked. */
 #define GATE_TIMEOUT 0.0
 #define ENTRY_TIMEOUT 30.0
+/* Attributes of our own directories. A host file's are never kept (file_attr_timeout()):
+ * every stat by path reaches us, so a file the host deleted or replaced shows at once. */
 #define ATTR_TIMEOUT 5.0
 #define MAX_TEMPS_PER_DOC 64
 
@@ -52,6 +54,10 @@ struct Node {
    * made under in its parent, and the inode found there instead once (see op_open). */
   char       *name;
   ino_t       replaced_by;
+  /* FILE, TEMP, under fs->lock: handles open on it (see op_getattr); FILE: the kernel was
+   * told once to drop its entry because the host deleted the file. */
+  int         n_open;
+  gboolean    gone_told;
   GHashTable *temps;        /* DOC_DIR of a single-file document: name → Node */
   /* Page-cache validity for keep_cache: what the file looked like at the last open. */
   struct timespec cached_mtime;
@@ -128,6 +134,9 @@ guint limen_fuse_node_rights (Node *node);
 gboolean limen_fuse_node_is_dir_doc (Node *node);
 /* The attributes the view sees; 0 or an errno. */
 int limen_fuse_node_stat (LimenFuse *fs, Node *node, struct stat *st);
+/* limen_fuse_node_stat of a FILE or TEMP whose file's stat @st was just taken: @st made
+ * what the view shows (rights, inode number). */
+int limen_fuse_node_stat_file (LimenFuse *fs, Node *node, struct stat *st);
 /* Answer a lookup with @node (whose reference is handed to the kernel's lookup count). */
 void limen_fuse_reply_entry (LimenFuse *fs, fuse_req_t req, Node *node, double timeout);
 /* Find or make the node with @key; returns it with a reference. Takes @fd either way. */
@@ -156,6 +165,15 @@ void limen_fuse_doc_mark_seen (LimenFuse *fs, LimenDoc *doc);
  * host program replaced the file there (write a temporary file, rename it over), the node
  * is switched to the new file and @st (the node's stat) updated. TRUE when it switched. */
 gboolean limen_fuse_node_follow_doc (LimenFuse *fs, Node *node, struct stat *st);
+/* For a FILE whose file @st (from its fd) has no name left on the host: TRUE, and the
+ * kernel is told (once) to drop the entry that leads to it, so the next walk asks us. */
+gboolean limen_fuse_node_deleted (LimenFuse *fs, Node *node, const struct stat *st);
+/* How long the kernel may keep @node's attributes: never for a host file. */
+static inline double
+limen_fuse_attr_timeout (const Node *node)
+{
+  return node->kind == NODE_FILE ? 0.0 : ATTR_TIMEOUT;
+}
 /* A real open of the node's O_PATH fd with @flags (through /proc/self/fd). */
 int limen_fuse_node_reopen (Node *node, int flags);
 
