@@ -8,6 +8,7 @@ limen_add_unit_test(test-notification-markup SOURCES unit/test-notification-mark
 limen_add_unit_test(test-lazy-library SOURCES unit/test-lazy-library.c)
 
 limen_add_pytest(integration-portal-core test_portal_core.py)
+limen_add_pytest(integration-portal-startup-signals test_portal_startup_signals.py)
 limen_add_pytest(integration-portal-lazy-libraries test_portal_lazy_libraries.py)
 limen_add_pytest(integration-portal-monitors test_portal_monitors.py)
 limen_add_pytest(integration-portal-settings test_portal_settings.py)
