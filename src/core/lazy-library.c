@@ -18,7 +18,8 @@ limen_lazy_open (const char         *soname,
   g_return_val_if_fail (soname != NULL, FALSE);
   g_return_val_if_fail (n_symbols == 0 || (symbols != NULL && slots != NULL), FALSE);
 
-  memset (slots, 0, n_symbols * sizeof (LimenLazySlot));
+  if (n_symbols > 0)
+    memset (slots, 0, n_symbols * sizeof (LimenLazySlot));
   lib = dlopen (soname, RTLD_LAZY | RTLD_LOCAL);
   if (lib == NULL)
     {
