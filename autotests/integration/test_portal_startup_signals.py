@@ -12,12 +12,14 @@ must end promptly and completely. What it does today, and what is asserted:
 - either way no thread and no child of it is left, and the bus is free of its name.
 
 Also: a bus address whose socket does not exist is a prompt exit 1 with a message, and a
-bus that accepts the connection but never answers does not make the daemon deaf to SIGTERM."""
+bus that accepts the connection but never answers (in the authentication, or to Hello)
+does not make the daemon deaf to SIGTERM/SIGINT."""
 import os
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
@@ -157,18 +159,72 @@ def test_missing_bus_socket_is_a_prompt_clear_failure(bus):
     assert not session_members(proc.pid)
 
 
+class SilentBus:
+    """A socket standing in for the session bus that takes connections and then says nothing
+    (stage "auth": a stopped dbus-daemon), or says nothing after the authentication (stage
+    "hello": the daemon then waits for the reply to Hello, which GDBus cannot cancel)."""
+
+    GUID = b"0123456789abcdef0123456789abcdef"
+
+    def __init__(self, path, stage):
+        self.stage = stage
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(8)
+        self.peers = []
+        self.began = threading.Event()
+        if stage == "hello":
+            threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        try:
+            peer, _ = self.sock.accept()
+        except OSError:
+            return
+        self.peers.append(peer)
+        buf = b""
+        while not self.began.is_set():
+            data = peer.recv(4096)
+            if not data:
+                return
+            buf += data
+            while b"\r\n" in buf and not self.began.is_set():
+                line, buf = buf.split(b"\r\n", 1)
+                self._answer(peer, line.lstrip(b"\0"))
+
+    def _answer(self, peer, line):
+        """The client side of SASL as GDBus speaks it, EXTERNAL only."""
+        if line == b"AUTH":
+            peer.sendall(b"REJECTED EXTERNAL\r\n")
+        elif line == b"AUTH EXTERNAL":
+            peer.sendall(b"DATA\r\n")
+        elif line.startswith((b"AUTH EXTERNAL ", b"DATA")):
+            peer.sendall(b"OK " + self.GUID + b"\r\n")
+        elif line == b"NEGOTIATE_UNIX_FD":
+            peer.sendall(b"AGREE_UNIX_FD\r\n")
+        elif line == b"BEGIN":
+            self.began.set()        # the Hello that follows gets no reply
+        else:
+            peer.sendall(b"ERROR\r\n")
+
+    def close(self):
+        for peer in self.peers:
+            peer.close()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("stage", ["auth", "hello"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_signal_while_the_bus_never_answers(bus, sig):
-    """A bus socket that takes the connection and then says nothing (a stopped or wedged
-    dbus-daemon): the daemon waits in the authentication, and a signal must still end it."""
+def test_signal_while_the_bus_never_answers(bus, sig, stage):
+    """Waiting on a bus that does not answer, the daemon must still end on a signal."""
     path = os.path.join(bus.runtime_dir, "silent-bus")
-    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    silent.bind(path)
-    silent.listen(8)
+    silent = SilentBus(path, stage)
     try:
         proc = spawn(bus, env={"DBUS_SESSION_BUS_ADDRESS": f"unix:path={path}"})
         # Long enough for the signal watch to be in place and the connection to be waiting.
         time.sleep(0.5)
+        if stage == "hello":
+            assert silent.began.wait(10), "limen-portal never finished the authentication"
         assert proc.poll() is None, stderr_of(proc)
         status, err = end_and_check(proc, sig, 0)
         assert status == 0, (status, err)
