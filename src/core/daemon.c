@@ -57,10 +57,6 @@ quit_on_signal (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
-/* On the signal thread. The main thread may be waiting in a nested loop on a bus round
- * trip that never ends: dbus-daemon silently drops its own replies (GetConnectionCredentials,
- * ReleaseName, ...) to a connection whose queue is over its limits, e.g. more than 64 fds of
- * queued requests. Cancelling ends that wait at once; the quit itself runs on the main thread. */
 /* On the signal thread, a moment after a signal that found the main thread connecting.
  * The quit cancellable ends a wait in the socket or the authentication, but not one for
  * the reply to Hello, which GDBus makes without a cancellable (up to its 25 s timeout).
@@ -76,6 +72,11 @@ leave_if_still_connecting (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* On the signal thread. The main thread may be waiting in a nested loop on a bus round
+ * trip that never ends: dbus-daemon silently drops its own replies (GetConnectionCredentials,
+ * ReleaseName, ...) to a connection whose queue is over its limits, e.g. more than 64 fds of
+ * queued requests. Cancelling ends that wait at once; the quit itself runs on the main thread.
+ * During start-up's connect, the grace of leave_if_still_connecting starts too. */
 static gboolean
 on_signal (gpointer user_data)
 {
