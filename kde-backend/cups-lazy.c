@@ -12,9 +12,9 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <cups/cups.h>
-#include <dlfcn.h>
 #include <glib.h>
-#include <string.h>
+
+#include "lazy-library.h"
 
 #define LIMEN_CUPS_FUNCTIONS(X)                                                                  \
   X (int, cupsAddOption, (const char *name, const char *value, int num_options,                  \
@@ -40,49 +40,26 @@ static struct {
   const char *(*cupsLastErrorString) (void);
 } real;
 
-static char *load_error;
+#define LIMEN_CUPS_NAME(ret, name, params, args, fail) #name,
+static const char *const symbols[] = {
+  LIMEN_CUPS_FUNCTIONS (LIMEN_CUPS_NAME)
+  "cupsFreeOptions",
+  "cupsLastErrorString",
+};
+#undef LIMEN_CUPS_NAME
+G_STATIC_ASSERT (sizeof real == G_N_ELEMENTS (symbols) * sizeof (LimenLazySlot));
 
-/* Opens libcups once; FALSE (and load_error) when it or one of its symbols is missing. */
-static gboolean
-load_cups (void)
-{
-  static gsize done;
-
-  if (g_once_init_enter (&done))
-    {
-      void *lib = dlopen ("libcups.so.2", RTLD_LAZY | RTLD_LOCAL);
-
-      if (!lib)
-        load_error = g_strdup_printf ("Cannot load libcups: %s", dlerror ());
-      else
-        {
-#define LIMEN_CUPS_RESOLVE(sym)                                                          \
-          if (!load_error)                                                               \
-            {                                                                            \
-              void *p = dlsym (lib, #sym);                                               \
-              if (p)                                                                     \
-                memcpy (&real.sym, &p, sizeof p);                                        \
-              else                                                                       \
-                load_error = g_strdup_printf ("libcups.so.2 lacks %s", #sym);           \
-            }
-#define LIMEN_CUPS_RESOLVE_X(ret, name, params, args, fail) LIMEN_CUPS_RESOLVE (name)
-          LIMEN_CUPS_FUNCTIONS (LIMEN_CUPS_RESOLVE_X)
-          LIMEN_CUPS_RESOLVE (cupsFreeOptions)
-          LIMEN_CUPS_RESOLVE (cupsLastErrorString)
-#undef LIMEN_CUPS_RESOLVE_X
-#undef LIMEN_CUPS_RESOLVE
-        }
-      if (load_error)
-        g_warning ("%s", load_error);
-      g_once_init_leave (&done, 1);
-    }
-  return load_error == NULL;
-}
+/* Opened once, by the first call; when it or one of its symbols is missing, logged once
+ * and the reason kept for cupsLastErrorString(). */
+static LimenLazyLibrary cups = {
+  .soname = "libcups.so.2", .symbols = symbols, .n_symbols = G_N_ELEMENTS (symbols),
+  .slots = &real, .failure = "Cannot load libcups",
+};
 
 #define LIMEN_CUPS_DEFINE(ret, name, params, args, fail) \
   ret name params                                        \
   {                                                      \
-    if (!load_cups ())                                   \
+    if (!limen_lazy_load (&cups))                       \
       return fail;                                       \
     return real.name args;                               \
   }
@@ -93,14 +70,14 @@ void
 cupsFreeOptions (int num_options, cups_option_t *options)
 {
   /* Without libcups nothing could have made @options. */
-  if (load_cups ())
+  if (limen_lazy_load (&cups))
     real.cupsFreeOptions (num_options, options);
 }
 
 const char *
 cupsLastErrorString (void)
 {
-  if (!load_cups ())
-    return load_error;
+  if (!limen_lazy_load (&cups))
+    return cups.error;
   return real.cupsLastErrorString ();
 }

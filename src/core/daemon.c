@@ -5,6 +5,7 @@
 #include <glib/gi18n.h>
 #include <locale.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "app-info.h"
 #include "log.h"
@@ -18,6 +19,12 @@ static guint names_owned;
 static guint names_pending;
 static GCancellable *quit_cancellable;
 static GMainContext *signal_context;
+/* TRUE while the main thread waits in g_bus_get_sync(); cleared under connect_lock. */
+static gboolean connecting;
+static GMutex connect_lock;
+
+/* How long a signal may wait for a start-up stuck in connecting to end by itself. */
+#define CONNECT_GRACE_MS 500
 
 void
 limen_daemon_quit (int status)
@@ -50,16 +57,42 @@ quit_on_signal (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* On the signal thread, a moment after a signal that found the main thread connecting.
+ * The quit cancellable ends a wait in the socket or the authentication, but not one for
+ * the reply to Hello, which GDBus makes without a cancellable (up to its 25 s timeout).
+ * Nothing has been exported, requested or written yet, so leaving at once loses
+ * nothing; holding connect_lock keeps the main thread from going on to any of that. */
+static gboolean
+leave_if_still_connecting (gpointer user_data)
+{
+  g_mutex_lock (&connect_lock);
+  if (connecting)
+    _exit (0);
+  g_mutex_unlock (&connect_lock);
+  return G_SOURCE_REMOVE;
+}
+
 /* On the signal thread. The main thread may be waiting in a nested loop on a bus round
  * trip that never ends: dbus-daemon silently drops its own replies (GetConnectionCredentials,
  * ReleaseName, ...) to a connection whose queue is over its limits, e.g. more than 64 fds of
- * queued requests. Cancelling ends that wait at once; the quit itself runs on the main thread. */
+ * queued requests. Cancelling ends that wait at once; the quit itself runs on the main thread.
+ * During start-up's connect, the grace of leave_if_still_connecting starts too. */
 static gboolean
 on_signal (gpointer user_data)
 {
   g_debug ("Received %s, leaving", (const char *) user_data);
   g_cancellable_cancel (quit_cancellable);
   g_main_context_invoke_full (NULL, G_PRIORITY_HIGH, quit_on_signal, NULL, NULL);
+  g_mutex_lock (&connect_lock);
+  if (connecting)
+    {
+      GSource *grace = g_timeout_source_new (CONNECT_GRACE_MS);
+
+      g_source_set_callback (grace, leave_if_still_connecting, NULL, NULL);
+      g_source_attach (grace, signal_context);
+      g_source_unref (grace);
+    }
+  g_mutex_unlock (&connect_lock);
   return G_SOURCE_CONTINUE;
 }
 
@@ -78,7 +111,6 @@ watch_signals (void)
     { SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" }, { SIGTERM, "SIGTERM" },
   };
 
-  quit_cancellable = g_cancellable_new ();
   signal_context = g_main_context_new ();
   for (guint i = 0; i < G_N_ELEMENTS (signals); i++)
     {
@@ -157,12 +189,22 @@ prepare_thread_func (gpointer user_data)
 /* The session bus. GIO's setup of its D-Bus types, the socket, the authentication's round
  * trips and Hello take longer than anything else before the daemon can serve, so the main
  * thread starts on them at once, and @spec's prepare step and the signal watch run beside
- * them on another thread instead of before or after them. */
+ * them on another thread instead of before or after them. A signal ends the wait (the
+ * cancellable, else leave_if_still_connecting): a bus that takes the connection but never
+ * answers (a stopped dbus-daemon) would otherwise keep the daemon deaf to SIGTERM, its
+ * main loop not running yet. */
 static GDBusConnection *
 connect_bus (const LimenDaemonSpec *spec, GError **error)
 {
-  GThread *prepare_thread = g_thread_new ("limen-prepare", prepare_thread_func, (gpointer) spec);
-  GDBusConnection *connection = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, error);
+  GThread *prepare_thread;
+  GDBusConnection *connection;
+
+  connecting = TRUE;    /* before any other thread exists */
+  prepare_thread = g_thread_new ("limen-prepare", prepare_thread_func, (gpointer) spec);
+  connection = g_bus_get_sync (G_BUS_TYPE_SESSION, quit_cancellable, error);
+  g_mutex_lock (&connect_lock);
+  connecting = FALSE;
+  g_mutex_unlock (&connect_lock);
 
   g_thread_join (prepare_thread);
   return connection;
@@ -195,6 +237,18 @@ own_names (const LimenDaemonSpec *spec, gboolean replace, GArray *owned_ids)
   return owned;
 }
 
+/* g_dbus_connection_close_sync() returns once the stream is closed, but GDBus marks the
+ * connection closed a moment later, on its worker thread. Until then g_bus_unown_name()
+ * takes it for open and sends ReleaseName into the closed stream, which fails with a
+ * warning ("Error releasing name ...: The connection is closed"; seen at about one clean
+ * stop in fifteen). The mark comes within microseconds; the bound is only a safeguard. */
+static void
+wait_until_marked_closed (GDBusConnection *connection)
+{
+  for (guint i = 0; i < 1000 && !g_dbus_connection_is_closed (connection); i++)
+    g_usleep (500);
+}
+
 /* Let queued replies and signals (Response, Closed) reach their peers, then close: that
  * releases all our names at once. g_bus_unown_name on an open connection would wait for a
  * ReleaseName reply (25 s), which dbus-daemon may drop (see on_signal). */
@@ -203,6 +257,7 @@ leave_bus (GArray *owned_ids)
 {
   g_dbus_connection_flush_sync (daemon_connection, NULL, NULL);
   g_dbus_connection_close_sync (daemon_connection, NULL, NULL);
+  wait_until_marked_closed (daemon_connection);
   for (guint i = 0; i < owned_ids->len; i++)
     g_bus_unown_name (g_array_index (owned_ids, guint, i));
   limen_app_info_tracker_shutdown ();
@@ -260,7 +315,15 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   /* A write to a vanished peer must not kill the daemon. */
   signal (SIGPIPE, SIG_IGN);
 
+  /* Made before any thread, so that a signal can cancel every wait from the start. */
+  quit_cancellable = g_cancellable_new ();
   daemon_connection = connect_bus (spec, &error);
+  if (daemon_connection == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      /* A signal while connecting: the stop asked for, with nothing to undo yet. */
+      g_debug ("Left while connecting to the session bus");
+      return 0;
+    }
   if (daemon_connection == NULL)
     {
       g_printerr ("%s: no session bus: %s\n", spec->program, error->message);

@@ -10,10 +10,9 @@
  * the reason is logged once and every call answers NULL: no client, no devices.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <dlfcn.h>
-#include <string.h>
-
 #include <gudev/gudev.h>
+
+#include "lazy-library.h"
 
 #define LIMEN_GUDEV_SONAME "libgudev-1.0.so.0"
 
@@ -37,46 +36,21 @@ static struct {
 #undef LIMEN_GUDEV_FIELD
 } real;
 
-/* Opens libgudev once; FALSE (logged once) when it or one of its symbols is missing. */
-static gboolean
-load_gudev (void)
-{
-  static gsize done;
-  static gboolean loaded;
+#define LIMEN_GUDEV_NAME(ret, name, params, args) #name,
+static const char *const symbols[] = { LIMEN_GUDEV_FUNCTIONS (LIMEN_GUDEV_NAME) };
+#undef LIMEN_GUDEV_NAME
+G_STATIC_ASSERT (sizeof real == G_N_ELEMENTS (symbols) * sizeof (LimenLazySlot));
 
-  if (g_once_init_enter (&done))
-    {
-      void *lib = dlopen (LIMEN_GUDEV_SONAME, RTLD_LAZY | RTLD_LOCAL);
-      const char *missing = NULL;
-
-      if (lib != NULL)
-        {
-#define LIMEN_GUDEV_RESOLVE(ret, sym, params, args)                                      \
-          if (missing == NULL)                                                           \
-            {                                                                            \
-              void *p = dlsym (lib, #sym);                                               \
-              if (p)                                                                     \
-                memcpy (&real.sym, &p, sizeof p);                                        \
-              else                                                                       \
-                missing = #sym;                                                          \
-            }
-          LIMEN_GUDEV_FUNCTIONS (LIMEN_GUDEV_RESOLVE)
-#undef LIMEN_GUDEV_RESOLVE
-          if (missing)
-            g_warning ("udev is not available: %s lacks %s", LIMEN_GUDEV_SONAME, missing);
-        }
-      else
-        g_warning ("udev is not available: %s", dlerror ());
-      loaded = lib != NULL && missing == NULL;
-      g_once_init_leave (&done, 1);
-    }
-  return loaded;
-}
+/* Opened once, by the first call; logged once when it or one of its symbols is missing. */
+static LimenLazyLibrary gudev = {
+  .soname = LIMEN_GUDEV_SONAME, .symbols = symbols, .n_symbols = G_N_ELEMENTS (symbols),
+  .slots = &real, .failure = "udev is not available",
+};
 
 #define LIMEN_GUDEV_DEFINE(ret, name, params, args) \
   ret name params                                   \
   {                                                 \
-    if (!load_gudev ())                             \
+    if (!limen_lazy_load (&gudev))                  \
       return NULL;                                  \
     return real.name args;                          \
   }

@@ -12,13 +12,13 @@
  * "PipeWire is not available" paths take over.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <dlfcn.h>
 #include <errno.h>
 #include <glib.h>
 #include <stdarg.h>
-#include <string.h>
 
 #include <pipewire/pipewire.h>
+
+#include "lazy-library.h"
 
 #define LIMEN_PW_SONAME "libpipewire-0.3.so.0"
 
@@ -62,48 +62,31 @@ static struct {
 #undef LIMEN_PW_FIELD
 } real;
 
-/* Opens libpipewire once; FALSE (errno ENOSYS, logged once) when it or a symbol is missing. */
+#define LIMEN_PW_NAME(ret, name, params, args, fail) #name,
+#define LIMEN_PW_PROC_NAME(name, params, args) #name,
+static const char *const symbols[] = {
+  LIMEN_PW_FUNCTIONS (LIMEN_PW_NAME)
+  LIMEN_PW_PROCEDURES (LIMEN_PW_PROC_NAME)
+  "pw_properties_new",
+};
+#undef LIMEN_PW_PROC_NAME
+#undef LIMEN_PW_NAME
+G_STATIC_ASSERT (sizeof real == G_N_ELEMENTS (symbols) * sizeof (LimenLazySlot));
+
+/* Opened once, by the first call; logged once when it or one of its symbols is missing. */
+static LimenLazyLibrary pipewire = {
+  .soname = LIMEN_PW_SONAME, .symbols = symbols, .n_symbols = G_N_ELEMENTS (symbols),
+  .slots = &real, .failure = "PipeWire is not available",
+};
+
+/* Opens libpipewire once; FALSE (errno ENOSYS) when it or a symbol is missing. */
 static gboolean
 load_pipewire (void)
 {
-  static gsize done;
-  static gboolean loaded;
-
-  if (g_once_init_enter (&done))
-    {
-      void *lib = dlopen (LIMEN_PW_SONAME, RTLD_LAZY | RTLD_LOCAL);
-      const char *missing = NULL;
-
-      if (lib != NULL)
-        {
-#define LIMEN_PW_RESOLVE(sym)                                                            \
-          if (missing == NULL)                                                           \
-            {                                                                            \
-              void *p = dlsym (lib, #sym);                                               \
-              if (p)                                                                     \
-                memcpy (&real.sym, &p, sizeof p);                                        \
-              else                                                                       \
-                missing = #sym;                                                          \
-            }
-#define LIMEN_PW_RESOLVE_X(ret, name, params, args, fail) LIMEN_PW_RESOLVE (name)
-#define LIMEN_PW_RESOLVE_PROC(name, params, args) LIMEN_PW_RESOLVE (name)
-          LIMEN_PW_FUNCTIONS (LIMEN_PW_RESOLVE_X)
-          LIMEN_PW_PROCEDURES (LIMEN_PW_RESOLVE_PROC)
-          LIMEN_PW_RESOLVE (pw_properties_new)
-#undef LIMEN_PW_RESOLVE_PROC
-#undef LIMEN_PW_RESOLVE_X
-#undef LIMEN_PW_RESOLVE
-          if (missing)
-            g_warning ("PipeWire is not available: %s lacks %s", LIMEN_PW_SONAME, missing);
-        }
-      else
-        g_warning ("PipeWire is not available: %s", dlerror ());
-      loaded = lib != NULL && missing == NULL;
-      g_once_init_leave (&done, 1);
-    }
-  if (!loaded)
-    errno = ENOSYS;
-  return loaded;
+  if (limen_lazy_load (&pipewire))
+    return TRUE;
+  errno = ENOSYS;
+  return FALSE;
 }
 
 #define LIMEN_PW_DEFINE(ret, name, params, args, fail) \
