@@ -14,8 +14,9 @@
  * the store keeps running one call at a time, as it always did. The worker never waits
  * for the lock: when the main thread is busy, the call goes to the main thread as before.
  * It never overtakes a call handed to the main thread either: each such call counts as
- * queued until the main thread has dispatched it, and while any is queued every Add goes
- * the same way, so one client's calls are answered in the order it sent them.
+ * queued until the main thread has dispatched it (a marker queued behind GDBus's dispatch
+ * of it, see attach_marker), and while any is queued every Add goes the same way, so one
+ * client's calls are answered in the order it sent them.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "doc-portal-thread.h"
 
@@ -46,8 +47,8 @@ poll_unlocked (GPollFD *fds, guint n_fds, gint timeout)
   return r;
 }
 
-/* Runs after the main thread dispatched the calls handed to it before it was queued: GDBus
- * dispatches them at G_PRIORITY_DEFAULT, and this waits for a turn with none ready. */
+/* Runs after the main thread dispatched the call it was queued for (and all before it):
+ * GDBus dispatches calls at G_PRIORITY_DEFAULT, and this waits for a turn with none ready. */
 static gboolean
 on_dispatched (gpointer user_data)
 {
@@ -55,16 +56,41 @@ on_dispatched (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
-static void
-count_handed_over (void)
+/* On GDBus's worker, once it has finished with the call that was counted: by then GDBus has
+ * attached the call's dispatch to the main context, so the marker goes in after it. Attached
+ * from the filter itself, the marker would go in first, and a main thread waking in between
+ * would run it alone, uncounting a call it had not dispatched yet. */
+static gboolean
+attach_marker (gpointer user_data)
 {
   GSource *source = g_idle_source_new ();
 
-  g_atomic_int_inc (&queued);
   g_source_set_priority (source, G_PRIORITY_DEFAULT + 1);
   g_source_set_callback (source, on_dispatched, NULL, NULL);
   g_source_set_static_name (source, "limen-documents: call dispatched");
   g_source_attach (source, NULL);
+  g_source_unref (source);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+count_handed_over (void)
+{
+  /* GDBus runs its worker with a context of its own pushed as the thread's default. */
+  GMainContext *worker = g_main_context_get_thread_default ();
+  GSource *source;
+
+  g_atomic_int_inc (&queued);
+  if (worker == NULL || worker == g_main_context_default ())
+    {
+      g_warning ("GDBus filter not on a worker thread of its own: Add calls go to the main thread");
+      return;      /* never uncounted: every Add then goes the main thread's way */
+    }
+  source = g_idle_source_new ();
+  g_source_set_priority (source, G_PRIORITY_HIGH);
+  g_source_set_callback (source, attach_marker, NULL, NULL);
+  g_source_set_static_name (source, "limen-documents: mark dispatch");
+  g_source_attach (source, worker);
   g_source_unref (source);
 }
 

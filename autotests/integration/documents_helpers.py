@@ -21,6 +21,18 @@ PS_IFACE = "org.freedesktop.impl.portal.PermissionStore"
 FLAG_REUSE, FLAG_PERSISTENT, FLAG_AS_NEEDED, FLAG_DIRECTORY = 1, 2, 4, 8
 
 
+def write(path, data):
+    """Write the text @data to @path (created or truncated)."""
+    with open(path, "w") as f:
+        f.write(data)
+
+
+def read(path):
+    """The text in @path."""
+    with open(path) as f:
+        return f.read()
+
+
 def mountpoint(bus):
     return os.path.join(bus.runtime_dir, "doc")
 

@@ -13,22 +13,13 @@ import pytest
 from gi.repository import Gio, GLib
 
 import documents_helpers as dh
+from documents_helpers import read, write
 import limentest
 
 NA = "org.freedesktop.portal.Error.NotAllowed"
 NF = "org.freedesktop.portal.Error.NotFound"
 IA = "org.freedesktop.portal.Error.InvalidArgument"
 APP = "org.example.App"
-
-
-def write(path, data):
-    with open(path, "w") as f:
-        f.write(data)
-
-
-def read(path):
-    with open(path) as f:
-        return f.read()
 
 
 @pytest.fixture
@@ -435,7 +426,7 @@ def test_pipelined_calls_keep_their_order(bus, work):
 
     fd = os.open(f, os.O_PATH)
     try:
-        for _ in range(20):
+        for _ in range(100):
             doc = dh.docs(bus, "Add", (0, True, True), "(hbb)", fds=[fd], conn=conn)[0]
             deleted = send("Delete", GLib.Variant("(s)", (doc,)))
             added = send("Add", GLib.Variant("(hbb)", (0, True, True)), [fd])

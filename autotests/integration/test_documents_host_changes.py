@@ -10,18 +10,9 @@ import pytest
 from gi.repository import GLib
 
 import documents_helpers as dh
+from documents_helpers import read, write
 
 APP = "org.example.App"
-
-
-def write(path, data):
-    with open(path, "w") as f:
-        f.write(data)
-
-
-def read(path):
-    with open(path) as f:
-        return f.read()
 
 
 def gone(path):

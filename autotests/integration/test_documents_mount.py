@@ -5,26 +5,16 @@ with the reference document portal (xdg-document-portal) run side by side."""
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 
 import documents_helpers as dh
+from documents_helpers import read, write
 import limentest
 
 APP = "org.example.App"
 HOOKS = "test hooks: compiled in" in subprocess.run(
     [limentest.binary("limen-documents"), "--version"], capture_output=True, text=True).stdout
-
-
-def write(path, data):
-    with open(path, "w") as f:
-        f.write(data)
-
-
-def read(path):
-    with open(path) as f:
-        return f.read()
 
 
 @pytest.fixture

@@ -8,20 +8,11 @@ import threading
 import time
 
 import documents_helpers as dh
+from documents_helpers import read, write
 import limentest
 import pytest
 
 APP = "org.example.App"
-
-
-def write(path, data):
-    with open(path, "w") as f:
-        f.write(data)
-
-
-def read(path):
-    with open(path) as f:
-        return f.read()
 
 
 @pytest.fixture
