@@ -326,18 +326,21 @@ def test_signals_reach_only_the_owner_in_order(ic, bus):
     # A second Disabled while disabled, a Deactivated while not active: not passed on.
     emit(bus, "Disabled", session, {})
     emit(bus, "Deactivated", session, {"activation_id": v("u", 2)})
-    # Bad values from the backend are dropped, not passed on.
+    # Bad values from the backend are left out and the rest passed on: the app still learns
+    # that the capture started and ended (a backend was seen sending cursor_position as (ii)).
     owner.call("Enable", (session, {}), "(oa{sv})")
-    emit(bus, "Activated", session, {"cursor_position": v("(dd)", (math.nan, 1.0))})
-    emit(bus, "Activated", session, {"activation_id": v("s", "three")})
+    emit(bus, "Activated", session, {"activation_id": v("u", 3), "cursor_position": v("(dd)", (math.nan, 1.0))})
+    emit(bus, "Deactivated", session, {"activation_id": v("s", "three"), "cursor_position": v("(ii)", (1, 2))})
     # Signals for a session of another caller or for no session at all reach nobody else.
     emit(bus, "ZonesChanged", other_session, {})
     emit(bus, "ZonesChanged", "/org/freedesktop/portal/desktop/session/1_1/nobody", {})
     # The backend's signals are handled in order: once this one is here, all above were.
-    emit(bus, "Activated", session, {"activation_id": v("u", 4)})
-    assert limentest.wait_until(lambda: len(owner.got("Activated")) == 2)
-    assert owner.got("Activated")[1] == (session, {"activation_id": 4})
-    assert len(owner.got("Disabled")) == 1 and len(owner.got("Deactivated")) == 1
+    emit(bus, "Activated", session, {"activation_id": v("u", 4), "cursor_position": v("(dd)", (3.0, 4.0))})
+    assert limentest.wait_until(lambda: len(owner.got("Activated")) == 3)
+    assert owner.got("Activated")[1:] == [(session, {"activation_id": 3}),
+                                          (session, {"activation_id": 4, "cursor_position": (3.0, 4.0)})]
+    assert owner.got("Deactivated")[1:] == [(session, {})]
+    assert len(owner.got("Disabled")) == 1 and len(owner.got("Deactivated")) == 2
     assert len(owner.got("ZonesChanged")) == 1
     assert other.signals == []   # the other session is not started: its signals are dropped
 

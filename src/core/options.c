@@ -392,6 +392,29 @@ limen_options_filter (GVariant        *options,
   return TRUE;
 }
 
+void
+limen_options_filter_from_backend (GVariant *options, GVariantBuilder *builder, const char *what,
+                                   const LimenOption *table)
+{
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+
+  g_return_if_fail (g_variant_is_of_type (options, G_VARIANT_TYPE_VARDICT));
+  g_variant_iter_init (&iter, options);
+  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+    {
+      g_autoptr(GVariant) owned = value;
+      GVariant *entry = g_variant_new_dict_entry (g_variant_new_string (key), g_variant_new_variant (value));
+      g_autoptr(GVariant) single = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), &entry, 1));
+      g_autoptr(GError) error = NULL;
+
+      /* One key at a time through the table's checks, so a bad one costs only itself. */
+      if (!limen_options_filter (single, builder, &error, table, NULL))
+        g_message ("%s: option left out: %s", what, error->message);
+    }
+}
+
 #define PARENT_WINDOW_MAX 256
 
 gboolean

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The InputCapture backend's signals reach only the owner of the session they name, checked
- * against the signal's option table and only in the states the specification allows them in:
- * when a person's capture starts and ends tells a lot about them, and a late signal must
- * never contradict what the app itself asked (Disable, Release). */
+ * against the signal's option table and only in the states the specification allows them
+ * in: when a person's capture starts and ends tells a lot about them, and a late signal must
+ * never contradict what the app itself asked (Disable, Release). An option that fails its
+ * check is left out, not the signal: the app must still learn that its capture started or
+ * ended when a backend mistyped a detail (cursor_position as (ii), seen from a backend). */
 #include "input-capture.h"
 
 #include "backend.h"
@@ -56,7 +58,7 @@ relay_signal (const char *backend, const char *signal, GVariant *params, const c
 {
   g_auto(GVariantBuilder) options = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_autoptr(GVariant) raw = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autofree char *what = NULL;
   const LimenOption *table = NULL;
   const char *session_path;
   LimenCapture *capture;
@@ -70,11 +72,8 @@ relay_signal (const char *backend, const char *signal, GVariant *params, const c
     return NULL;
   if ((table = signal_table (signal)) == NULL)
     return NULL;
-  if (!limen_options_filter (raw, &options, &error, table, NULL))
-    {
-      g_message ("%s from %s for %s dropped: %s", signal, backend, session_path, error->message);
-      return NULL;
-    }
+  what = g_strdup_printf ("%s from %s for %s", signal, backend, session_path);
+  limen_options_filter_from_backend (raw, &options, what, table);
   if (!signal_allowed (capture, signal))
     return NULL;
   *destination = limen_session_get_sender (capture->session);
