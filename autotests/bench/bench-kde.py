@@ -6,11 +6,15 @@ cold (first dialog of the process) and warm; also start-up plus the cold dialog,
 waits for when the backend is D-Bus-activated by that first dialog. limen-kde runs twice: as in a
 Plasma session (the shim preloaded in a background thread after start-up) and with
 LIMEN_KDE_PRELOAD=0; and the idle PSS/USS of both and of the reference are measured alone and
-beside a running kwin_x11 (a KF5 process mapping the same Qt/KF5 libraries, as in a Plasma
-session), which is what decides whether preloading is worth its memory. Prints figures and
+beside running KF5 processes that map the same Qt/KF5 libraries (kwin_x11 alone; kwin_x11,
+kded5, krunner and klipper; the processes of a Plasma 5.27 X11 session, plasmashell included),
+which is what decides whether preloading is worth its memory. LIMEN_BENCH_NEIGHBOURS picks the
+sets (comma-separated keys of NEIGHBOURS), LIMEN_BENCH_BREAKDOWN=1 adds the preload's cost file by
+file, LIMEN_BENCH_DIALOGS=0 skips the dialog timings. Prints figures and
 ratios; asserts nothing."""
 
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -130,25 +134,100 @@ LIMEN_ENV = {"XDG_CURRENT_DESKTOP": "KDE", "QT_QPA_PLATFORM": "xcb", "QT_LOGGING
 REF_ENV = {"XDG_CURRENT_DESKTOP": "KDE", "QT_QPA_PLATFORM": "xcb"}
 
 
-def idle_memory(x, neighbour):
+LIBEXEC = "/usr/lib/x86_64-linux-gnu/libexec"
+# What runs beside limen-kde, as (argv, bus name or None). "plasma session" is what a
+# Plasma 5.27 X11 session runs once logged in (its autostart and the services its shell
+# and KWin start on the bus), minus what cannot run here: polkit-kde-authentication-agent-1
+# exits without a logind session, and xdg-desktop-portal-kde is what limen-kde replaces.
+# krunner and the standalone klipper are not in it: 5.27 starts krunner on first use and
+# has Klipper inside plasmashell's clipboard applet. "kf5 four" is the set measured before.
+NEIGHBOURS = {
+    "alone": (),
+    "kwin_x11": ((["/usr/bin/kwin_x11", "--replace"], "org.kde.KWin"),),
+    "kf5 four": ((["/usr/bin/kwin_x11", "--replace"], "org.kde.KWin"), (["/usr/bin/kded5"], "org.kde.kded5"),
+                 (["/usr/bin/krunner"], "org.kde.krunner"), (["/usr/bin/klipper"], "org.kde.klipper")),
+    "plasma session": (
+        (["/usr/bin/kwin_x11", "--replace"], "org.kde.KWin"),
+        (["/usr/bin/ksmserver", "--no-lockscreen"], "org.kde.ksmserver"),
+        (["/usr/bin/kded5"], "org.kde.kded5"),
+        (["/usr/bin/kglobalaccel5"], "org.kde.kglobalaccel"),
+        ([LIBEXEC + "/kactivitymanagerd"], "org.kde.ActivityManager"),
+        (["/usr/bin/plasmashell"], "org.kde.plasmashell"),
+        (["/usr/bin/kaccess"], "org.kde.kaccess"),
+        ([LIBEXEC + "/org_kde_powerdevil"], "org.kde.Solid.PowerManagement"),
+        (["/usr/bin/xembedsniproxy"], None),
+        (["/usr/bin/gmenudbusmenuproxy"], None)),
+}
+NEIGHBOUR_LABELS = {"alone": "alone", "kwin_x11": "beside kwin_x11",
+                    "kf5 four": "beside kwin+kded5+krunner+klipper", "plasma session": "beside a Plasma session"}
+SESSION_ENV = {"QT_QPA_PLATFORM": "xcb", "KWIN_COMPOSE": "N", "XDG_CURRENT_DESKTOP": "KDE",
+               "KDE_FULL_SESSION": "true", "KDE_SESSION_VERSION": "5", "DESKTOP_SESSION": "plasma",
+               "XDG_SESSION_TYPE": "x11",
+               # Xvfb has no GPU: plasmashell's Qt Quick scene renders through Mesa's llvmpipe.
+               "LIBGL_ALWAYS_SOFTWARE": "1"}
+
+
+def descendants(pids):
+    """Every live process whose parent chain leads to one of @pids (a neighbour's helpers)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], list(pids)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+class Neighbours:
+    """The processes of NEIGHBOURS[@which] on @bus and @x's display, each checked to be
+    running after it settled; stop() ends them, and any helper they started, by PID."""
+
+    def __init__(self, bus, x, which):
+        self.daemons = []
+        env = dict(x.env(), **SESSION_ENV)
+        try:
+            for argv, name in NEIGHBOURS[which]:
+                self.daemons.append(bus.start(argv, env=env, wait_name=name, timeout=90))
+            if self.daemons:
+                # plasmashell builds its panel and applets after taking its name.
+                time.sleep(6 if which == "plasma session" else 2)
+            dead = [d.argv[0] for d in self.daemons if not d.alive()]
+            if dead:
+                raise RuntimeError(f"neighbours exited: {dead}")
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self):
+        helpers = descendants([d.pid for d in self.daemons if d.alive()])
+        for d in reversed(self.daemons):
+            d.stop()
+        for pid in helpers:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+def idle_memory(x, neighbour, detail=False):
     """Idle PSS/USS of limen-kde without and with the shim preloaded, and of the reference,
-    each started fresh beside @neighbour: "alone"; "kwin_x11", a running KF5 process mapping
-    the same Qt/KF5 libraries; "plasma", kwin_x11, kded5, krunner and klipper, as in a Plasma
-    session."""
+    each started fresh beside the processes of NEIGHBOURS[@neighbour]; with @detail, also
+    the per-file smaps of both limen-kde runs."""
     bus = limentest.Bus()
+    # The neighbours' UPower, logind and polkit lookups go to a bus of this run, never the host's.
+    bus.start_system_bus()
     out = {}
+    neighbours = None
     try:
-        env = dict(x.env(), QT_QPA_PLATFORM="xcb", KWIN_COMPOSE="N", XDG_CURRENT_DESKTOP="KDE")
-        if neighbour != "alone":
-            bus.start(["/usr/bin/kwin_x11", "--replace"], env=env, wait_name="org.kde.KWin", timeout=60)
-        if neighbour == "plasma":
-            # The KF5 processes of a Plasma 5 session that run here (plasmashell's desktop
-            # package is not installed): each maps most of the shim's libraries.
-            for argv, name in ((["/usr/bin/kded5"], "org.kde.kded5"), (["/usr/bin/krunner"], "org.kde.krunner"),
-                               (["/usr/bin/klipper"], "org.kde.klipper")):
-                bus.start(argv, env=env, wait_name=name, timeout=60)
-        if neighbour != "alone":
-            time.sleep(2)
+        neighbours = Neighbours(bus, x, neighbour)
         for key, argv, name, env in (
                 ("no preload", [limentest.binary("limen-kde"), "--verbose"], kh.KDE_NAME,
                  dict(LIMEN_ENV, LIMEN_KDE_PRELOAD="0")),
@@ -160,28 +239,73 @@ def idle_memory(x, neighbour):
                 wait_preloaded(d)
             time.sleep(1.5)
             out[key] = mem_kib(d.pid)
+            if detail and key != "xdp-kde":
+                out[key]["files"] = smaps_by_file(d.pid)
             d.stop()
             bus.wait_for_name_gone(name)
     finally:
+        if neighbours:
+            neighbours.stop()
         bus.close()
     return out
 
 
+def smaps_by_file(pid):
+    """{file: {"pss", "private"}} in KiB, summed over the mappings of each file."""
+    files = {}
+    cur = None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            parts = line.split()
+            if not parts[0].endswith(":"):
+                cur = files.setdefault(parts[5] if len(parts) > 5 else "[anon]", {"pss": 0, "private": 0, "private_dirty": 0})
+            elif parts[0] == "Pss:":
+                cur["pss"] += int(parts[1])
+            elif parts[0] in ("Private_Clean:", "Private_Dirty:"):
+                cur["private"] += int(parts[1])
+                if parts[0] == "Private_Dirty:":
+                    cur["private_dirty"] += int(parts[1])
+    return files
+
+
+def print_breakdown(runs, neighbour, top=25):
+    """What the preload adds, file by file (medians of preloaded minus not, same neighbours)."""
+    keys = set()
+    for r in runs:
+        keys |= set(r["preloaded"]["files"]) | set(r["no preload"]["files"])
+    zero = {"pss": 0, "private": 0, "private_dirty": 0}
+    rows = []
+    for k in keys:
+        diff = {m: statistics.median(r["preloaded"]["files"].get(k, zero)[m] - r["no preload"]["files"].get(k, zero)[m]
+                                     for r in runs) for m in zero}
+        rows.append((k, diff))
+    rows.sort(key=lambda kv: -kv[1]["pss"])
+    total = {m: sum(d[m] for _, d in rows) for m in zero}
+    print(f"preload's PSS {NEIGHBOUR_LABELS[neighbour]}, by file (KiB, medians of {len(runs)}; "
+          f"total {total['pss']:.0f} PSS, {total['private']:.0f} private of which {total['private_dirty']:.0f} dirty)")
+    for k, d in rows[:top]:
+        print(f"  {d['pss']:>7.0f} PSS {d['private']:>7.0f} private {d['private_dirty']:>7.0f} dirty  {os.path.basename(k)}")
+
+
 def print_memory(reps, x):
-    samples = {"alone": [], "kwin_x11": [], "plasma": []}
+    which = os.environ.get("LIMEN_BENCH_NEIGHBOURS", "alone,kwin_x11,kf5 four,plasma session").split(",")
+    detail = os.environ.get("LIMEN_BENCH_BREAKDOWN", "0") == "1"
+    samples = {n: [] for n in which}
     for _ in range(reps):
         for neighbour in samples:
-            samples[neighbour].append(idle_memory(x, neighbour))
+            samples[neighbour].append(idle_memory(x, neighbour, detail))
     print(f"idle memory (KiB, medians of {reps}): limen-kde without / with the shim preloaded, "
           "and the reference")
     print(f"{'':34}{'PSS':>8}{'USS':>8}{'PSS':>8}{'USS':>8}{'PSS':>8}{'USS':>8}{'preload costs PSS':>19}")
     for neighbour, runs in samples.items():
         med = {k: {m: statistics.median(r[k][m] for r in runs) for m in ("pss", "uss")} for k in runs[0]}
         cells = "".join(f"{med[k]['pss']:>8.0f}{med[k]['uss']:>8.0f}" for k in ("no preload", "preloaded", "xdp-kde"))
-        cost = med["preloaded"]["pss"] - med["no preload"]["pss"]
-        label = {"alone": "alone", "kwin_x11": "beside kwin_x11",
-                 "plasma": "beside kwin+kded5+krunner+klipper"}[neighbour]
-        print(f"{label:34}{cells}{cost / 1024:>14.1f} MiB")
+        cost = statistics.median(r["preloaded"]["pss"] - r["no preload"]["pss"] for r in runs)
+        print(f"{NEIGHBOUR_LABELS[neighbour]:34}{cells}{cost / 1024:>14.1f} MiB")
+    if detail:
+        for neighbour, runs in samples.items():
+            if neighbour != "alone":
+                print_breakdown(runs, neighbour)
 
 
 def main():
@@ -192,9 +316,10 @@ def main():
                 dict(LIMEN_ENV, LIMEN_KDE_PRELOAD="0"), True),
                ("xdp-kde", [kh.REF_KDE], REF_NAME, REF_ENV, False))
     runs = {c[0]: [] for c in configs}
+    dialogs = os.environ.get("LIMEN_BENCH_DIALOGS", "1") == "1"
     try:
         # Interleaved fresh processes, so load from the rest of the machine hits all alike.
-        for _ in range(reps):
+        for _ in range(reps if dialogs else 0):
             for key, argv, name, env, ours in configs:
                 label = "ref" if not ours else ("limen" if key == "preloaded" else "limen0")
                 runs[key].append(measure(argv, name, env, label, x, ours=ours))
@@ -202,6 +327,8 @@ def main():
             print_memory(reps, x)
     finally:
         x.close()
+    if not dialogs:
+        return
     med = {k: {f: statistics.median(r[f] for r in v) for f in v[0]} for k, v in runs.items()}
     ours, bare, ref = med["preloaded"], med["no preload"], med["xdp-kde"]
     print(f"medians of {reps} fresh processes each, {ROUNDS} dialogs per process; XDG_CURRENT_DESKTOP=KDE")
