@@ -206,6 +206,10 @@ class Neighbours:
             self.stop()
             raise
 
+    def pids(self):
+        alive = [d.pid for d in self.daemons if d.alive()]
+        return alive + descendants(alive)
+
     def stop(self):
         helpers = descendants([d.pid for d in self.daemons if d.alive()])
         for d in reversed(self.daemons):
@@ -239,6 +243,7 @@ def idle_memory(x, neighbour, detail=False):
                 wait_preloaded(d)
             time.sleep(1.5)
             out[key] = mem_kib(d.pid)
+            out[key]["session_pss"] = session_pss_kib(d.pid, neighbours.pids())
             if detail and key != "xdp-kde":
                 out[key]["files"] = smaps_by_file(d.pid)
             d.stop()
@@ -248,6 +253,56 @@ def idle_memory(x, neighbour, detail=False):
             neighbours.stop()
         bus.close()
     return out
+
+
+def _mappings(pid):
+    """(start, end, path) of each mapping of @pid; path "" for anonymous memory."""
+    out = []
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            start, end = (int(v, 16) for v in parts[0].split("-"))
+            path = parts[5].strip() if len(parts) > 5 else ""
+            if path != "[vsyscall]":
+                out.append((start, end, path))
+    return out
+
+
+def _present_pfns(pagemap, start, end):
+    """Page frame numbers of the pages of [start, end) that are in memory."""
+    pagemap.seek(start // 4096 * 8)
+    data = pagemap.read((end - start) // 4096 * 8)
+    entries = memoryview(data).cast("Q")
+    return [e & ((1 << 55) - 1) for e in entries if e >> 63]
+
+
+def session_pss_kib(pid, peers):
+    """PSS of @pid counting only @peers as the other mappers of a page: the kernel's PSS
+    also divides a page among every other process of the machine that maps it (other
+    people's Qt programs on a shared machine), which would make the figure depend on
+    them. None without access to page frame numbers (root only)."""
+    mine = _mappings(pid)
+    paths = {p for _, _, p in mine if p.startswith("/")}
+    sharers = {}
+    for peer in peers:
+        seen = set()
+        try:
+            with open(f"/proc/{peer}/pagemap", "rb") as pm:
+                for start, end, path in _mappings(peer):
+                    if path in paths:
+                        seen.update(_present_pfns(pm, start, end))
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        for pfn in seen:
+            sharers[pfn] = sharers.get(pfn, 0) + 1
+    total = 0.0
+    any_pfn = False
+    with open(f"/proc/{pid}/pagemap", "rb") as pm:
+        for start, end, _ in mine:
+            for pfn in _present_pfns(pm, start, end):
+                any_pfn = any_pfn or pfn != 0
+                total += 4.0 / (1 + sharers.get(pfn, 0))
+    return total if any_pfn else None
 
 
 def smaps_by_file(pid):
@@ -302,6 +357,14 @@ def print_memory(reps, x):
         cells = "".join(f"{med[k]['pss']:>8.0f}{med[k]['uss']:>8.0f}" for k in ("no preload", "preloaded", "xdp-kde"))
         cost = statistics.median(r["preloaded"]["pss"] - r["no preload"]["pss"] for r in runs)
         print(f"{NEIGHBOUR_LABELS[neighbour]:34}{cells}{cost / 1024:>14.1f} MiB")
+    if all(r[k]["session_pss"] is not None for runs in samples.values() for r in runs for k in r):
+        print("the same, PSS counting only the bench's own processes as sharers (page frame numbers "
+              "from /proc/PID/pagemap; other programs of the machine that map Qt left out)")
+        for neighbour, runs in samples.items():
+            med = {k: statistics.median(r[k]["session_pss"] for r in runs) for k in runs[0]}
+            cost = statistics.median(r["preloaded"]["session_pss"] - r["no preload"]["session_pss"] for r in runs)
+            cells = "".join(f"{med[k]:>16.0f}" for k in ("no preload", "preloaded", "xdp-kde"))
+            print(f"{NEIGHBOUR_LABELS[neighbour]:34}{cells}{cost / 1024:>14.1f} MiB")
     if detail:
         for neighbour, runs in samples.items():
             if neighbour != "alone":
