@@ -10,7 +10,9 @@ beside running KF5 processes that map the same Qt/KF5 libraries (kwin_x11 alone;
 kded5, krunner and klipper; the processes of a Plasma 5.27 X11 session, plasmashell included),
 which is what decides whether preloading is worth its memory. LIMEN_BENCH_NEIGHBOURS picks the
 sets (comma-separated keys of NEIGHBOURS), LIMEN_BENCH_BREAKDOWN=1 adds the preload's cost file by
-file, LIMEN_BENCH_DIALOGS=0 skips the dialog timings. Prints figures and
+file, LIMEN_BENCH_DIALOGS=0 skips the dialog timings. Before each timed process the files
+both backends map are read into the page cache, as a session's processes keep them
+(LIMEN_BENCH_WARM_CACHE=0 leaves the cache as it is). Prints figures and
 ratios; asserts nothing."""
 
 import os
@@ -61,9 +63,24 @@ def call_async(bus, dest, iface, method, args, sig):
     return done
 
 
-def time_to_window(bus, x, dest, title, daemon=None):
-    """Seconds to the window being mapped, and (ours only) to its file widget being built."""
+def cpu_seconds(pid):
+    """CPU time of every live thread of @pid (schedstat: nanoseconds, unlike stat's ticks)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError):
+            pass
+    return total / 1e9
+
+
+def time_to_window(bus, x, dest, title, pid, daemon=None):
+    """Seconds to the window being mapped, and (ours only) to its file widget being built;
+    and the CPU time process @pid spent until the window was mapped, which a busy machine
+    stretches less than the wall-clock time."""
     handle = kh.new_handle(bus)
+    cpu0 = cpu_seconds(pid)
     t0 = time.monotonic()
     done = call_async(bus, dest, "org.freedesktop.impl.portal.FileChooser", "OpenFile",
                       (handle, "org.example.Bench", "", title, {}), "(osssa{sv})")
@@ -78,6 +95,7 @@ def time_to_window(bus, x, dest, title, daemon=None):
         if time.monotonic() - t0 > 60:
             raise TimeoutError(title)
     elapsed = time.monotonic() - t0
+    cpu = cpu_seconds(pid) - cpu0
     ready = elapsed
     if daemon is not None:
         # limen-kde maps the window first and builds KFileWidget in the next loop turn.
@@ -91,10 +109,35 @@ def time_to_window(bus, x, dest, title, daemon=None):
     # Close it the way a caller giving up does.
     bus.call("org.freedesktop.impl.portal.Request", "Close", None, None, dest=dest, path=handle)
     limentest.wait_until(lambda: "r" in done, 10)
-    return elapsed, ready
+    return elapsed, ready, cpu
 
 
-def measure(argv, name, extra_env, label, x, ours=False):
+# Every file a measured process had mapped after its dialogs, of both backends.
+DIALOG_FILES = set()
+
+
+def mapped_files(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return {line.split(None, 5)[5].strip() for line in f
+                if len(line.split(None, 5)) > 5 and line.split(None, 5)[5].startswith("/")}
+
+
+def warm_page_cache(paths):
+    """Read @paths through, so that they are in the page cache: in a desktop session the
+    Qt/KF5 libraries and plugins are, since the session's processes map them. Without this,
+    a drop_caches by anything else on the machine (bench-documents drops them) makes the
+    next first dialog read them from disk, which costs the backend that loads them at its
+    first dialog (limen-kde) and not the one that loaded them at start-up (the reference)."""
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                while f.read(1 << 20):
+                    pass
+        except OSError:
+            pass
+
+
+def measure(argv, name, extra_env, label, x, ours=False, rounds=ROUNDS):
     bus = limentest.Bus()
     try:
         env = dict(x.env())
@@ -104,6 +147,8 @@ def measure(argv, name, extra_env, label, x, ours=False):
             # XDG_CACHE_HOME first, for both backends alike, so no one pays for it mid-call.
             subprocess.run(["kbuildsycoca5", "--noincremental"], env=dict(bus.env, **env),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        if os.environ.get("LIMEN_BENCH_WARM_CACHE", "1") == "1":
+            warm_page_cache(sorted(DIALOG_FILES))
         t0 = time.monotonic()
         d = bus.start(argv, env=env, wait_name=name, timeout=30)
         startup = time.monotonic() - t0
@@ -114,17 +159,20 @@ def measure(argv, name, extra_env, label, x, ours=False):
         idle_mem = mem_kib(d.pid)
         idle = idle_mem["pss"]
         try:
-            samples = [time_to_window(bus, x, name, f"Bench {label} {i}", d if ours else None)
-                       for i in range(ROUNDS)]
+            samples = [time_to_window(bus, x, name, f"Bench {label} {i}", d.pid, d if ours else None)
+                       for i in range(rounds)]
         except TimeoutError:
             print(d.output()[-3000:], "alive:", d.alive(), file=sys.stderr)
             raise
         after = pss_kib(d.pid)
-        times = [m for m, _ in samples]
-        ready = [r for _, r in samples]
+        DIALOG_FILES.update(mapped_files(d.pid))
+        times = [m for m, _, _ in samples]
+        ready = [r for _, r, _ in samples]
+        cpu = [c for _, _, c in samples]
         return {"startup": startup, "idle_pss": idle, "idle_uss": idle_mem["uss"], "cold": times[0], "activated": startup + times[0],
                 "warm": statistics.median(times[1:]) if len(times) > 1 else times[0],
                 "cold_ready": ready[0], "warm_ready": statistics.median(ready[1:]) if len(ready) > 1 else ready[0],
+                "cold_cpu": cpu[0], "warm_cpu": statistics.median(cpu[1:]) if len(cpu) > 1 else cpu[0],
                 "pss_after": after}
     finally:
         bus.close()
@@ -381,6 +429,9 @@ def main():
     runs = {c[0]: [] for c in configs}
     dialogs = os.environ.get("LIMEN_BENCH_DIALOGS", "1") == "1"
     try:
+        # One untimed dialog of each first, to learn which files they map (warm_page_cache).
+        for key, argv, name, env, ours in configs if dialogs else ():
+            measure(argv, name, env, "warm-up", x, ours=ours, rounds=1)
         # Interleaved fresh processes, so load from the rest of the machine hits all alike.
         for _ in range(reps if dialogs else 0):
             for key, argv, name, env, ours in configs:
@@ -397,8 +448,9 @@ def main():
     print(f"medians of {reps} fresh processes each, {ROUNDS} dialogs per process; XDG_CURRENT_DESKTOP=KDE")
     print(f"{'':32}{'preloaded':>11}{'no preload':>11}{'xdp-kde':>10}{'ratio':>7}{'ratio':>7}")
     rows = [("start to bus name (s)", "startup"), ("idle PSS (KiB)", "idle_pss"), ("idle USS (KiB)", "idle_uss"),
-            ("FileChooser mapped, cold (s)", "cold"),
+            ("FileChooser mapped, cold (s)", "cold"), ("... its CPU time, cold (s)", "cold_cpu"),
             ("... start + cold dialog (s)", "activated"), ("FileChooser mapped, warm (s)", "warm"),
+            ("... its CPU time, warm (s)", "warm_cpu"),
             ("... file widget built, cold (s)", "cold_ready"), ("... file widget built, warm (s)", "warm_ready"),
             ("PSS after dialogs (KiB)", "pss_after")]
     for label, key in rows:
@@ -410,7 +462,8 @@ def main():
         fmt = "{:>11.0f}" if "pss" in key or "uss" in key else "{:>11.3f}"
         print(f"{label:32}" + fmt.format(a) + fmt.format(a0) + fmt.format(b)[1:] +
               f"{a / b if b else float('nan'):>7.2f}{a0 / b if b else float('nan'):>7.2f}")
-    for key, label in (("cold", "cold FileChooser mapped (s)"), ("idle_pss", "idle PSS (KiB)")):
+    for key, label in (("cold", "cold FileChooser mapped (s)"), ("cold_cpu", "its CPU time (s)"),
+                       ("idle_pss", "idle PSS (KiB)")):
         fmt = "{:.0f}" if "pss" in key else "{:.3f}"
         print(f"{label} per process: " + "; ".join(
             f"{k} " + " ".join(fmt.format(r[key]) for r in v) for k, v in runs.items()))
@@ -418,7 +471,9 @@ def main():
           "without (target <= 1.0); "
           f"cold with the widget built {ours['cold_ready'] / ref['cold']:.2f} "
           "(the reference maps its window only once its widget is built); "
-          f"started on demand (D-Bus activation) to the first window mapped {bare['activated'] / ref['activated']:.2f}")
+          f"started on demand (D-Bus activation) to the first window mapped {bare['activated'] / ref['activated']:.2f}; "
+          f"CPU time to the cold window {ours['cold_cpu'] / ref['cold_cpu']:.2f} preloaded, "
+          f"{bare['cold_cpu'] / ref['cold_cpu']:.2f} without")
 
 
 if __name__ == "__main__":
