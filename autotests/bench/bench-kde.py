@@ -354,14 +354,15 @@ def session_pss_kib(pid, peers):
 
 
 def smaps_by_file(pid):
-    """{file: {"pss", "private"}} in KiB, summed over the mappings of each file."""
+    """{file: {"pss", "private", "private_dirty"}} in KiB, summed over each file's mappings."""
     files = {}
     cur = None
     with open(f"/proc/{pid}/smaps") as f:
         for line in f:
             parts = line.split()
             if not parts[0].endswith(":"):
-                cur = files.setdefault(parts[5] if len(parts) > 5 else "[anon]", {"pss": 0, "private": 0, "private_dirty": 0})
+                name = parts[5] if len(parts) > 5 else "[anon]"
+                cur = files.setdefault(name, {"pss": 0, "private": 0, "private_dirty": 0})
             elif parts[0] == "Pss:":
                 cur["pss"] += int(parts[1])
             elif parts[0] in ("Private_Clean:", "Private_Dirty:"):
@@ -387,7 +388,8 @@ def print_breakdown(runs, neighbour, top=25):
     print(f"preload's PSS {NEIGHBOUR_LABELS[neighbour]}, by file (KiB, medians of {len(runs)}; "
           f"total {total['pss']:.0f} PSS, {total['private']:.0f} private of which {total['private_dirty']:.0f} dirty)")
     for k, d in rows[:top]:
-        print(f"  {d['pss']:>7.0f} PSS {d['private']:>7.0f} private {d['private_dirty']:>7.0f} dirty  {os.path.basename(k)}")
+        print(f"  {d['pss']:>7.0f} PSS {d['private']:>7.0f} private {d['private_dirty']:>7.0f} dirty  "
+              f"{os.path.basename(k)}")
 
 
 def print_memory(reps, x):
