@@ -132,7 +132,10 @@ find_module (void)
  * on the QObject constructors and QThreadData::current; test_kde_preload.py checks it on
  * every run with an interposed QObject constructor). KIOWidgets, KIOFileWidgets and the
  * shim itself are left for the main thread, at the first dialog. A soname missing here
- * is skipped. */
+ * is skipped. Every library this brings in is one the first FileChooser maps anyway
+ * (test_kde_preload.py checks it), so the preload's memory is the first dialog's, paid
+ * early; most of what it adds beside a Plasma session is the libraries' relocated data,
+ * which RTLD_NOW or RTLD_LAZY, or trimming the heap afterwards, leave the same. */
 static const char *const preload_sonames[] = {
   "libQt5Core.so.5", "libQt5Gui.so.5", "libQt5Widgets.so.5", "libQt5DBus.so.5",
   "libQt5Network.so.5", "libQt5Xml.so.5", "libQt5PrintSupport.so.5", "libQt5X11Extras.so.5",

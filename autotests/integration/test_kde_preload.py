@@ -2,7 +2,9 @@
 only in a KDE session with a display (kde-backend/shim.c): the thread creates no Qt object
 (an LD_PRELOADed guard interposes QObject's constructors and reports the thread), KIOWidgets
 (whose static constructors create QObjects) waits for the main thread, and the first dialog
-still works. Outside a KDE session nothing of Qt is mapped until a dialog needs it."""
+still works, and the thread loads no library that the first dialog would not load anyway (its
+memory is the first dialog's, paid earlier). Outside a KDE session nothing of Qt is mapped until a
+dialog needs it."""
 
 import os
 import time
@@ -18,6 +20,11 @@ GUARD = os.path.join(limentest.BUILD_DIR, "autotests", "limen-preload-guard.so")
 def mapped(pid, lib):
     with open(f"/proc/{pid}/maps") as f:
         return any(lib in line for line in f)
+
+
+def mapped_libraries(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return {line.split()[-1] for line in f if ".so" in line.split()[-1]}
 
 
 def wait_output(d, text, timeout=20):
@@ -66,3 +73,19 @@ def test_no_preload_without_a_display_or_when_turned_off(bus, x):
         assert not mapped(d.pid, "libQt5Core.so"), env
         d.stop()
         bus.wait_for_name_gone(kh.KDE_NAME)
+
+
+def test_preload_maps_only_what_the_first_dialog_maps(bus, x):
+    """Every library the preload maps (with everything it depends on) is one that the first
+    FileChooser of a limen-kde that did not preload maps too: preloading moves the first
+    dialog's cost ahead of time and adds none of its own."""
+    d = kh.start_kde_x11(bus, x, XDG_CURRENT_DESKTOP="KDE", LIMEN_KDE_PRELOAD="0")
+    open_and_cancel(bus, x, "Without preload")
+    by_dialog = mapped_libraries(d.pid)
+    d.stop()
+    bus.wait_for_name_gone(kh.KDE_NAME)
+    d = kh.start_kde_x11(bus, x, XDG_CURRENT_DESKTOP="KDE")
+    wait_output(d, "Qt shim preloaded")
+    preloaded = mapped_libraries(d.pid)
+    assert any("libKF5KIOCore.so" in lib for lib in preloaded), sorted(preloaded)
+    assert preloaded <= by_dialog, f"preloaded, yet not needed by a first dialog: {sorted(preloaded - by_dialog)}"
