@@ -369,7 +369,14 @@ for k in range(n * rounds):
         t = time.perf_counter_ns()
         os.close(os.open(paths[i], os.O_RDONLY))
         single[i].append((time.perf_counter_ns() - t) / 1000)
-print(json.dumps([rates, single]))
+stats = [[], []]
+for _ in range(rounds):
+    for i, p in enumerate(paths):
+        t = time.monotonic()
+        for _ in range(n):
+            os.stat(p)
+        stats[i].append(n / (time.monotonic() - t))
+print(json.dumps([rates, single, stats]))
 """
 
 
@@ -400,8 +407,9 @@ def put_single_calls(ours, ref, label, single):
 
 
 def app_view_open_rates(stacks):
-    """Per-round open+close rates of limen's and the reference's app view (see
-    APP_VIEW_CHILD), or a string saying why they could not be measured."""
+    """Per-round open+close rates, single open+close times and per-round stat rates of
+    limen's and the reference's app view (see APP_VIEW_CHILD), or a string saying why they
+    could not be measured."""
     views, names = [], []
     for which in ("limen", "reference"):
         via = stacks[which][2]
@@ -491,10 +499,14 @@ def paired():
             if isinstance(got, str):
                 ours["open+close, app's own view/s"] = got
             else:
-                (a, b), single = got
+                (a, b), single, (sa, sb) = got
                 ours["open+close, app's own view/s"], ref["open+close, app's own view/s"] = median(a), median(b)
                 ours["open+close, app's own view: advantage, per round"] = median([x / y for x, y in zip(a, b)])
                 put_single_calls(ours, ref, "open+close, app's own view", single)
+                # stat by path in the app's view: the kernel keeps no attributes of a host
+                # file in either stack, so each one is a request.
+                ours["stat, app's own view/s"], ref["stat, app's own view/s"] = median(sa), median(sb)
+                ours["stat, app's own view: advantage, per round"] = median([x / y for x, y in zip(sa, sb)])
         if want("readdir"):
             # The listings with both stacks mounted (one document, 21 apps); run() lists
             # 10,001 documents, one stack after the other.
