@@ -524,6 +524,17 @@ limen_fuse_node_deleted (LimenFuse *fs, Node *node, const struct stat *st)
   return TRUE;
 }
 
+gboolean
+limen_fuse_node_left_behind (LimenFuse *fs, Node *node, struct stat *st)
+{
+  if (node->is_doc_file)
+    {
+      limen_fuse_node_follow_doc (fs, node, st);
+      return limen_fuse_node_deleted (fs, node, st);
+    }
+  return limen_fuse_node_was_replaced (fs, node, st) || limen_fuse_node_deleted (fs, node, st);
+}
+
 void
 limen_fuse_node_set_name (LimenFuse *fs, Node *node, const char *name)
 {

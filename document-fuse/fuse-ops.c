@@ -228,23 +228,19 @@ op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
    * on the host. */
   if (node->kind == NODE_FILE && fstat (node->fd, &st) == 0)
     {
-      gboolean stale, open;
+      if (limen_fuse_node_left_behind (fs, node, &st))
+        {
+          gboolean open;
 
-      if (node->is_doc_file)
-        {
-          limen_fuse_node_follow_doc (fs, node, &st);   /* replaced: @st is the new file's */
-          stale = limen_fuse_node_deleted (fs, node, &st);
-        }
-      else
-        stale = limen_fuse_node_was_replaced (fs, node, &st) || limen_fuse_node_deleted (fs, node, &st);
-      g_mutex_lock (&fs->lock);
-      open = node->n_open > 0;
-      g_mutex_unlock (&fs->lock);
-      if (stale && !open)
-        {
-          limen_fuse_node_put (fs, node);
-          fuse_reply_err (req, ESTALE);
-          return;
+          g_mutex_lock (&fs->lock);
+          open = node->n_open > 0;
+          g_mutex_unlock (&fs->lock);
+          if (!open)
+            {
+              limen_fuse_node_put (fs, node);
+              fuse_reply_err (req, ESTALE);
+              return;
+            }
         }
       err = limen_fuse_node_stat_file (fs, node, &st);
     }
@@ -469,10 +465,7 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     }
   if (fstatat (node->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
     st.st_mode = 0;   /* refused below, not read uninitialised */
-  else if (node->is_doc_file)
-    limen_fuse_node_follow_doc (fs, node, &st);   /* replaced on the host since the lookup */
-  if (st.st_mode != 0 && ((!node->is_doc_file && limen_fuse_node_was_replaced (fs, node, &st)) ||
-                          limen_fuse_node_deleted (fs, node, &st)))
+  else if (node->kind == NODE_FILE && limen_fuse_node_left_behind (fs, node, &st))
     {
       /* The kernel walks the path again (LOOKUP_REVAL) and opens the new file, or finds
        * none where the host deleted it. */

@@ -23,7 +23,7 @@
  * path walk through them reaches us and the caller is checked. */
 #define GATE_TIMEOUT 0.0
 #define ENTRY_TIMEOUT 30.0
-/* Attributes of our own directories. A host file's are never kept (file_attr_timeout()):
+/* Attributes of our own directories. A host file's are never kept (limen_fuse_attr_timeout()):
  * every stat by path reaches us, so a file the host deleted or replaced shows at once. */
 #define ATTR_TIMEOUT 5.0
 #define MAX_TEMPS_PER_DOC 64
@@ -168,6 +168,11 @@ gboolean limen_fuse_node_follow_doc (LimenFuse *fs, Node *node, struct stat *st)
 /* For a FILE whose file @st (from its fd) has no name left on the host: TRUE, and the
  * kernel is told (once) to drop the entry that leads to it, so the next walk asks us. */
 gboolean limen_fuse_node_deleted (LimenFuse *fs, Node *node, const struct stat *st);
+/* For a FILE, @st just taken from its fd: a document's own file replaced on the host is
+ * followed (@st is then the new file's); TRUE when the path no longer leads to the node's
+ * file (below an exported directory, replaced; anywhere, deleted), so an operation by path
+ * must make the kernel walk it again (ESTALE). */
+gboolean limen_fuse_node_left_behind (LimenFuse *fs, Node *node, struct stat *st);
 /* How long the kernel may keep @node's attributes: never for a host file. */
 static inline double
 limen_fuse_attr_timeout (const Node *node)
