@@ -180,15 +180,19 @@ for (var i = 0; i < list.length; i++) {
         assert limentest.wait_until(look, timeout), f"no window {caption!r}"
         return found[0]
 
-    def activate(self, caption):
+    def activate(self, caption, timeout=10):
         """Make the window titled @caption the active one (keyboard focus), as a click would;
-        of several (one may be closing), the newest."""
-        assert "ok" in self.run_script(f"""
+        of several (one may be closing), the newest. Tried until KWin has one: a window of
+        that title that wait_window saw may have been the previous one, closing, with the
+        new one not mapped yet."""
+        script = f"""
 var list = workspace.clientList(), found = null;
 for (var i = 0; i < list.length; i++)
   if (list[i].caption == {json.dumps(caption)}) found = list[i];
 if (found) {{ workspace.activeClient = found; out("ok"); }}
-""")
+"""
+        assert limentest.wait_until(lambda: "ok" in self.run_script(script), timeout), \
+            f"no window {caption!r} to activate"
 
     def screenshot(self, path):
         """The workspace through KWin's ScreenShot2 (raw pixels on a pipe) as PNG."""
