@@ -143,7 +143,8 @@ answer (GDBusConnection *connection, GDBusMessage *message)
   info = limen_app_info_lookup_cached (g_dbus_message_get_sender (message));
   if (info == NULL || !g_mutex_trylock (&state_lock))
     return FALSE;
-  if (stopped || g_atomic_int_get (&queued) > 0)
+  /* Before the first Add the filesystem may not be mounted yet: the main thread mounts it. */
+  if (stopped || g_atomic_int_get (&queued) > 0 || !limen_doc_portal_is_mount_settled (served))
     {
       g_mutex_unlock (&state_lock);
       return FALSE;

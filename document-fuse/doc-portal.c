@@ -36,6 +36,9 @@ struct _LimenDocPortal {
   gboolean       mount_settled;   /* the mount is up, or will not come */
   GPtrArray     *mount_waiters;   /* GetMountPoint calls that came before */
   guint          mount_timeout;
+  void         (*want_mount) (gpointer user_data);
+  gpointer       want_mount_data;
+  gboolean       mount_wanted;
 };
 
 static gboolean
@@ -393,9 +396,10 @@ check_grant (LimenAppInfo *info, const char *app_id, guint perms, guint held, GE
   return TRUE;
 }
 
-/* The daemon mounts only once it owns its name, so a client that started it can ask before
- * the mount is up; clients (flatpak run) bind by-app/APP into the sandbox right after the
- * answer, so GetMountPoint answers once the mount is there. */
+/* The daemon mounts at the first call on Documents or FileTransfer, and only once it owns
+ * the Documents name, so GetMountPoint can come before the mount is up; clients (flatpak
+ * run) bind by-app/APP into the sandbox right after the answer, so GetMountPoint answers
+ * once the mount is there. */
 #define MOUNT_WAIT_MS 5000
 
 static void
@@ -417,6 +421,45 @@ on_mount_wait_timeout (gpointer user_data)
   g_message ("The document filesystem is not up after %d ms; telling its place anyway", MOUNT_WAIT_MS);
   answer_mount_waiters (portal);
   return G_SOURCE_REMOVE;
+}
+
+void
+limen_doc_portal_set_mount_func (LimenDocPortal *portal, void (*func) (gpointer user_data), gpointer user_data)
+{
+  portal->want_mount = func;
+  portal->want_mount_data = user_data;
+}
+
+void
+limen_doc_portal_want_mount (LimenDocPortal *portal)
+{
+  if (portal->mount_wanted)
+    return;
+  portal->mount_wanted = TRUE;
+  if (portal->want_mount)
+    portal->want_mount (portal->want_mount_data);
+}
+
+gboolean
+limen_doc_portal_is_mount_settled (LimenDocPortal *portal)
+{
+  return portal->mount_settled;
+}
+
+/* Every method call on the Documents or FileTransfer object comes here first, on the main
+ * thread, before the caller is identified; the call goes on to its handlers. */
+static void
+want_mount_marshal (GClosure *closure, GValue *return_value, guint n_param_values, const GValue *param_values,
+                    gpointer invocation_hint, gpointer marshal_data)
+{
+  limen_doc_portal_want_mount (closure->data);
+  g_value_set_boolean (return_value, FALSE);
+}
+
+void
+limen_doc_portal_mount_before_calls (LimenDocPortal *portal, GDBusInterfaceSkeleton *skeleton)
+{
+  limen_skeleton_connect_calls (skeleton, want_mount_marshal, portal);
 }
 
 void
@@ -970,6 +1013,7 @@ limen_doc_portal_export (LimenDocPortal *portal, GDBusConnection *connection, GE
 {
   portal->skeleton = limen_dbus_portal_documents_skeleton_new ();
   limen_dbus_portal_documents_set_version (portal->skeleton, 5);
+  limen_doc_portal_mount_before_calls (portal, G_DBUS_INTERFACE_SKELETON (portal->skeleton));
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (portal->skeleton));
   g_signal_connect (portal->skeleton, "handle-get-mount-point", G_CALLBACK (handle_get_mount_point), portal);
   g_signal_connect (portal->skeleton, "handle-add", G_CALLBACK (handle_add), portal);

@@ -14,8 +14,18 @@ typedef struct _LimenDocPortal LimenDocPortal;
 /* Serve the documents of @model, with files in @fs, at /org/freedesktop/portal/documents. */
 LimenDocPortal *limen_doc_portal_new (LimenDocModel *model, LimenFuse *fs);
 gboolean limen_doc_portal_export (LimenDocPortal *portal, GDBusConnection *connection, GError **error);
+/* The filesystem is mounted only when it is first needed: @func runs (on the main thread,
+ * once) before the first call on Documents or FileTransfer is handled, and mounts it, at
+ * once or once the Documents name is ours. A daemon asked only for the permission store
+ * mounts nothing, as the reference's separate permission store does not. */
+void limen_doc_portal_set_mount_func (LimenDocPortal *portal, void (*func) (gpointer user_data), gpointer user_data);
+void limen_doc_portal_want_mount (LimenDocPortal *portal);
+/* Every method call on @skeleton wants the filesystem mounted before it is handled
+ * (connect before the skeleton's other handlers). */
+void limen_doc_portal_mount_before_calls (LimenDocPortal *portal, GDBusInterfaceSkeleton *skeleton);
 /* The filesystem is mounted (or failed to): GetMountPoint calls waiting for it are answered. */
 void limen_doc_portal_mount_settled (LimenDocPortal *portal);
+gboolean limen_doc_portal_is_mount_settled (LimenDocPortal *portal);
 void limen_doc_portal_free (LimenDocPortal *portal);
 
 /* Export one file (or directory, with LIMEN_DOC_EXPORT_DIRECTORY) for @info's caller;

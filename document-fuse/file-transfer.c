@@ -316,6 +316,8 @@ limen_file_transfer_export (LimenFileTransfer *ft, GDBusConnection *connection, 
 {
   ft->skeleton = limen_dbus_portal_file_transfer_skeleton_new ();
   limen_dbus_portal_file_transfer_set_version (ft->skeleton, 1);
+  /* Files retrieved are handed out as paths in the document filesystem: it must be up. */
+  limen_doc_portal_mount_before_calls (ft->portal, G_DBUS_INTERFACE_SKELETON (ft->skeleton));
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (ft->skeleton));
   g_signal_connect (ft->skeleton, "handle-start-transfer", G_CALLBACK (handle_start), ft);
   g_signal_connect (ft->skeleton, "handle-add-files", G_CALLBACK (handle_add_files), ft);

@@ -102,6 +102,12 @@ mounted_dev (const char *path, gboolean *is_fuse)
   return mounted_dev_full (path, is_fuse, NULL);
 }
 
+gboolean
+limen_fuse_mountpoint_in_use (LimenFuse *fs)
+{
+  return mounted_dev (fs->mountpoint, NULL) != 0;
+}
+
 /* Test harnesses (the reference's among them) wait for the FUSE loop's end status in
  * the file named by TEST_DOCUMENT_PORTAL_FUSE_STATUS: "ok", or what went wrong. */
 static void

@@ -24,6 +24,8 @@ typedef void (*LimenFuseLostFunc) (gpointer user_data);
 void limen_fuse_set_lost_func (LimenFuse *fs, LimenFuseLostFunc func, gpointer user_data);
 /* The mount point. */
 const char *limen_fuse_get_mountpoint (LimenFuse *fs);
+/* Something (a predecessor's filesystem, live or dead) is mounted at the mount point. */
+gboolean limen_fuse_mountpoint_in_use (LimenFuse *fs);
 /* TRUE when @fd lies on our mount (found without a request to the filesystem; @mnt_id is
  * @fd's mount id from statx, or -1 when the kernel's statx cannot tell); then
  * *@doc / *@app / *@is_doc_file tell which document's file it is (NULL doc when none). */

@@ -25,6 +25,8 @@ typedef struct {
   LimenDocPortal     *portal;
   LimenFileTransfer  *transfer;
   guint               watch_id;
+  gboolean            documents_owned;   /* the Documents name is ours */
+  gboolean            mount_wanted;      /* a Documents or FileTransfer call came */
   gboolean            fuse_started;
 } Documents;
 
@@ -39,6 +41,31 @@ on_mount_lost (gpointer user_data)
   limen_daemon_quit (0);
 }
 
+static void
+start_mount (Documents *d)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (d->fuse_started || !d->documents_owned || !d->mount_wanted)
+    return;
+  d->fuse_started = TRUE;
+  if (!limen_fuse_start (d->fs, &error))
+    g_warning ("No document filesystem: %s", error->message);
+  limen_doc_portal_mount_settled (d->portal);
+}
+
+/* The first call on Documents or FileTransfer: until then nothing is mounted, so a daemon
+ * started for the permission store alone leaves $XDG_RUNTIME_DIR/doc a plain directory,
+ * as the reference's separate permission store does (and costs no FUSE thread). */
+static void
+on_mount_wanted (gpointer user_data)
+{
+  Documents *d = user_data;
+
+  d->mount_wanted = TRUE;
+  start_mount (d);
+}
+
 /* Mount only once we own the name: a second instance that loses the race must not
  * unmount the filesystem of the one that serves. */
 static void
@@ -46,14 +73,11 @@ on_documents_name_appeared (GDBusConnection *connection, const char *name, const
                             gpointer user_data)
 {
   Documents *d = user_data;
-  g_autoptr(GError) error = NULL;
 
-  if (d->fuse_started || g_strcmp0 (owner, g_dbus_connection_get_unique_name (connection)) != 0)
+  if (d->documents_owned || g_strcmp0 (owner, g_dbus_connection_get_unique_name (connection)) != 0)
     return;
-  d->fuse_started = TRUE;
-  if (!limen_fuse_start (d->fs, &error))
-    g_warning ("No document filesystem: %s", error->message);
-  limen_doc_portal_mount_settled (d->portal);
+  d->documents_owned = TRUE;
+  start_mount (d);
 }
 
 static gboolean
@@ -84,6 +108,11 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
   d->fs = limen_fuse_new (d->model, mountpoint);
   limen_fuse_set_lost_func (d->fs, on_mount_lost, d);
   d->portal = limen_doc_portal_new (d->model, d->fs);
+  limen_doc_portal_set_mount_func (d->portal, on_mount_wanted, d);
+  /* A filesystem already there is a predecessor's (after --replace, a restart or a crash):
+   * its users expect one there, so ours goes up as soon as the name is ours. */
+  if (limen_fuse_mountpoint_in_use (d->fs))
+    limen_doc_portal_want_mount (d->portal);
   d->transfer = limen_file_transfer_new (d->portal, d->fs);
   if (!limen_perm_store_export (d->perms, connection, error) ||
       !limen_doc_portal_export (d->portal, connection, error) ||

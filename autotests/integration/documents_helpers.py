@@ -43,14 +43,23 @@ def is_mounted(path):
 
 
 def start(bus, *args, env=None, wait_mount=True):
+    """limen-documents on @bus. With @wait_mount, asks where the filesystem is, as flatpak
+    does before it starts an app (the first call on Documents mounts it), and returns once
+    it is mounted."""
     d = bus.start("limen-documents", "--verbose", *args, env=env, wait_name=DOCS_NAME)
     if wait_mount:
+        get_mount_point(bus)
         deadline = time.time() + 10
         while not is_mounted(mountpoint(bus)):
             if time.time() > deadline:
                 raise TimeoutError("document filesystem not mounted:\n" + d.output())
             time.sleep(0.01)
     return d
+
+
+def get_mount_point(bus):
+    """Documents.GetMountPoint: the mount point, once the filesystem is up."""
+    return bytes(docs(bus, "GetMountPoint")[0]).rstrip(b"\0").decode()
 
 
 def docs(bus, method, args=None, sig=None, fds=None, conn=None, timeout=10000):

@@ -654,9 +654,15 @@ def test_dbus_activation(bus, work):
     exe = limentest.binary("limen-documents")
     bus.write_service_file(dh.DOCS_NAME, exe)
     bus.write_service_file(dh.PS_NAME, exe)
-    # No daemon started: the first call activates it.
+    # No daemon started: the first call activates it. Activated for the permission store,
+    # it mounts nothing (as the reference's separate permission store): a harness may
+    # remove $XDG_RUNTIME_DIR right after stopping the bus.
     assert dh.ps(bus, "List", ("t",), "(s)", timeout=20000) == ([],)
-    assert limentest.wait_until(lambda: dh.is_mounted(dh.mountpoint(bus)), timeout=10)
+    limentest.pump(0.3)
+    assert not dh.is_mounted(dh.mountpoint(bus))
+    # The first call on Documents mounts; GetMountPoint answers once the mount is there.
+    assert dh.get_mount_point(bus) == dh.mountpoint(bus)
+    assert dh.is_mounted(dh.mountpoint(bus))
     f = os.path.join(work, "act.txt")
     write(f, "activated")
     doc = dh.add(bus, f)
@@ -666,6 +672,33 @@ def test_dbus_activation(bus, work):
     os.kill(pid, signal.SIGTERM)
     bus.wait_for_name_gone(dh.DOCS_NAME)
     assert limentest.wait_until(lambda: not dh.is_mounted(dh.mountpoint(bus)), timeout=5)
+
+
+def test_first_add_after_permission_store_calls_mounts(bus, work):
+    """A client known from permission-store calls whose first Documents call is an Add: the
+    document is there through the mount when the Add returns."""
+    d = dh.start(bus, wait_mount=False)
+    conn = bus.new_connection()
+    assert dh.ps(bus, "List", ("t",), "(s)", conn=conn) == ([],)
+    assert not dh.is_mounted(dh.mountpoint(bus))
+    f = os.path.join(work, "first.txt")
+    write(f, "first")
+    fd = os.open(f, os.O_PATH)
+    try:
+        doc = dh.docs(bus, "Add", (0, False, True), "(hbb)", fds=[fd], conn=conn)[0]
+    finally:
+        os.close(fd)
+    assert read(f"{dh.mountpoint(bus)}/{doc}/first.txt") == "first"
+    assert d.alive()
+
+
+def test_file_transfer_call_mounts(bus, work):
+    dh.start(bus, wait_mount=False)
+    limentest.pump(0.2)
+    assert not dh.is_mounted(dh.mountpoint(bus))
+    key = bus.call(dh.FT_IFACE, "StartTransfer", ({},), "(a{sv})", dest=dh.DOCS_NAME, path=dh.DOCS_PATH)[0]
+    assert key
+    assert limentest.wait_until(lambda: dh.is_mounted(dh.mountpoint(bus)), timeout=5)
 
 
 def test_test_hook_identity(bus, work):

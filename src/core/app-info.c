@@ -811,6 +811,12 @@ gate_marshal (GClosure *closure, GValue *return_value, guint n_param_values, con
 void
 limen_app_info_gate_skeleton (GDBusInterfaceSkeleton *skeleton)
 {
+  limen_skeleton_connect_calls (skeleton, gate_marshal, NULL);
+}
+
+void
+limen_skeleton_connect_calls (GDBusInterfaceSkeleton *skeleton, GClosureMarshal marshal, gpointer data)
+{
   guint n_ifaces = 0;
   g_autofree GType *ifaces = g_type_interfaces (G_OBJECT_TYPE (skeleton), &n_ifaces);
 
@@ -831,8 +837,8 @@ limen_app_info_gate_skeleton (GDBusInterfaceSkeleton *skeleton)
           if (!g_str_has_prefix (q.signal_name, "handle-") || q.return_type != G_TYPE_BOOLEAN ||
               q.n_params < 1 || q.param_types[0] != G_TYPE_DBUS_METHOD_INVOCATION)
             continue;
-          closure = g_closure_new_simple (sizeof (GClosure), NULL);
-          g_closure_set_marshal (closure, gate_marshal);
+          closure = g_closure_new_simple (sizeof (GClosure), data);
+          g_closure_set_marshal (closure, marshal);
           g_signal_connect_closure_by_id (skeleton, ids[j], 0, closure, FALSE);
         }
     }

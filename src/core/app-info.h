@@ -58,6 +58,11 @@ LimenAppInfo *limen_app_info_lookup_cached (const char *sender);
  * told us who it is, without blocking the main thread; the peer's held calls are then
  * dispatched in order. Call before connecting the skeleton's handle-* handlers. */
 void limen_app_info_gate_skeleton (GDBusInterfaceSkeleton *skeleton);
+/* Connect a closure with @marshal and @data to every handle-* signal of @skeleton, on the
+ * main thread before the handlers connected later (the marshal sets the signal's gboolean
+ * return: TRUE when it handled the call). GDBus's g-authorize-method is no such hook: a
+ * handler on it moves every call's dispatch to a thread, out of order. */
+void limen_skeleton_connect_calls (GDBusInterfaceSkeleton *skeleton, GClosureMarshal marshal, gpointer data);
 
 /* Identify the sender of @invocation; on failure returns NULL after answering @invocation. */
 LimenAppInfo *limen_app_info_get_for_invocation (GDBusMethodInvocation *invocation);
