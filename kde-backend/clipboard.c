@@ -15,58 +15,24 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "option-tables.h"
 
 #define IFACE "org.freedesktop.impl.portal.Clipboard"
 #define MAX_MIME_TYPES 64
-#define MAX_MIME_LENGTH 255
 #define MAX_TRANSFERS 32
 
 static GList *enabled;            /* started sessions with the clipboard (LimenCast) */
 static LimenCast *owner;          /* whose selection KWin holds, or NULL */
 static GDBusConnection *bus;
 
-static gboolean validate_mime_types (const LimenOption *o, GVariant *v, GError **error);
-
 static const LimenOption request_options[] = {
   { NULL }
 };
 
 static const LimenOption set_selection_options[] = {
-  { "mime_types", "as", validate_mime_types, MAX_MIME_TYPES },
+  { "mime_types", "as", limen_validate_clipboard_types, MAX_MIME_TYPES },
   { NULL }
 };
-
-static gboolean
-valid_mime_type (const char *type)
-{
-  gsize len = strlen (type);
-
-  if (len == 0 || len > MAX_MIME_LENGTH || !g_utf8_validate (type, len, NULL))
-    return FALSE;
-  for (gsize i = 0; i < len; i++)
-    if ((guchar) type[i] < 0x20 || type[i] == 0x7f)
-      return FALSE;
-  return TRUE;
-}
-
-static gboolean
-validate_mime_types (const LimenOption *o, GVariant *v, GError **error)
-{
-  g_autofree const char **types = g_variant_get_strv (v, NULL);
-
-  if (g_strv_length ((char **) types) > MAX_MIME_TYPES)
-    {
-      limen_option_set_error (error, o->key, "too many types");
-      return FALSE;
-    }
-  for (gsize i = 0; types[i]; i++)
-    if (!valid_mime_type (types[i]))
-      {
-        limen_option_set_error (error, o->key, "not a MIME type");
-        return FALSE;
-      }
-  return TRUE;
-}
 
 static void
 emit (LimenCast *cast, const char *signal, GVariant *args)
@@ -307,10 +273,10 @@ on_selection_read (LimenDbusImplPortalClipboard *skeleton, GDBusMethodInvocation
 
   if (!cast)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  if (!valid_mime_type (mime_type))
+  if (!limen_clipboard_type_is_valid (mime_type))
     {
       g_dbus_method_invocation_return_dbus_error (invocation, "org.freedesktop.portal.Error.InvalidArgument",
-                                                  "Not a MIME type");
+                                                  "Not a clipboard type");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   if (!(w = limen_kde_wayland_get (&error)) || !g_unix_open_pipe (pipe_fds, FD_CLOEXEC, &error))

@@ -311,15 +311,15 @@ limen_validate_persist_mode (const LimenOption *o, GVariant *v, GError **e)
 }
 
 gboolean
-limen_mime_type_is_valid (const char *mime)
+limen_clipboard_type_is_valid (const char *type)
 {
-  gsize len = strlen (mime);
-  const char *slash = strchr (mime, '/');
-  const char *params = strchr (mime, ';');
+  gsize len = strlen (type);
+  const char *slash = strchr (type, '/');
+  const char *params = strchr (type, ';');
 
-  if (len == 0 || len > MAX_MIME_LENGTH || slash == NULL || slash == mime || slash[1] == '\0')
+  if (len == 0 || len > MAX_MIME_LENGTH || slash == type || (slash && slash[1] == '\0') || params == type)
     return FALSE;
-  for (const char *p = mime; *p; p++)
+  for (const char *p = type; *p; p++)
     {
       /* Spaces only among the parameters ("text/plain; charset=utf-8"). */
       if (*p == ' ' && params && p > params)
@@ -331,7 +331,7 @@ limen_mime_type_is_valid (const char *mime)
 }
 
 gboolean
-limen_validate_mime_types (const LimenOption *o, GVariant *v, GError **e)
+limen_validate_clipboard_types (const LimenOption *o, GVariant *v, GError **e)
 {
   gsize n = g_variant_n_children (v);
 
@@ -344,9 +344,10 @@ limen_validate_mime_types (const LimenOption *o, GVariant *v, GError **e)
     {
       g_autoptr(GVariant) child = g_variant_get_child_value (v, i);
 
-      if (!limen_mime_type_is_valid (g_variant_get_string (child, NULL)))
+      if (!limen_clipboard_type_is_valid (g_variant_get_string (child, NULL)))
         {
-          limen_option_set_error (e, o->key, "not a MIME type (type/subtype, at most 255 bytes)");
+          limen_option_set_error (e, o->key, "not a clipboard type (a MIME type or a target name such as "
+                                             "UTF8_STRING: printable, at most 255 bytes)");
           return FALSE;
         }
     }
@@ -437,12 +438,12 @@ const LimenOption limen_options_clipboard_request_clipboard[] = {
 };
 
 const LimenOption limen_options_clipboard_set_selection[] = {
-  { "mime_types", "as", limen_validate_mime_types, MAX_MIME_TYPES },
+  { "mime_types", "as", limen_validate_clipboard_types, MAX_MIME_TYPES },
   { NULL }
 };
 
 const LimenOption limen_options_clipboard_selection_owner_changed[] = {
-  { "mime_types", "as", limen_validate_mime_types, MAX_MIME_TYPES },
+  { "mime_types", "as", limen_validate_clipboard_types, MAX_MIME_TYPES },
   { "session_is_owner", "b", limen_validate_bool, 0 },
   { NULL }
 };

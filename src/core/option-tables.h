@@ -116,8 +116,11 @@ gboolean limen_validate_email_addresses (const LimenOption *o, GVariant *v, GErr
 gboolean limen_validate_single_line (const LimenOption *o, GVariant *v, GError **e); /* no CR/LF, ≤ max */
 gboolean limen_validate_bitmask (const LimenOption *o, GVariant *v, GError **e);     /* u, non-zero, bits of max */
 gboolean limen_validate_persist_mode (const LimenOption *o, GVariant *v, GError **e); /* u, 0..2 */
-gboolean limen_validate_mime_types (const LimenOption *o, GVariant *v, GError **e);  /* as, ≤ max MIME types */
-/* type/subtype[;parameters], printable ASCII, at most 255 bytes. */
-gboolean limen_mime_type_is_valid (const char *mime);
+gboolean limen_validate_clipboard_types (const LimenOption *o, GVariant *v, GError **e); /* as, ≤ max types */
+/* A clipboard type as Wayland and X11 owners offer them: a MIME type (type/subtype with
+ * parameters) or a target name such as UTF8_STRING or STRING, which GTK 3 and XWayland
+ * owners list beside the MIME types. Printable ASCII, spaces only among parameters after
+ * ';', at most 255 bytes. */
+gboolean limen_clipboard_type_is_valid (const char *type);
 
 G_END_DECLS

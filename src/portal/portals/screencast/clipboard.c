@@ -243,9 +243,9 @@ handle_selection_read (LimenDbusPortalClipboard *object, GDBusMethodInvocation *
 
   if (!granted_host (invocation, session_handle, &host, &session, &error))
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
-  if (!limen_mime_type_is_valid (mime_type))
+  if (!limen_clipboard_type_is_valid (mime_type))
     return limen_cast_return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                                     "Invalid value for mime_type: not a MIME type"));
+                                                                     "Invalid value for mime_type: not a clipboard type"));
   call_for_fd (invocation, &host, "SelectionRead", g_variant_new ("(os)", session_handle, mime_type), FALSE);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
@@ -283,7 +283,7 @@ relay_signal (const char *backend, const char *signal, GVariant *parameters, con
       guint32 serial;
 
       g_variant_get (parameters, "(&o&su)", &path, &mime, &serial);
-      if (!signal_host (backend, path, &host) || !limen_mime_type_is_valid (mime))
+      if (!signal_host (backend, path, &host) || !limen_clipboard_type_is_valid (mime))
         return NULL;
       if (*host.transfers == NULL)
         *host.transfers = g_hash_table_new (NULL, NULL);
