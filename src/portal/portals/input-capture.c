@@ -8,8 +8,9 @@
  *
  * What this side adds to the backend: a session does nothing before the person allowed it
  * (CreateSession, or CreateSession2 + Start), barriers are checked (non-zero unique ids,
- * horizontal or vertical lines, the zone_set GetZones answered last) before a backend sees
- * them, Enable/Disable/Release wait for ConnectToEIS, and the backend's signals reach only
+ * the zone_set GetZones answered last) before a backend sees them and one that is not a
+ * horizontal or vertical line is failed whatever the backend says, Enable/Disable/Release
+ * wait for ConnectToEIS, and the backend's signals reach only
  * the session's owner, checked and only in the states the specification allows them in
  * (input-capture-relay.c). A session of CreateSession2 may ask for the clipboard before its
  * Start (Clipboard.RequestClipboard, screencast/clipboard.c); Start then answers
@@ -437,9 +438,9 @@ zones_answered (LimenCall *call, GTask *task)
 /* ---- SetPointerBarriers ---- */
 
 typedef struct {
-  GVariant *barriers;    /* aa{sv}: the ones the backend gets, each with only the known keys */
+  GVariant *barriers;    /* aa{sv}: all of them, each with only the known keys, for the backend */
   GArray   *forwarded;   /* their ids */
-  GArray   *failed;      /* ids refused here: not a horizontal or vertical line */
+  GArray   *failed;      /* ids failed here too: not a horizontal or vertical line */
 } Barriers;
 
 static void
@@ -462,7 +463,9 @@ has_id (GArray *ids, guint32 id)
 
 /* One barrier dict: its known keys, barrier_id and position required, ids unique. A line
  * that is neither horizontal nor vertical (or only a point) is a failed barrier, as the
- * specification reports a barrier it cannot set; anything else wrong is the app's error. */
+ * specification reports a barrier it cannot set, whatever the backend says; it still goes
+ * to the backend with the others, as the reference passes every barrier on. Anything else
+ * wrong is the app's error. */
 static gboolean
 check_barrier (Barriers *out, GVariantBuilder *list, GVariant *dict, guint index, GError **error)
 {
@@ -491,11 +494,8 @@ check_barrier (Barriers *out, GVariantBuilder *list, GVariant *dict, guint index
     }
   if ((x1 == x2) == (y1 == y2))
     g_array_append_val (out->failed, id);
-  else
-    {
-      g_array_append_val (out->forwarded, id);
-      g_variant_builder_add_value (list, kept);
-    }
+  g_array_append_val (out->forwarded, id);
+  g_variant_builder_add_value (list, kept);
   return TRUE;
 }
 
@@ -583,7 +583,7 @@ check_zones_current (LimenCall *call, GTask *task)
 
   if (capture && capture->zones_stale)
     {
-      limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, failed_barriers (out->failed, out->forwarded));
+      limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, failed_barriers (out->forwarded, NULL));
       g_task_return_boolean (task, FALSE);
       return;
     }
@@ -607,7 +607,7 @@ barriers_answered (LimenCall *call, GTask *task)
     {
       g_variant_iter_init (&iter, theirs);
       while (g_variant_iter_next (&iter, "u", &id))
-        if (has_id (out->forwarded, id) && !has_id (refused, id))
+        if (has_id (out->forwarded, id) && !has_id (out->failed, id) && !has_id (refused, id))
           g_array_append_val (refused, id);
     }
   if (capture)
