@@ -80,6 +80,10 @@ test_rest_stripped (void)
     { "<a href=\"https://a.org\"><a href=\"https://b.org\">in</a></a>", "<a href=\"https://a.org\">in</a>" },
     /* Characters XML cannot hold are dropped. */
     { "a\x01" "b\x1f" "c", "abc" },
+    /* Whitespace is markup's: a run is one space, none at either end. */
+    { " test \n newline \n\n some\tmore \r\n ", "test newline some more" },
+    { "test <custom> tag </custom>", "test tag" },
+    { "a <b>b</b> <i>c</i>", "a <b>b</b> <i>c</i>" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)

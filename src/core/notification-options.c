@@ -43,6 +43,8 @@ typedef struct {
   GString *out;
   char     stack[MARKUP_DEPTH_MAX];
   guint    depth;
+  gboolean any_text;       /* text came out already */
+  gboolean pending_space;  /* whitespace since then, written out before the next text */
 } Sanitizer;
 
 static gboolean
@@ -78,13 +80,30 @@ entity_length (const char *p)
     }
 }
 
-/* One character of text at @p; returns how many bytes it took. */
+/* Whitespace held back (see put_text_char) goes out before text or a tag. */
+static void
+flush_space (Sanitizer *s)
+{
+  if (s->pending_space)
+    g_string_append_c (s->out, ' ');
+  s->pending_space = FALSE;
+}
+
+/* One character of text at @p; returns how many bytes it took. Whitespace is markup's, not
+ * layout: a run of it is one space, none at the start or the end (as the reference has it). */
 static gsize
 put_text_char (Sanitizer *s, const char *p)
 {
   gunichar c;
   gsize n;
 
+  if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+    {
+      s->pending_space = s->any_text;
+      return 1;
+    }
+  flush_space (s);
+  s->any_text = TRUE;
   if (*p == '&')
     {
       n = entity_length (p);
@@ -307,12 +326,16 @@ apply_tag (Sanitizer *s, Tag *tag)
   if (tag->closing)
     {
       if (stack_has (s, t, &at))
-        close_to (s, at);
+        {
+          flush_space (s);
+          close_to (s, at);
+        }
       return;
     }
   if (s->depth == MARKUP_DEPTH_MAX || (t == TAG_A && (stack_has (s, TAG_A, NULL) || !tag->href ||
                                                       !href_allowed (tag->href))))
     return;
+  flush_space (s);
   if (t == TAG_A)
     {
       g_autofree char *escaped = g_markup_escape_text (tag->href, -1);
@@ -339,7 +362,7 @@ is_well_formed (const char *markup)
 char *
 limen_notification_markup_sanitize (const char *markup, GError **error)
 {
-  Sanitizer s = { g_string_sized_new (strlen (markup) + 16), { 0 }, 0 };
+  Sanitizer s = { g_string_sized_new (strlen (markup) + 16), { 0 }, 0, FALSE, FALSE };
   const char *p = markup;
 
   if (!g_utf8_validate (markup, -1, NULL))
@@ -464,7 +487,7 @@ limen_validate_notification_category (const LimenOption *o, GVariant *v, GError 
 {
   if (!limen_notification_category_is_valid (g_variant_get_string (v, NULL)))
     {
-      limen_option_set_error (error, o->key, "not a category of the specification nor an x-vendor one");
+      limen_option_set_error (error, o->key, "not a supported category (the specification's or an x-vendor one)");
       return FALSE;
     }
   return TRUE;
@@ -489,7 +512,10 @@ limen_validate_notification_priority (const LimenOption *o, GVariant *v, GError 
 
   if (!g_strv_contains (known, g_variant_get_string (v, NULL)))
     {
-      limen_option_set_error (error, o->key, "must be low, normal, high or urgent");
+      g_autofree char *shown = g_utf8_make_valid (g_variant_get_string (v, NULL), 64);
+      g_autofree char *detail = g_strdup_printf ("%s not a priority: must be low, normal, high or urgent", shown);
+
+      limen_option_set_error (error, o->key, detail);
       return FALSE;
     }
   return TRUE;
@@ -575,7 +601,9 @@ limen_validate_notification_buttons (const LimenOption *o, GVariant *v, GError *
 
       if (problem)
         {
-          limen_option_set_error (error, o->key, problem);
+          g_autofree char *detail = g_strdup_printf ("invalid button: %s", problem);
+
+          limen_option_set_error (error, o->key, detail);
           return FALSE;
         }
     }

@@ -472,7 +472,7 @@ check_sound (Add *a, GVariant *sound, GUnixFDList *fd_list, GError **error)
       const char *s = g_variant_get_string (sound, NULL);
 
       if (!g_str_equal (s, "default") && !g_str_equal (s, "silent"))
-        return bad (error, "sound", "must be \"default\", \"silent\" or a serialized sound");
+        return bad (error, "sound", "invalid sound: invalid option: must be \"default\", \"silent\" or a serialized sound");
       a->sound = g_variant_ref (sound);
       return TRUE;
     }
@@ -492,7 +492,7 @@ check_sound (Add *a, GVariant *sound, GUnixFDList *fd_list, GError **error)
         return FALSE;
     }
   else
-    return bad (error, "sound", "must be \"default\", \"silent\" or a serialized sound");
+    return bad (error, "sound", "invalid sound: invalid option: must be \"default\", \"silent\" or a serialized sound");
   return TRUE;
 }
 
