@@ -332,6 +332,41 @@ def test_open_uri_chooser_success_without_choice_opens_nothing(bus, opener):
     assert not any(line for line in opened(opener))
 
 
+@pytest.mark.parametrize("below", ["file.txt", "dir/file.txt"])
+@pytest.mark.parametrize("view", ["", "by-app/org.example.Viewer/"])
+def test_open_file_of_the_document_store_names_the_host_file(bus, opener, below, view):
+    """An fd of a file in the document store (a sandboxed app's document, here a file inside an
+    exported folder, reached through the store or an app's view of it): the chooser and the
+    handler get the file's place on the host, as the reference gives them."""
+    install_app(bus, "org.example.Viewer", ["text/plain"], opener)
+    install_app(bus, "org.example.Editor", ["text/plain"], opener)
+    write_mime_cache(bus, {"text/plain": ["org.example.Viewer", "org.example.Editor"]})
+    backend = start_open_uri(bus)
+    folder = os.path.join(bus.home, "exported")
+    os.makedirs(os.path.join(folder, "dir"))
+    fd = os.open(folder, os.O_PATH)
+    try:
+        ids = bus.call("org.freedesktop.portal.Documents", "AddFull", ([0], 8, "org.example.Viewer", ["read"]),
+                       "(ahusas)", dest="org.freedesktop.portal.Documents",
+                       path="/org/freedesktop/portal/documents", fds=[fd])[0]
+    finally:
+        os.close(fd)
+    host_file = os.path.join(folder, below)
+    with open(host_file, "w") as f:
+        f.write("in the store\n")
+    store_file = os.path.join(bus.runtime_dir, "doc", view + ids[0], "exported", below)
+    backend.set_response("ChooseApplication", 0, {"choice": v("s", "org.example.Editor")})
+    with open(store_file) as f:
+        response, results = rh.Client(bus).request(OPEN, "OpenFile", ("", 0, {}), "(sha{sv})",
+                                                   fds=[f.fileno()], options_index=2)
+    assert response == 0
+    (method, handle, app_id, options), = backend.requests("ChooseApplication")
+    assert options["uri"] == GLib.filename_to_uri(host_file)
+    assert options["filename"] == "file.txt"
+    # GIO hands a local file's path to a handler's %u.
+    assert limentest.wait_until(lambda: f"org.example.Editor {host_file}" in opened(opener)), opened(opener)
+
+
 # ---- Account, Email, FileChooser, Camera -------------------------------------------------
 
 def test_account_long_reason_is_dropped_not_fatal(bus):

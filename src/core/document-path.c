@@ -38,6 +38,33 @@ limen_document_path_parse (const char *path, guint uid, char **doc_id, char **re
   return TRUE;
 }
 
+gboolean
+limen_document_store_path_parse (const char *path, const char *mountpoint, char **doc_id, char **rest)
+{
+  g_autofree char *prefix = g_strconcat (mountpoint, "/", NULL);
+  g_auto(GStrv) parts = NULL;
+  const char *below;
+
+  if (!g_str_has_prefix (path, prefix))
+    return FALSE;
+  below = path + strlen (prefix);
+  if (g_str_has_prefix (below, "by-app/"))
+    {
+      below = strchr (below + strlen ("by-app/"), '/');
+      if (below == NULL)
+        return FALSE;
+      below++;
+    }
+  parts = g_strsplit (below, "/", 2);
+  if (parts[0] == NULL || parts[1] == NULL || *parts[0] == '\0' || *parts[1] == '\0' ||
+      g_str_equal (parts[0], "..") || g_str_equal (parts[0], ".") || g_str_equal (parts[0], "by-app") ||
+      climbs_out (parts[1]))
+    return FALSE;
+  *doc_id = g_strdup (parts[0]);
+  *rest = g_strdup (parts[1]);
+  return TRUE;
+}
+
 char *
 limen_document_path_to_host (const char *host_path, const char *rest)
 {

@@ -13,6 +13,11 @@ G_BEGIN_DECLS
  * with "..". */
 gboolean limen_document_path_parse (const char *path, guint uid, char **doc_id, char **rest);
 
+/* Split @path, a path in the host's view of the document store mounted at @mountpoint
+ * (what a file's /proc/self/fd link says: MOUNTPOINT/ID/... or MOUNTPOINT/by-app/APP/ID/...),
+ * into the document id and the path below it, as limen_document_path_parse does. */
+gboolean limen_document_store_path_parse (const char *path, const char *mountpoint, char **doc_id, char **rest);
+
 /* The host path that @rest below a document names, given the document's host file
  * @host_path (the store's Info answer): the document's folder joined with @rest. */
 char *limen_document_path_to_host (const char *host_path, const char *rest);

@@ -18,6 +18,7 @@
 #include "backend.h"
 #include "driver.h"
 #include "document-export.h"
+#include "document-path.h"
 #include "host-file.h"
 #include "lockdown.h"
 
@@ -534,38 +535,106 @@ host_path_of_fd (LimenCall *call, gboolean directory, LimenFdInfo *fdinfo, GErro
                              g_variant_get_handle (handle), "fd", flags, fdinfo, error);
 }
 
-/* Pre-step of OpenFile and OpenDirectory: the fd's file, reachable on the host. */
+/* The Open of OpenFile or OpenDirectory for the file at @host_path. */
+static void
+open_file (LimenCall *call, const char *host_path, gboolean is_dir, const char *display)
+{
+  gboolean directory = g_str_equal (limen_call_get_method (call)->method, "OpenDirectory");
+  Open *o = open_new (call);
+
+  o->is_file = TRUE;
+  o->scheme = g_strdup ("file");
+  o->uri = g_filename_to_uri (host_path, NULL, NULL);
+  if (directory || is_dir)
+    {
+      /* A file's folder is shown with the file selected; a folder is shown itself. */
+      o->directory = directory;
+      o->show_item = directory && !is_dir;
+      o->content_type = g_strdup ("inode/directory");
+    }
+  else
+    o->content_type = content_type_of_file (host_path);
+  o->display = g_strdup (display);
+}
+
+typedef struct {
+  LimenCall *call;
+  char      *store_path;   /* the file's path in the document store */
+  char      *rest;         /* below the document id */
+  char      *display;
+  gboolean   is_dir;
+} StoreFile;
+
+static void
+store_file_free (StoreFile *f)
+{
+  g_free (f->store_path);
+  g_free (f->rest);
+  g_free (f->display);
+  g_free (f);
+}
+
+static void
+on_document_info (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  StoreFile *f = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_autoptr(GVariant) apps = NULL;
+  g_autofree char *host = NULL;
+  const char *doc_host = NULL;
+
+  if (reply)
+    g_variant_get (reply, "(^&ay@a{sas})", &doc_host, &apps);
+  if (doc_host && g_path_is_absolute (doc_host))
+    host = limen_document_path_to_host (doc_host, f->rest);
+  else
+    g_debug ("No host path behind %s: %s", f->store_path, error ? error->message : "not a document");
+  open_file (f->call, host ? host : f->store_path, f->is_dir, f->display);
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Pre-step of OpenFile and OpenDirectory: the fd's file, reachable on the host. A file in the
+ * document store (a sandboxed app's documents) is opened at its place on the host, as the
+ * reference does: there the handler finds it under its own name, and a sandboxed handler gets
+ * a document of its own for it. */
 static void
 check_fd (LimenCall *call, GTask *task)
 {
   gboolean directory = g_str_equal (limen_call_get_method (call)->method, "OpenDirectory");
   GError *error = NULL;
-  LimenFdInfo fdinfo = { 0 };
+  g_auto(LimenFdInfo) fdinfo = { 0 };
   g_autofree char *host_path = host_path_of_fd (call, directory, &fdinfo, &error);
-  Open *o;
+  g_autofree char *store = g_build_filename (g_get_user_runtime_dir (), "doc", NULL);
+  g_autofree char *doc_id = NULL;
+  g_autofree char *rest = NULL;
+  g_autofree char *display = NULL;
+  StoreFile *f;
 
   if (host_path == NULL)
     {
-      limen_fd_info_clear (&fdinfo);
       g_task_return_error (task, error);
       return;
     }
-  o = open_new (call);
-  o->is_file = TRUE;
-  o->scheme = g_strdup ("file");
-  o->uri = g_filename_to_uri (host_path, NULL, NULL);
-  if (directory || fdinfo.is_dir)
+  display = g_path_get_basename (fdinfo.path);
+  if (!limen_document_store_path_parse (host_path, store, &doc_id, &rest))
     {
-      /* A file's folder is shown with the file selected; a folder is shown itself. */
-      o->directory = directory;
-      o->show_item = directory && !fdinfo.is_dir;
-      o->content_type = g_strdup ("inode/directory");
+      open_file (call, host_path, fdinfo.is_dir, display);
+      g_task_return_boolean (task, TRUE);
+      return;
     }
-  else
-    o->content_type = content_type_of_file (host_path);
-  o->display = g_path_get_basename (fdinfo.path);
-  limen_fd_info_clear (&fdinfo);
-  g_task_return_boolean (task, TRUE);
+  f = g_new0 (StoreFile, 1);
+  f->call = call;
+  f->store_path = g_steal_pointer (&host_path);
+  f->rest = g_steal_pointer (&rest);
+  f->display = g_steal_pointer (&display);
+  f->is_dir = fdinfo.is_dir;
+  g_task_set_task_data (task, f, (GDestroyNotify) store_file_free);
+  g_dbus_connection_call (limen_call_get_context (call)->connection, "org.freedesktop.portal.Documents",
+                          "/org/freedesktop/portal/documents", "org.freedesktop.portal.Documents", "Info",
+                          g_variant_new ("(s)", doc_id), G_VARIANT_TYPE ("(aya{sas})"),
+                          G_DBUS_CALL_FLAGS_NONE, 5000, NULL, on_document_info, g_object_ref (task));
 }
 
 static const LimenStep uri_pre[] = {
