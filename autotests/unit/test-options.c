@@ -266,6 +266,25 @@ test_document_paths (void)
   g_assert_false (limen_document_path_parse ("/home/u/notes.txt", 1000, &id, &rest));
   g_assert_null (id);
   g_assert_null (rest);
+  /* The host's view of the store: the document itself or an app's view of it. */
+  g_assert_true (limen_document_store_path_parse ("/tmp/rt/doc/abc123/dir/notes.txt", "/tmp/rt/doc", &id, &rest));
+  g_assert_cmpstr (id, ==, "abc123");
+  g_assert_cmpstr (rest, ==, "dir/notes.txt");
+  g_clear_pointer (&id, g_free);
+  g_clear_pointer (&rest, g_free);
+  g_assert_true (limen_document_store_path_parse ("/tmp/rt/doc/by-app/org.example.App/abc123/notes.txt", "/tmp/rt/doc",
+                                                  &id, &rest));
+  g_assert_cmpstr (id, ==, "abc123");
+  g_assert_cmpstr (rest, ==, "notes.txt");
+  g_clear_pointer (&id, g_free);
+  g_clear_pointer (&rest, g_free);
+  g_assert_false (limen_document_store_path_parse ("/tmp/rt/doc/by-app/org.example.App", "/tmp/rt/doc", &id, &rest));
+  g_assert_false (limen_document_store_path_parse ("/tmp/rt/doc/by-app/org.example.App/abc", "/tmp/rt/doc", &id, &rest));
+  g_assert_false (limen_document_store_path_parse ("/tmp/rt/doc/abc/../../x", "/tmp/rt/doc", &id, &rest));
+  g_assert_false (limen_document_store_path_parse ("/tmp/rt/docs/abc/x", "/tmp/rt/doc", &id, &rest));
+  g_assert_false (limen_document_store_path_parse ("/tmp/rt/doc/by-app/x/by-app/y", "/tmp/rt/doc", &id, &rest));
+  g_assert_null (id);
+  g_assert_null (rest);
 }
 
 int
