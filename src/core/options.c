@@ -39,7 +39,8 @@ limen_validate_token (const LimenOption *o, GVariant *v, GError **e)
 {
   if (!limen_token_is_valid (g_variant_get_string (v, NULL)))
     {
-      limen_option_set_error (e, o->key, "must be 1 to 64 characters of [A-Za-z0-9_]");
+      g_set_error (e, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                   "Invalid token for option %s: must be 1 to 64 characters of [A-Za-z0-9_]", o->key);
       return FALSE;
     }
   return TRUE;

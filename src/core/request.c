@@ -61,7 +61,7 @@ limen_handle_path_from_options (GVariant *options, const char *key, const char *
   path = limen_request_path_for (kind, sender, token);
   if (path == NULL)
     g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                 "Invalid value for option %s: must be 1 to 64 characters of [A-Za-z0-9_]", key);
+                 "Invalid token for option %s: must be 1 to 64 characters of [A-Za-z0-9_]", key);
   return path;
 }
 

@@ -109,13 +109,16 @@ input_session (GDBusMethodInvocation *invocation, const char *session_handle, gu
     return NULL;
   if (cast->kind != LIMEN_CAST_REMOTE_DESKTOP || cast->state != LIMEN_CAST_STARTED)
     g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                         "Input needs a remote desktop session that has started");
+                         "Session is not allowed to call Notify methods: input needs a remote desktop "
+                         "session that has started");
   else if ((cast->devices & device) == 0)
-    g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The %s was not granted to this session",
+    g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                 "Session is not allowed to call Notify methods: the %s was not granted to this session",
                  device_name (device));
   else if (cast->eis_connected)
     g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                         "This session sends its input through EIS (ConnectToEIS)");
+                         "Session is not allowed to call Notify methods: it sends its input through EIS "
+                         "(ConnectToEIS)");
   else
     return cast;
   return NULL;
@@ -297,8 +300,12 @@ on_eis (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       g_debug ("No EIS for %s: %s", limen_session_get_path (e->session), error ? error->message : "no fd");
       cast->eis_connected = FALSE;
-      g_dbus_method_invocation_return_error_literal (e->invocation, G_DBUS_ERROR, G_DBUS_ERROR_NOT_SUPPORTED,
-                                                     "The desktop offers no EIS input for this session");
+      /* The backend's own words follow ours, as the reference passes them on. */
+      if (error)
+        g_dbus_error_strip_remote_error (error);
+      g_dbus_method_invocation_return_error (e->invocation, G_DBUS_ERROR, G_DBUS_ERROR_NOT_SUPPORTED,
+                                             "The desktop offers no EIS input for this session%s%s",
+                                             error ? ": " : "", error ? error->message : "");
     }
   else
     {
