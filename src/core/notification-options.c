@@ -30,6 +30,22 @@ const char * const limen_notification_display_hints[] = {
   NULL
 };
 
+/* An app's value as an error message shows it: at most 64 bytes of it. */
+static char *
+shown_value (const char *value)
+{
+  return g_utf8_make_valid (value, MIN (strlen (value), 64));
+}
+
+/* xdg-desktop-portal 1.19's frontend spells the lock-screen hints with a hyphen. */
+static const char *
+display_hint_canonical (const char *hint)
+{
+  return g_str_equal (hint, "hide-on-lock-screen") ? "hide-on-lockscreen"
+       : g_str_equal (hint, "hide-content-on-lock-screen") ? "hide-content-on-lockscreen"
+       : hint;
+}
+
 const char * const limen_notification_button_purposes[] = {
   "im.reply-with-text", "call.accept", "call.decline", "call.hang-up", "call.enable-speakerphone",
   "call.disable-speakerphone", "system.custom-alert",
@@ -497,11 +513,27 @@ limen_validate_notification_category (const LimenOption *o, GVariant *v, GError 
 gboolean
 limen_validate_notification_display_hints (const LimenOption *o, GVariant *v, GError **error)
 {
+  g_autofree const char **hints = NULL;
+
   if (g_variant_n_children (v) > (o->max ? o->max : DISPLAY_HINTS_MAX))
     {
       limen_option_set_error (error, o->key, "too many display hints");
       return FALSE;
     }
+  /* Every hint one of the specification's (as the reference has it): an unknown one is the
+   * app's mistake, not a hint to leave out quietly. */
+  hints = g_variant_get_strv (v, NULL);
+  for (guint i = 0; hints[i]; i++)
+    if (!g_strv_contains (limen_notification_display_hints, display_hint_canonical (hints[i])))
+      {
+        g_autofree char *shown = shown_value (hints[i]);
+        g_autofree char *detail = g_strdup_printf ("%s not a display-hint (transient, tray, persistent, "
+                                                   "hide-on-lockscreen, hide-content-on-lockscreen or "
+                                                   "show-as-new)", shown);
+
+        limen_option_set_error (error, o->key, detail);
+        return FALSE;
+      }
   return TRUE;
 }
 
@@ -512,7 +544,7 @@ limen_validate_notification_priority (const LimenOption *o, GVariant *v, GError 
 
   if (!g_strv_contains (known, g_variant_get_string (v, NULL)))
     {
-      g_autofree char *shown = g_utf8_make_valid (g_variant_get_string (v, NULL), 64);
+      g_autofree char *shown = shown_value (g_variant_get_string (v, NULL));
       g_autofree char *detail = g_strdup_printf ("%s not a priority: must be low, normal, high or urgent", shown);
 
       limen_option_set_error (error, o->key, detail);
@@ -644,8 +676,8 @@ normalize_buttons (GVariant *buttons, gboolean version_2, GError **error)
   return g_variant_builder_end (&out);
 }
 
-/* Known hints only, each once, in the spelling of the specification (xdg-desktop-portal
- * 1.19's frontend spells the lock-screen ones with a hyphen). */
+/* Known hints only (the check above lets no other through; the normalising keeps to that on
+ * its own), each once, in the spelling of the specification. */
 static GVariant *
 normalize_display_hints (GVariant *hints)
 {
@@ -654,9 +686,7 @@ normalize_display_hints (GVariant *hints)
 
   for (guint i = 0; list[i]; i++)
     {
-      const char *h = g_str_equal (list[i], "hide-on-lock-screen") ? "hide-on-lockscreen"
-                    : g_str_equal (list[i], "hide-content-on-lock-screen") ? "hide-content-on-lockscreen"
-                    : list[i];
+      const char *h = display_hint_canonical (list[i]);
 
       if (!g_strv_contains (limen_notification_display_hints, h))
         g_debug ("Notification display hint %s is unknown; left out", h);
