@@ -2,7 +2,7 @@
 org.limen.MockBackend.InvokeAction(s app_id, s id, s action) emits ActionInvoked.
 An icon or sound passed as ("file-descriptor", <h>) is recorded as ("file-descriptor", <ay>)
 with the fd's contents from its current offset, or as ("file-descriptor-unsealed", <ay>) when the fd is not sealed
-against every change. Parameter "supported_options" (an object of string lists) is the
+against every change. Parameter "supported_options" (an object of string lists, or strings) is the
 SupportedOptions property."""
 import fcntl
 import json
@@ -31,8 +31,8 @@ def load(mock, parameters):
         options = json.loads(options)
     if options is not None:
         mock.AddProperty(MAIN_IFACE, "SupportedOptions",
-                         dbus.Dictionary({k: dbus.Array(v, signature="s") for k, v in options.items()},
-                                         signature="sv"))
+                         dbus.Dictionary({k: dbus.Array(v, signature="s") if isinstance(v, list) else v
+                                          for k, v in options.items()}, signature="sv"))
     mock.AddMethod("org.limen.MockBackend", "InvokeAction", "sss", "",
                    "self.EmitSignal('org.freedesktop.impl.portal.Notification', 'ActionInvoked', 'sssav', "
                    "[args[0], args[1], args[2], dbus.Array([], signature='v')])")

@@ -644,20 +644,34 @@ on_backend_properties (GVariant *props, gpointer user_data)
 {
   g_autoptr(GVariant) options = g_variant_lookup_value (props, "SupportedOptions", G_VARIANT_TYPE_VARDICT);
   g_auto(GVariantBuilder) supported = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  static const char *const keys[] = { "category", "button-purpose" };
+  static const char *const keys[] = { "category", "button-purpose", NULL };
   guint32 version = 1;
+  gsize size = 0;
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
 
   g_variant_lookup (props, "version", "u", &version);
   backend_version = version;
   backend_version_known = TRUE;
-  /* What the server makes something of is the backend's to say; only the specification's
-   * keys, in its form and of a sane size, are passed on to apps. */
-  for (guint i = 0; options && i < G_N_ELEMENTS (keys); i++)
+  /* What the server makes something of is the backend's to say, and apps get it as the
+   * backend says it (as from the reference): the specification's keys only in its form (a
+   * list of at most 64 strings), a vendor's as they are, all of it of a sane size. */
+  if (options)
     {
-      g_autoptr(GVariant) list = g_variant_lookup_value (options, keys[i], G_VARIANT_TYPE_STRING_ARRAY);
+      g_variant_iter_init (&iter, options);
+      while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+        {
+          gboolean ours = g_strv_contains (keys, key);
 
-      if (list && g_variant_n_children (list) <= 64 && g_variant_get_size (list) <= 8192)
-        g_variant_builder_add (&supported, "{sv}", keys[i], list);
+          if ((!ours || (g_variant_is_of_type (value, G_VARIANT_TYPE_STRING_ARRAY) &&
+                         g_variant_n_children (value) <= 64)) &&
+              (size += strlen (key) + g_variant_get_size (value)) <= 16384)
+            g_variant_builder_add (&supported, "{sv}", key, value);
+          else
+            g_debug ("The backend's SupportedOptions %s is not passed on", key);
+          g_variant_unref (value);
+        }
     }
   if (skeleton)
     {
