@@ -57,9 +57,10 @@ MARKUP = [
     ("<u>under</u><script>x()</script><br/>", "underx()"),
     ("<a href='https://kde.org/a?b=1&amp;c=2'>KDE</a>", "<a href=\"https://kde.org/a?b=1&amp;c=2\">KDE</a>"),
     ("<a href=\"javascript:alert(1)\">click</a> <a href=\"file:///etc/passwd\">f</a>", "click f"),
-    ("tom & jerry < 3", "tom &amp; jerry &lt; 3"),
-    ("<b><i>crossed</b></i>", "<b><i>crossed</i></b>"),
+    ("tom &amp; jerry &lt; 3 > 2", "tom &amp; jerry &lt; 3 &gt; 2"),
     ("<!-- hidden -->shown<![CDATA[<b>]]>", "shown"),
+    ("test \n newline \n\n some more space \n  with trailing space ", "test newline some more space with trailing space"),
+    ("test <custom> tag </custom>", "test tag"),
 ]
 
 
@@ -71,13 +72,26 @@ def test_markup_body_sanitised(env, markup, expected):
     assert n["markup-body"] == expected and well_formed(n["markup-body"])
 
 
+@pytest.mark.parametrize("markup", ["tom & jerry", "a < b", "<b><i>crossed</b></i>", "<b>unclosed",
+                                    "test <markup><i>x</i><markup> body", "&bogus;"])
+def test_markup_body_not_well_formed_is_refused(env, markup):
+    """As the reference: the app's mistake is InvalidArgument, in the parser's words."""
+    bus, backend, client = env
+    with pytest.raises(GLib.Error) as e:
+        add(bus, client, "m", {"title": v("s", "t"), "markup-body": v("s", markup)})
+    assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
+    assert "invalid markup-body" in e.value.message
+    assert backend.args("AddNotification") == []
+
+
 def test_markup_body_hostile(env):
     bus, backend, client = env
-    deep = "".join("<b>" if i % 2 else "<i>" for i in range(16000 // 3)) + "deep"
+    deep = "".join("<b>" if i % 2 else "<i>" for i in range(2000)) + "deep" + \
+        "".join("</b>" if i % 2 else "</i>" for i in reversed(range(2000)))
     add(bus, client, "deep", {"markup-body": v("s", deep)})
     n = only(backend)
     assert well_formed(n["markup-body"]) and n["markup-body"].count("<") < 100
-    for bad in (v("s", "x" * 16385), v("i", 1), v("s", "&" * 16000)):
+    for bad in (v("s", "x" * 16385), v("i", 1), v("s", "&" * 16000), v("s", "<a/>&amp;" * 1900)):
         with pytest.raises(GLib.Error) as e:
             add(bus, client, "bad", {"markup-body": bad})
         assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
@@ -249,7 +263,7 @@ def test_version_1_backend_gets_version_1_keys(bus, tmp_path):
 SANDBOXED = """
 from gi.repository import Gio, GLib
 c = Gio.bus_get_sync(Gio.BusType.SESSION, None)
-n = {'markup-body': GLib.Variant('s', '<b>hi</b><img src=x>'), 'category': GLib.Variant('s', 'im.received'),
+n = {'markup-body': GLib.Variant('s', '<b>hi</b><img src="x"/>'), 'category': GLib.Variant('s', 'im.received'),
      'display-hint': GLib.Variant('as', ['transient']),
      'buttons': GLib.Variant('aa{sv}', [{'action': GLib.Variant('s', 'r'),
                                          'purpose': GLib.Variant('s', 'im.reply-with-text')}])}

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * A markup-body is HTML-like text from an app that a notification server renders: the
- * sanitiser below is a small tolerant scanner rather than an XML parser, because an app's
- * "a & b" or a stray "<" should still be shown, not refused; what comes out is always
- * well-formed, holds only the specification's three tags, and links only to web pages and
- * mail addresses (never javascript:, file: or data:). */
+ * A markup-body is HTML-like text from an app that a notification server renders. It must
+ * be well-formed (as the reference requires; "a & b" or crossed tags are refused with the
+ * parser's words); the scanner below then keeps only the specification's three tags, links
+ * only to web pages and mail addresses (never javascript:, file: or data:) and whitespace as
+ * markup has it, and what comes out is always well-formed. */
 #include "notification-options.h"
 
 #include <string.h>
@@ -364,15 +364,15 @@ apply_tag (Sanitizer *s, Tag *tag)
 }
 
 static gboolean
-is_well_formed (const char *markup)
+is_well_formed (const char *markup, GError **error)
 {
   static const GMarkupParser none = { 0 };
   g_autoptr(GMarkupParseContext) context = g_markup_parse_context_new (&none, 0, NULL, NULL);
 
-  return g_markup_parse_context_parse (context, "<markup>", -1, NULL) &&
-         g_markup_parse_context_parse (context, markup, -1, NULL) &&
-         g_markup_parse_context_parse (context, "</markup>", -1, NULL) &&
-         g_markup_parse_context_end_parse (context, NULL);
+  return g_markup_parse_context_parse (context, "<markup>", -1, error) &&
+         g_markup_parse_context_parse (context, markup, -1, error) &&
+         g_markup_parse_context_parse (context, "</markup>", -1, error) &&
+         g_markup_parse_context_end_parse (context, error);
 }
 
 char *
@@ -381,9 +381,21 @@ limen_notification_markup_sanitize (const char *markup, GError **error)
   Sanitizer s = { g_string_sized_new (strlen (markup) + 16), { 0 }, 0, FALSE, FALSE };
   const char *p = markup;
 
+  g_autoptr(GError) malformed = NULL;
+
   if (!g_utf8_validate (markup, -1, NULL))
     {
       limen_option_set_error (error, "markup-body", "not UTF-8");
+      g_string_free (s.out, TRUE);
+      return NULL;
+    }
+  /* Markup an app sends must be well-formed (as the reference requires): a stray '<' or '&'
+   * or crossed tags are the app's mistake, answered with the parser's words. */
+  if (!is_well_formed (markup, &malformed))
+    {
+      g_autofree char *detail = g_strdup_printf ("invalid markup-body: %s", malformed->message);
+
+      limen_option_set_error (error, "markup-body", detail);
       g_string_free (s.out, TRUE);
       return NULL;
     }
@@ -411,7 +423,7 @@ limen_notification_markup_sanitize (const char *markup, GError **error)
     }
   close_to (&s, 0);
   /* Only ever fails if the scanner above is wrong: then nothing is better than bad markup. */
-  if (!is_well_formed (s.out->str))
+  if (!is_well_formed (s.out->str, NULL))
     {
       g_warning ("Sanitised notification markup is not well-formed; refused");
       limen_option_set_error (error, "markup-body", "cannot be made valid");
