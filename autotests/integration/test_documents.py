@@ -678,6 +678,7 @@ def test_first_add_after_permission_store_calls_mounts(bus, work):
     """A client known from permission-store calls whose first Documents call is an Add: the
     document is there through the mount when the Add returns."""
     d = dh.start(bus, wait_mount=False)
+    bus.wait_for_name(dh.PS_NAME, daemon=d)      # requested with Documents, owned a moment later
     conn = bus.new_connection()
     assert dh.ps(bus, "List", ("t",), "(s)", conn=conn) == ([],)
     assert not dh.is_mounted(dh.mountpoint(bus))
