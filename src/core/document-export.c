@@ -11,12 +11,14 @@
 #include <string.h>
 #include <gio/gunixfdlist.h>
 
+#include "document-path.h"
 #include "errors.h"
 
 #define DOCUMENTS_NAME "org.freedesktop.portal.Documents"
 #define DOCUMENTS_PATH "/org/freedesktop/portal/documents"
 #define DOCUMENTS_IFACE "org.freedesktop.portal.Documents"
 #define DOCUMENTS_TIMEOUT_MS 60000
+#define INFO_TIMEOUT_MS 5000
 #define BATCH_MAX 16
 #define IN_FLIGHT_MAX 16
 
@@ -338,4 +340,74 @@ char **
 limen_document_export_finish (GAsyncResult *result, GError **error)
 {
   return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ---- a document's place on the host --------------------------------------------------- */
+
+typedef struct {
+  char     *path;   /* the host path, once known */
+  GVariant *apps;
+} HostPath;
+
+static void
+host_path_free (HostPath *h)
+{
+  g_free (h->path);
+  g_clear_pointer (&h->apps, g_variant_unref);
+  g_free (h);
+}
+
+static void
+on_info (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  const char *rest = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  HostPath *h;
+  const char *host = NULL;
+
+  if (reply == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  h = g_new0 (HostPath, 1);
+  g_variant_get (reply, "(^&ay@a{sas})", &host, &h->apps);
+  if (!g_path_is_absolute (host))
+    {
+      host_path_free (h);
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "The document has no host path");
+      return;
+    }
+  h->path = limen_document_path_to_host (host, rest);
+  g_task_return_pointer (task, h, (GDestroyNotify) host_path_free);
+}
+
+void
+limen_document_host_path_async (GDBusConnection *connection, const char *doc_id, const char *rest,
+                                GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new (NULL, NULL, callback, user_data);
+
+  g_task_set_source_tag (task, limen_document_host_path_async);
+  g_task_set_task_data (task, g_strdup (rest), g_free);
+  g_dbus_connection_call (connection, DOCUMENTS_NAME, DOCUMENTS_PATH, DOCUMENTS_IFACE, "Info",
+                          g_variant_new ("(s)", doc_id), G_VARIANT_TYPE ("(aya{sas})"),
+                          G_DBUS_CALL_FLAGS_NONE, INFO_TIMEOUT_MS, NULL, on_info, task);
+}
+
+char *
+limen_document_host_path_finish (GAsyncResult *result, GVariant **apps, GError **error)
+{
+  HostPath *h = g_task_propagate_pointer (G_TASK (result), error);
+  char *path;
+
+  if (h == NULL)
+    return NULL;
+  path = g_steal_pointer (&h->path);
+  if (apps)
+    *apps = g_steal_pointer (&h->apps);
+  host_path_free (h);
+  return path;
 }

@@ -28,4 +28,16 @@ void limen_document_export_async (GDBusConnection    *connection,
 /* The URIs the app may use, in the order given (free with g_strfreev), or NULL + @error. */
 char **limen_document_export_finish (GAsyncResult *result, GError **error);
 
+/* The host path that @rest below document @doc_id names (see limen_document_path_parse):
+ * the document's host file from the store's Info, its folder joined with @rest. */
+void limen_document_host_path_async (GDBusConnection    *connection,
+                                     const char         *doc_id,
+                                     const char         *rest,
+                                     GAsyncReadyCallback callback,
+                                     gpointer            user_data);
+
+/* The host path, and in @apps (when not NULL) the document's apps and their rights (a{sas});
+ * NULL + @error when there is no such document or it has no host path. */
+char *limen_document_host_path_finish (GAsyncResult *result, GVariant **apps, GError **error);
+
 G_END_DECLS

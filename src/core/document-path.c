@@ -16,20 +16,12 @@ climbs_out (const char *rest)
          g_str_has_suffix (rest, "/..");
 }
 
-gboolean
-limen_document_path_parse (const char *path, guint uid, char **doc_id, char **rest)
+/* @below, what follows a store's mount point: the document id and a path below it. */
+static gboolean
+split_below (const char *below, char **doc_id, char **rest)
 {
-  g_autofree char *user_prefix = g_strdup_printf ("/run/user/%u/doc/", uid);
-  g_auto(GStrv) parts = NULL;
-  const char *below;
+  g_auto(GStrv) parts = g_strsplit (below, "/", 2);
 
-  if (g_str_has_prefix (path, user_prefix))
-    below = path + strlen (user_prefix);
-  else if (g_str_has_prefix (path, FLATPAK_DOC_PREFIX))
-    below = path + strlen (FLATPAK_DOC_PREFIX);
-  else
-    return FALSE;
-  parts = g_strsplit (below, "/", 2);
   if (parts[0] == NULL || parts[1] == NULL || *parts[0] == '\0' || *parts[1] == '\0' ||
       g_str_equal (parts[0], "..") || g_str_equal (parts[0], ".") || climbs_out (parts[1]))
     return FALSE;
@@ -39,10 +31,21 @@ limen_document_path_parse (const char *path, guint uid, char **doc_id, char **re
 }
 
 gboolean
+limen_document_path_parse (const char *path, guint uid, char **doc_id, char **rest)
+{
+  g_autofree char *user_prefix = g_strdup_printf ("/run/user/%u/doc/", uid);
+
+  if (g_str_has_prefix (path, user_prefix))
+    return split_below (path + strlen (user_prefix), doc_id, rest);
+  if (g_str_has_prefix (path, FLATPAK_DOC_PREFIX))
+    return split_below (path + strlen (FLATPAK_DOC_PREFIX), doc_id, rest);
+  return FALSE;
+}
+
+gboolean
 limen_document_store_path_parse (const char *path, const char *mountpoint, char **doc_id, char **rest)
 {
   g_autofree char *prefix = g_strconcat (mountpoint, "/", NULL);
-  g_auto(GStrv) parts = NULL;
   const char *below;
 
   if (!g_str_has_prefix (path, prefix))
@@ -55,14 +58,8 @@ limen_document_store_path_parse (const char *path, const char *mountpoint, char 
         return FALSE;
       below++;
     }
-  parts = g_strsplit (below, "/", 2);
-  if (parts[0] == NULL || parts[1] == NULL || *parts[0] == '\0' || *parts[1] == '\0' ||
-      g_str_equal (parts[0], "..") || g_str_equal (parts[0], ".") || g_str_equal (parts[0], "by-app") ||
-      climbs_out (parts[1]))
-    return FALSE;
-  *doc_id = g_strdup (parts[0]);
-  *rest = g_strdup (parts[1]);
-  return TRUE;
+  /* by-app itself names no document. */
+  return !g_str_has_prefix (below, "by-app/") && split_below (below, doc_id, rest);
 }
 
 char *

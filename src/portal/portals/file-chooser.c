@@ -28,47 +28,32 @@ static const char *doc_keys[] = { "current_folder", "current_file", NULL };
 typedef struct {
   LimenCall *call;
   guint      key;    /* index into doc_keys */
-  char      *rest;   /* the path below the document id */
 } Translate;
-
-static void
-translate_free (Translate *t)
-{
-  g_free (t->rest);
-  g_free (t);
-}
 
 static void translate_next (GTask *task);
 
 static void
-on_doc_info (GObject *source, GAsyncResult *result, gpointer user_data)
+on_host_path (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   GTask *task = user_data;
   Translate *t = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
   g_autoptr(GVariant) apps = NULL;
   g_autoptr(GVariant) perms = NULL;
-  const char *host = NULL;
+  g_autofree char *path = limen_document_host_path_finish (result, &apps, &error);
 
-  if (reply)
-    {
-      g_variant_get (reply, "(^&ay@a{sas})", &host, &apps);
-      perms = g_variant_lookup_value (apps, limen_app_info_get_id (limen_call_get_app_info (t->call)),
-                                      G_VARIANT_TYPE_STRING_ARRAY);
-    }
+  if (path)
+    perms = g_variant_lookup_value (apps, limen_app_info_get_id (limen_call_get_app_info (t->call)),
+                                    G_VARIANT_TYPE_STRING_ARRAY);
   /* Only a document of this very app is translated; anything else stays as given. */
-  if (host && perms && g_path_is_absolute (host))
+  if (perms)
     {
-      g_autofree char *path = limen_document_path_to_host (host, t->rest);
-
       g_debug ("%s: document path mapped to its host path", doc_keys[t->key]);
       limen_call_set_option (t->call, doc_keys[t->key], g_variant_new_bytestring (path));
     }
   else if (error)
     g_debug ("No document behind %s: %s", doc_keys[t->key], error->message);
   t->key++;
-  g_clear_pointer (&t->rest, g_free);
   translate_next (task);
 }
 
@@ -82,14 +67,13 @@ translate_next (GTask *task)
     {
       const char *path = NULL;
       g_autofree char *doc_id = NULL;
+      g_autofree char *rest = NULL;
 
       if (!g_variant_lookup (limen_call_get_options (t->call), doc_keys[t->key], "^&ay", &path) ||
-          !limen_document_path_parse (path, (guint) limen_app_info_get_uid (info), &doc_id, &t->rest))
+          !limen_document_path_parse (path, (guint) limen_app_info_get_uid (info), &doc_id, &rest))
         continue;
-      g_dbus_connection_call (limen_call_get_context (t->call)->connection, "org.freedesktop.portal.Documents",
-                              "/org/freedesktop/portal/documents", "org.freedesktop.portal.Documents", "Info",
-                              g_variant_new ("(s)", doc_id), G_VARIANT_TYPE ("(aya{sas})"),
-                              G_DBUS_CALL_FLAGS_NONE, 5000, NULL, on_doc_info, task);
+      limen_document_host_path_async (limen_call_get_context (t->call)->connection, doc_id, rest, on_host_path,
+                                      task);
       return;
     }
   g_task_return_boolean (task, TRUE);
@@ -110,7 +94,7 @@ translate_document_paths (LimenCall *call, GTask *task)
     }
   t = g_new0 (Translate, 1);
   t->call = call;
-  g_task_set_task_data (task, t, (GDestroyNotify) translate_free);
+  g_task_set_task_data (task, t, g_free);
   translate_next (g_object_ref (task));
 }
 

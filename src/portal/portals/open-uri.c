@@ -560,7 +560,6 @@ open_file (LimenCall *call, const char *host_path, gboolean is_dir, const char *
 typedef struct {
   LimenCall *call;
   char      *store_path;   /* the file's path in the document store */
-  char      *rest;         /* below the document id */
   char      *display;
   gboolean   is_dir;
 } StoreFile;
@@ -569,28 +568,20 @@ static void
 store_file_free (StoreFile *f)
 {
   g_free (f->store_path);
-  g_free (f->rest);
   g_free (f->display);
   g_free (f);
 }
 
 static void
-on_document_info (GObject *source, GAsyncResult *result, gpointer user_data)
+on_host_path (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr(GTask) task = user_data;
   StoreFile *f = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
-  g_autoptr(GVariant) apps = NULL;
-  g_autofree char *host = NULL;
-  const char *doc_host = NULL;
+  g_autofree char *host = limen_document_host_path_finish (result, NULL, &error);
 
-  if (reply)
-    g_variant_get (reply, "(^&ay@a{sas})", &doc_host, &apps);
-  if (doc_host && g_path_is_absolute (doc_host))
-    host = limen_document_path_to_host (doc_host, f->rest);
-  else
-    g_debug ("No host path behind %s: %s", f->store_path, error ? error->message : "not a document");
+  if (host == NULL)
+    g_debug ("No host path behind %s: %s", f->store_path, error->message);
   open_file (f->call, host ? host : f->store_path, f->is_dir, f->display);
   g_task_return_boolean (task, TRUE);
 }
@@ -627,14 +618,11 @@ check_fd (LimenCall *call, GTask *task)
   f = g_new0 (StoreFile, 1);
   f->call = call;
   f->store_path = g_steal_pointer (&host_path);
-  f->rest = g_steal_pointer (&rest);
   f->display = g_steal_pointer (&display);
   f->is_dir = fdinfo.is_dir;
   g_task_set_task_data (task, f, (GDestroyNotify) store_file_free);
-  g_dbus_connection_call (limen_call_get_context (call)->connection, "org.freedesktop.portal.Documents",
-                          "/org/freedesktop/portal/documents", "org.freedesktop.portal.Documents", "Info",
-                          g_variant_new ("(s)", doc_id), G_VARIANT_TYPE ("(aya{sas})"),
-                          G_DBUS_CALL_FLAGS_NONE, 5000, NULL, on_document_info, g_object_ref (task));
+  limen_document_host_path_async (limen_call_get_context (call)->connection, doc_id, rest, on_host_path,
+                                  g_object_ref (task));
 }
 
 static const LimenStep uri_pre[] = {
