@@ -38,7 +38,6 @@ struct _LimenDocPortal {
   guint          mount_timeout;
   void         (*want_mount) (gpointer user_data);
   gpointer       want_mount_data;
-  gboolean       mount_wanted;
 };
 
 static gboolean
@@ -433,9 +432,6 @@ limen_doc_portal_set_mount_func (LimenDocPortal *portal, void (*func) (gpointer 
 void
 limen_doc_portal_want_mount (LimenDocPortal *portal)
 {
-  if (portal->mount_wanted)
-    return;
-  portal->mount_wanted = TRUE;
   if (portal->want_mount)
     portal->want_mount (portal->want_mount_data);
 }

@@ -14,8 +14,8 @@ typedef struct _LimenDocPortal LimenDocPortal;
 /* Serve the documents of @model, with files in @fs, at /org/freedesktop/portal/documents. */
 LimenDocPortal *limen_doc_portal_new (LimenDocModel *model, LimenFuse *fs);
 gboolean limen_doc_portal_export (LimenDocPortal *portal, GDBusConnection *connection, GError **error);
-/* The filesystem is mounted only when it is first needed: @func runs (on the main thread,
- * once) before the first call on Documents or FileTransfer is handled, and mounts it, at
+/* The filesystem is mounted only when it is first needed: @func runs (on the main thread)
+ * before every call on Documents or FileTransfer is handled, and mounts it at the first, at
  * once or once the Documents name is ours. A daemon asked only for the permission store
  * mounts nothing, as the reference's separate permission store does not. */
 void limen_doc_portal_set_mount_func (LimenDocPortal *portal, void (*func) (gpointer user_data), gpointer user_data);

@@ -54,9 +54,9 @@ start_mount (Documents *d)
   limen_doc_portal_mount_settled (d->portal);
 }
 
-/* The first call on Documents or FileTransfer: until then nothing is mounted, so a daemon
- * started for the permission store alone leaves $XDG_RUNTIME_DIR/doc a plain directory,
- * as the reference's separate permission store does (and costs no FUSE thread). */
+/* A call on Documents or FileTransfer; the first one mounts. Until then nothing is mounted,
+ * so a daemon started for the permission store alone leaves $XDG_RUNTIME_DIR/doc a plain
+ * directory, as the reference's separate permission store does (and costs no FUSE thread). */
 static void
 on_mount_wanted (gpointer user_data)
 {
