@@ -486,7 +486,7 @@ check_barrier (Barriers *out, GVariantBuilder *list, GVariant *dict, guint index
                    "Invalid value for barriers[%u]: barrier_id (u) and position (iiii) are required", index);
       return FALSE;
     }
-  if (has_id (out->forwarded, id) || has_id (out->failed, id))
+  if (has_id (out->forwarded, id))      /* every barrier is forwarded, the failed ones too */
     {
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                    "Invalid value for barriers[%u]: barrier_id %u is used twice", index, id);
