@@ -22,6 +22,9 @@ if(LIBSYSTEMD_FOUND)
   add_executable(store-client bench/store-client.c)
   target_link_libraries(store-client PRIVATE PkgConfig::LIBSYSTEMD)
 endif()
+# The floor under an Add: a GDBus service that answers Add on its worker without any work.
+add_executable(add-floor bench/add-floor.c)
+target_link_libraries(add-floor PRIVATE PkgConfig::GLIB)
 add_test(NAME bench-documents COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-documents.py)
 set_tests_properties(bench-documents PROPERTIES LABELS bench TIMEOUT 3600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};PYTHONDONTWRITEBYTECODE=1")

@@ -176,6 +176,7 @@ def ps_set_lookup(bus, dest, path, apps, reps):
 
 
 STORE_CLIENT = os.path.join(limentest.BUILD_DIR, "autotests", "store-client")
+ADD_FLOOR = os.path.join(limentest.BUILD_DIR, "autotests", "add-floor")
 
 
 def store_client(bus, *args, stdin=None):
@@ -529,16 +530,37 @@ def paired():
     return ours, ref
 
 
+def start_add_floor():
+    """A bus with add-floor on it (see add-floor.c), or a string saying why there is none."""
+    if not os.path.exists(ADD_FLOOR):
+        return "no add-floor in this build"
+    bus = limentest.Bus()
+    try:
+        bus.start([ADD_FLOOR], wait_name=dh.DOCS_NAME)
+    except Exception as e:       # noqa: BLE001 -- the bench prints why and goes on
+        bus.close()
+        return f"failed: {str(e)[:60]}"
+    return bus
+
+
 def paired_adds(lim, rf, ours, ref):
     """Add calls one after another (store-client) to both stacks in alternating rounds, a new
     client each round. A round's first call also pays for the client's connection and its
     identification; the calls after it are what a client that stays connected (a frontend, an
-    app) waits for per file. A call from a new connection each time (`flatpak
+    app) waits for per file. A third side in the same rounds, add-floor, answers every Add
+    without any work: the reference's time over its time is the most any daemon built on
+    GDBus could show in these rounds. A call from a new connection each time (`flatpak
     document-export`) is measured call by call, the two stacks' calls of a file right after
     each other."""
     per = ADD_PER_ROUND
+    floor = start_add_floor()
+    sides = [("limen", lim), ("reference", rf)]
+    if not isinstance(floor, str):
+        sides.append(("floor", (floor, os.path.join(floor.root, "x"))))
+    else:
+        ours["Add per call, do-nothing GDBus service (floor), paired ms"] = floor
     files = {}
-    for which, st in (("limen", lim), ("reference", rf)):
+    for which, st in sides:
         d = os.path.join(os.path.dirname(st[1]), "adds")
         os.makedirs(d)
         files[which] = []
@@ -546,17 +568,23 @@ def paired_adds(lim, rf, ours, ref):
             files[which].append(os.path.join(d, f"f{i}"))
             with open(files[which][-1], "w") as f:
                 f.write("x")
-    a, b = [], []
+    got = {which: [] for which, _ in sides}
     cpu = {"limen": 0.0, "reference": 0.0}
-    for r in range(OPEN_ROUNDS):
-        for which, st, out in (("limen", lim, a), ("reference", rf, b)):
-            # A pause first: the reference writes its table out (fsync, rename) after
-            # answering, and that must not land in the other stack's round.
-            time.sleep(0.05)
-            c = cpu_seconds(st[3]) - time.process_time()
-            out.append(lean_add(st[0], files[which][r * per:(r + 1) * per], first=True))
-            time.sleep(0.05)      # what the reference still writes after the round is its own
-            cpu[which] += cpu_seconds(st[3]) - time.process_time() - c
+    try:
+        for r in range(OPEN_ROUNDS):
+            for which, st in sides:
+                # A pause first: the reference writes its table out (fsync, rename) after
+                # answering, and that must not land in the other stack's round.
+                time.sleep(0.05)
+                c = cpu_seconds(st[3]) - time.process_time() if which in cpu else 0
+                got[which].append(lean_add(st[0], files[which][r * per:(r + 1) * per], first=True))
+                time.sleep(0.05)      # what the reference still writes after the round is its own
+                if which in cpu:
+                    cpu[which] += cpu_seconds(st[3]) - time.process_time() - c
+    finally:
+        if not isinstance(floor, str):
+            floor.close()
+    a, b = got["limen"], got["reference"]
     # The daemons' CPU per call (the reference's two processes), which the load hardly changes.
     ours["Add daemon CPU per call µs"] = cpu["limen"] / (per * OPEN_ROUNDS) * 1e6
     ref["Add daemon CPU per call µs"] = cpu["reference"] / (per * OPEN_ROUNDS) * 1e6
@@ -572,6 +600,15 @@ def paired_adds(lim, rf, ours, ref):
     ours["Add per call after the first: advantage, per round"] = median([y / x for x, y in zip(*later)])
     ours["Add, a client's first call, paired ms"] = median([f * 1000 for _, f in a])
     ref["Add, a client's first call, paired ms"] = median([f * 1000 for _, f in b])
+    fl = got.get("floor")
+    if fl is not None and not all(isinstance(x, tuple) for x in fl):
+        ours["Add per call, do-nothing GDBus service (floor), paired ms"] = \
+            next(x for x in fl if not isinstance(x, tuple))
+    elif fl is not None:
+        ours["Add per call, do-nothing GDBus service (floor), paired ms"] = median([t for t, _ in fl]) / per * 1000
+        ours["Add, reference / floor: the most a GDBus daemon can show, per round"] = \
+            median([y[0] / z[0] for y, z in zip(b, fl)])
+        ours["Add, limen / floor: time over the floor, per round"] = median([x[0] / z[0] for x, z in zip(a, fl)])
     kv = store_client(lim[0], "addpair", dh.DOCS_NAME, dh.DOCS_PATH, lim[0].address, rf[0].address, 1,
                       stdin="".join(f + "\n" for f in files["limen"][:N_ADD // 2]))
     key = "Add from a new connection each (connect + Add)"
@@ -618,6 +655,11 @@ def main():
     if all(isinstance(d.get(k), float) for d in (ours, ref) for k in (add_k, ping_k)):
         print(f"ours: {N_ADD} Adds {ours[add_k]:.3f} s; 3x the reference's would be {ref[add_k] / 3:.3f} s; "
               f"{N_ADD} bare Peer.Pings to the same daemon take {ours[ping_k]:.3f} s (reference's: {ref[ping_k]:.3f} s)")
+    adv, most = ours.get("Add, sd-bus client, paired: advantage, per round"), \
+        ours.get("Add, reference / floor: the most a GDBus daemon can show, per round")
+    if isinstance(adv, float) and isinstance(most, float):
+        print(f"ours: paired Add rounds {adv:.2f}x the reference; a GDBus service answering Add with no work "
+              f"at all shows {most:.2f}x in the same rounds")
     for m in ("Set", "Lookup"):
         k = f"PS {m} {N_APPS} apps ms"
         floor = ours.get(f"PS {m} {N_APPS} apps: GDBus echo floor ms")
