@@ -154,6 +154,8 @@ def test_register_after_a_call_is_refused(bus):
     with pytest.raises(GLib.Error) as e:
         register(bus, "org.example.Late", conn)
     assert dbus_error_name(e.value) == "org.freedesktop.portal.Error.Failed"
+    # The reference's words, which clients match.
+    assert "Connection already associated with an application ID" in e.value.message
 
 
 def test_second_register_is_refused(bus):
@@ -164,6 +166,7 @@ def test_second_register_is_refused(bus):
         with pytest.raises(GLib.Error) as e:
             register(bus, again, conn)
         assert dbus_error_name(e.value) == "org.freedesktop.portal.Error.Failed"
+        assert "Connection already associated with an application ID" in e.value.message
     # A fresh connection registers as its first call.
     register(bus, "org.example.Other", bus.new_connection())
 

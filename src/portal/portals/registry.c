@@ -18,10 +18,10 @@ handle_register (LimenDbusHostPortalRegistry *object, GDBusMethodInvocation *inv
    * keeps what it has. */
   if (!limen_app_info_invocation_is_first (invocation))
     {
-      /* Error.Failed, as the reference answers: Qt logs it as a warning and goes on. */
+      /* Error.Failed in the reference's words (clients match them): Qt logs it as a
+       * warning and goes on. */
       g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                                                     "Cannot register: this connection is already associated "
-                                                     "with an application id");
+                                                     "Connection already associated with an application ID");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   /* No options are defined yet; whatever comes is dropped. */
