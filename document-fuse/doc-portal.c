@@ -38,6 +38,7 @@ struct _LimenDocPortal {
   guint          mount_timeout;
   void         (*want_mount) (gpointer user_data);
   gpointer       want_mount_data;
+  GList         *lookups;         /* LookupCall*: Lookup calls opening their path */
 };
 
 static gboolean
@@ -121,17 +122,19 @@ grant_caller (LimenDocPortal *portal, LimenAppInfo *info, LimenDoc *doc, guint r
   limen_doc_model_set_perms (portal->model, doc, app, limen_doc_get_perms (doc, app) | rights, NULL);
 }
 
-/* @fd lies on our own mount: only a document's own file, seen by this caller, and only
- * to name that document again (returned with its rights). Decided before any fstat,
- * which would be a request to our own filesystem from the D-Bus thread. */
+/* @fd lies on our own mount: only a document's own entry (its file, or its directory
+ * when exported as one), seen by this caller, and only to name that document again
+ * (returned with its rights). Decided before any fstat, which would be a request to our
+ * own filesystem from the D-Bus thread. */
 static LimenDoc *
 export_own_file (LimenDocPortal *portal, LimenAppInfo *info, const char *name, guint flags, LimenDoc *doc,
-                 const char *node_app, gboolean is_doc_file, guint *rights_out, GError **error)
+                 const char *node_app, gboolean is_doc_entry, guint *rights_out, GError **error)
 {
   gboolean host = limen_app_info_is_host (info);
   const char *caller_app = host ? NULL : limen_app_info_get_id (info);
 
-  if (name == NULL && doc && is_doc_file && (flags & LIMEN_DOC_EXPORT_REUSE) &&
+  if (name == NULL && doc && is_doc_entry && (flags & LIMEN_DOC_EXPORT_REUSE) &&
+      ((limen_doc_get_flags (doc) & LIMEN_DOC_FLAG_DIRECTORY) != 0) == ((flags & LIMEN_DOC_EXPORT_DIRECTORY) != 0) &&
       (host || g_strcmp0 (node_app, caller_app) == 0) && limen_doc_get_perms (doc, caller_app) != 0)
     {
       *rights_out = limen_doc_get_perms (doc, caller_app);
@@ -255,7 +258,7 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
   g_autoptr(GBytes) handle = NULL;
   g_autoptr(LimenDoc) doc = NULL;
   g_autofree char *node_app = NULL;
-  gboolean is_doc_file = FALSE;
+  gboolean is_doc_entry = FALSE;
   int handle_type = 0;
   guint rights = 0;
   struct stat st;
@@ -272,8 +275,8 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
       return NULL;
     }
   if (limen_fuse_identify_fd (portal->fs, fd, (stx.stx_mask & STATX_MNT_ID) ? (int) stx.stx_mnt_id : -1,
-                              &doc, &node_app, &is_doc_file))
-    return export_own_file (portal, info, name, flags, doc, node_app, is_doc_file, rights_out, error);
+                              &doc, &node_app, &is_doc_entry))
+    return export_own_file (portal, info, name, flags, doc, node_app, is_doc_entry, rights_out, error);
   if (!check_exportable_fs (fd, &stx, &st, error))
     return NULL;
   if (name)
@@ -884,48 +887,105 @@ host_only (GDBusMethodInvocation *invocation)
   return TRUE;
 }
 
+/* Lookup opens the path as the caller named it (symlinks followed), on a thread: a path on
+ * our own mount is a request to our own filesystem, which the D-Bus thread never waits for,
+ * and a path elsewhere may sit on a slow one. What the fd is decides, as in the reference:
+ * a document's own entry on the mount (DOCID/NAME, by-app/APP/DOCID/NAME, or a directory
+ * document's directory) names it, anything else on the mount names nothing, and a file
+ * elsewhere names the document exported from its path. A path that does not open is
+ * NotFound. */
+typedef struct {
+  LimenDocPortal        *portal;      /* NULL once the portal is gone */
+  GDBusMethodInvocation *invocation;
+} LookupCall;
+
+static void
+lookup_open (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  const char *filename = g_object_get_data (G_OBJECT (task), "filename");
+  int fd = open (filename, O_PATH | O_CLOEXEC);
+
+  if (fd < 0)
+    {
+      int saved = errno;
+
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "%s", g_strerror (saved));
+      return;
+    }
+  g_task_return_int (task, fd);
+}
+
+static void
+lookup_opened (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  LookupCall *call = user_data;
+  LimenDocPortal *portal = call->portal;
+  GError *error = NULL;
+  g_autoptr(LimenDoc) doc = NULL;
+  g_autofree char *node_app = NULL;
+  g_autofd int fd = (int) g_task_propagate_int (G_TASK (result), &error);
+  gboolean is_doc_entry = FALSE;
+  struct statx stx;
+
+  if (portal == NULL)
+    {
+      g_clear_error (&error);
+      g_free (call);         /* answered when the portal went away */
+      return;
+    }
+  portal->lookups = g_list_remove (portal->lookups, call);
+  if (fd < 0)
+    {
+      return_error (call->invocation, error);
+      g_free (call);
+      return;
+    }
+  /* Told not to sync, statx asks no filesystem (see export_fd). */
+  if (statx (fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) != 0)
+    stx.stx_mask = 0;
+  if (limen_fuse_identify_fd (portal->fs, fd, (stx.stx_mask & STATX_MNT_ID) ? (int) stx.stx_mnt_id : -1,
+                              &doc, &node_app, &is_doc_entry))
+    {
+      if (!is_doc_entry)
+        g_clear_pointer (&doc, limen_doc_unref);
+    }
+  else
+    {
+      /* The fd's path is what Add stores: canonical, symlinks resolved. */
+      g_autofree char *path = limen_doc_fd_path (fd);
+
+      if (path && path[0] == '/')
+        doc = limen_doc_model_find_by_path (portal->model, path);
+    }
+  limen_dbus_portal_documents_complete_lookup (portal->skeleton, call->invocation,
+                                               doc ? limen_doc_get_id (doc) : "");
+  g_free (call);
+}
+
 static gboolean
 handle_lookup (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *filename,
                LimenDocPortal *portal)
 {
-  const char *mnt = limen_fuse_get_mountpoint (portal->fs);
-  g_autofree char *path = NULL;
   g_autofree char *arg = NULL;
-  g_autoptr(LimenDoc) doc = NULL;
+  g_autoptr(GTask) task = NULL;
   GError *error = NULL;
-  char resolved[PATH_MAX];
+  LookupCall *call;
 
   if (!host_only (invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
   if (!(arg = bytestring_arg (invocation, 0, "filename", &error)))
     return return_error (invocation, error);
-  filename = arg;
-  if (filename[0] != '/')
+  if (arg[0] != '/')
     return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                                                           "Invalid filename: not an absolute path"));
-  path = g_canonicalize_filename (filename, NULL);
-  if (g_str_has_prefix (path, mnt) && path[strlen (mnt)] == '/')
-    {
-      /* A path below the mount names its document directly: DOCID/... or by-app/APP/DOCID/... */
-      g_auto(GStrv) parts = g_strsplit (path + strlen (mnt) + 1, "/", 4);
-      const char *id = parts[0];
-
-      if (id && strcmp (id, "by-app") == 0)
-        id = (parts[1] && parts[2]) ? parts[2] : NULL;
-      if (id && limen_doc_id_is_valid (id))
-        doc = limen_doc_model_lookup (portal->model, id);
-    }
-  else
-    {
-      /* Compare like the stored paths: canonical, symlinks resolved when the file exists. */
-      if (realpath (path, resolved))
-        {
-          g_free (path);
-          path = g_strdup (resolved);
-        }
-      doc = limen_doc_model_find_by_path (portal->model, path);
-    }
-  limen_dbus_portal_documents_complete_lookup (object, invocation, doc ? limen_doc_get_id (doc) : "");
+  call = g_new0 (LookupCall, 1);
+  call->portal = portal;
+  call->invocation = invocation;
+  portal->lookups = g_list_prepend (portal->lookups, call);
+  task = g_task_new (NULL, NULL, lookup_opened, call);
+  g_task_set_source_tag (task, handle_lookup);
+  g_object_set_data_full (G_OBJECT (task), "filename", g_steal_pointer (&arg), g_free);
+  g_task_run_in_thread (task, lookup_open);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -1032,6 +1092,16 @@ limen_doc_portal_free (LimenDocPortal *portal)
 {
   g_clear_handle_id (&portal->mount_timeout, g_source_remove);
   answer_mount_waiters (portal);
+  /* A Lookup still opening its path is answered now; its open, when it ends, finds no portal. */
+  for (GList *l = portal->lookups; l; l = l->next)
+    {
+      LookupCall *call = l->data;
+
+      g_dbus_method_invocation_return_error_literal (call->invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                                                     "The service is shutting down");
+      call->portal = NULL;
+    }
+  g_clear_pointer (&portal->lookups, g_list_free);
   if (portal->skeleton)
     g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (portal->skeleton));
   g_clear_object (&portal->skeleton);

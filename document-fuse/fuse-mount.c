@@ -287,7 +287,7 @@ limen_fuse_stop (LimenFuse *fs)
 }
 
 gboolean
-limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, LimenDoc **doc, char **app, gboolean *is_doc_file)
+limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, LimenDoc **doc, char **app, gboolean *is_doc_entry)
 {
   char proc[64];
   g_autofree char *info = NULL;
@@ -299,7 +299,7 @@ limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, LimenDoc **doc, char 
 
   *doc = NULL;
   *app = NULL;
-  *is_doc_file = FALSE;
+  *is_doc_entry = FALSE;
   if (!fs->mounted)
     return FALSE;
   /* The mount id (the caller's statx, or fdinfo on kernels before 5.8, whose statx leaves
@@ -337,7 +337,7 @@ limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, LimenDoc **doc, char 
     {
       g_autofree char *docname = limen_doc_dup_name (*doc);
 
-      *is_doc_file = strcmp (docname, name) == 0 && !(limen_doc_get_flags (*doc) & LIMEN_DOC_FLAG_DIRECTORY);
+      *is_doc_entry = strcmp (docname, name) == 0;
     }
   return TRUE;
 }

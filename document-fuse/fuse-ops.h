@@ -28,8 +28,10 @@ const char *limen_fuse_get_mountpoint (LimenFuse *fs);
 gboolean limen_fuse_mountpoint_in_use (LimenFuse *fs);
 /* TRUE when @fd lies on our mount (found without a request to the filesystem; @mnt_id is
  * @fd's mount id from statx, or -1 when the kernel's statx cannot tell); then
- * *@doc / *@app / *@is_doc_file tell which document's file it is (NULL doc when none). */
+ * *@doc / *@app tell which document's folder (DOCID or by-app/APP/DOCID) it lies directly
+ * in, NULL doc when none, and *@is_doc_entry whether it is the document's own entry there:
+ * the file of a file document, the directory of a directory document. */
 gboolean limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, LimenDoc **doc, char **app,
-                                 gboolean *is_doc_file);
+                                 gboolean *is_doc_entry);
 
 G_END_DECLS

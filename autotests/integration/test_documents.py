@@ -43,7 +43,10 @@ def test_host_add_and_queries(bus, work):
     assert os.listdir(f"{mnt}/{doc}") == ["a.txt"]
     assert dh.docs(bus, "Lookup", (f.encode(),), "(ay)")[0] == doc
     assert dh.docs(bus, "Lookup", (f"{mnt}/{doc}/a.txt".encode() + b"\0",), "(ay)")[0] == doc
-    assert dh.docs(bus, "Lookup", (os.path.join(work, "none").encode(),), "(ay)")[0] == ""
+    write(os.path.join(work, "other.txt"), "x")
+    assert dh.docs(bus, "Lookup", (os.path.join(work, "other.txt").encode(),), "(ay)")[0] == ""
+    # A path that does not open is NotFound, as in the reference (which opens it first).
+    assert dh.error_name(dh.docs, bus, "Lookup", (os.path.join(work, "none").encode(),), "(ay)") == NF
     path, apps = dh.docs(bus, "Info", (doc,), "(s)")
     assert bytes(path).rstrip(b"\0").decode() == f and apps == {}
     dh.docs(bus, "GrantPermissions", (doc, APP, ["read"]), "(ssas)")
@@ -57,6 +60,42 @@ def test_host_add_and_queries(bus, work):
     assert dh.error_name(dh.docs, bus, "Info", (doc,), "(s)") == NF
     assert not os.path.exists(f"{mnt}/{doc}")
     assert read(f) == "hello"                          # the file itself stays
+
+
+def test_lookup_names_only_a_documents_own_entry(bus, work):
+    """Lookup of a path on the mount names a document only for the document's own file (or a
+    directory document's directory), in the store or an app's view: a temporary file beside
+    it, the document's folder, or a file inside a directory document names nothing (the
+    reference answers the same, from the inode the path opens)."""
+    dh.start(bus)
+    mnt = dh.mountpoint(bus)
+    f = os.path.join(work, "a.txt")
+    write(f, "a")
+    os.makedirs(os.path.join(work, "dir", "subdir"))
+    write(os.path.join(work, "dir", "sub"), "s")
+    doc = dh.add(bus, f)
+    (ddoc,), _ = dh.add_full(bus, [os.path.join(work, "dir")], 8 | 1, APP, ["read", "write"])
+
+    def lookup(path):
+        return dh.docs(bus, "Lookup", (path.encode(),), "(ay)")[0]
+
+    write(f"{mnt}/{doc}/tmpfile", "t")              # an app's temporary file beside the document
+    assert lookup(f"{mnt}/{doc}/a.txt") == doc
+    assert lookup(f"{mnt}/{doc}/tmpfile") == ""
+    assert lookup(f"{mnt}/{doc}") == lookup(f"{mnt}/{doc}/") == ""
+    assert lookup(f"{mnt}/{ddoc}/dir") == ddoc
+    assert lookup(f"{mnt}/by-app/{APP}/{ddoc}/dir") == ddoc
+    for inside in (f"{mnt}/{ddoc}", f"{mnt}/{ddoc}/dir/sub", f"{mnt}/{ddoc}/dir/subdir",
+                   f"{mnt}/by-app/{APP}/{ddoc}/dir/sub", os.path.join(work, "dir", "sub"), mnt, f"{mnt}/by-app"):
+        assert lookup(inside) == "", inside
+    # Paths that do not open: a missing name, a view of an app the document is not shared with.
+    for missing in (f"{mnt}/{doc}/missing", f"{mnt}/nodoc", f"{mnt}/by-app/{APP}/{doc}/a.txt"):
+        assert dh.error_name(dh.docs, bus, "Lookup", (missing.encode(),), "(ay)") == NF, missing
+    # Symlinks and dot-dot are followed as the caller's open would.
+    os.symlink(f, os.path.join(work, "link"))
+    assert lookup(os.path.join(work, "link")) == doc
+    assert lookup(os.path.join(work, "dir", "..", "a.txt")) == doc
+    assert dh.error_name(dh.docs, bus, "Lookup", (b"a.txt",), "(ay)") == "org.freedesktop.portal.Error.InvalidArgument"
 
 
 def test_bad_input(bus, work):
