@@ -85,6 +85,8 @@ def test_lookup_names_only_a_documents_own_entry(bus, work):
     assert lookup(f"{mnt}/{doc}") == lookup(f"{mnt}/{doc}/") == ""
     assert lookup(f"{mnt}/{ddoc}/dir") == ddoc
     assert lookup(f"{mnt}/by-app/{APP}/{ddoc}/dir") == ddoc
+    # Its directory on the mount, exported again as a directory, names it again.
+    assert list(dh.add_full(bus, [f"{mnt}/{ddoc}/dir"], 8 | 1, "", [])[0]) == [ddoc]
     for inside in (f"{mnt}/{ddoc}", f"{mnt}/{ddoc}/dir/sub", f"{mnt}/{ddoc}/dir/subdir",
                    f"{mnt}/by-app/{APP}/{ddoc}/dir/sub", os.path.join(work, "dir", "sub"), mnt, f"{mnt}/by-app"):
         assert lookup(inside) == "", inside
