@@ -175,6 +175,10 @@ BAD = [
     ("wallpaper", "org.freedesktop.portal.Wallpaper", "SetWallpaperURI", ("", "https://x/y", {"set-on": v("s", "ceiling")}), "(ssa{sv})", "set-on"),
     ("inhibit", "org.freedesktop.portal.Inhibit", "Inhibit", ("", 16, {}), "(sua{sv})", "flags"),
     ("inhibit", "org.freedesktop.portal.Inhibit", "Inhibit", ("", 4, {"reason": v("b", True)}), "(sua{sv})", "reason"),
+    # A bad token is refused first, before a bad argument or option (as in the reference).
+    ("inhibit", "org.freedesktop.portal.Inhibit", "Inhibit", ("", 0, {"handle_token": v("s", "a-b")}), "(sua{sv})", "handle_token"),
+    ("email", "org.freedesktop.portal.Email", "ComposeEmail",
+     ("", {"address": v("s", "not an address"), "handle_token": v("s", "a.b")}), "(sa{sv})", "handle_token"),
 ]
 
 

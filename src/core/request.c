@@ -38,30 +38,61 @@ limen_request_path_for (const char *kind, const char *sender, const char *token)
   return g_strdup_printf ("/org/freedesktop/portal/desktop/%s/%s/%s", kind, escaped, token);
 }
 
+/* The token @key of @options: NULL without error when it is absent; NULL with
+ * InvalidArgument when it is not a valid token. */
+static char *
+handle_token (GVariant *options, const char *key, GError **error)
+{
+  g_autoptr(GVariant) token_v = options ? g_variant_lookup_value (options, key, NULL) : NULL;
+
+  if (token_v == NULL)
+    return NULL;
+  if (!g_variant_is_of_type (token_v, G_VARIANT_TYPE_STRING))
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid type for option %s: expected s", key);
+      return NULL;
+    }
+  if (!limen_token_is_valid (g_variant_get_string (token_v, NULL)))
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                   "Invalid token for option %s: must be 1 to 64 characters of [A-Za-z0-9_]", key);
+      return NULL;
+    }
+  return g_variant_dup_string (token_v, NULL);
+}
+
+gboolean
+limen_handle_token_check (GVariant *options, const char *key, GError **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *token = handle_token (options, key, &local_error);
+
+  if (local_error)
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 char *
 limen_handle_path_from_options (GVariant *options, const char *key, const char *kind,
                                 const char *sender, GError **error)
 {
-  g_autoptr(GVariant) token_v = options ? g_variant_lookup_value (options, key, NULL) : NULL;
-  g_autofree char *token = NULL;
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *token = handle_token (options, key, &local_error);
   char *path;
 
-  if (token_v)
+  if (local_error)
     {
-      if (!g_variant_is_of_type (token_v, G_VARIANT_TYPE_STRING))
-        {
-          g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                       "Invalid type for option %s: expected s", key);
-          return NULL;
-        }
-      token = g_variant_dup_string (token_v, NULL);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
     }
-  else
+  if (token == NULL)
     token = g_strdup_printf ("limen%u", ++token_counter);
   path = limen_request_path_for (kind, sender, token);
   if (path == NULL)
-    g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                 "Invalid token for option %s: must be 1 to 64 characters of [A-Za-z0-9_]", key);
+    g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid sender %s", sender ? sender : "(none)");
   return path;
 }
 

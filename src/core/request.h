@@ -72,6 +72,9 @@ void limen_request_unref (LimenRequest *request);
 /* Build the path for (@sender, @token) into a new string; NULL when @token is invalid. */
 char *limen_request_path_for (const char *kind, const char *sender, const char *token);
 
+/* FALSE with InvalidArgument naming @key when @options holds a bad token under @key. */
+gboolean limen_handle_token_check (GVariant *options, const char *key, GError **error);
+
 /* The Request/Session path for the token under @key in @options (a fresh token when absent);
  * InvalidArgument naming @key for a bad one. */
 char *limen_handle_path_from_options (GVariant *options, const char *key, const char *kind,

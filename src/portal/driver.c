@@ -517,6 +517,16 @@ call_start (const Binding *binding, GDBusMethodInvocation *invocation)
   call->parameters = g_variant_ref (g_dbus_method_invocation_get_parameters (invocation));
   call->fd_list = g_dbus_message_get_unix_fd_list (message) ? g_object_ref (g_dbus_message_get_unix_fd_list (message)) : NULL;
   call->caller_options = find_caller_options (call->parameters);
+  /* A bad handle token is the first thing refused, before the options and the arguments,
+   * as in the reference (whose handlers make the Request first). */
+  if ((call->row->kind != LIMEN_CALL_NEW_SESSION &&
+       !limen_handle_token_check (call->caller_options, "handle_token", &error)) ||
+      ((call->row->kind == LIMEN_CALL_CREATE_SESSION || call->row->kind == LIMEN_CALL_NEW_SESSION) &&
+       !limen_handle_token_check (call->caller_options, "session_handle_token", &error)))
+    {
+      call_refuse (call, error);
+      return;
+    }
   if (call->row->options && !limen_options_filter (call->caller_options, &b, &error, call->row->options, NULL))
     {
       call_refuse (call, error);
