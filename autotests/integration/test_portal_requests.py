@@ -157,6 +157,17 @@ def test_sandboxed_caller(env, case, tmp_path):
         assert "/doc/" in result[1]["uri"]
 
 
+def test_sandboxed_wallpaper_file_uri_is_passed_on(env):
+    """A file: URI from a sandbox goes to the backend as given, as the reference passes it
+    (the app learns nothing from it; the person or the stored permission decides)."""
+    bus, backend, client, log = env
+    kind, result = rh.sandboxed_request(bus, APP, "org.freedesktop.portal.Wallpaper", "SetWallpaperURI", "(ssa{sv})",
+                                        "('', 'file:///test', {'handle_token': <'w'>})")
+    assert kind == "RESPONSE", result
+    assert result[0] == 0
+    assert backend.args("SetWallpaperURI")[-1] == ["file:///test"]
+
+
 BAD = [
     ("account", "org.freedesktop.portal.Account", "GetUserInformation", ("", {"reason": v("i", 1)}), "(sa{sv})", "reason"),
     ("screenshot", "org.freedesktop.portal.Screenshot", "Screenshot", ("", {"interactive": v("s", "y")}), "(sa{sv})", "interactive"),

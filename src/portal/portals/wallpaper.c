@@ -16,20 +16,19 @@
 #define IMPL_IFACE "org.freedesktop.impl.portal.Wallpaper"
 #define TABLE "wallpaper"
 
-/* Pre-step of SetWallpaperURI: a valid URI, and no file: URI from a sandbox. */
+/* Pre-step of SetWallpaperURI: a valid URI, passed on as given, also a file: URI from a
+ * sandbox (as the reference does: the app learns nothing from it, the person confirms it or
+ * the stored "wallpaper" permission allows it, and libportal turns a local file into
+ * SetWallpaperFile itself). */
 static void
 check_uri (LimenCall *call, GTask *task)
 {
   g_autoptr(GVariant) arg = limen_call_get_arg (call, 1);
   const char *uri = g_variant_get_string (arg, NULL);
-  g_autofree char *scheme = NULL;
 
-  if (strlen (uri) > 16384 || !g_uri_is_valid (uri, G_URI_FLAGS_NONE, NULL) ||
-      (scheme = g_uri_parse_scheme (uri)) == NULL ||
-      (g_ascii_strcasecmp (scheme, "file") == 0 && !limen_app_info_is_host (limen_call_get_app_info (call))))
+  if (strlen (uri) > 16384 || !g_uri_is_valid (uri, G_URI_FLAGS_NONE, NULL))
     {
-      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                               "Invalid value for uri: a valid URI, and no file: URI from a sandbox (use SetWallpaperFile)");
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid value for uri: not a valid URI");
       return;
     }
   g_task_return_boolean (task, TRUE);
