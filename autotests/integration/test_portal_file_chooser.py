@@ -185,10 +185,18 @@ def test_lockdown_disables_saving(bus):
     assert open_file(client)[0] == 0
 
 
-def test_save_file_with_two_uris_is_refused(setup):
+def test_save_file_with_two_uris(setup, tmp_path):
+    """A host app gets the backend's answer as it is (as from the reference); a sandboxed app
+    is not given two files for one save (response 2)."""
     bus, backend, client = setup
     backend.set_response("SaveFile", 0, {"uris": v("as", ["file:///tmp/a", "file:///tmp/b"])})
-    assert client.request(FC, "SaveFile", ("", "T", {}), "(ssa{sv})") == (2, {})
+    response, results = client.request(FC, "SaveFile", ("", "T", {}), "(ssa{sv})")
+    assert response == 0 and list(results["uris"]) == ["file:///tmp/a", "file:///tmp/b"]
+    rh.start_documents(bus)
+    backend.set_response("SaveFile", 0, {"uris": v("as", [(tmp_path / "a").as_uri(), (tmp_path / "b").as_uri()])})
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "SaveFile", "(ssa{sv})",
+                                                     "('', 'Save', {'handle_token': <'two'>})")
+    assert response == 2 and backend.requests("SaveFile")
 
 
 # ---- sandboxed callers -------------------------------------------------------------
@@ -254,6 +262,26 @@ def test_sandboxed_open_file_exports_documents(setup, tmp_path):
     host_path, apps = documents_info(bus, results["uris"][0])
     assert host_path == str(ro)
     assert list(apps[APP]) == ["read"]
+
+
+def test_sandboxed_open_file_leaves_out_a_file_that_is_gone(setup, tmp_path):
+    """A chosen file that no longer opens is left out and the others are answered, as by the
+    reference; when none is left the request fails (2) rather than answer success empty."""
+    bus, backend, client = setup
+    rh.start_documents(bus)
+    here = tmp_path / "here.txt"
+    here.write_text("h")
+    gone = tmp_path / "gone.txt"
+    backend.set_response("OpenFile", 0, {"uris": v("as", [gone.as_uri(), here.as_uri()])})
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})",
+                                                     "('', 'Pick', {'handle_token': <'part'>, 'multiple': <true>})")
+    assert response == 0
+    assert len(results["uris"]) == 1 and results["uris"][0].endswith("/here.txt")
+    assert documents_info(bus, results["uris"][0])[0] == str(here)
+    backend.set_response("OpenFile", 0, {"uris": v("as", [gone.as_uri()])})
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})",
+                                                     "('', 'Pick', {'handle_token': <'none'>})")
+    assert response == 2
 
 
 def test_sandboxed_save_file_exports_new_file(setup, tmp_path):

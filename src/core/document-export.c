@@ -38,6 +38,8 @@ typedef struct {
   GTask           *task;
   char           **uris;       /* result, filled in place */
   char           **paths;      /* host path per entry, NULL for non-file URIs */
+  gboolean        *left_out;   /* per entry: did not open (LIMEN_EXPORT_LEAVE_OUT_UNOPENED) */
+  guint            n_left_out;
   guint            n;
   guint            next;       /* first entry not yet sent */
   guint            in_flight;
@@ -64,6 +66,7 @@ export_free (Export *export)
   for (guint i = 0; i < export->n; i++)
     g_free (export->paths[i]);
   g_free (export->paths);
+  g_free (export->left_out);
   g_clear_error (&export->error);
   g_free (export);
 }
@@ -73,11 +76,41 @@ export_maybe_finish (Export *export)
 {
   if (export->in_flight > 0 || (export->next < export->n && export->error == NULL))
     return;
+  if (export->error == NULL && export->n_left_out > 0 && export->n_left_out == export->n)
+    export->error = g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_FAILED, "None of the files could be opened");
   if (export->error)
     g_task_return_error (export->task, g_steal_pointer (&export->error));
   else
-    g_task_return_pointer (export->task, g_steal_pointer (&export->uris), (GDestroyNotify) g_strfreev);
+    {
+      /* What was left out goes; the others keep their order. */
+      guint kept = 0;
+
+      for (guint i = 0; i < export->n; i++)
+        if (export->left_out[i])
+          g_clear_pointer (&export->uris[i], g_free);
+        else
+          export->uris[kept++] = export->uris[i];
+      if (export->uris)
+        export->uris[kept] = NULL;
+      g_task_return_pointer (export->task, g_steal_pointer (&export->uris), (GDestroyNotify) g_strfreev);
+    }
   export_free (export);
+}
+
+/* @i did not open (errno in @saved): left out when the caller allows it, TRUE then. */
+static gboolean
+leave_out (Export *export, guint i, int saved)
+{
+  g_autofree char *base = NULL;
+
+  if (!(export->flags & LIMEN_EXPORT_LEAVE_OUT_UNOPENED))
+    return FALSE;
+  base = g_path_get_basename (export->paths[i]);
+  g_message ("Leaving %s out of the files for %s: %s", base, limen_app_info_get_id (export->info),
+             g_strerror (saved));
+  export->left_out[i] = TRUE;
+  export->n_left_out++;
+  return TRUE;
 }
 
 static const char * const *
@@ -202,6 +235,8 @@ send_named (Export *export, guint i)
   g_autofd int fd = open (dir, O_PATH | O_CLOEXEC | O_DIRECTORY);
   Batch *batch;
 
+  if (fd < 0 && leave_out (export, i, errno))
+    return TRUE;
   if (fd < 0 || g_unix_fd_list_append (fds, fd, NULL) < 0)
     {
       batch_failed (export, g_error_new (LIMEN_ERROR, LIMEN_ERROR_FAILED, "Cannot open the folder of %s: %s",
@@ -246,6 +281,8 @@ send_batch (Export *export)
       if (export->paths[i] == NULL)
         continue;
       fd = open (export->paths[i], O_PATH | O_CLOEXEC);
+      if (fd < 0 && leave_out (export, i, errno))
+        continue;
       if (fd < 0 || (handle = g_unix_fd_list_append (fds, fd, NULL)) < 0)
         {
           g_autofree char *base = g_path_get_basename (export->paths[i]);
@@ -320,6 +357,7 @@ limen_document_export_async (GDBusConnection *connection, LimenAppInfo *info, co
   export->uris = g_strdupv ((char **) uris);
   export->n = export->uris ? g_strv_length (export->uris) : 0;
   export->paths = g_new0 (char *, export->n + 1);
+  export->left_out = g_new0 (gboolean, export->n + 1);
   for (guint i = 0; i < export->n; i++)
     if (g_str_has_prefix (export->uris[i], "file:"))
       {

@@ -142,7 +142,11 @@ export_chosen (LimenCall *call, GTask *task)
 
   if (results == NULL || !g_variant_lookup (results, "uris", "^a&s", &uris))
     uris = g_new0 (const char *, 1);
-  if (g_str_equal (method, "SaveFile") && g_strv_length ((char **) uris) > 1)
+  /* A save is one file: a sandboxed app is not given write access to more than the person
+   * chose. A host app gets the backend's answer as it is, as from the reference (nothing is
+   * exported for it). */
+  if (g_str_equal (method, "SaveFile") && g_strv_length ((char **) uris) > 1 &&
+      !limen_app_info_is_host (limen_call_get_app_info (call)))
     {
       g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Backend answered SaveFile with %u files",
                                g_strv_length ((char **) uris));
@@ -161,6 +165,8 @@ export_chosen (LimenCall *call, GTask *task)
     flags |= LIMEN_EXPORT_FOR_SAVE;
   if (writable)
     flags |= LIMEN_EXPORT_WRITABLE;
+  /* A chosen file that is gone by now is left out, as by the reference; none left: 2. */
+  flags |= LIMEN_EXPORT_LEAVE_OUT_UNOPENED;
   g_task_set_task_data (task, call, NULL);
   limen_document_export_async (limen_call_get_context (call)->connection, limen_call_get_app_info (call), uris,
                                flags, limen_request_get_cancellable (limen_call_get_request (call)),
