@@ -39,26 +39,17 @@ limen_request_path_for (const char *kind, const char *sender, const char *token)
 }
 
 /* The token @key of @options: NULL without error when it is absent; NULL with
- * InvalidArgument when it is not a valid token. */
+ * InvalidArgument when it is not a valid token (checked as any option table checks it). */
 static char *
 handle_token (GVariant *options, const char *key, GError **error)
 {
-  g_autoptr(GVariant) token_v = options ? g_variant_lookup_value (options, key, NULL) : NULL;
+  const LimenOption table[] = { { key, "s", limen_validate_token, 0 }, { NULL } };
+  const char *token = NULL;
 
-  if (token_v == NULL)
+  if (options == NULL || !limen_options_filter (options, NULL, error, table, NULL))
     return NULL;
-  if (!g_variant_is_of_type (token_v, G_VARIANT_TYPE_STRING))
-    {
-      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid type for option %s: expected s", key);
-      return NULL;
-    }
-  if (!limen_token_is_valid (g_variant_get_string (token_v, NULL)))
-    {
-      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                   "Invalid token for option %s: must be 1 to 64 characters of [A-Za-z0-9_]", key);
-      return NULL;
-    }
-  return g_variant_dup_string (token_v, NULL);
+  g_variant_lookup (options, key, "&s", &token);
+  return g_strdup (token);
 }
 
 gboolean
