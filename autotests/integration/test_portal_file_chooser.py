@@ -1,5 +1,6 @@
 """org.freedesktop.portal.FileChooser through limen-portal with a dbusmock backend."""
 import os
+import pathlib
 import time
 
 import pytest
@@ -281,6 +282,34 @@ def test_sandboxed_open_file_leaves_out_a_file_that_is_gone(setup, tmp_path):
     backend.set_response("OpenFile", 0, {"uris": v("as", [gone.as_uri()])})
     kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})",
                                                      "('', 'Pick', {'handle_token': <'none'>})")
+    assert response == 2
+
+
+def test_sandboxed_open_file_leaves_out_what_the_store_refuses(setup, tmp_path):
+    """A chosen file the document store will not take (a FIFO, a folder picked as a file, a
+    kernel file) is left out and the others are answered in their order, also when it shares
+    a batch of 16 with them, as by the reference; when nothing is left the request fails (2)."""
+    bus, backend, client = setup
+    rh.start_documents(bus)
+    files = []
+    for i in range(20):
+        f = tmp_path / f"f{i:02}.txt"
+        f.write_text(str(i))
+        files.append(f)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    chosen = files[:3] + [fifo] + files[3:10] + [folder] + files[10:18] + [pathlib.Path("/proc/self/status")] + files[18:]
+    backend.set_response("OpenFile", 0, {"uris": v("as", [p.as_uri() for p in chosen])})
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})",
+                                                     "('', 'Pick', {'handle_token': <'refused'>, 'multiple': <true>})")
+    assert response == 0
+    assert [u.rsplit("/", 1)[1] for u in results["uris"]] == [f.name for f in files]
+    assert [documents_info(bus, u)[0] for u in results["uris"]] == [str(f) for f in files]
+    backend.set_response("OpenFile", 0, {"uris": v("as", [fifo.as_uri(), folder.as_uri()])})
+    kind, (response, results) = rh.sandboxed_request(bus, APP, FC, "OpenFile", "(ssa{sv})",
+                                                     "('', 'Pick', {'handle_token': <'allrefused'>, 'multiple': <true>})")
     assert response == 2
 
 

@@ -38,8 +38,10 @@ typedef struct {
   GTask           *task;
   char           **uris;       /* result, filled in place */
   char           **paths;      /* host path per entry, NULL for non-file URIs */
-  gboolean        *left_out;   /* per entry: did not open (LIMEN_EXPORT_LEAVE_OUT_UNOPENED) */
+  gboolean        *left_out;   /* per entry: left out (LIMEN_EXPORT_LEAVE_OUT) */
   guint            n_left_out;
+  guint           *retry;      /* entries of refused batches, to be sent again one by one */
+  guint            n_retry;
   guint            n;
   guint            next;       /* first entry not yet sent */
   guint            in_flight;
@@ -67,6 +69,7 @@ export_free (Export *export)
     g_free (export->paths[i]);
   g_free (export->paths);
   g_free (export->left_out);
+  g_free (export->retry);
   g_clear_error (&export->error);
   g_free (export);
 }
@@ -74,10 +77,10 @@ export_free (Export *export)
 static void
 export_maybe_finish (Export *export)
 {
-  if (export->in_flight > 0 || (export->next < export->n && export->error == NULL))
+  if (export->in_flight > 0 || ((export->next < export->n || export->n_retry > 0) && export->error == NULL))
     return;
   if (export->error == NULL && export->n_left_out > 0 && export->n_left_out == export->n)
-    export->error = g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_FAILED, "None of the files could be opened");
+    export->error = g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_FAILED, "None of the files could be exported");
   if (export->error)
     g_task_return_error (export->task, g_steal_pointer (&export->error));
   else
@@ -97,17 +100,16 @@ export_maybe_finish (Export *export)
   export_free (export);
 }
 
-/* @i did not open (errno in @saved): left out when the caller allows it, TRUE then. */
+/* @i did not open or was refused (@why): left out when the caller allows it, TRUE then. */
 static gboolean
-leave_out (Export *export, guint i, int saved)
+leave_out (Export *export, guint i, const char *why)
 {
   g_autofree char *base = NULL;
 
-  if (!(export->flags & LIMEN_EXPORT_LEAVE_OUT_UNOPENED))
+  if (!(export->flags & LIMEN_EXPORT_LEAVE_OUT))
     return FALSE;
   base = g_path_get_basename (export->paths[i]);
-  g_message ("Leaving %s out of the files for %s: %s", base, limen_app_info_get_id (export->info),
-             g_strerror (saved));
+  g_message ("Leaving %s out of the files for %s: %s", base, limen_app_info_get_id (export->info), why);
   export->left_out[i] = TRUE;
   export->n_left_out++;
   return TRUE;
@@ -161,6 +163,24 @@ set_document_uri (Export *export, guint i, const char *mountpoint, const char *d
   path = g_build_filename (mountpoint, doc_id, base, NULL);
   g_free (export->uris[i]);
   export->uris[i] = g_filename_to_uri (path, NULL, NULL);
+}
+
+/* The store refused the files of the call for what they are (a file it does not take, one
+ * gone by now), not for being unreachable or broken itself: the batch's files are worth
+ * sending again one by one, and a single one refused can be left out. */
+static gboolean
+refused_by_store (Export *export, const GError *error)
+{
+  static const char * const refusals[] = {
+    "org.freedesktop.portal.Error.NotAllowed", "org.freedesktop.portal.Error.InvalidArgument",
+    "org.freedesktop.portal.Error.NotFound", NULL,
+  };
+  g_autofree char *name = NULL;
+
+  if (!(export->flags & LIMEN_EXPORT_LEAVE_OUT))
+    return FALSE;
+  name = g_dbus_error_get_remote_error (error);
+  return name != NULL && g_strv_contains (refusals, name);
 }
 
 static void
@@ -217,6 +237,20 @@ on_added (GObject *source, GAsyncResult *result, gpointer user_data)
         for (guint k = 0; k < batch->count; k++)
           set_document_uri (export, batch->index[k], mountpoint, ids[k]);
     }
+  else if (refused_by_store (export, error) && batch->count > 1)
+    {
+      /* Which file it was is not said: each goes again on its own. */
+      if (export->retry == NULL)
+        export->retry = g_new (guint, export->n);
+      for (guint k = batch->count; k > 0; k--)
+        export->retry[export->n_retry++] = batch->index[k - 1];
+      g_error_free (error);
+    }
+  else if (refused_by_store (export, error))
+    {
+      leave_out (export, batch->index[0], error->message);
+      g_error_free (error);
+    }
   else
     batch_failed (export, error);
   g_free (batch->index);
@@ -235,7 +269,7 @@ send_named (Export *export, guint i)
   g_autofd int fd = open (dir, O_PATH | O_CLOEXEC | O_DIRECTORY);
   Batch *batch;
 
-  if (fd < 0 && leave_out (export, i, errno))
+  if (fd < 0 && leave_out (export, i, g_strerror (errno)))
     return TRUE;
   if (fd < 0 || g_unix_fd_list_append (fds, fd, NULL) < 0)
     {
@@ -260,10 +294,29 @@ send_named (Export *export, guint i)
   return TRUE;
 }
 
-/* One AddFull for up to BATCH_MAX existing files from export->next on. */
+/* The next entry for an AddFull: one to send again on its own first (*@alone), else the
+ * next one in order; FALSE when none is left for this batch. */
+static gboolean
+next_entry (Export *export, guint count, guint *i, gboolean *alone)
+{
+  if (count == 0 && export->n_retry > 0)
+    {
+      *i = export->retry[--export->n_retry];
+      *alone = TRUE;
+      return TRUE;
+    }
+  if (*alone || export->next >= export->n || count >= BATCH_MAX)
+    return FALSE;
+  *i = export->next++;
+  return TRUE;
+}
+
+/* One AddFull: a file sent again on its own, or up to BATCH_MAX files from export->next on. */
 static gboolean
 send_batch (Export *export)
 {
+  gboolean alone = FALSE;
+  guint i;
   g_autoptr(GUnixFDList) fds = g_unix_fd_list_new ();
   GVariantBuilder handles;
   Batch *batch = g_new0 (Batch, 1);
@@ -272,16 +325,15 @@ send_batch (Export *export)
   batch->first = export->next;
   batch->index = g_new (guint, BATCH_MAX);
   g_variant_builder_init (&handles, G_VARIANT_TYPE ("ah"));
-  while (export->next < export->n && batch->count < BATCH_MAX)
+  while (next_entry (export, batch->count, &i, &alone))
     {
-      guint i = export->next++;
       g_autofd int fd = -1;
       int handle;
 
       if (export->paths[i] == NULL)
         continue;
       fd = open (export->paths[i], O_PATH | O_CLOEXEC);
-      if (fd < 0 && leave_out (export, i, errno))
+      if (fd < 0 && leave_out (export, i, g_strerror (errno)))
         continue;
       if (fd < 0 || (handle = g_unix_fd_list_append (fds, fd, NULL)) < 0)
         {
@@ -318,7 +370,8 @@ send_batch (Export *export)
 static void
 send_more (Export *export)
 {
-  while (export->error == NULL && export->next < export->n && export->in_flight < IN_FLIGHT_MAX)
+  while (export->error == NULL && (export->next < export->n || export->n_retry > 0) &&
+         export->in_flight < IN_FLIGHT_MAX)
     {
       if (export->flags & LIMEN_EXPORT_FOR_SAVE)
         {

@@ -11,9 +11,11 @@ typedef enum {
   LIMEN_EXPORT_WRITABLE  = 1 << 0,  /* grant write as well as read */
   LIMEN_EXPORT_DIRECTORY = 1 << 1,  /* the URIs are directories: export them whole */
   LIMEN_EXPORT_FOR_SAVE  = 1 << 2,  /* the files may not exist yet: export by parent + name */
-  /* A file (for saves: a folder) that does not open is left out of the result, logged, as
-   * the reference's file chooser does; the export fails only when every file is left out. */
-  LIMEN_EXPORT_LEAVE_OUT_UNOPENED = 1 << 3,
+  /* A file (for saves: a folder) that does not open, or that the document store refuses
+   * (not a regular file, a kernel file, one inside the store), is left out of the result,
+   * logged, as the reference's file chooser does; the export fails only when every file is
+   * left out, or when the store cannot be reached at all. */
+  LIMEN_EXPORT_LEAVE_OUT = 1 << 3,
 } LimenExportFlags;
 
 /* Make @uris (the backend's host file: URIs) usable by @info: host callers get them as they

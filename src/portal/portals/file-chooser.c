@@ -165,8 +165,9 @@ export_chosen (LimenCall *call, GTask *task)
     flags |= LIMEN_EXPORT_FOR_SAVE;
   if (writable)
     flags |= LIMEN_EXPORT_WRITABLE;
-  /* A chosen file that is gone by now is left out, as by the reference; none left: 2. */
-  flags |= LIMEN_EXPORT_LEAVE_OUT_UNOPENED;
+  /* A chosen file that is gone by now or that the store refuses is left out, as by the
+   * reference; none left: 2. */
+  flags |= LIMEN_EXPORT_LEAVE_OUT;
   g_task_set_task_data (task, call, NULL);
   limen_document_export_async (limen_call_get_context (call)->connection, limen_call_get_app_info (call), uris,
                                flags, limen_request_get_cancellable (limen_call_get_request (call)),
