@@ -8,6 +8,7 @@
 #include "daemon.h"
 #include "db.h"
 #include "doc-model.h"
+#include "doc-perm-table.h"
 #include "doc-portal.h"
 #include "doc-portal-thread.h"
 #include "file-transfer.h"
@@ -104,6 +105,7 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
   if (d->model == NULL)
     return FALSE;
   limen_import_reference_state (d->db, d->perms, d->model);
+  limen_perm_store_set_documents (d->perms, limen_doc_perm_table (), d->model);
 
   d->fs = limen_fuse_new (d->model, mountpoint);
   limen_fuse_set_lost_func (d->fs, on_mount_lost, d);

@@ -20,6 +20,7 @@
 #define APP_MAX 1024
 #define PERM_MAX 256
 #define PERMS_PER_APP_MAX 256
+#define DOCUMENTS_TABLE "documents"
 
 typedef struct {
   GVariant   *data;        /* never NULL: an empty a{sv} stands for "no data" */
@@ -32,6 +33,8 @@ struct _LimenPermStore {
   LimenDb    *db;
   GHashTable *tables;      /* name → (id → PermEntry) */
   LimenDbusImplPortalPermissionStore *skeleton;
+  const LimenPermDocuments *docs;   /* serves the "documents" table, when set */
+  gpointer    docs_data;
 };
 
 static GVariant *
@@ -451,36 +454,42 @@ emit_changed_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* Changed for (@table, @id) with @data and @perms (new references, taken). */
+static void
+emit_changed_values (LimenPermStore *store, const char *table, const char *id, gboolean deleted,
+                     GVariant *data, GVariant *perms)
+{
+  PendingChanged *p;
+
+  p = g_new0 (PendingChanged, 1);
+  p->store = store;
+  p->table = g_strdup (table);
+  p->id = g_strdup (id);
+  p->deleted = deleted;
+  p->data = data;
+  p->perms = perms;
+  g_idle_add_full (G_PRIORITY_DEFAULT, emit_changed_cb, p, NULL);
+}
+
+static GVariant *
+empty_perms (void)
+{
+  return g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sas}"), NULL, 0));
+}
+
 /* @perms: the entry's permissions as they came in, when the caller has them (GDBus writes
  * its own tree out fastest), else NULL for the entry's. */
 static void
 emit_changed (LimenPermStore *store, const char *table, const char *id, gboolean deleted, PermEntry *entry,
               GVariant *perms_in)
 {
-  g_autoptr(GVariant) data = NULL;
-  g_autoptr(GVariant) perms = NULL;
-  PendingChanged *p;
-
   if (store->skeleton == NULL)
     return;
   if (entry)
-    {
-      data = g_variant_ref (entry->data);
-      perms = g_variant_ref (perms_in ? perms_in : perm_entry_get_perms (entry));
-    }
+    emit_changed_values (store, table, id, deleted, g_variant_ref (entry->data),
+                         g_variant_ref (perms_in ? perms_in : perm_entry_get_perms (entry)));
   else
-    {
-      data = empty_data ();
-      perms = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sas}"), NULL, 0));
-    }
-  p = g_new0 (PendingChanged, 1);
-  p->store = store;
-  p->table = g_strdup (table);
-  p->id = g_strdup (id);
-  p->deleted = deleted;
-  p->data = g_steal_pointer (&data);
-  p->perms = g_steal_pointer (&perms);
-  g_idle_add_full (G_PRIORITY_DEFAULT, emit_changed_cb, p, NULL);
+    emit_changed_values (store, table, id, deleted, empty_data (), empty_perms ());
 }
 
 /* ---- loading ---------------------------------------------------------------------- */
@@ -683,6 +692,126 @@ return_error (GDBusMethodInvocation *invocation, GError *error)
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* ---- the documents table ------------------------------------------------------------
+ *
+ * Served by the document store: what the flatpak CLI lists, shows and resets there
+ * (permission-show, permission-remove, permission-reset, and uninstall --delete-data)
+ * takes effect on the documents at once. A document's data is the document store's own:
+ * SetValue is refused, and so are a Set that would change it and a SetPermission or Set
+ * that would make a document. */
+
+static gboolean
+is_documents (LimenPermStore *store, const char *table)
+{
+  return store->docs != NULL && strcmp (table, DOCUMENTS_TABLE) == 0;
+}
+
+static GError *
+no_document (const char *id)
+{
+  return g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No entry for %s in table " DOCUMENTS_TABLE, id);
+}
+
+/* A sandboxed reader's view of @perms: only its own row, if any. */
+static GVariant *
+own_row (GVariant *perms, const char *app)
+{
+  g_autofree const char **mine = NULL;
+  GVariantBuilder b;
+
+  if (!g_variant_lookup (perms, app, "^a&s", &mine))
+    return NULL;
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{sas}"));
+  g_variant_builder_add (&b, "{s^as}", app, mine);
+  return g_variant_ref_sink (g_variant_builder_end (&b));
+}
+
+static gboolean
+documents_lookup (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
+                  LimenPermStore *store, const char *id, const char *app)
+{
+  g_autoptr(GVariant) perms = NULL;
+  g_autoptr(GVariant) value = NULL;
+
+  if (!store->docs->lookup (store->docs_data, id, &perms, &value))
+    return return_error (invocation, no_document (id));
+  if (app)
+    {
+      /* As for every table: a sandboxed reader sees its own row and none of the data. */
+      g_autoptr(GVariant) mine = own_row (perms, app);
+
+      if (mine == NULL)
+        return return_error (invocation, no_document (id));
+      g_clear_pointer (&perms, g_variant_unref);
+      g_clear_pointer (&value, g_variant_unref);
+      perms = g_steal_pointer (&mine);
+      value = empty_data ();
+    }
+  limen_dbus_impl_portal_permission_store_complete_lookup (object, invocation, perms,
+                                                           g_variant_new_variant (value));
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+no_document_made (const char *id, gboolean create, GError **error)
+{
+  if (create)
+    g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                 "No document %s: documents are made through org.freedesktop.portal.Documents", id);
+  else
+    g_propagate_error (error, no_document (id));
+  return FALSE;
+}
+
+static void
+documents_changed (LimenPermStore *store, const char *id)
+{
+  GVariant *perms, *value;
+
+  if (store->skeleton && store->docs->lookup (store->docs_data, id, &perms, &value))
+    emit_changed_values (store, DOCUMENTS_TABLE, id, FALSE, value, perms);
+}
+
+/* Set (@apps, with the data Lookup gave: how the flatpak CLI resets an app) gives the
+ * document exactly those rights; its data stays the document store's, and SetValue
+ * (@apps NULL) has nothing to change. */
+static gboolean
+documents_set (LimenPermStore *store, const char *id, gboolean create, GVariant *apps, GVariant *data,
+               GError **error)
+{
+  g_autoptr(GVariant) perms = NULL;
+  g_autoptr(GVariant) value = NULL;
+
+  if (!store->docs->lookup (store->docs_data, id, &perms, &value))
+    return no_document_made (id, create, error);
+  if (apps == NULL || !g_variant_equal (data, value))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                           "A document's data (its file) is the document store's: it cannot be set");
+      return FALSE;
+    }
+  if (!store->docs->set_all (store->docs_data, id, apps, error))
+    return FALSE;
+  documents_changed (store, id);
+  return TRUE;
+}
+
+/* @app's rights on document @id become @perms (NULL: none); Changed follows. */
+static gboolean
+documents_set_perms (LimenPermStore *store, const char *id, gboolean create, const char *app,
+                     const char * const *perms, GError **error)
+{
+  g_autoptr(GVariant) old_perms = NULL;
+  g_autoptr(GVariant) value = NULL;
+
+  if (!store->docs->lookup (store->docs_data, id, &old_perms, &value))
+    return no_document_made (id, create, error);
+  if (!store->docs->set_perms (store->docs_data, id, app, perms, error))
+    return FALSE;
+  documents_changed (store, id);
+  return TRUE;
+}
+
 static gboolean
 handle_lookup (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *invocation,
                const char *table, const char *id, LimenPermStore *store)
@@ -695,6 +824,8 @@ handle_lookup (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation
     return return_error (invocation, error);
   if (!caller_check (invocation, FALSE, &app))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (is_documents (store, table))
+    return documents_lookup (object, invocation, store, id, app);
   entry = get_entry (store, table, id);
   if (entry && app)
     {
@@ -740,6 +871,15 @@ set_checked (GDBusMethodInvocation *invocation, const char *table, gboolean crea
   if (!caller_check (invocation, TRUE, NULL))
     return FALSE;
   g_autoptr(GVariant) inner = g_variant_get_variant (data);
+  if (is_documents (store, table))
+    {
+      if (!documents_set (store, id, create, app_permissions, inner, &error))
+        {
+          return_error (invocation, error);
+          return FALSE;
+        }
+      return TRUE;
+    }
   if (!store_set (store, table, id, create, inner, app_permissions, &error))
     {
       return_error (invocation, error);
@@ -778,7 +918,8 @@ handle_set_permission (LimenDbusImplPortalPermissionStore *object, GDBusMethodIn
     return return_error (invocation, error);
   if (!caller_check (invocation, TRUE, NULL))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  if (!store_set_permission (store, table, id, create, app, permissions, &error))
+  if (is_documents (store, table) ? !documents_set_perms (store, id, create, app, permissions, &error)
+                                  : !store_set_permission (store, table, id, create, app, permissions, &error))
     return return_error (invocation, error);
   limen_dbus_impl_portal_permission_store_complete_set_permission (object, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -795,6 +936,13 @@ handle_delete_permission (LimenDbusImplPortalPermissionStore *object, GDBusMetho
     return return_error (invocation, error);
   if (!caller_check (invocation, TRUE, NULL))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (is_documents (store, table))
+    {
+      if (!documents_set_perms (store, id, FALSE, app, NULL, &error))
+        return return_error (invocation, error);
+      limen_dbus_impl_portal_permission_store_complete_delete_permission (object, invocation);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   entry = get_entry (store, table, id);
   if (entry == NULL)
     return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
@@ -834,6 +982,18 @@ handle_get_permission (LimenDbusImplPortalPermissionStore *object, GDBusMethodIn
   if (caller_app && strcmp (caller_app, app) != 0)
     return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
                                                           "A sandboxed application may only read its own permissions"));
+  if (is_documents (store, table))
+    {
+      g_autoptr(GVariant) all = NULL;
+      g_autoptr(GVariant) value = NULL;
+      g_autofree const char **mine = NULL;
+
+      if (!store->docs->lookup (store->docs_data, id, &all, &value))
+        return return_error (invocation, no_document (id));
+      g_variant_lookup (all, app, "^a&s", &mine);
+      limen_dbus_impl_portal_permission_store_complete_get_permission (object, invocation, mine ? mine : none);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   entry = get_entry (store, table, id);
   if (entry == NULL)
     return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
@@ -854,6 +1014,19 @@ handle_delete (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation
     return return_error (invocation, error);
   if (!caller_check (invocation, TRUE, NULL))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (is_documents (store, table))
+    {
+      g_autoptr(GVariant) perms = NULL;
+      g_autoptr(GVariant) value = NULL;
+
+      if (!store->docs->lookup (store->docs_data, id, &perms, &value))
+        return return_error (invocation, no_document (id));
+      if (!store->docs->remove (store->docs_data, id, &error))
+        return return_error (invocation, error);
+      emit_changed (store, table, id, TRUE, NULL, NULL);
+      limen_dbus_impl_portal_permission_store_complete_delete (object, invocation);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   t = get_table (store, table, FALSE);
   if (t == NULL || !g_hash_table_contains (t, id))
     return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
@@ -884,6 +1057,13 @@ handle_list (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *
     return return_error (invocation, error);
   if (!caller_check (invocation, FALSE, &app))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (is_documents (store, table))
+    {
+      g_auto(GStrv) doc_ids = store->docs->list (store->docs_data, app);
+
+      limen_dbus_impl_portal_permission_store_complete_list (object, invocation, (const char * const *) doc_ids);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
   t = get_table (store, table, FALSE);
   if (t)
     {
@@ -897,9 +1077,18 @@ handle_list (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+void
+limen_perm_store_set_documents (LimenPermStore *store, const LimenPermDocuments *docs, gpointer data)
+{
+  store->docs = docs;
+  store->docs_data = data;
+}
+
 gboolean
 limen_perm_store_export (LimenPermStore *store, GDBusConnection *connection, GError **error)
 {
+  if (store->docs)
+    publish_table (DOCUMENTS_TABLE);     /* where the flatpak CLI looks for tables */
   store->skeleton = limen_dbus_impl_portal_permission_store_skeleton_new ();
   limen_dbus_impl_portal_permission_store_set_version (store->skeleton, 2);
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (store->skeleton));

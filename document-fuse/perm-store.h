@@ -15,6 +15,28 @@ LimenPermStore *limen_perm_store_new (LimenDb *db, GError **error);
 gboolean limen_perm_store_export (LimenPermStore *store, GDBusConnection *connection, GError **error);
 void limen_perm_store_free (LimenPermStore *store);
 
+/* The "documents" table: the document store's rights, served from the document store
+ * itself (the reference keeps them as a table of its permission store, where the flatpak
+ * CLI reads and resets them). Every callback runs on the main thread. */
+typedef struct {
+  /* Ids of the documents @app (NULL: any app) has rights on, NULL-terminated. */
+  GStrv    (*list)      (gpointer data, const char *app);
+  /* @id's rights (a{sas}) and its entry's data, "(ayttu)" (path, device, inode, flags) as
+   * the reference keeps it, both new references; FALSE when there is no such document. */
+  gboolean (*lookup)    (gpointer data, const char *id, GVariant **perms, GVariant **value);
+  /* Give @app exactly @perms on @id (NULL or empty: no rights at all). */
+  gboolean (*set_perms) (gpointer data, const char *id, const char *app, const char * const *perms,
+                         GError **error);
+  /* Give every app exactly its rights in @apps (a{sas}) on @id, the others none; all or
+   * nothing. */
+  gboolean (*set_all)   (gpointer data, const char *id, GVariant *apps, GError **error);
+  /* Delete document @id, as Documents.Delete does. */
+  gboolean (*remove)    (gpointer data, const char *id, GError **error);
+} LimenPermDocuments;
+
+/* Serve the "documents" table through @docs; call before limen_perm_store_export(). */
+void limen_perm_store_set_documents (LimenPermStore *store, const LimenPermDocuments *docs, gpointer data);
+
 /* Replace (@table, @id) with @data and @permissions (a{sas}); used by the import. */
 gboolean limen_perm_store_import_entry (LimenPermStore *store, const char *table, const char *id,
                                         GVariant *data, GVariant *permissions, GError **error);

@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import shutil
 import subprocess
 import time
 
@@ -201,6 +202,83 @@ def test_flatpak_cli(bus):
     assert dh.ps(bus, "List", ("devices",), "(s)") == ([],)
 
 
+def test_documents_table_is_the_document_store(bus, tmp_path):
+    """The "documents" table is served by the document store: ids, rights and the
+    reference's data "(ayttu)"; a change of rights through it reaches the documents at once
+    (by-app views included), a document's data and its making stay the Documents API's."""
+    dh.start(bus)
+    seen = []
+    bus.conn.signal_subscribe(dh.PS_NAME, dh.PS_IFACE, "Changed", dh.PS_PATH, None, 0,
+                              lambda *a: seen.append(a[5].unpack()))
+    f = tmp_path / "a.txt"
+    f.write_text("a")
+    doc = dh.add_full(bus, [str(f)], 2, "org.a.App", ["read", "write"])[0][0]      # persistent
+    dh.docs(bus, "GrantPermissions", (doc, "org.b.App", ["read"]), "(ssas)")
+    t = tmp_path / "t.txt"
+    t.write_text("t")
+    session_doc = dh.add_full(bus, [str(t)], 0, "org.b.App", ["read"])[0][0]     # this session's only
+    st = os.stat(f)
+    assert sorted(dh.ps(bus, "List", ("documents",), "(s)")[0]) == sorted([doc, session_doc])
+    perms, data = dh.ps(bus, "Lookup", ("documents", doc), "(ss)")
+    assert perms == {"org.a.App": ["read", "write"], "org.b.App": ["read"]}
+    assert (bytes(data[0]).rstrip(b"\0").decode(), data[1], data[2], data[3]) == (str(f), st.st_dev, st.st_ino, 0)
+    assert dh.ps(bus, "Lookup", ("documents", session_doc), "(ss)")[1][3] == 2
+    assert dh.ps(bus, "GetPermission", ("documents", doc, "org.b.App"), "(sss)") == (["read"],)
+    view = os.path.join(dh.mountpoint(bus), "by-app", "org.b.App", doc, "a.txt")
+    assert dh.read(view) == "a"
+
+    # DeletePermission and SetPermission change the document's rights.
+    dh.ps(bus, "DeletePermission", ("documents", doc, "org.b.App"), "(sss)")
+    assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {"org.a.App": ["read", "write"]}
+    with pytest.raises(OSError):
+        dh.read(view)
+    dh.ps(bus, "SetPermission", ("documents", False, doc, "org.c.App", ["read", "grant-permissions"]), "(sbssas)")
+    assert dh.docs(bus, "Info", (doc,), "(s)")[1]["org.c.App"] == ["read", "grant-permissions"]
+    # Set with the data Lookup gave (the flatpak CLI's reset): exactly these rights.
+    data = GLib.Variant("(ayttu)", data)
+    dh.ps(bus, "Set", ("documents", True, doc, {"org.c.App": ["read"]}, data), "(sbsa{sas}v)")
+    assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {"org.c.App": ["read"]}
+
+    # What only the Documents API does: the data, and making a document.
+    other = GLib.Variant("(ayttu)", (b"/etc/passwd\0", 1, 2, 0))
+    for method, args, sig in [
+            ("Set", ("documents", False, doc, {"org.c.App": ["read"]}, other), "(sbsa{sas}v)"),
+            ("SetValue", ("documents", False, doc, data), "(sbsv)"),
+            ("SetPermission", ("documents", True, "abcdefgh", "org.c.App", ["read"]), "(sbssas)")]:
+        assert dh.error_name(dh.ps, bus, method, args, sig) == "org.freedesktop.portal.Error.NotAllowed", method
+    assert dh.error_name(dh.ps, bus, "SetPermission", ("documents", False, doc, "org.c.App", ["yes"]),
+                         "(sbssas)") == "org.freedesktop.portal.Error.InvalidArgument"
+    assert dh.error_name(dh.ps, bus, "Lookup", ("documents", "nosuchdoc"), "(ss)") == \
+        "org.freedesktop.portal.Error.NotFound"
+    assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {"org.c.App": ["read"]}
+    assert limentest.wait_until(lambda: len(seen) >= 3)
+    assert seen[-1][0:3] == ("documents", doc, False)
+
+    # Delete deletes the document.
+    dh.ps(bus, "Delete", ("documents", doc), "(ss)")
+    assert dh.error_name(dh.docs, bus, "Info", (doc,), "(s)") == "org.freedesktop.portal.Error.NotFound"
+    assert dh.ps(bus, "List", ("documents",), "(s)") == ([session_doc],)
+
+
+def test_flatpak_cli_resets_an_apps_documents(bus, tmp_path):
+    """flatpak permission-show lists an app's documents and permission-reset (as uninstall
+    --delete-data does) takes them away at once."""
+    if shutil.which("flatpak") is None:
+        pytest.skip("flatpak CLI not installed")
+    dh.start(bus)
+    f = tmp_path / "shared.txt"
+    f.write_text("s")
+    doc = dh.add_full(bus, [str(f)], 2, "org.example.App", ["read"])[0][0]
+    dh.docs(bus, "GrantPermissions", (doc, "org.other.App", ["read"]), "(ssas)")
+    r = flatpak(bus, "permission-show", "org.example.App")
+    assert r.returncode == 0 and doc in r.stdout and "shared.txt" in r.stdout, r.stdout + r.stderr
+    r = flatpak(bus, "permission-reset", "org.example.App")
+    assert r.returncode == 0, r.stderr
+    assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {"org.other.App": ["read"]}
+    assert os.listdir(os.path.join(dh.mountpoint(bus), "by-app", "org.example.App")) == []
+    assert doc not in flatpak(bus, "permission-show", "org.example.App").stdout
+
+
 def test_import_from_reference_permission_store(bus):
     """State written by Debian's xdg-permission-store is imported once, read-only."""
     ref = subprocess.Popen(["/usr/libexec/xdg-permission-store", "--replace"], env=bus.env,
@@ -225,9 +303,11 @@ def test_import_from_reference_permission_store(bus):
     assert perms == {"org.example.App": ["yes"], "org.other.App": ["no"]} and data == {"k": 1}
     assert dh.ps(bus, "GetPermission", ("notifications", "notification", "org.example.App"), "(sss)") == (["no"],)
     assert "broken" in d.output()
-    # The reference files are untouched, and the import runs only once.
+    # The reference files are untouched (the only new one is the empty "documents" table the
+    # flatpak CLI finds the document store's rights by), and the import runs only once.
     assert digests == {n: hashlib.sha256(open(os.path.join(db, n), "rb").read()).hexdigest()
-                       for n in os.listdir(db)}
+                       for n in digests}
+    assert set(os.listdir(db)) - set(digests) == {"documents"}
     dh.ps(bus, "Delete", ("devices", "camera"), "(ss)")
     d.stop()
     bus.wait_for_name_gone(dh.PS_NAME)
