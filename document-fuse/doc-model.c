@@ -326,7 +326,8 @@ load_doc (const LimenDbDoc *row, gpointer user_data)
   doc = doc_new (row->id, row->path, row->dev, row->ino, row->handle_type, row->handle,
                  row->flags | LIMEN_DOC_FLAG_PERSISTENT);
   g_hash_table_replace (model->docs, doc->id, doc);
-  g_hash_table_replace (model->by_path, doc->path, doc);
+  if (!(doc->flags & LIMEN_DOC_FLAG_UNIQUE))
+    g_hash_table_replace (model->by_path, doc->path, doc);
 }
 
 static void
@@ -503,8 +504,8 @@ limen_doc_model_add (LimenDocModel *model, const char *path, guint64 dev, guint6
     }
   g_mutex_lock (&model->lock);
   g_hash_table_insert (model->docs, doc->id, limen_doc_ref (doc));
-  /* Lookup and reuse_existing find the oldest document of a path. */
-  if (!g_hash_table_contains (model->by_path, doc->path))
+  /* Lookup and reuse_existing find the oldest document of a path not made unique. */
+  if (!(doc->flags & LIMEN_DOC_FLAG_UNIQUE) && !g_hash_table_contains (model->by_path, doc->path))
     g_hash_table_insert (model->by_path, doc->path, doc);
   g_mutex_unlock (&model->lock);
   return doc;
@@ -537,7 +538,7 @@ limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *p
     }
   g_mutex_lock (&model->lock);
   g_hash_table_insert (model->docs, doc->id, limen_doc_ref (doc));
-  if (!g_hash_table_contains (model->by_path, doc->path))
+  if (!(doc->flags & LIMEN_DOC_FLAG_UNIQUE) && !g_hash_table_contains (model->by_path, doc->path))
     g_hash_table_insert (model->by_path, doc->path, doc);
   g_mutex_unlock (&model->lock);
   return doc;
@@ -602,11 +603,11 @@ limen_doc_model_delete (LimenDocModel *model, LimenDoc *doc, GError **error)
       GHashTableIter iter;
       gpointer value;
 
-      /* Another document of the same path (made without reuse) takes over. */
+      /* Another document of the same path, not a unique one, takes over. */
       g_hash_table_remove (model->by_path, doc->path);
       g_hash_table_iter_init (&iter, model->docs);
       while (g_hash_table_iter_next (&iter, NULL, &value))
-        if (strcmp (((LimenDoc *) value)->path, doc->path) == 0)
+        if (!(((LimenDoc *) value)->flags & LIMEN_DOC_FLAG_UNIQUE) && strcmp (((LimenDoc *) value)->path, doc->path) == 0)
           {
             g_hash_table_insert (model->by_path, ((LimenDoc *) value)->path, value);
             break;
@@ -652,7 +653,7 @@ limen_doc_model_update_file (LimenDocModel *model, LimenDoc *doc, const char *pa
   doc->handle_type = handle_type;
   g_clear_pointer (&doc->handle, g_bytes_unref);
   doc->handle = handle ? g_bytes_ref (handle) : NULL;
-  if (!doc->deleted)
+  if (!doc->deleted && !(doc->flags & LIMEN_DOC_FLAG_UNIQUE))
     g_hash_table_replace (model->by_path, doc->path, doc);
   persistent = (doc->flags & LIMEN_DOC_FLAG_PERSISTENT) && !doc->deleted;
   g_mutex_unlock (&model->lock);

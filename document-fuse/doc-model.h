@@ -20,6 +20,9 @@ typedef enum {
 typedef enum {
   LIMEN_DOC_FLAG_DIRECTORY  = 1 << 0,  /* export-directory: NAME is a browsable directory */
   LIMEN_DOC_FLAG_PERSISTENT = 1 << 1,  /* kept in the database */
+  /* Made without reuse_existing: never found by its path (Lookup, a later Add with
+   * reuse_existing), as in the reference, so it is never shared with another export. */
+  LIMEN_DOC_FLAG_UNIQUE     = 1 << 2,
 } LimenDocFlags;
 
 typedef struct _LimenDoc LimenDoc;

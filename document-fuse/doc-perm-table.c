@@ -2,7 +2,8 @@
  *
  * The reference keeps a document's rights in its permission store, table "documents":
  * the document id, its apps' rights by name, and the data "(ayttu)" (the host path, its
- * device and inode, flags: 2 for a document of this session only, 4 for a directory).
+ * device and inode, flags: 1 for one made without reuse, 2 for a document of this session
+ * only, 4 for a directory).
  * The flatpak CLI lists and resets rights there; here the same calls reach the documents
  * themselves, so a reset takes effect at once (the reference's running document portal
  * does not see it until it restarts).
@@ -12,6 +13,7 @@
 #include "app-info.h"
 #include "errors.h"
 
+#define REF_FLAG_UNIQUE 1
 #define REF_FLAG_TRANSIENT 2
 #define REF_FLAG_DIRECTORY 4
 
@@ -53,6 +55,8 @@ table_lookup (gpointer data, const char *id, GVariant **perms, GVariant **value)
   limen_doc_get_file_id (doc, &dev, &ino);
   if (limen_doc_get_flags (doc) & LIMEN_DOC_FLAG_DIRECTORY)
     flags |= REF_FLAG_DIRECTORY;
+  if (limen_doc_get_flags (doc) & LIMEN_DOC_FLAG_UNIQUE)
+    flags |= REF_FLAG_UNIQUE;
   if (!(limen_doc_get_flags (doc) & LIMEN_DOC_FLAG_PERSISTENT))
     flags |= REF_FLAG_TRANSIENT;
   *perms = g_variant_ref_sink (limen_doc_perms_to_variant (doc));

@@ -316,7 +316,8 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
     {
       doc = limen_doc_model_add (portal->model, path, st.st_dev, st.st_ino, handle_type, handle,
                                  (want_dir ? LIMEN_DOC_FLAG_DIRECTORY : 0) |
-                                 ((flags & LIMEN_DOC_EXPORT_PERSISTENT) ? LIMEN_DOC_FLAG_PERSISTENT : 0),
+                                 ((flags & LIMEN_DOC_EXPORT_PERSISTENT) ? LIMEN_DOC_FLAG_PERSISTENT : 0) |
+                                 ((flags & LIMEN_DOC_EXPORT_REUSE) ? 0 : LIMEN_DOC_FLAG_UNIQUE),
                                  error);
       if (doc == NULL)
         return NULL;

@@ -16,6 +16,7 @@
 #include "gvdb-reader.h"
 
 #define IMPORTED_KEY "reference-state-imported"
+#define REF_DOC_UNIQUE 1
 #define REF_DOC_TRANSIENT 2
 #define REF_DOC_DIRECTORY 4
 
@@ -73,7 +74,8 @@ import_document (const char *id, GVariant *value, gpointer user_data)
   if (flags & REF_DOC_TRANSIENT)
     return;  /* session documents did not outlive their session there either */
   doc = limen_doc_model_add_with_id (ctx->model, id, path, dev, ino,
-                                     (flags & REF_DOC_DIRECTORY) ? LIMEN_DOC_FLAG_DIRECTORY : 0, &error);
+                                     ((flags & REF_DOC_DIRECTORY) ? LIMEN_DOC_FLAG_DIRECTORY : 0) |
+                                     ((flags & REF_DOC_UNIQUE) ? LIMEN_DOC_FLAG_UNIQUE : 0), &error);
   if (doc == NULL)
     {
       g_message ("Not importing document %s: %s", id, error->message);

@@ -62,6 +62,30 @@ def test_host_add_and_queries(bus, work):
     assert read(f) == "hello"                          # the file itself stays
 
 
+def test_a_unique_document_is_never_found_by_its_path(bus, work):
+    """A document made without reuse_existing is the caller's alone, as in the reference:
+    neither Lookup nor a later Add with reuse_existing finds it by its path (so no other
+    export shares it, and its Delete takes nothing from anyone else), also after a restart."""
+    d = dh.start(bus)
+    f = os.path.join(work, "u.txt")
+    write(f, "u")
+    unique = dh.add(bus, f, reuse=False)
+    assert dh.docs(bus, "Lookup", (f.encode(),), "(ay)")[0] == ""
+    shared = dh.add(bus, f)
+    assert shared != unique
+    assert dh.add(bus, f) == shared
+    assert dh.docs(bus, "Lookup", (f.encode(),), "(ay)")[0] == shared
+    assert dh.add(bus, f, reuse=False) not in (unique, shared)
+    dh.docs(bus, "Delete", (shared,), "(s)")
+    assert dh.docs(bus, "Lookup", (f.encode(),), "(ay)")[0] == ""
+    assert d.stop() == 0
+    bus.wait_for_name_gone(dh.DOCS_NAME)
+    dh.start(bus)
+    assert dh.docs(bus, "Lookup", (f.encode(),), "(ay)")[0] == ""
+    assert dh.add(bus, f) not in (unique, shared)
+    assert bytes(dh.docs(bus, "Info", (unique,), "(s)")[0]).rstrip(b"\0").decode() == f
+
+
 def test_lookup_names_only_a_documents_own_entry(bus, work):
     """Lookup of a path on the mount names a document only for the document's own file (or a
     directory document's directory), in the store or an app's view: a temporary file beside
@@ -861,11 +885,15 @@ def test_add_named_full_and_persistent_flags(bus, work):
                              "(hayusas)", fds=[dfd])
         again, _ = dh.docs(bus, "AddNamedFull", (0, b"named.txt", dh.FLAG_REUSE, APP, ["read"]), "(hayusas)",
                            fds=[dfd])
+        third, _ = dh.docs(bus, "AddNamedFull", (0, b"named.txt", dh.FLAG_REUSE, APP, ["read"]), "(hayusas)",
+                           fds=[dfd])
         assert dh.error_name(dh.docs, bus, "AddNamedFull", (0, b"x", dh.FLAG_DIRECTORY, "", []), "(hayusas)",
                              fds=[dfd]) == IA
     finally:
         os.close(dfd)
-    assert again == doc
+    # The first was made without reuse_existing: a later reuse does not find it (as the
+    # reference), the second is found by the third.
+    assert again != doc and third == again
     assert bytes(extra["mountpoint"]).rstrip(b"\0").decode() == dh.mountpoint(bus)
     write(f"{dh.mountpoint(bus)}/by-app/{APP}/{doc}/named.txt", "through the app")
     assert read(os.path.join(work, "named.txt")) == "through the app"
@@ -992,7 +1020,7 @@ def test_identifying_a_new_caller_blocks_no_one(bus, tmp_path):
     fd = os.open(f, os.O_PATH)
     try:
         t_sent = time.monotonic()
-        added = _call_async(newcomer, "Add", (0, False, True), "(hbb)", fds=[fd])
+        added = _call_async(newcomer, "Add", (0, True, True), "(hbb)", fds=[fd])
         looked_up = _call_async(newcomer, "Lookup", (str(f).encode(),), "(ay)")
     finally:
         os.close(fd)
@@ -1026,7 +1054,7 @@ def test_sigterm_while_calls_are_held(bus, tmp_path):
     newcomer = bus.new_connection()
     fd = os.open(f, os.O_PATH)
     try:
-        added = _call_async(newcomer, "Add", (0, False, True), "(hbb)", fds=[fd])
+        added = _call_async(newcomer, "Add", (0, True, True), "(hbb)", fds=[fd])
         listed = _call_async(newcomer, "List", ("",), "(s)")
     finally:
         os.close(fd)
