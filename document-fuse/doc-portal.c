@@ -700,6 +700,14 @@ add_call_run (LimenDocPortal *portal, LimenAppInfo *info, AddCall *call, GError 
   g_autoptr(LimenDoc) doc = NULL;
   guint rights;
 
+  /* A file to be named in a folder is the host's to ask for, as in the reference: from a
+   * sandbox the answer would tell which names exist in any folder it holds an fd of (also
+   * where only this daemon may look). Sandboxed apps save through FileChooser. */
+  if (call->name && !limen_app_info_is_host (info))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Not available to sandboxed applications");
+      return NULL;
+    }
   if (!call->full)
     {
       doc = limen_doc_portal_export_fd (portal, info, call->fds[0], call->name, call->flags, &rights, error);

@@ -347,6 +347,31 @@ def test_symlink_swap_on_the_host_path(bus, work):
     assert content != "secret"
 
 
+def test_sandboxed_app_cannot_name_files_in_a_folder(bus, work):
+    """AddNamed and AddNamedFull are the host's, as in the reference: from a sandbox the
+    answer would tell which names exist in a folder it holds an fd of. Even its own writable
+    folder gets NotAllowed, and no document is made."""
+    dh.start(bus)
+    own = os.path.join(work, "own")
+    os.makedirs(own)
+    write(os.path.join(own, "there.txt"), "t")
+    out = dh.run_in_sandbox(bus, APP, f'''
+for label, flags in (("path", os.O_PATH), ("read", os.O_RDONLY | os.O_DIRECTORY)):
+    dfd = os.open({own!r}, flags)
+    for name in (b"new.txt\\0", b"there.txt\\0"):
+        out[f"AddNamed {{label}} {{name[:-1].decode()}}"] = call("AddNamed", "(haybb)", (0, name, True, True), [dfd])
+        out[f"AddNamedFull {{label}} {{name[:-1].decode()}}"] = call(
+            "AddNamedFull", "(hayusas)", (0, name, 3, {APP!r}, ["read", "write"]), [dfd])
+fd = os.open({own!r} + "/there.txt", os.O_RDWR)
+out["Add"] = call("Add", "(hbb)", (0, True, True), [fd])
+''', binds=(own,))
+    for key, value in out.items():
+        if key != "Add":
+            assert value == ["error", "org.freedesktop.portal.Error.NotAllowed"], (key, value)
+    assert out["Add"][0] == "ok"
+    assert list(dh.docs(bus, "List", ("",), "(s)")[0]) == [out["Add"][1][0]]     # the only document
+
+
 def test_sandboxed_caller(bus, work):
     dh.start(bus)
     shared = os.path.join(work, "shared")
