@@ -29,7 +29,10 @@ struct _LimenDocModel {
   GMutex      lock;
   LimenDb    *db;
   GHashTable *docs;        /* id → LimenDoc */
-  GHashTable *by_path;     /* path → LimenDoc (borrowed from docs) */
+  /* path → LimenDoc (borrowed from docs): the session documents [0] and the persistent
+   * ones [1] apart, as a reuse finds only a document kept as long as it asks for (a
+   * session's grant never outlives the session); unique documents in neither. */
+  GHashTable *by_path[2];
   LimenDocChangedFunc changed;
   gpointer    changed_data;
 };
@@ -312,6 +315,15 @@ limen_doc_perms_to_variant (LimenDoc *doc)
 
 /* ---- model ------------------------------------------------------------------------------ */
 
+/* The path index @doc belongs in, or NULL for a unique document. */
+static GHashTable *
+path_index (LimenDocModel *model, LimenDoc *doc)
+{
+  if (doc->flags & LIMEN_DOC_FLAG_UNIQUE)
+    return NULL;
+  return model->by_path[(doc->flags & LIMEN_DOC_FLAG_PERSISTENT) != 0];
+}
+
 static void
 load_doc (const LimenDbDoc *row, gpointer user_data)
 {
@@ -326,8 +338,8 @@ load_doc (const LimenDbDoc *row, gpointer user_data)
   doc = doc_new (row->id, row->path, row->dev, row->ino, row->handle_type, row->handle,
                  row->flags | LIMEN_DOC_FLAG_PERSISTENT);
   g_hash_table_replace (model->docs, doc->id, doc);
-  if (!(doc->flags & LIMEN_DOC_FLAG_UNIQUE))
-    g_hash_table_replace (model->by_path, doc->path, doc);
+  if (path_index (model, doc))
+    g_hash_table_replace (path_index (model, doc), doc->path, doc);
 }
 
 static void
@@ -349,7 +361,8 @@ limen_doc_model_new (LimenDb *db, GError **error)
   doc_lock = &model->lock;
   model->db = db;
   model->docs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) limen_doc_unref);
-  model->by_path = g_hash_table_new (g_str_hash, g_str_equal);
+  model->by_path[0] = g_hash_table_new (g_str_hash, g_str_equal);
+  model->by_path[1] = g_hash_table_new (g_str_hash, g_str_equal);
   if (!limen_db_doc_load (db, load_doc, load_doc_perm, model, error))
     {
       limen_doc_model_free (model);
@@ -361,7 +374,8 @@ limen_doc_model_new (LimenDb *db, GError **error)
 void
 limen_doc_model_free (LimenDocModel *model)
 {
-  g_clear_pointer (&model->by_path, g_hash_table_unref);
+  g_clear_pointer (&model->by_path[0], g_hash_table_unref);
+  g_clear_pointer (&model->by_path[1], g_hash_table_unref);
   g_clear_pointer (&model->docs, g_hash_table_unref);
   g_free (model);
 }
@@ -380,7 +394,7 @@ notify (LimenDocModel *model, LimenDoc *doc, const char *app)
     model->changed (doc, app, model->changed_data);
 }
 
-/* A reference to the document under @key in @table (docs or by_path), or NULL. */
+/* A reference to the document under @key in @table (docs or a path index), or NULL. */
 static LimenDoc *
 lookup_ref (LimenDocModel *model, GHashTable *table, const char *key)
 {
@@ -403,7 +417,15 @@ limen_doc_model_lookup (LimenDocModel *model, const char *id)
 LimenDoc *
 limen_doc_model_find_by_path (LimenDocModel *model, const char *path)
 {
-  return lookup_ref (model, model->by_path, path);
+  LimenDoc *doc = lookup_ref (model, model->by_path[1], path);
+
+  return doc ? doc : lookup_ref (model, model->by_path[0], path);
+}
+
+LimenDoc *
+limen_doc_model_find_reusable (LimenDocModel *model, const char *path, gboolean persistent)
+{
+  return lookup_ref (model, model->by_path[persistent != FALSE], path);
 }
 
 GPtrArray *
@@ -505,8 +527,8 @@ limen_doc_model_add (LimenDocModel *model, const char *path, guint64 dev, guint6
   g_mutex_lock (&model->lock);
   g_hash_table_insert (model->docs, doc->id, limen_doc_ref (doc));
   /* Lookup and reuse_existing find the oldest document of a path not made unique. */
-  if (!(doc->flags & LIMEN_DOC_FLAG_UNIQUE) && !g_hash_table_contains (model->by_path, doc->path))
-    g_hash_table_insert (model->by_path, doc->path, doc);
+  if (path_index (model, doc) && !g_hash_table_contains (path_index (model, doc), doc->path))
+    g_hash_table_insert (path_index (model, doc), doc->path, doc);
   g_mutex_unlock (&model->lock);
   return doc;
 }
@@ -538,23 +560,10 @@ limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *p
     }
   g_mutex_lock (&model->lock);
   g_hash_table_insert (model->docs, doc->id, limen_doc_ref (doc));
-  if (!(doc->flags & LIMEN_DOC_FLAG_UNIQUE) && !g_hash_table_contains (model->by_path, doc->path))
-    g_hash_table_insert (model->by_path, doc->path, doc);
+  if (path_index (model, doc) && !g_hash_table_contains (path_index (model, doc), doc->path))
+    g_hash_table_insert (path_index (model, doc), doc->path, doc);
   g_mutex_unlock (&model->lock);
   return doc;
-}
-
-gboolean
-limen_doc_model_make_persistent (LimenDocModel *model, LimenDoc *doc, GError **error)
-{
-  if (doc->flags & LIMEN_DOC_FLAG_PERSISTENT)
-    return TRUE;
-  if (!persist_doc (model, doc, error))
-    return FALSE;
-  g_mutex_lock (&model->lock);
-  doc->flags |= LIMEN_DOC_FLAG_PERSISTENT;
-  g_mutex_unlock (&model->lock);
-  return TRUE;
 }
 
 gboolean
@@ -586,6 +595,8 @@ limen_doc_model_set_perms (LimenDocModel *model, LimenDoc *doc, const char *app,
 gboolean
 limen_doc_model_delete (LimenDocModel *model, LimenDoc *doc, GError **error)
 {
+  GHashTable *index;
+
   if (doc->flags & LIMEN_DOC_FLAG_PERSISTENT)
     {
       if (!limen_db_begin (model->db, error))
@@ -598,18 +609,19 @@ limen_doc_model_delete (LimenDocModel *model, LimenDoc *doc, GError **error)
   g_mutex_lock (&model->lock);
   doc->deleted = TRUE;
   g_hash_table_remove (model->docs, doc->id);
-  if (g_hash_table_lookup (model->by_path, doc->path) == doc)
+  index = path_index (model, doc);
+  if (index && g_hash_table_lookup (index, doc->path) == doc)
     {
       GHashTableIter iter;
       gpointer value;
 
-      /* Another document of the same path, not a unique one, takes over. */
-      g_hash_table_remove (model->by_path, doc->path);
+      /* Another document of the same path and index (their file moved onto it) takes over. */
+      g_hash_table_remove (index, doc->path);
       g_hash_table_iter_init (&iter, model->docs);
       while (g_hash_table_iter_next (&iter, NULL, &value))
-        if (!(((LimenDoc *) value)->flags & LIMEN_DOC_FLAG_UNIQUE) && strcmp (((LimenDoc *) value)->path, doc->path) == 0)
+        if (path_index (model, value) == index && strcmp (((LimenDoc *) value)->path, doc->path) == 0)
           {
-            g_hash_table_insert (model->by_path, ((LimenDoc *) value)->path, value);
+            g_hash_table_insert (index, ((LimenDoc *) value)->path, value);
             break;
           }
     }
@@ -641,11 +653,13 @@ void
 limen_doc_model_update_file (LimenDocModel *model, LimenDoc *doc, const char *path,
                              guint64 dev, guint64 ino, int handle_type, GBytes *handle)
 {
+  GHashTable *index;
   gboolean persistent;
 
   g_mutex_lock (&model->lock);
-  if (g_hash_table_lookup (model->by_path, doc->path) == doc)
-    g_hash_table_remove (model->by_path, doc->path);
+  index = path_index (model, doc);
+  if (index && g_hash_table_lookup (index, doc->path) == doc)
+    g_hash_table_remove (index, doc->path);
   g_free (doc->path);
   doc->path = g_strdup (path);
   doc->dev = dev;
@@ -653,8 +667,8 @@ limen_doc_model_update_file (LimenDocModel *model, LimenDoc *doc, const char *pa
   doc->handle_type = handle_type;
   g_clear_pointer (&doc->handle, g_bytes_unref);
   doc->handle = handle ? g_bytes_ref (handle) : NULL;
-  if (!doc->deleted && !(doc->flags & LIMEN_DOC_FLAG_UNIQUE))
-    g_hash_table_replace (model->by_path, doc->path, doc);
+  if (!doc->deleted && index)
+    g_hash_table_replace (index, doc->path, doc);
   persistent = (doc->flags & LIMEN_DOC_FLAG_PERSISTENT) && !doc->deleted;
   g_mutex_unlock (&model->lock);
 

@@ -40,8 +40,12 @@ void limen_doc_model_set_changed_func (LimenDocModel *model, LimenDocChangedFunc
 
 /* The document @id (a new reference) or NULL. */
 LimenDoc *limen_doc_model_lookup (LimenDocModel *model, const char *id);
-/* A live document for exactly this host path, or NULL. */
+/* A live document made with reuse for exactly this host path (a persistent one first), or
+ * NULL: what Lookup names. */
 LimenDoc *limen_doc_model_find_by_path (LimenDocModel *model, const char *path);
+/* The document a reuse_existing export of @path finds: one made with reuse, kept as long as
+ * the export asks for (@persistent, or this session only), or NULL. */
+LimenDoc *limen_doc_model_find_reusable (LimenDocModel *model, const char *path, gboolean persistent);
 /* Every live document @app has any right on (all documents for NULL), new references. */
 GPtrArray *limen_doc_model_list (LimenDocModel *model, const char *app);
 /* The app ids holding rights on any document. */
@@ -53,8 +57,6 @@ LimenDoc *limen_doc_model_add (LimenDocModel *model, const char *path, guint64 d
 /* Create a persistent document with a given @id (the import of the reference state). */
 LimenDoc *limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *path, guint64 dev,
                                        guint64 ino, guint flags, GError **error);
-/* Make a session document persistent. */
-gboolean limen_doc_model_make_persistent (LimenDocModel *model, LimenDoc *doc, GError **error);
 /* Set @app's rights to exactly @perms (0 removes the app). */
 gboolean limen_doc_model_set_perms (LimenDocModel *model, LimenDoc *doc, const char *app, guint perms,
                                     GError **error);

@@ -303,14 +303,13 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
   rights |= LIMEN_DOC_PERM_GRANT | LIMEN_DOC_PERM_DELETE;
   *rights_out = host ? LIMEN_DOC_PERM_ALL : rights;
 
+  /* As in the reference, a reuse finds only a document kept as long as this export asks
+   * for: a grant meant for this session never outlives it. */
   if (flags & LIMEN_DOC_EXPORT_REUSE)
     {
-      doc = limen_doc_model_find_by_path (portal->model, path);
+      doc = limen_doc_model_find_reusable (portal->model, path, (flags & LIMEN_DOC_EXPORT_PERSISTENT) != 0);
       if (doc && ((limen_doc_get_flags (doc) & LIMEN_DOC_FLAG_DIRECTORY) != 0) != want_dir)
         g_clear_pointer (&doc, limen_doc_unref);
-      if (doc && (flags & LIMEN_DOC_EXPORT_PERSISTENT) &&
-          !limen_doc_model_make_persistent (portal->model, doc, error))
-        return NULL;
     }
   if (doc == NULL)
     {
@@ -340,7 +339,7 @@ LimenDoc *
 limen_doc_portal_export_path (LimenDocPortal *portal, const char *path, gboolean is_dir,
                               const char *app, guint perms, GError **error)
 {
-  g_autoptr(LimenDoc) doc = limen_doc_model_find_by_path (portal->model, path);
+  g_autoptr(LimenDoc) doc = limen_doc_model_find_reusable (portal->model, path, FALSE);
   g_autofd int fd = -1;
   struct stat st;
 

@@ -44,7 +44,8 @@ LimenDoc *limen_doc_portal_export_fd (LimenDocPortal *portal, struct _LimenAppIn
                                       const char *name, guint flags, guint *rights, GError **error);
 
 /* A document for host file @path (already checked by the caller) granting @app @perms:
- * reused when one exists, a session document else. */
+ * a session document of it reused when one exists (never a persistent one: a transfer
+ * grants for this session only), a new session document else. */
 LimenDoc *limen_doc_portal_export_path (LimenDocPortal *portal, const char *path, gboolean is_dir,
                                         const char *app, guint perms, GError **error);
 

@@ -86,6 +86,35 @@ def test_a_unique_document_is_never_found_by_its_path(bus, work):
     assert bytes(dh.docs(bus, "Info", (unique,), "(s)")[0]).rstrip(b"\0").decode() == f
 
 
+def test_reuse_finds_only_a_document_kept_as_long(bus, work):
+    """As in the reference, reuse_existing finds a persistent document only for a persistent
+    export and a session one only for a session export, so a grant meant for this session
+    never outlives it and a session grant is never made permanent by someone else's export.
+    Lookup names the persistent one first."""
+    d = dh.start(bus)
+    f = os.path.join(work, "p.txt")
+    write(f, "p")
+    persistent = dh.add(bus, f)
+    session = dh.add(bus, f, persistent=False)
+    assert session != persistent
+    assert dh.add(bus, f, persistent=False) == session and dh.add(bus, f) == persistent
+    assert dh.docs(bus, "Lookup", (f.encode(),), "(ay)")[0] == persistent
+    dh.docs(bus, "GrantPermissions", (session, APP, ["read"]), "(ssas)")
+    g = os.path.join(work, "s.txt")
+    write(g, "s")
+    first = dh.add(bus, g, persistent=False)
+    assert dh.add(bus, g) != first
+    dh.docs(bus, "Delete", (persistent,), "(s)")
+    assert dh.docs(bus, "Lookup", (f.encode(),), "(ay)")[0] == session
+    assert d.stop() == 0
+    bus.wait_for_name_gone(dh.DOCS_NAME)
+    dh.start(bus)
+    # The session's document and its grant are gone with the session.
+    assert dh.error_name(dh.docs, bus, "Info", (session,), "(s)") == NF
+    assert dh.docs(bus, "Lookup", (f.encode(),), "(ay)")[0] == ""
+    assert dh.docs(bus, "List", (APP,), "(s)")[0] == {}
+
+
 def test_lookup_names_only_a_documents_own_entry(bus, work):
     """Lookup of a path on the mount names a document only for the document's own file (or a
     directory document's directory), in the store or an app's view: a temporary file beside
