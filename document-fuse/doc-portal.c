@@ -55,6 +55,11 @@ return_not_allowed (GDBusMethodInvocation *invocation, const char *what)
   return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "%s", what));
 }
 
+/* export_fd() for a sandboxed AddFull naming the caller's own app: the app gets what it
+ * asks for there, not a caller's rights besides (as in the reference). Internal, above the
+ * flags of the API. */
+#define EXPORT_FOR_SELF (1u << 16)
+
 /* The host path of @fd, checked to lead back to the same file without symlinks, so the
  * document's path is canonical (and a later symlink swap on it is detectable). */
 static char *
@@ -300,8 +305,11 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
       return NULL;
     }
 
-  rights |= LIMEN_DOC_PERM_GRANT | LIMEN_DOC_PERM_DELETE;
-  *rights_out = host ? LIMEN_DOC_PERM_ALL : rights;
+  /* What a sandboxed caller may pass on to another app (AddFull) is what its fd proves
+   * plus granting and deleting; for itself it keeps delete only on a document of its own
+   * (made without reuse), as in the reference: a shared one is not its to delete. */
+  *rights_out = host ? LIMEN_DOC_PERM_ALL : (rights | LIMEN_DOC_PERM_GRANT | LIMEN_DOC_PERM_DELETE);
+  rights |= LIMEN_DOC_PERM_GRANT | ((flags & LIMEN_DOC_EXPORT_REUSE) ? 0 : LIMEN_DOC_PERM_DELETE);
 
   /* As in the reference, a reuse finds only a document kept as long as this export asks
    * for: a grant meant for this session never outlives it. */
@@ -322,7 +330,8 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
         return NULL;
       *created = TRUE;
     }
-  grant_caller (portal, info, doc, rights);
+  if (!(flags & EXPORT_FOR_SELF))
+    grant_caller (portal, info, doc, rights);
   return g_steal_pointer (&doc);
 }
 
@@ -526,7 +535,7 @@ add_full (LimenDocPortal *portal, LimenAppInfo *info, int *fds, guint n, const c
   gboolean host = limen_app_info_is_host (info);
   g_autoptr(LimenAppAccessRules) reach = NULL;
   LimenAppAccess need;
-  guint perms;
+  guint perms, for_self = 0;
 
   if (flags & ~KNOWN_FLAGS)
     {
@@ -553,6 +562,8 @@ add_full (LimenDocPortal *portal, LimenAppInfo *info, int *fds, guint n, const c
   if ((flags & LIMEN_DOC_EXPORT_AS_NEEDED) && host && app_id[0] != '\0')
     reach = limen_app_access_rules_load (app_id);
   need = (perms & (LIMEN_DOC_PERM_WRITE | LIMEN_DOC_PERM_DELETE)) ? LIMEN_APP_ACCESS_WRITE : LIMEN_APP_ACCESS_READ;
+  if (!host && app_id[0] != '\0' && g_strcmp0 (app_id, limen_app_info_get_id (info)) == 0)
+    for_self = EXPORT_FOR_SELF;
 
   /* All files in one transaction: all are exported, or none is. */
   if (!limen_doc_model_begin (portal->model, error))
@@ -575,7 +586,7 @@ add_full (LimenDocPortal *portal, LimenAppInfo *info, int *fds, guint n, const c
           g_ptr_array_add (ids, g_strdup (""));
           continue;
         }
-      doc = export_fd (portal, info, fds[i], name, flags & ~LIMEN_DOC_EXPORT_AS_NEEDED, &rights, &created,
+      doc = export_fd (portal, info, fds[i], name, (flags & ~LIMEN_DOC_EXPORT_AS_NEEDED) | for_self, &rights, &created,
                        reach, need, &reached, error);
       if (doc == NULL && reached)
         {

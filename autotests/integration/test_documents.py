@@ -439,10 +439,11 @@ out["as_needed"] = call("AddFull", "(ahusas)", ([0], 4, "org.example.App", ["rea
         os.close(hfd)
     assert out["add"][0] == "ok", out
     doc = out["add"][1][0]
-    assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {APP: ["read", "write", "grant-permissions", "delete"]}
+    # Added with reuse_existing: a shared document, not the app's to delete (the reference's rights).
+    assert dh.docs(bus, "Info", (doc,), "(s)")[1] == {APP: ["read", "write", "grant-permissions"]}
     ro_doc = out["add_ro"][1][0]
     # An O_PATH fd to a read-only bind mount gives no write right.
-    assert dh.docs(bus, "Info", (ro_doc,), "(s)")[1][APP] == ["read", "grant-permissions", "delete"]
+    assert dh.docs(bus, "Info", (ro_doc,), "(s)")[1][APP] == ["read", "grant-permissions"]
     assert out["add_hidden"] == ["error", NA]          # a file the sandbox cannot see by path
     for k in ("lookup", "info", "list"):
         assert out[k] == ["error", NA], k
@@ -456,6 +457,49 @@ out["as_needed"] = call("AddFull", "(ahusas)", ([0], 4, "org.example.App", ["rea
     assert out["as_needed"] == ["ok", [[""], {"mountpoint": dh.mountpoint(bus) + "\0"}]] or \
         out["as_needed"][1][0] == [""]
     assert dh.docs(bus, "Info", (host_doc,), "(s)")[1] == {}
+
+
+def test_a_sandboxed_exporters_rights_are_the_references(bus, work):
+    """What a sandboxed app holds on what it exports, as in the reference: read always, write
+    only when its fd proves it, grant-permissions, and delete only on a document of its own
+    (made without reuse_existing); an AddFull naming its own app gives it just the rights
+    asked for there; naming another app, it keeps its own besides."""
+    dh.start(bus)
+    own = os.path.join(work, "own")
+    os.makedirs(own)
+    for n in "abcdefg":
+        write(os.path.join(own, n), n)
+    out = dh.run_in_sandbox(bus, APP, f'''
+own = {own!r}
+def add(name, mode, *args):
+    fd = os.open(own + "/" + name, mode)
+    if len(args) == 2:
+        return call("Add", "(hbb)", (0,) + args, [fd])
+    return call("AddFull", "(ahusas)", ([0],) + args, [fd])
+out["Add rw, reuse"] = add("a", os.O_RDWR, True, True)
+out["Add rw, unique"] = add("b", os.O_RDWR, False, True)
+out["Add read-only fd, reuse"] = add("c", os.O_RDONLY, True, True)
+out["AddFull reuse, no app"] = add("d", os.O_RDWR, 3, "", [])
+out["AddFull unique, no app"] = add("e", os.O_RDWR, 2, "", [])
+out["AddFull reuse, other app"] = add("f", os.O_RDWR, 3, "org.other.App", ["read"])
+out["AddFull reuse, own app"] = add("g", os.O_RDWR, 3, {APP!r}, ["read"])
+''', binds=(own,))
+    gw, gwd = ["grant-permissions", "read", "write"], ["delete", "grant-permissions", "read", "write"]
+    want = {
+        "Add rw, reuse": {APP: gw},
+        "Add rw, unique": {APP: gwd},
+        "Add read-only fd, reuse": {APP: ["grant-permissions", "read"]},
+        "AddFull reuse, no app": {APP: gw},
+        "AddFull unique, no app": {APP: gwd},
+        "AddFull reuse, other app": {APP: gw, "org.other.App": ["read"]},
+        "AddFull reuse, own app": {APP: ["read"]},
+    }
+    for key, rights in want.items():
+        assert out[key][0] == "ok", (key, out[key])
+        ids = out[key][1][0]
+        doc = ids[0] if isinstance(ids, list) else ids
+        got = dh.docs(bus, "Info", (doc,), "(s)")[1]
+        assert {app: sorted(p) for app, p in got.items()} == rights, key
 
 
 def test_by_app_isolation(bus, work):
