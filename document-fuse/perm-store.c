@@ -565,13 +565,46 @@ limen_perm_store_free (LimenPermStore *store)
 
 /* Write the whole of (table, id) as given: data (NULL keeps the old data) and, when
  * @apps is not NULL, exactly those app rows. */
+/* @apps without the apps given no permission at all: as in the reference, an empty list
+ * is no row (a new reference; @apps itself when every app has some). */
+static GVariant *
+apps_with_permissions (GVariant *apps)
+{
+  GVariantIter iter;
+  GVariantBuilder b;
+  const char *app;
+  GVariant *perms;
+  gsize n = g_variant_n_children (apps), i;
+
+  for (i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) row = g_variant_get_child_value (apps, i);
+      g_autoptr(GVariant) list = g_variant_get_child_value (row, 1);
+
+      if (g_variant_n_children (list) == 0)
+        break;
+    }
+  if (i == n)
+    return g_variant_ref (apps);
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{sas}"));
+  g_variant_iter_init (&iter, apps);
+  while (g_variant_iter_next (&iter, "{&s@as}", &app, &perms))
+    {
+      if (g_variant_n_children (perms) > 0)
+        g_variant_builder_add (&b, "{s@as}", app, perms);
+      g_variant_unref (perms);
+    }
+  return g_variant_ref_sink (g_variant_builder_end (&b));
+}
+
 static gboolean
 store_set (LimenPermStore *store, const char *table, const char *id, gboolean create,
-           GVariant *data, GVariant *apps, GError **error)
+           GVariant *data, GVariant *apps_in, GError **error)
 {
   PermEntry *entry = get_entry (store, table, id);
   gboolean is_new = (entry == NULL);
   g_autoptr(GVariant) empty = NULL;
+  g_autoptr(GVariant) apps = apps_in ? apps_with_permissions (apps_in) : NULL;
   g_autoptr(GBytes) bytes = NULL;
 
   if (is_new && !create)
@@ -579,9 +612,17 @@ store_set (LimenPermStore *store, const char *table, const char *id, gboolean cr
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No entry for %s in table %s", id, table);
       return FALSE;
     }
-  /* Checked and serialized in one walk; the app table is built when something needs it. */
+  /* Checked and serialized in one walk (every row as given, empty ones too); the app
+   * table is built when something needs it. */
   if (apps)
-    bytes = limen_perm_serialize_app_perms (apps, error);
+    {
+      bytes = limen_perm_serialize_app_perms (apps_in, error);
+      if (bytes && apps != apps_in)
+        {
+          g_bytes_unref (bytes);
+          bytes = limen_perm_serialize_app_perms (apps, error);
+        }
+    }
   else
     bytes = limen_perm_serialize_app_perms (entry ? perm_entry_get_perms (entry)
                                                   : (empty = perms_variant_with (NULL, NULL, NULL)), error);
@@ -640,7 +681,8 @@ store_set_permission (LimenPermStore *store, const char *table, const char *id, 
 
   if (!check_app_perms (app, perms, error) || !limen_db_begin (store->db, error))
     return FALSE;
-  all = perms_variant_with (entry ? entry_apps (entry) : NULL, app, perms);
+  /* No permission at all is no row, as in the reference. */
+  all = perms_variant_with (entry ? entry_apps (entry) : NULL, app, perms[0] ? perms : NULL);
   limen_db_perm_put_entry (store->db, table, id, entry ? entry->data : NULL, all, NULL);
   if (!limen_db_commit (store->db, error))
     return FALSE;
@@ -649,7 +691,10 @@ store_set_permission (LimenPermStore *store, const char *table, const char *id, 
       entry = perm_entry_new ();
       g_hash_table_insert (get_table (store, table, TRUE), g_strdup (id), entry);
     }
-  g_hash_table_replace (entry_apps (entry), g_strdup (app), g_strdupv ((char **) perms));
+  if (perms[0])
+    g_hash_table_replace (entry_apps (entry), g_strdup (app), g_strdupv ((char **) perms));
+  else
+    g_hash_table_remove (entry_apps (entry), app);
   g_clear_pointer (&entry->perms_cache, g_variant_unref);
   entry->perms_cache = g_steal_pointer (&all);
   emit_changed (store, table, id, FALSE, entry, NULL);

@@ -40,6 +40,21 @@ def test_round_trip_and_changed_signal(bus):
     assert bus.get_property(dh.PS_IFACE, "version", dest=dh.PS_NAME, path=dh.PS_PATH) == 2
 
 
+def test_no_permission_is_no_row(bus):
+    """As in the reference, an app given an empty list of permissions (by Set or
+    SetPermission) has no row in the entry: Lookup does not list it."""
+    dh.start(bus)
+    v = GLib.Variant("s", "z")
+    dh.ps(bus, "Set", ("t", True, "id", {"org.x.App": [], "org.y.App": ["no"]}, v), "(sbsa{sas}v)")
+    assert dh.ps(bus, "Lookup", ("t", "id"), "(ss)") == ({"org.y.App": ["no"]}, "z")
+    assert dh.ps(bus, "GetPermission", ("t", "id", "org.x.App"), "(sss)") == ([],)
+    dh.ps(bus, "SetPermission", ("t", False, "id", "org.y.App", []), "(sbssas)")
+    assert dh.ps(bus, "Lookup", ("t", "id"), "(ss)") == ({}, "z")
+    dh.ps(bus, "SetPermission", ("t", True, "new", "org.z.App", []), "(sbssas)")
+    assert dh.ps(bus, "Lookup", ("t", "new"), "(ss)")[0] == {}
+    assert sorted(dh.ps(bus, "List", ("t",), "(s)")[0]) == ["id", "new"]
+
+
 @pytest.mark.parametrize("apps, ok", [
     ({"a" * 1025: ["yes"]}, False),
     ({"org.a.App": ["p" * 257]}, False),
@@ -138,7 +153,8 @@ out["list"] = ps("List", "(s)", ("devices",))
 
 def test_twenty_thousand_apps(bus):
     """A big entry goes through the store's one-walk serializer and its background frees:
-    the Changed signal, Lookup and a restart all give back exactly what was Set."""
+    the Changed signal, Lookup and a restart all give back what was Set (an app given an
+    empty list has no row, as in the reference)."""
     d = dh.start(bus)
     seen = []
     bus.conn.signal_subscribe(dh.PS_NAME, dh.PS_IFACE, "Changed", dh.PS_PATH, None, 0,
@@ -151,12 +167,13 @@ def test_twenty_thousand_apps(bus):
     t1 = time.monotonic()
     perms, _ = dh.ps(bus, "Lookup", ("big", "entry"), "(ss)", timeout=60000)
     t2 = time.monotonic()
-    assert perms == apps
+    rows = {app: p for app, p in apps.items() if p}
+    assert perms == rows and len(rows) == 15000
     assert limentest.wait_until(lambda: seen)
-    assert seen[0][:3] == ("big", "entry", False) and seen[0][4] == apps
+    assert seen[0][:3] == ("big", "entry", False) and seen[0][4] == rows
     dh.ps(bus, "SetPermission", ("big", False, "entry", "org.example.App5", ["no"]), "(sbssas)")
     perms2, _ = dh.ps(bus, "Lookup", ("big", "entry"), "(ss)")
-    assert perms2 == dict(apps, **{"org.example.App5": ["no"]})
+    assert perms2 == dict(rows, **{"org.example.App5": ["no"]})
     assert d.stop() == 0
     bus.wait_for_name_gone(dh.PS_NAME)
     dh.start(bus)
