@@ -50,7 +50,6 @@ typedef struct {
 
 typedef struct {
   Export *export;
-  guint   first;   /* entries [first, first+count) */
   guint   count;
   guint  *index;   /* entry of each fd in the batch */
 } Batch;
@@ -237,18 +236,18 @@ on_added (GObject *source, GAsyncResult *result, gpointer user_data)
         for (guint k = 0; k < batch->count; k++)
           set_document_uri (export, batch->index[k], mountpoint, ids[k]);
     }
-  else if (refused_by_store (export, error) && batch->count > 1)
-    {
-      /* Which file it was is not said: each goes again on its own. */
-      if (export->retry == NULL)
-        export->retry = g_new (guint, export->n);
-      for (guint k = batch->count; k > 0; k--)
-        export->retry[export->n_retry++] = batch->index[k - 1];
-      g_error_free (error);
-    }
   else if (refused_by_store (export, error))
     {
-      leave_out (export, batch->index[0], error->message);
+      if (batch->count == 1)
+        leave_out (export, batch->index[0], error->message);
+      else
+        {
+          /* Which file it was is not said: each goes again on its own. */
+          if (export->retry == NULL)
+            export->retry = g_new (guint, export->n);
+          for (guint k = batch->count; k > 0; k--)
+            export->retry[export->n_retry++] = batch->index[k - 1];
+        }
       g_error_free (error);
     }
   else
@@ -279,7 +278,6 @@ send_named (Export *export, guint i)
     }
   batch = g_new0 (Batch, 1);
   batch->export = export;
-  batch->first = i;
   batch->count = 1;
   batch->index = g_new (guint, 1);
   batch->index[0] = i;
@@ -322,7 +320,6 @@ send_batch (Export *export)
   Batch *batch = g_new0 (Batch, 1);
 
   batch->export = export;
-  batch->first = export->next;
   batch->index = g_new (guint, BATCH_MAX);
   g_variant_builder_init (&handles, G_VARIANT_TYPE ("ah"));
   while (next_entry (export, batch->count, &i, &alone))
