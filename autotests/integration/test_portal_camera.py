@@ -193,9 +193,14 @@ def test_host_caller_gets_a_camera_only_remote(cam, bus):
     _, (camera, _) = pw.publish("limen-test-camera")
     assert limentest.wait_until(lambda: present(bus) is True, 10)
     c = rh.Client(bus)
-    # An unsandboxed caller could open PipeWire itself: allowed without a dialog.
+    # As the reference: before AccessCamera, not even an unsandboxed caller gets a remote.
+    with pytest.raises(GLib.Error) as e:
+        open_remote(c.conn)
+    assert "NotAllowed" in str(e.value)
+    # It is asked like any app; one without an app id under the empty id, for all such apps.
     assert c.request(CAM, "AccessCamera", ({},), "(a{sv})") == (0, {})
-    assert backend.requests("AccessDialog") == []
+    (method, handle, app_id, options), = backend.requests("AccessDialog")
+    assert app_id == ""
     fd = open_remote(c.conn)
     nodes = probe(fd)
     assert nodes == [camera], nodes
@@ -337,10 +342,14 @@ def test_hostile_options_and_lockdown(bus):
 
 
 # ---- the question as limen-kde shows it ----------------------------------------------------
-@pytest.mark.parametrize("language,scale", [("en", "1"), ("de", "2")], ids=["en-1x", "de-2x"])
-def test_access_dialog_screenshots(bus, language, scale):
-    """A sandboxed AccessCamera through limen-portal and limen-kde: the KDE Access dialog with
-    the portal's (translated) question; closing it refuses and stores "no"."""
+@pytest.mark.parametrize("language,scale,caller", [("en", "1", "sandboxed"), ("de", "2", "sandboxed"),
+                                                   ("en", "1", "unidentified"), ("de", "1", "unidentified")],
+                         ids=["en-1x", "de-2x", "en-1x-unidentified-host", "de-1x-unidentified-host"])
+def test_access_dialog_screenshots(bus, language, scale, caller):
+    """AccessCamera through limen-portal and limen-kde, from a sandboxed app or a host app
+    without an app id: the KDE Access dialog with the portal's (translated) question, for the
+    host app saying the answer counts for every unidentified app; closing it refuses and
+    stores "no" under the app's id (the empty one for the host app)."""
     import threading
     import time
     import kde_helpers as kh
@@ -364,18 +373,24 @@ def test_access_dialog_screenshots(bus, language, scale):
         bus.start_portal(env={"XDG_CURRENT_DESKTOP": "KDE", "LANGUAGE": env["LANGUAGE"],
                               "LIMEN_LOCALEDIR": env["LIMEN_LOCALEDIR"]})
         result = []
-        caller = threading.Thread(target=lambda: result.append(
-            rh.sandboxed_request(bus, APP_NEW, CAM, "AccessCamera", "(a{sv})", "({},)")))
-        caller.start()
+        if caller == "sandboxed":
+            call = lambda: result.append(rh.sandboxed_request(bus, APP_NEW, CAM, "AccessCamera", "(a{sv})", "({},)"))
+            app_id = APP_NEW
+        else:
+            host = rh.Client(bus)
+            call = lambda: result.append(("RESPONSE", host.request(CAM, "AccessCamera", ({},), "(a{sv})")))
+            app_id = ""
+        thread = threading.Thread(target=call)
+        thread.start()
         title = "Darf diese Anwendung die Kamera verwenden?" if language == "de" else \
             "Allow this app to use the camera?"
         wid = x.wait_window(title)
         time.sleep(1.0)
-        path = x.screenshot(f"camera-access-{language}-{scale}x.png")
+        path = x.screenshot(f"camera-access-{language}-{scale}x-{caller}.png")
         assert os.path.getsize(path) > 1000
         x.press(wid, "Escape")
-        caller.join(40)
+        thread.join(40)
         assert result and result[0][0] == "RESPONSE" and result[0][1][0] == 1, result
-        assert limentest.wait_until(lambda: stored(bus).get(APP_NEW) == ["no"], 5), stored(bus)
+        assert limentest.wait_until(lambda: stored(bus).get(app_id) == ["no"], 5), stored(bus)
     finally:
         x.close()

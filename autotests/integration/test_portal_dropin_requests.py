@@ -129,10 +129,30 @@ def test_host_app_with_stored_ask_is_asked_every_time(bus, shots):
     assert lookup(bus, "screenshot", "screenshot")[HOST_APP] == ["ask"]
 
 
-def test_host_app_with_nothing_stored_is_not_asked(bus, shots):
+def test_host_app_with_nothing_stored_is_asked_once_and_the_answer_kept(bus, shots):
+    """As the reference: a host app is asked like any app, and its answer stored under its id."""
     client = registered_client(bus)
     assert client.request(SHOT, "Screenshot", ("", {}), "(sa{sv})")[0] == 0
-    assert shots.requests("AccessDialog") == []
+    (method, handle, app_id, options), = shots.requests("AccessDialog")
+    assert app_id == HOST_APP
+    assert lookup(bus, "screenshot", "screenshot")[HOST_APP] == ["yes"]
+    assert client.request(SHOT, "Screenshot", ("", {}), "(sa{sv})")[0] == 0
+    assert len(shots.requests("AccessDialog")) == 1
+
+
+def test_unidentified_host_apps_share_the_empty_ids_answer(bus, shots):
+    """A host app without an app id is asked under the empty id (the dialog says the answer
+    counts for every such app), and a refusal then holds for another one too."""
+    shots.set_response("AccessDialog", 1)
+    client = rh.Client(bus)
+    assert client.request(SHOT, "Screenshot", ("", {}), "(sa{sv})")[0] == 2
+    (method, handle, app_id, options), = shots.requests("AccessDialog")
+    assert app_id == ""
+    (title, subtitle, body), = shots.args("AccessDialog")
+    assert "every unidentified app" in body
+    assert lookup(bus, "screenshot", "screenshot")[""] == ["no"]
+    assert rh.Client(bus).request(SHOT, "Screenshot", ("", {}), "(sa{sv})")[0] == 2
+    assert len(shots.requests("AccessDialog")) == 1 and shots.requests("Screenshot") == []
 
 
 def test_stored_ask_stays_ask_for_a_sandboxed_app(bus, shots):
@@ -153,6 +173,32 @@ def test_modal_reaches_the_access_dialog(bus, shots):
     assert options.get("modal") is False
     # An answer given where nothing was stored is stored.
     assert lookup(bus, "screenshot", "screenshot")[APP] == ["yes"]
+
+
+def test_wallpaper_without_preview_asks_first(bus, shots):
+    """Nobody sees a wallpaper set without a preview coming: the Access dialog asks (and the
+    answer is kept), as in the reference; with a preview the backend's dialog is the question."""
+    shots.set_response("AccessDialog", 1)
+    kind, result = rh.sandboxed_request(bus, APP, WALL, "SetWallpaperURI", "(ssa{sv})",
+                                        "('', 'https://example.org/w.png', {'handle_token': <'w1'>})")
+    assert result[0] == 2 and shots.requests("SetWallpaperURI") == []
+    (method, handle, app_id, options), = shots.requests("AccessDialog")
+    assert app_id == APP
+    assert lookup(bus, "wallpaper", "wallpaper")[APP] == ["no"]
+    set_permission(bus, "wallpaper", "wallpaper", APP, ["yes"])
+    kind, result = rh.sandboxed_request(bus, APP, WALL, "SetWallpaperURI", "(ssa{sv})",
+                                        "('', 'https://example.org/w.png', {'handle_token': <'w2'>})")
+    assert result[0] == 0 and len(shots.requests("SetWallpaperURI")) == 1
+    assert len(shots.requests("AccessDialog")) == 1
+
+
+def test_wallpaper_with_preview_is_the_backends_question(bus, shots):
+    kind, result = rh.sandboxed_request(bus, APP, WALL, "SetWallpaperURI", "(ssa{sv})",
+                                        "('', 'https://example.org/w.png', "
+                                        "{'handle_token': <'w3'>, 'show-preview': <true>})")
+    assert result[0] == 0 and len(shots.requests("SetWallpaperURI")) == 1
+    assert shots.requests("AccessDialog") == []
+    assert APP not in lookup(bus, "wallpaper", "wallpaper")
 
 
 def test_host_app_with_stored_no_is_refused_a_wallpaper(bus, shots):

@@ -106,6 +106,16 @@ ask_user (GTask *task)
       check_done (task, FALSE);
       return;
     }
+  /* A host app without an app id is stored under the empty id, shared by all such apps: the
+   * person is told that the answer counts for them all. */
+  if (*app_id_of (check) == '\0')
+    {
+      g_autofree char *body = check->body;
+
+      check->body = g_strconcat (body, *body ? "\n\n" : "",
+                                 _("This app could not be identified. Your answer applies to every unidentified app."),
+                                 NULL);
+    }
   g_variant_builder_init (&options, G_VARIANT_TYPE_VARDICT);
   if (check->grant_label)
     g_variant_builder_add (&options, "{sv}", "grant_label", g_variant_new_string (check->grant_label));
@@ -142,9 +152,6 @@ on_lookup (GObject *source, GAsyncResult *result, gpointer user_data)
   else
     g_debug ("No stored permission %s/%s: %s", check->table, check->id, error->message);
   check->stored = permission;
-  /* Nothing stored for an unsandboxed caller: allowed, as it could do it all itself. */
-  if (permission == LIMEN_PERMISSION_UNSET && limen_app_info_is_host (limen_request_get_app_info (check->request)))
-    permission = LIMEN_PERMISSION_YES;
 
   if (!limen_request_is_open (check->request))
     check_done (task, FALSE);
@@ -191,13 +198,6 @@ limen_access_check_async (LimenPortalContext *context, LimenRequest *request, co
     }
   g_task_set_task_data (task, check, (GDestroyNotify) access_check_free);
 
-  /* An unsandboxed caller without an id has nothing stored to go by: it could do it all
-   * itself, asking it would protect nothing. One with an id follows its stored permission. */
-  if (limen_app_info_is_host (limen_request_get_app_info (request)) && *app_id_of (check) == '\0')
-    {
-      check_done (task, TRUE);
-      return;
-    }
   g_dbus_connection_call (context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
                           g_variant_new ("(ss)", table, id), G_VARIANT_TYPE ("(a{sas}v)"),
                           G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, limen_request_get_cancellable (request),

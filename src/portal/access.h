@@ -33,10 +33,11 @@ typedef enum {
 } LimenAccessMode;
 
 /* Decide whether the caller of @request may use (@table, @id) as @mode says, from the app's
- * stored permission: "no" refuses and "yes" allows for every caller, sandboxed or not; "ask"
- * asks every time (LIMEN_ACCESS_ASK). With nothing stored a host caller (it could do it all
- * itself) is allowed; a sandboxed one is asked (LIMEN_ACCESS_ASK) and only then is the
- * answer stored. LIMEN_ACCESS_ASK needs @dialog (strings copied; no Access backend: refused).
+ * stored permission: "no" refuses and "yes" allows; "ask" asks every time (LIMEN_ACCESS_ASK);
+ * with nothing stored the person is asked (LIMEN_ACCESS_ASK) and the answer stored. The same
+ * for every caller, as in the reference: a host app is looked up under its app id, and all
+ * host apps without one share the entry of the empty id (one answer for all of them).
+ * LIMEN_ACCESS_ASK needs @dialog (strings copied; no Access backend: refused).
  * Runs until the request closes (then: refused). */
 void limen_access_check_async (LimenPortalContext      *context,
                                LimenRequest            *request,

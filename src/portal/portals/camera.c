@@ -5,10 +5,10 @@
  * is the permission store's "devices" / "camera" entry, the same one WirePlumber's portal
  * access script reads, so the portal and PipeWire never disagree about an app.
  *
- * Unsandboxed callers follow the access helper's rule (they could open PipeWire themselves):
- * allowed unless "no" is stored under their id. A sandboxed app is asked once through the
- * backend's Access dialog and the answer is stored; OpenPipeWireRemote then needs a stored
- * "yes". A refused AccessCamera answers Response 1, as the reference does. */
+ * Every app, sandboxed or not, is asked once through the backend's Access dialog and the
+ * answer is stored (host apps without an app id share the entry of the empty id, as in the
+ * reference); OpenPipeWireRemote then needs a stored "yes". A refused AccessCamera answers
+ * Response 1, as the reference does. */
 #include "portal.h"
 
 #include <glib/gi18n.h>
@@ -196,8 +196,9 @@ on_permission (GObject *source, GAsyncResult *result, gpointer user_data)
       if (g_variant_lookup (perms, app_id, "^a&s", &strv) && strv[0])
         stored = strv[0];
     }
-  /* A sandboxed app needs a stored "yes"; a host one anything but a stored "no". */
-  allowed = limen_app_info_is_host (r->info) ? g_strcmp0 (stored, "no") != 0 : g_strcmp0 (stored, "yes") == 0;
+  /* Every caller needs a stored "yes" (a host app without an id: the empty id's), as in the
+   * reference: AccessCamera is where it is given. */
+  allowed = g_strcmp0 (stored, "yes") == 0;
   if (!allowed)
     {
       g_debug ("Camera remote refused to '%s' (stored: %s)", app_id, stored ? stored : "nothing");
@@ -217,11 +218,6 @@ on_lockdown (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       remote_call_finish (r, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
                                                   "Camera access is disabled"));
-      return;
-    }
-  if (limen_app_info_is_host (r->info) && *limen_app_info_get_id (r->info) == '\0')
-    {
-      open_remote (r);
       return;
     }
   g_dbus_connection_call (r->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * A stored "no" in the wallpaper table ends the request at once; otherwise the backend's
- * preview (or its own policy) decides. Files come as fds and go on as host URIs. */
+ * preview decides, or, without a preview, the stored "yes" or the Access dialog. Files come
+ * as fds and go on as host URIs. */
 #include "portal.h"
+
+#include <glib/gi18n.h>
 
 #include <string.h>
 #include <sys/stat.h>
@@ -57,11 +60,33 @@ check_file (LimenCall *call, GTask *task)
   g_task_return_boolean (task, TRUE);
 }
 
-/* After the handle: a stored "no" ends the request; otherwise the backend decides. */
+/* After the handle: a stored "no" ends the request (response 2). With a preview the person
+ * confirms the picture in the backend's dialog; without one nobody would see it coming, so
+ * the stored "yes" or the person's answer in the Access dialog decides, as in the reference
+ * (the answer is stored where nothing was). */
 static void
 check_permission (LimenCall *call, GTask *task)
 {
-  limen_access_step (call, task, NULL, TABLE, LIMEN_ACCESS_NOT_DENIED, NULL);
+  g_autoptr(GVariant) window = limen_call_get_arg (call, 0);
+  const char *app_id = limen_app_info_get_id (limen_call_get_app_info (call));
+  gboolean preview = FALSE;
+
+  g_variant_lookup (limen_call_get_options (call), "show-preview", "b", &preview);
+  if (preview)
+    {
+      limen_access_step (call, task, NULL, TABLE, LIMEN_ACCESS_NOT_DENIED, NULL);
+      return;
+    }
+  limen_access_step (call, task, g_variant_get_string (window, NULL), TABLE, LIMEN_ACCESS_ASK,
+                     &(LimenAccessDialog) {
+                       .title = _("Allow this app to set the wallpaper?"),
+                       .subtitle = app_id,
+                       .body = _("It will be able to change the desktop and lock screen pictures "
+                                 "whenever it asks, without showing them to you first."),
+                       .grant_label = _("Allow"),
+                       .deny_label = _("Deny"),
+                       .icon = "preferences-desktop-wallpaper",
+                     });
 }
 
 static const LimenStep uri_pre[] = {
