@@ -55,3 +55,33 @@ def test_prepare_print_through_frontend(bus, x, which):
         assert results["settings"]["printer"] == "PDF" and results["token"] > 0
     finally:
         cups.close()
+
+
+@pytest.mark.parametrize("which", ["limen", "reference"])
+def test_wallpaper_without_preview_asks_an_unidentified_host_app(bus, x, which):
+    """SetWallpaperURI without a preview from a host app without an app id, through either
+    frontend and limen-kde: nobody would see it coming, so the Access dialog asks first (the
+    reference's question, or ours saying the answer counts for every unidentified app);
+    denying it answers 2, sets nothing and stores "no" under the empty id."""
+    import request_helpers as rh
+    if which == "reference":
+        bus.write_service_file("org.freedesktop.impl.portal.PermissionStore", "/usr/libexec/xdg-permission-store")
+    else:
+        rh.start_documents(bus)
+    kde = kh.start_kde_x11(bus, x)
+    start_frontend(bus, which)
+    picture = os.path.join(bus.home, "wall.png")
+    with open(picture, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n")
+    token = "wall" + which
+    got = request_response(bus, "org.freedesktop.portal.Wallpaper", "SetWallpaperURI",
+                           ("", GLib.filename_to_uri(picture), {"handle_token": GLib.Variant("s", token)}),
+                           "(ssa{sv})", token)
+    title = "Allow this app to set the wallpaper?" if which == "limen" else "Allow Applications to Set Backgrounds?"
+    x.answer(title, "Escape", shot=f"wallpaper-access-{which}.png")
+    assert limentest.wait_until(lambda: got, 20), kde.output()
+    assert got[0][0] == 2
+    store = "org.freedesktop.impl.portal.PermissionStore"
+    perms, _ = bus.call(store, "Lookup", ("wallpaper", "wallpaper"), "(ss)", dest=store,
+                        path="/org/freedesktop/impl/portal/PermissionStore")
+    assert perms.get("") == ["no"]
