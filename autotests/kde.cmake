@@ -39,6 +39,7 @@ add_test(NAME bench-kde-screenshot COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURC
 set_tests_properties(bench-kde-screenshot PROPERTIES LABELS bench TIMEOUT 600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
 limen_add_pytest(kde-frontends-part2 test_kde_frontends_part2.py TIMEOUT 600)
+limen_add_pytest(kde-qt-clients test_kde_qt_clients.py TIMEOUT 600)
 
 # wayland: parents through xdg-foreign: a plain wayland-client toplevel of ours exports its
 # handle, limen-kde (Qt on kwin_wayland --virtual) imports it; KWin's scripting says who is

@@ -130,7 +130,8 @@ void LimenFileDialog::applyMode ()
 void LimenFileDialog::applyFilters ()
 {
   KFileFilterCombo *combo = m_widget->filterWidget ();
-  if (m_n_filters > 0)
+  /* A folder dialog lists folders only: a filter of file names would change nothing. */
+  if (m_n_filters > 0 && !m_directory)
     {
       m_widget->setFilter (m_filter_lines.join (QLatin1Char ('\n')));
       combo->setCurrentIndex (m_current_filter);
@@ -178,14 +179,16 @@ void LimenFileDialog::build ()
   ok->show ();
   m_widget->cancelButton ()->show ();
   connect (ok, &QPushButton::clicked, this, [this] {
-    if (acceptViewSelection ())
+    if (acceptViewSelection () || acceptCurrentFolder ())
       return;
     Busy busy (this);   /* slotOk stats the typed name in a nested loop */
     m_widget->slotOk ();
   });
   /* Return in the name field or in the view would reach slotOk through KFileWidget's own
-   * connections: look at it first (see acceptViewSelection()). The view is replaced when
-   * the user switches between icon and detail modes. */
+   * connections: look at it first (see acceptViewSelection() and acceptCurrentFolder()).
+   * The name field's combo box holds the focus and passes keys on to its line edit, so both
+   * are watched. The view is replaced when the user switches between icon and detail modes. */
+  m_widget->locationEdit ()->installEventFilter (this);
   if (QLineEdit *edit = m_widget->locationEdit ()->lineEdit ())
     edit->installEventFilter (this);
   if (QAbstractItemView *view = m_widget->dirOperator ()->view ())
@@ -261,7 +264,7 @@ bool LimenFileDialog::eventFilter (QObject *watched, QEvent *event)
     {
       auto *key = static_cast<QKeyEvent *> (event);
       if ((key->key () == Qt::Key_Return || key->key () == Qt::Key_Enter) &&
-          !(key->modifiers () & ~Qt::KeypadModifier) && acceptViewSelection ())
+          !(key->modifiers () & ~Qt::KeypadModifier) && (acceptViewSelection () || acceptCurrentFolder ()))
         return true;
     }
   return _LimenQtDialog::eventFilter (watched, event);
@@ -331,6 +334,23 @@ bool LimenFileDialog::acceptViewSelection ()
   m_widget->accept ();
   for (int i = 0; i < urls.size () && i < KRecentDocument::maximumItems (); i++)
     KRecentDocument::add (urls[i]);
+  accept ();
+  return true;
+}
+
+/* A folder dialog with no name typed and nothing selected: Open takes the folder shown, as
+ * KDE's own folder chooser and the reference do; KFileWidget alone would do nothing. */
+bool LimenFileDialog::acceptCurrentFolder ()
+{
+  if (!m_widget || m_mode != LIMEN_QT_FILE_OPEN || !m_directory || !m_view_picked.isEmpty ())
+    return false;
+  QLineEdit *edit = m_widget->locationEdit ()->lineEdit ();
+  const QUrl folder = m_widget->baseUrl ().adjusted (QUrl::StripTrailingSlash);
+  if (!edit || !edit->text ().trimmed ().isEmpty () || !m_widget->dirOperator ()->selectedItems ().isEmpty () ||
+      !folder.isValid ())
+    return false;
+  m_view_picked = { folder };
+  m_widget->accept ();
   accept ();
   return true;
 }

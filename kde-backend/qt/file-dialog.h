@@ -38,6 +38,7 @@ private:
   /* Open with several files selected in the view: answer them from the view when the Name
    * field holds just what KFileWidget wrote for them; false leaves it to KFileWidget. */
   bool acceptViewSelection ();
+  bool acceptCurrentFolder ();
   void applyMode ();      /* open/save, files or folders, from the portal method */
   void applyFilters ();   /* the filter combo, hidden when the app gave none */
   void saveState ();
@@ -45,7 +46,7 @@ private:
   KFileWidget *m_widget = nullptr;
   struct PendingKey { int type; int key; Qt::KeyboardModifiers modifiers; QString text; };
   QVector<PendingKey> m_pending_keys;
-  QList<QUrl> m_view_picked;   /* set by acceptViewSelection() */
+  QList<QUrl> m_view_picked;   /* set by acceptViewSelection() or acceptCurrentFolder() */
   class QVBoxLayout *m_layout = nullptr;
   QString m_folder, m_current_file, m_current_name, m_accept_label;
   QStringList m_filter_lines;
