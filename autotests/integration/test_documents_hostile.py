@@ -63,7 +63,7 @@ def test_bad_doc_ids(env, method, doc_id):
     assert r in ("refused:" + IA, "refused:" + NF), r
 
 
-BAD_APP_IDS = ["", "a", "a..b", "x.-y/z", "x" * 300, "org.example.App/../x", "1org.a", "org.a.", ".org.a"]
+BAD_APP_IDS = ["", "a", "a..b", "x.-y/z", "x" * 300, "org.example.App/../x", "org.my-x.a", "org.a.", ".org.a"]
 
 
 @pytest.mark.parametrize("app_id", BAD_APP_IDS)

@@ -128,7 +128,8 @@ def build_cases(bus):
         "slash": "[Application]\nname=org/example/App\n[Context]\nshared=network;\n",
         "traversal": "[Application]\nname=../../../etc\n[Context]\nshared=network;\n",
         "one-element": "[Application]\nname=example\n[Context]\nshared=network;\n",
-        "leading-digit": "[Application]\nname=org.1example.App\n[Context]\nshared=network;\n",
+        # '-' only in the last element, by the reference's rules (a leading digit is fine there)
+        "dash-inside": "[Application]\nname=org.my-example.App\n[Context]\nshared=network;\n",
         "space": "[Application]\nname=org.example.My App\n[Context]\nshared=network;\n",
         "non-ascii": "[Application]\nname=org.exämple.App\n[Context]\nshared=network;\n",
         "too-long": "[Application]\nname=org." + "a" * 300 + "\n[Context]\nshared=network;\n",

@@ -22,9 +22,11 @@ hook_in_environment (void)
 static void
 test_app_id_validity (void)
 {
-  const char *good[] = { "org.example.App", "org.kde.konsole", "a.b", "org.example.my-app", "org._1x.App_2", NULL };
+  /* The reference's rules: digits may start an element, '-' only in the last one. */
+  const char *good[] = { "org.example.App", "org.kde.konsole", "a.b", "org.example.my-app", "org._1x.App_2",
+                         "org.1example.App", "org.test.1.Lookup", "snap.0ad", NULL };
   const char *bad[] = { "", "org", ".org.example", "org..example", "org.example.", "org/example.App",
-                        "../../etc", "org.1example.App", "org.exa mple.App", "org.example.Äpp", NULL };
+                        "../../etc", "org.my-example.App", "org.exa mple.App", "org.example.Äpp", "-.a", NULL };
   g_autofree char *long_id = g_strnfill (300, 'a');
 
   for (guint i = 0; good[i]; i++)

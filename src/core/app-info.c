@@ -251,32 +251,27 @@ limen_app_info_test_hooks_compiled (void)
 gboolean
 limen_app_id_is_valid (const char *app_id)
 {
+  const char *last_dot;
   gsize len;
-  guint elements = 1;
-  gboolean element_start = TRUE;
 
   if (app_id == NULL)
     return FALSE;
   len = strlen (app_id);
-  if (len == 0 || len > 255)
+  last_dot = strrchr (app_id, '.');
+  if (len == 0 || len > 255 || last_dot == NULL)
     return FALSE;
   for (const char *p = app_id; *p; p++)
     {
       if (*p == '.')
         {
-          if (element_start)
-            return FALSE;       /* empty element, leading dot, ".." */
-          elements++;
-          element_start = TRUE;
+          if (p == app_id || p[1] == '\0' || p[1] == '.')
+            return FALSE;       /* empty element, leading or trailing dot, ".." */
           continue;
         }
-      if (!(g_ascii_isalnum (*p) || *p == '_' || *p == '-'))
+      if (!(g_ascii_isalnum (*p) || *p == '_' || (*p == '-' && p > last_dot)))
         return FALSE;
-      if (element_start && g_ascii_isdigit (*p))
-        return FALSE;
-      element_start = FALSE;
     }
-  return !element_start && elements >= 2;
+  return TRUE;
 }
 
 GKeyFile *

@@ -106,8 +106,9 @@ gboolean limen_app_info_register_host_id (GDBusConnection *connection,
                                           const char      *app_id,
                                           GError         **error);
 
-/* Validation of a reverse-DNS application id (Flatpak rules: at least two elements,
- * [A-Za-z0-9_-], no element starting with a digit, at most 255 bytes). */
+/* Validation of a reverse-DNS application id, by the rules the reference applies: at least
+ * two non-empty elements of [A-Za-z0-9_], '-' only in the last one, at most 255 bytes;
+ * an element may start with a digit (snap.0ad, the reference's own tests' org.test.1.App). */
 gboolean limen_app_id_is_valid (const char *app_id);
 
 /* Parse a /.flatpak-info keyfile; used by the /proc path and the test hook alike. */
