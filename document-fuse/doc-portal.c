@@ -233,6 +233,57 @@ resolve_named (LimenAppInfo *info, int fd, const char *name, struct stat *st, gu
   return g_build_filename (dir, name, NULL);
 }
 
+/* What an export of a file or folder below the top of a directory document, through our
+ * own mount, refers to: the host file behind it, as the reference exports it (by its host
+ * path). @hostfd is that file's O_PATH fd, @doc the directory document, @view the view it
+ * was reached through. A sandboxed caller must have reached it through its own view, and
+ * gets the rights it holds on the directory document, no more than its fd was opened for. */
+static char *
+resolve_store_node (LimenAppInfo *info, int fd, int hostfd, LimenDoc *doc, const char *view, gboolean want_dir,
+                    const char *name, struct stat *st, guint *rights, GBytes **handle, int *handle_type,
+                    GError **error)
+{
+  gboolean host = limen_app_info_is_host (info);
+  char *path;
+
+  if (fstat (hostfd, st) != 0 || (name ? !S_ISDIR (st->st_mode)
+                                       : (want_dir ? !S_ISDIR (st->st_mode) : !S_ISREG (st->st_mode))))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           name || want_dir ? "Not a directory" : "Not a regular file");
+      return NULL;
+    }
+  if (host)
+    *rights = LIMEN_DOC_PERM_READ | LIMEN_DOC_PERM_WRITE;
+  else
+    {
+      int mode = fcntl (fd, F_GETFL);
+
+      if (mode < 0 || g_strcmp0 (view, limen_app_info_get_id (info)) != 0)
+        {
+          g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                               "The file was not reached through the caller's own documents");
+          return NULL;
+        }
+      *rights = limen_doc_get_perms (doc, view) & (LIMEN_DOC_PERM_READ | LIMEN_DOC_PERM_WRITE);
+      if (!(mode & O_PATH) && (mode & O_ACCMODE) == O_RDONLY)
+        *rights &= ~LIMEN_DOC_PERM_WRITE;
+      if (!(mode & O_PATH) && (mode & O_ACCMODE) == O_WRONLY)
+        *rights &= ~LIMEN_DOC_PERM_READ;
+      if (*rights == 0)
+        {
+          g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "No access to the file");
+          return NULL;
+        }
+    }
+  if (name)   /* AddNamed: host callers only, which hold every right on what they name */
+    return resolve_named (info, hostfd, name, st, rights, handle, handle_type, error);
+  path = canonical_path (hostfd, st, error);
+  if (path)
+    *handle = limen_doc_file_handle (hostfd, handle_type);
+  return path;
+}
+
 /* What a plain export (@fd the file or directory itself) refers to. */
 static char *
 resolve_fd (LimenAppInfo *info, int fd, gboolean want_dir, struct stat *st, guint *rights,
@@ -280,11 +331,21 @@ export_fd (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
       return NULL;
     }
   if (limen_fuse_identify_fd (portal->fs, fd, (stx.stx_mask & STATX_MNT_ID) ? (int) stx.stx_mnt_id : -1,
+                              makedev (stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino,
                               &doc, &node_app, &is_doc_entry))
-    return export_own_file (portal, info, name, flags, doc, node_app, is_doc_entry, rights_out, error);
-  if (!check_exportable_fs (fd, &stx, &st, error))
+    {
+      g_autoptr(LimenDoc) dir_doc = NULL;
+      g_autofree char *view = NULL;
+      g_autofd int hostfd = -1;
+
+      if (doc || (hostfd = limen_fuse_dup_inner_node (portal->fs, stx.stx_ino, &dir_doc, &view)) < 0)
+        return export_own_file (portal, info, name, flags, doc, node_app, is_doc_entry, rights_out, error);
+      path = resolve_store_node (info, fd, hostfd, dir_doc, view, want_dir, name, &st, &rights, &handle,
+                                 &handle_type, error);
+    }
+  else if (!check_exportable_fs (fd, &stx, &st, error))
     return NULL;
-  if (name)
+  else if (name)
     path = resolve_named (info, fd, name, &st, &rights, &handle, &handle_type, error);
   else
     path = resolve_fd (info, fd, want_dir, &st, &rights, &handle, &handle_type, error);
@@ -960,9 +1021,10 @@ lookup_opened (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   /* Told not to sync, statx asks no filesystem (see export_fd). */
-  if (statx (fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) != 0)
-    stx.stx_mask = 0;
+  if (statx (fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID | STATX_INO, &stx) != 0)
+    memset (&stx, 0, sizeof stx);
   if (limen_fuse_identify_fd (portal->fs, fd, (stx.stx_mask & STATX_MNT_ID) ? (int) stx.stx_mnt_id : -1,
+                              makedev (stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino,
                               &doc, &node_app, &is_doc_entry))
     {
       if (!is_doc_entry)

@@ -589,6 +589,22 @@ unlink_doc_file (LimenFuse *fs, Node *dir, const char *name)
   return 0;
 }
 
+/* @temp, taken out of @dir's temps: gone for good. A temp that was the document's file
+ * (see move_doc_file_to_temp) also leaves its hidden name on the host; fs->lock held. */
+static void
+drop_temp_locked (LimenFuse *fs, Node *dir, Node *temp)
+{
+  if (temp->hidden)
+    {
+      g_autofd int dirfd = limen_fuse_open_doc_parent (dir->doc, NULL);
+
+      if (dirfd >= 0)
+        unlinkat (dirfd, temp->hidden, 0);
+      g_clear_pointer (&temp->hidden, g_free);
+    }
+  limen_fuse_node_unref_locked (fs, temp);
+}
+
 static void
 remove_entry (fuse_req_t req, fuse_ino_t parent_ino, const char *name, int flags)
 {
@@ -609,7 +625,7 @@ remove_entry (fuse_req_t req, fuse_ino_t parent_ino, const char *name, int flags
       if (parent->temps && (temp = g_hash_table_lookup (parent->temps, name)))
         g_hash_table_remove (parent->temps, name);
       if (temp)
-        limen_fuse_node_unref_locked (fs, temp);
+        drop_temp_locked (fs, parent, temp);
       g_mutex_unlock (&fs->lock);
       err = temp ? 0 : flags ? ENOTDIR : unlink_doc_file (fs, parent, name);
     }
@@ -647,6 +663,21 @@ save_temp_over (LimenFuse *fs, Node *dir, Node *temp, const char *docname, unsig
     return ENOENT;
   if ((flags & RENAME_NOREPLACE) && fstatat (dirfd, docname, &st, AT_SYMLINK_NOFOLLOW) == 0)
     return EEXIST;
+  if (temp->hidden)
+    {
+      /* The document's own file moved to a temp earlier: it has a name on the host already. */
+      struct stat now;
+
+      if (fstatat (dirfd, temp->hidden, &now, AT_SYMLINK_NOFOLLOW) != 0 || fstat (temp->fd, &st) != 0 ||
+          now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+        return ENOENT;
+      if (renameat (dirfd, temp->hidden, dirfd, docname) != 0)
+        return errno;
+      g_mutex_lock (&fs->lock);
+      g_clear_pointer (&temp->hidden, g_free);
+      g_mutex_unlock (&fs->lock);
+      goto saved;
+    }
   g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", temp->fd);
   /* Give the unnamed file a hidden name for the instant before the rename: the document's
    * own (limen_fuse_doc_mark_seen removes it after a crash), or a random one while another save of the
@@ -672,6 +703,7 @@ save_temp_over (LimenFuse *fs, Node *dir, Node *temp, const char *docname, unsig
       unlinkat (dirfd, hidden, 0);
       return err;
     }
+saved:
   if (fstat (temp->fd, &st) == 0)
     {
       g_autofree char *path = limen_doc_dup_path (dir->doc);
@@ -735,7 +767,7 @@ rename_temp (LimenFuse *fs, Node *dir, Node *temp, const char *newname, unsigned
       if (old)
         {
           g_hash_table_remove (dir->temps, newname);
-          limen_fuse_node_unref_locked (fs, old);
+          drop_temp_locked (fs, dir, old);
         }
       g_hash_table_steal (dir->temps, temp->temp_name);
       g_free (temp->temp_name);
@@ -746,7 +778,92 @@ rename_temp (LimenFuse *fs, Node *dir, Node *temp, const char *newname, unsigned
   return err;
 }
 
-/* Single-file document directory: only temps move, possibly over the document. */
+/* Rename the document's own file to @newname, a temp name, as the reference does (editors
+ * that keep a backup save so: the file to "NAME~", then a new NAME). The host file leaves
+ * the document's name for a hidden one beside it (".limen-moved-XXXXXXXX"), where it lives as
+ * the temp @newname: gone when the temp is removed, back under the document's name when the
+ * temp is renamed over it. After a crash it stays under the hidden name: nothing is lost. */
+static int
+move_doc_file_to_temp (LimenFuse *fs, Node *dir, const char *docname, const char *newname, unsigned int flags)
+{
+  g_autofd int dirfd = limen_fuse_open_doc_parent (dir->doc, NULL);
+  g_autofree char *key = NULL;
+  char hidden[64];
+  struct stat st, now;
+  Node *old, *temp;
+  guint32 rnd;
+  int fd, err = 0;
+
+  if (dirfd < 0)
+    return ENOENT;
+  g_mutex_lock (&fs->lock);
+  if (dir->temps == NULL)
+    dir->temps = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  old = g_hash_table_lookup (dir->temps, newname);
+  if (old && (flags & RENAME_NOREPLACE))
+    err = EEXIST;
+  else if (old == NULL && g_hash_table_size (dir->temps) >= MAX_TEMPS_PER_DOC)
+    err = ENOSPC;
+  g_mutex_unlock (&fs->lock);
+  if (err)
+    return err;
+  fd = openat (dirfd, docname, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS || errno == ETXTBSY))
+    fd = openat (dirfd, docname, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return errno;
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return EPERM;
+    }
+  for (int attempt = 0; ; attempt++)
+    {
+      if (getrandom (&rnd, sizeof rnd, 0) != sizeof rnd)
+        rnd = g_random_int ();
+      g_snprintf (hidden, sizeof hidden, ".limen-moved-%08x", rnd);
+      if (syscall (SYS_renameat2, dirfd, docname, dirfd, hidden, RENAME_NOREPLACE) == 0)
+        break;
+      if (errno != EEXIST || attempt > 8)
+        {
+          err = errno;
+          close (fd);
+          return err;
+        }
+    }
+  /* The host may have put another file under the name between the open and the rename. */
+  if (fstatat (dirfd, hidden, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+    {
+      syscall (SYS_renameat2, dirfd, hidden, dirfd, docname, RENAME_NOREPLACE);
+      close (fd);
+      return EBUSY;
+    }
+  /* The document has no file now (as one added with AddNamed before its file exists): it
+   * must not follow its old file to the hidden name. */
+  {
+    g_autofree char *path = limen_doc_dup_path (dir->doc);
+
+    limen_doc_model_update_file (fs->model, dir->doc, path, 0, 0, 0, NULL);
+  }
+  key = g_strdup_printf ("t:%s:%s:%s", dir->app ? dir->app : "", limen_doc_get_id (dir->doc), newname);
+  g_mutex_lock (&fs->lock);
+  if ((old = g_hash_table_lookup (dir->temps, newname)))
+    {
+      g_hash_table_remove (dir->temps, newname);
+      drop_temp_locked (fs, dir, old);
+    }
+  temp = limen_fuse_node_new_locked (fs, NODE_TEMP, key, dir->app, dir->doc, dir, fd);
+  temp->temp_name = g_strdup (newname);
+  temp->hidden = g_strdup (hidden);
+  temp->ref = 1; /* the temps table */
+  g_hash_table_insert (dir->temps, g_strdup (newname), temp);
+  inval_other_views (fs, dir, docname);
+  g_mutex_unlock (&fs->lock);
+  return 0;
+}
+
+/* Single-file document directory: temps move, possibly over the document, and the
+ * document's own file may become a temp. */
 static int
 rename_in_doc_dir (LimenFuse *fs, Node *dir, const char *name, const char *newname, unsigned int flags)
 {
@@ -760,8 +877,10 @@ rename_in_doc_dir (LimenFuse *fs, Node *dir, const char *name, const char *newna
   if (dir->temps && (temp = g_hash_table_lookup (dir->temps, name)))
     temp->ref++;
   g_mutex_unlock (&fs->lock);
+  if (temp == NULL && strcmp (name, docname) != 0)
+    return ENOENT;
   if (temp == NULL)
-    return strcmp (name, docname) == 0 ? EPERM : ENOENT;
+    return strcmp (newname, docname) == 0 ? 0 : move_doc_file_to_temp (fs, dir, docname, newname, flags);
   if (strcmp (newname, docname) == 0)
     {
       err = save_temp_over (fs, dir, temp, docname, flags);
@@ -788,12 +907,22 @@ limen_fuse_op_rename (fuse_req_t req, fuse_ino_t parent_ino, const char *name, f
       fuse_reply_err (req, err);
       return;
     }
-  newparent = writable_parent (fs, req, newparent_ino, newname, &err);
-  if (newparent == NULL)
-    err = err ? err : ESTALE;
-  else if (newparent->doc != parent->doc || g_strcmp0 (newparent->app, parent->app) != 0 ||
-           newparent->kind != parent->kind)
+  /* Out of the document's folder, or into another view of it, is EXDEV whatever the target
+   * folder is (the root, by-app, a read-only document), as the reference answers: a file
+   * manager then copies instead. */
+  newparent = limen_fuse_node_get (fs, newparent_ino);
+  if (newparent && (newparent->doc != parent->doc || g_strcmp0 (newparent->app, parent->app) != 0 ||
+                    newparent->kind != parent->kind))
     err = EXDEV;
+  else
+    {
+      limen_fuse_node_put (fs, newparent);
+      newparent = writable_parent (fs, req, newparent_ino, newname, &err);
+      if (newparent == NULL)
+        err = err ? err : ESTALE;
+    }
+  if (err)
+    ;
   else if (parent->kind == NODE_FILE)
     err = syscall (SYS_renameat2, parent->fd, name, newparent->fd, newname, flags) != 0 ? errno : 0;
   else
@@ -803,23 +932,115 @@ limen_fuse_op_rename (fuse_req_t req, fuse_ino_t parent_ino, const char *name, f
   fuse_reply_err (req, err);
 }
 
+/* How deep @parent, a folder inside an exported directory, lies below the document's top
+ * folder (0: the top itself), or -1 when it is not below it. */
+static int
+depth_in_doc (Node *parent)
+{
+  g_autofree char *root = limen_doc_dup_path (parent->doc);
+  g_autofree char *path = limen_doc_fd_path (parent->fd);
+  gsize len = root ? strlen (root) : 0;
+  int depth = 0;
+
+  if (path == NULL || root == NULL || strncmp (path, root, len) != 0 || (path[len] != '\0' && path[len] != '/'))
+    return -1;
+  for (const char *p = path + len; *p; p++)
+    depth += *p == '/';
+  return depth;
+}
+
+/* Does the text of a new symlink in a folder @depth below the document's top stay inside the
+ * document: relative, and never above the top? */
+static gboolean
+target_within_doc (const char *target, int depth)
+{
+  g_auto(GStrv) parts = NULL;
+
+  if (depth < 0 || target[0] == '\0' || target[0] == '/')
+    return FALSE;
+  parts = g_strsplit (target, "/", -1);
+  for (int i = 0; parts[i]; i++)
+    {
+      if (parts[i][0] == '\0' || strcmp (parts[i], ".") == 0)
+        continue;
+      if (strcmp (parts[i], "..") != 0)
+        depth++;
+      else if (--depth < 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static void
-op_refuse (fuse_req_t req)
+reply_new_entry (LimenFuse *fs, fuse_req_t req, Node *parent, const char *name)
 {
-  fuse_reply_err (req, EPERM);
+  struct fuse_entry_param e;
+  Node *node;
+  int fd = openat (parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd < 0)
+    {
+      fuse_reply_err (req, errno);
+      return;
+    }
+  entry_for_new (fs, parent, fd, &e, &node);
+  g_mutex_lock (&fs->lock);
+  limen_fuse_node_add_lookup_locked (node);
+  g_mutex_unlock (&fs->lock);
+  fuse_reply_entry (req, &e);
 }
 
+/* Symlinks inside an exported directory, as the reference allows them, but only ones whose
+ * text stays inside the document (relative, never above its top folder): the host follows
+ * symlinks, and one pointing out of the document would let an app lead a host program to
+ * any file of the user. None in a single-file document's folder. */
 void
-limen_fuse_op_symlink (fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+limen_fuse_op_symlink (fuse_req_t req, const char *link, fuse_ino_t parent_ino, const char *name)
 {
-  /* A new symlink inside a document could point anywhere once the host follows it. */
-  op_refuse (req);
+  LimenFuse *fs = req_fs (req);
+  int err;
+  Node *parent = writable_parent (fs, req, parent_ino, name, &err);
+
+  if (parent == NULL)
+    fuse_reply_err (req, err);
+  else if (parent->kind != NODE_FILE || !target_within_doc (link, depth_in_doc (parent)))
+    fuse_reply_err (req, EPERM);
+  else if (symlinkat (link, parent->fd, name) != 0)
+    fuse_reply_err (req, errno);
+  else
+    reply_new_entry (fs, req, parent, name);
+  limen_fuse_node_put (fs, parent);
 }
 
+/* Hard links inside one exported directory, seen through one view, as the reference allows
+ * them: both names are the document's. Nothing else (EPERM). */
 void
 limen_fuse_op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
-  op_refuse (req);
+  LimenFuse *fs = req_fs (req);
+  int err;
+  Node *parent = writable_parent (fs, req, newparent, newname, &err);
+  Node *node = parent ? limen_fuse_node_get (fs, ino) : NULL;
+  char proc[64];
+
+  if (parent == NULL)
+    err = err ? err : ESTALE;
+  else if (node == NULL)
+    err = ESTALE;
+  else if (parent->kind != NODE_FILE || node->kind != NODE_FILE || node->is_doc_file || node->doc != parent->doc ||
+           g_strcmp0 (node->app, parent->app) != 0 || !limen_fuse_node_within_doc (fs, node))
+    err = EPERM;
+  else
+    {
+      g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", node->fd);
+      err = linkat (AT_FDCWD, proc, parent->fd, newname, AT_SYMLINK_FOLLOW) != 0 ? errno : 0;
+    }
+  if (err)
+    fuse_reply_err (req, err);
+  else
+    reply_new_entry (fs, req, parent, newname);
+  limen_fuse_node_put (fs, node);
+  limen_fuse_node_put (fs, parent);
 }
 
 void

@@ -4,6 +4,7 @@
 #include "fuse-private.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ limen_fuse_new (LimenDocModel *model, const char *mountpoint)
   g_mutex_init (&fs->seen_lock);
   g_mutex_init (&fs->done_lock);
   g_cond_init (&fs->done_cond);
+  g_cond_init (&fs->release_cond);
   fs->inodes = g_hash_table_new (g_direct_hash, g_direct_equal);
   fs->by_key = g_hash_table_new (g_str_hash, g_str_equal);
   fs->pids = limen_fuse_pid_cache_new ();
@@ -286,8 +288,27 @@ limen_fuse_stop (LimenFuse *fs)
     g_warning ("FUSE workers did not stop in time; leaving them to the exit");
 }
 
+/* @fd's node, found by the inode number the kernel reports (@ino): for a file reached
+ * through a bind mount of ours (a sandbox's /run/user/UID/doc), whose path says nothing.
+ * Sets the same as limen_fuse_identify_fd for a document's folder or own entry. */
+static void
+identify_by_node (LimenFuse *fs, guint64 ino, LimenDoc **doc, char **app, gboolean *is_doc_entry)
+{
+  Node *node = limen_fuse_node_get (fs, (fuse_ino_t) ino);
+
+  if (node && node->doc && (node->kind == NODE_DOC_DIR || (node->kind == NODE_FILE && node->is_doc_file) ||
+                            node->kind == NODE_TEMP))
+    {
+      *doc = limen_doc_ref (node->doc);
+      *app = g_strdup (node->app);
+      *is_doc_entry = node->kind == NODE_FILE && node->is_doc_file;
+    }
+  limen_fuse_node_put (fs, node);
+}
+
 gboolean
-limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, LimenDoc **doc, char **app, gboolean *is_doc_entry)
+limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, dev_t dev, guint64 ino, LimenDoc **doc, char **app,
+                        gboolean *is_doc_entry)
 {
   char proc[64];
   g_autofree char *info = NULL;
@@ -314,11 +335,15 @@ limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, LimenDoc **doc, char 
       if (p)
         mnt_id = atoi (p + 7);
     }
-  if (mnt_id != fs->mnt_id)
+  /* Our own mount, or a bind mount of it (what Flatpak gives an app): the same device. */
+  if (mnt_id != fs->mnt_id && (dev == 0 || dev != fs->dev))
     return FALSE;
-  path = limen_doc_fd_path (fd);
+  path = mnt_id == fs->mnt_id ? limen_doc_fd_path (fd) : NULL;
   if (path == NULL || strncmp (path, fs->mountpoint, len) != 0 || (path[len] != '/' && path[len] != '\0'))
-    return TRUE;
+    {
+      identify_by_node (fs, ino, doc, app, is_doc_entry);
+      return TRUE;
+    }
   parts = g_strsplit (path + len + (path[len] == '/'), "/", -1);
   if (parts[0] && strcmp (parts[0], "by-app") == 0 && parts[1] && parts[2] && parts[3] && !parts[4])
     {
@@ -340,4 +365,24 @@ limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, LimenDoc **doc, char 
       *is_doc_entry = strcmp (docname, name) == 0;
     }
   return TRUE;
+}
+
+int
+limen_fuse_dup_inner_node (LimenFuse *fs, guint64 ino, LimenDoc **doc, char **view)
+{
+  Node *node = limen_fuse_node_get (fs, (fuse_ino_t) ino);
+  int fd = -1;
+
+  *doc = NULL;
+  *view = NULL;
+  /* As for every open through the mount: a node whose host file has left the document's
+   * directory on the host is not the document's any more. */
+  if (node && node->kind == NODE_FILE && !node->is_doc_file && limen_fuse_node_is_dir_doc (node) &&
+      node->fd >= 0 && limen_fuse_node_within_doc (fs, node) && (fd = fcntl (node->fd, F_DUPFD_CLOEXEC, 3)) >= 0)
+    {
+      *doc = limen_doc_ref (node->doc);
+      *view = g_strdup (node->app);
+    }
+  limen_fuse_node_put (fs, node);
+  return fd;
 }

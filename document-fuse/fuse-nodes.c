@@ -67,9 +67,24 @@ node_free_locked (LimenFuse *fs, Node *node)
   g_free (node->key);
   g_free (node->app);
   g_free (node->temp_name);
+  g_free (node->hidden);
   g_free (node->list_sig);
   g_free (node->name);
   g_free (node);
+}
+
+gboolean
+limen_fuse_node_still_open (LimenFuse *fs, Node *node)
+{
+  gint64 deadline = g_get_monotonic_time () + 5 * G_TIME_SPAN_MILLISECOND;
+  gboolean open;
+
+  g_mutex_lock (&fs->lock);
+  while (node->n_open > 0 && g_cond_wait_until (&fs->release_cond, &fs->lock, deadline))
+    ;
+  open = node->n_open > 0;
+  g_mutex_unlock (&fs->lock);
+  return open;
 }
 
 void
@@ -167,6 +182,11 @@ limen_fuse_node_stat (LimenFuse *fs, Node *node, struct stat *st)
     case NODE_TEMP:
       if (fstatat (node->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
         return errno;
+      /* A temp is unnamed on the host, but it has its name in the document's folder: a
+       * link count of 0 would tell apps (and the kernel, which then answers link() with
+       * ENOENT) that it is deleted. */
+      if (node->kind == NODE_TEMP && st->st_nlink == 0)
+        st->st_nlink = 1;
       return limen_fuse_node_stat_file (fs, node, st);
     }
   st->st_ino = node->ino;
@@ -480,6 +500,22 @@ limen_fuse_node_follow_doc (LimenFuse *fs, Node *node, struct stat *st)
   if (fstatat (AT_FDCWD, path, &now, AT_SYMLINK_NOFOLLOW) != 0 ||
       (now.st_dev == st->st_dev && now.st_ino == st->st_ino))
     return FALSE;
+  /* Someone holds the old file open: it keeps being that file for them (its size bounds
+   * their reads), as on the host. The path's entry is dropped instead, once per new file,
+   * so the next walk finds a node for the new one. */
+  if (limen_fuse_node_still_open (fs, node))
+    {
+      g_mutex_lock (&fs->lock);
+      if (node->replaced_by != now.st_ino && node->parent)
+        {
+          g_autofree char *name = limen_doc_dup_name (node->doc);
+
+          node->replaced_by = now.st_ino;
+          limen_fuse_queue_inval (fs, node->parent->ino, name, 0);
+        }
+      g_mutex_unlock (&fs->lock);
+      return FALSE;
+    }
   fd = limen_fuse_open_doc_file (fs, node->doc, &now);
   if (fd < 0)
     return FALSE;

@@ -230,12 +230,7 @@ op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     {
       if (limen_fuse_node_left_behind (fs, node, &st))
         {
-          gboolean open;
-
-          g_mutex_lock (&fs->lock);
-          open = node->n_open > 0;
-          g_mutex_unlock (&fs->lock);
-          if (!open)
+          if (!limen_fuse_node_still_open (fs, node))
             {
               limen_fuse_node_put (fs, node);
               fuse_reply_err (req, ESTALE);
@@ -394,6 +389,7 @@ handle_free (LimenFuse *fs, Handle *h)
   close (h->fd);
   g_mutex_lock (&fs->lock);
   h->node->n_open--;
+  g_cond_broadcast (&fs->release_cond);
   g_mutex_unlock (&fs->lock);
   limen_fuse_node_put (fs, h->node);
   g_free (h);
@@ -710,10 +706,12 @@ xattr_node_for_change (LimenFuse *fs, fuse_req_t req, fuse_ino_t ino, const char
 
   if (node == NULL)
     return NULL;
-  /* Only a file's user xattrs, never the host path we show (EPERM as the kernel answers
-   * for a namespace that is not allowed); a view without write access: EACCES. */
-  if ((node->kind != NODE_FILE && node->kind != NODE_TEMP) || !g_str_has_prefix (name, "user.") ||
-      strcmp (name, HOST_PATH_XATTR) == 0)
+  /* Only the user xattrs of a file inside an exported directory, never the host path we
+   * show (EPERM as the kernel answers for a namespace that is not allowed); as in the
+   * reference, a single-file document's file and its temporary files keep theirs (EPERM);
+   * a view without write access: EACCES. */
+  if ((node->kind != NODE_FILE && node->kind != NODE_TEMP) || !limen_fuse_node_is_dir_doc (node) ||
+      !g_str_has_prefix (name, "user.") || strcmp (name, HOST_PATH_XATTR) == 0)
     err = EPERM;
   else if (!xattr_node_ok (fs, req, node, LIMEN_DOC_PERM_WRITE))
     err = EACCES;

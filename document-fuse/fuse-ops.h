@@ -26,12 +26,18 @@ void limen_fuse_set_lost_func (LimenFuse *fs, LimenFuseLostFunc func, gpointer u
 const char *limen_fuse_get_mountpoint (LimenFuse *fs);
 /* Something (a predecessor's filesystem, live or dead) is mounted at the mount point. */
 gboolean limen_fuse_mountpoint_in_use (LimenFuse *fs);
-/* TRUE when @fd lies on our mount (found without a request to the filesystem; @mnt_id is
- * @fd's mount id from statx, or -1 when the kernel's statx cannot tell); then
+/* TRUE when @fd lies on our mount or a bind mount of it (found without a request to the
+ * filesystem; @mnt_id, @dev and @ino are @fd's from statx, @mnt_id -1 when the kernel's
+ * statx cannot tell); then
  * *@doc / *@app tell which document's folder (DOCID or by-app/APP/DOCID) it lies directly
  * in, NULL doc when none, and *@is_doc_entry whether it is the document's own entry there:
  * the file of a file document, the directory of a directory document. */
-gboolean limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, LimenDoc **doc, char **app,
-                                 gboolean *is_doc_entry);
+gboolean limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, dev_t dev, guint64 ino, LimenDoc **doc,
+                                 char **app, gboolean *is_doc_entry);
+/* For a file or folder of our mount that lies below the top of a directory document, by
+ * the inode number the kernel reports for it (@fd's statx, without a request to us): a new
+ * O_PATH fd of the host file behind it, with its document and the view it was reached
+ * through (*@view NULL: the host's). -1 when @ino is no such node. */
+int limen_fuse_dup_inner_node (LimenFuse *fs, guint64 ino, LimenDoc **doc, char **view);
 
 G_END_DECLS

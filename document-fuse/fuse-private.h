@@ -50,6 +50,7 @@ struct Node {
   int         fd;           /* FILE: O_PATH; TEMP: O_RDWR unnamed file */
   gboolean    is_doc_file;  /* FILE that is the document's NAME itself */
   char       *temp_name;    /* TEMP */
+  char       *hidden;       /* TEMP that was the document's file: its hidden name on the host */
   /* FILE below an exported directory, under fs->lock: the name it was last looked up or
    * made under in its parent, and the inode found there instead once (see op_open). */
   char       *name;
@@ -96,6 +97,7 @@ struct _LimenFuse {
   GMutex         seen_lock;  /* first sight of a document: doc_first_seen */
   GMutex         done_lock;
   GCond          done_cond;
+  GCond          release_cond; /* with lock: a handle was released (n_open went down) */
   gboolean       loop_done;
   gboolean       stopping;   /* under done_lock: limen_fuse_stop ended the loop */
   gboolean       mounted;
@@ -118,6 +120,10 @@ extern const struct fuse_lowlevel_ops limen_fuse_lowlevel_ops;
 /* A new node in the tables, no reference counted yet; fs->lock held. */
 Node *limen_fuse_node_new_locked (LimenFuse *fs, NodeKind kind, const char *key, const char *app,
                                   LimenDoc *doc, Node *parent, int fd);
+/* Does someone still hold @node open? A close() returns before the kernel's RELEASE of
+ * its handle reaches us, so a stat right after it may come first: a node with handles
+ * waits a few milliseconds for releases in flight. fs->lock not held. */
+gboolean limen_fuse_node_still_open (LimenFuse *fs, Node *node);
 /* Drop one reference; the node goes when the last one does; fs->lock held. */
 void limen_fuse_node_unref_locked (LimenFuse *fs, Node *node);
 /* The node for @ino with a reference, or NULL. */

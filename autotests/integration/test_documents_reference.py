@@ -25,12 +25,6 @@ REFERENCE = "/usr/libexec/xdg-document-portal"
 
 # key: (limen's answer, the reference's answer)
 DIFFERENCES = {
-    # The document's own file is never renamed away or removed through its document:
-    # that would take the file from its folder on the host (saves go through a temp file).
-    "host file: rename to another name": ("EPERM", "ok"),
-    "host file: rename back": ("ENOENT", "ok"),
-    "app file: rename to another name": ("EPERM", "ok"),
-    "app file: rename back": ("ENOENT", "ok"),
     # Ownership is not changed through the mount (the reference passes a chown on to the
     # host file, so a caller running as root gives it away); a chown to its owner is a no-op.
     "host file: chown to another user": ("EPERM", "ok"),
@@ -41,20 +35,9 @@ DIFFERENCES = {
     "app truncate: truncate by path": ("ok", "ECONNABORTED"),
     "host truncate: size after": (5, "ENOTCONN"),
     "app truncate: size after": (5, "ENOTCONN"),
-    # Limen keeps user xattrs on the host file (a view with write access may set them) and
-    # shows where the file is on the host in user.document-portal.host-path (newer
-    # reference versions have that too); the reference 1.16 refuses xattrs on files.
-    "host file: setxattr user": ("ok", "EPERM"),
-    "host file: getxattr user": ("1", "ENODATA"),
-    "host file: listxattr has user.x": (True, False),
-    "host file: removexattr user": ("ok", "EPERM"),
-    "host file: removexattr missing": ("ENODATA", "EPERM"),
+    # Limen shows where the file is on the host in user.document-portal.host-path (newer
+    # reference versions have that too).
     "host file: getxattr host path": ("ROOT/work/doc.txt", "ENODATA"),
-    "app file: setxattr user": ("ok", "EPERM"),
-    "app file: getxattr user": ("1", "ENODATA"),
-    "app file: listxattr has user.x": (True, False),
-    "app file: removexattr user": ("ok", "EPERM"),
-    "app file: removexattr missing": ("ENODATA", "EPERM"),
     "app file: getxattr host path": ("ROOT/work/doc.txt", "ENODATA"),
     # statfs answers with the host filesystem's figures (df, free-space checks before a
     # save); the reference refuses it.
