@@ -115,6 +115,10 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
    * its users expect one there, so ours goes up as soon as the name is ours. */
   if (limen_fuse_mountpoint_in_use (d->fs))
     limen_doc_portal_want_mount (d->portal);
+  else
+    /* The mount point exists from the start, as the reference's does (clients and test
+     * harnesses look for the folder); the filesystem goes up with the first call. */
+    (void) g_mkdir_with_parents (limen_fuse_get_mountpoint (d->fs), 0700);
   d->transfer = limen_file_transfer_new (d->portal, d->fs);
   if (!limen_perm_store_export (d->perms, connection, error) ||
       !limen_doc_portal_export (d->portal, connection, error) ||

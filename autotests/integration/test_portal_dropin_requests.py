@@ -245,12 +245,17 @@ def test_background_stored_no_is_response_1(bus, bg):
 
 
 def test_background_writes_the_autostart_file_itself(bus, bg):
+    # The entry shows the app's own name, from its installed desktop file.
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    with open(os.path.join(apps, APP + ".desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Example App\nExec=true\n")
     text = ("('', {'handle_token': <'b3'>, 'autostart': <true>, 'dbus-activatable': <true>, "
             "'commandline': <['my-app', '--background', 'two words', '100%']>})")
     kind, result = rh.sandboxed_request(bus, APP, BG, "RequestBackground", "(sa{sv})", text)
     assert result == (0, {"background": True, "autostart": True})
     entry = read_desktop(autostart_file(bus))
-    assert entry["Type"] == "Application"
+    assert entry["Type"] == "Application" and entry["Name"] == "Example App"
     assert entry["Exec"] == f"flatpak run --command=my-app {APP} --background \"two words\" 100%%"
     assert entry["X-Flatpak"] == APP and entry["X-XDP-Autostart"] == APP
     assert entry["DBusActivatable"] == "true"

@@ -63,6 +63,18 @@ desktop_file_exec (LimenAppInfo *info)
   return desktop ? g_desktop_app_info_get_string (desktop, G_KEY_FILE_DESKTOP_KEY_EXEC) : NULL;
 }
 
+/* The name the session shows for the entry: the app's own (the Name of APPID.desktop, where
+ * the app has one installed, as the reference writes it), else its id. */
+static char *
+display_name (const char *app_id)
+{
+  g_autofree char *desktop_id = g_strconcat (app_id, ".desktop", NULL);
+  g_autoptr(GDesktopAppInfo) desktop = g_desktop_app_info_new (desktop_id);
+  const char *name = desktop ? g_app_info_get_name (G_APP_INFO (desktop)) : NULL;
+
+  return g_strdup (name && *name ? name : app_id);
+}
+
 /* The Exec= line, or NULL when there is nothing to run. */
 static char *
 exec_line (LimenAppInfo *info, const char * const *commandline)
@@ -108,6 +120,7 @@ limen_autostart_set (LimenAppInfo *info, gboolean enable, const char * const *co
   g_autofree char *name = g_strconcat (app_id, ".desktop", NULL);
   g_autofree char *path = g_build_filename (dir, name, NULL);
   g_autofree char *exec = NULL;
+  g_autofree char *shown = NULL;
   g_autofree char *data = NULL;
   g_autoptr(GKeyFile) kf = NULL;
 
@@ -124,7 +137,8 @@ limen_autostart_set (LimenAppInfo *info, gboolean enable, const char * const *co
     return FALSE;
   kf = g_key_file_new ();
   g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_TYPE, "Application");
-  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_NAME, app_id);
+  shown = display_name (app_id);
+  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_NAME, shown);
   g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_EXEC, exec);
   if (dbus_activatable)
     g_key_file_set_boolean (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_DBUS_ACTIVATABLE, TRUE);
