@@ -513,15 +513,33 @@ limen_fuse_op_create (fuse_req_t req, fuse_ino_t parent_ino, const char *name, m
   limen_fuse_finish_open (fs, req, node, fd, fi, &e);
 }
 
+/* Answer a request that made @name in @parent (mkdir, symlink, link) with its entry; @flags
+ * adds to the O_PATH open that finds it again (O_DIRECTORY for a new folder). */
+static void
+reply_new_entry (LimenFuse *fs, fuse_req_t req, Node *parent, const char *name, int flags)
+{
+  struct fuse_entry_param e;
+  Node *node;
+  int fd = openat (parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | flags);
+
+  if (fd < 0)
+    {
+      fuse_reply_err (req, errno);
+      return;
+    }
+  entry_for_new (fs, parent, fd, &e, &node);
+  g_mutex_lock (&fs->lock);
+  limen_fuse_node_add_lookup_locked (node);
+  g_mutex_unlock (&fs->lock);
+  fuse_reply_entry (req, &e);
+}
+
 void
 limen_fuse_op_mkdir (fuse_req_t req, fuse_ino_t parent_ino, const char *name, mode_t mode)
 {
   LimenFuse *fs = req_fs (req);
   int err;
   Node *parent = writable_parent (fs, req, parent_ino, name, &err);
-  struct fuse_entry_param e;
-  Node *node;
-  int fd;
 
   if (parent == NULL)
     {
@@ -535,20 +553,11 @@ limen_fuse_op_mkdir (fuse_req_t req, fuse_ino_t parent_ino, const char *name, mo
       fuse_reply_err (req, EPERM);
       return;
     }
-  if (mkdirat (parent->fd, name, mode & 07777) != 0 ||
-      (fd = openat (parent->fd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)) < 0)
-    {
-      err = errno;
-      limen_fuse_node_put (fs, parent);
-      fuse_reply_err (req, err);
-      return;
-    }
-  entry_for_new (fs, parent, fd, &e, &node);
-  g_mutex_lock (&fs->lock);
-  limen_fuse_node_add_lookup_locked (node);
-  g_mutex_unlock (&fs->lock);
+  if (mkdirat (parent->fd, name, mode & 07777) != 0)
+    fuse_reply_err (req, errno);
+  else
+    reply_new_entry (fs, req, parent, name, O_DIRECTORY);
   limen_fuse_node_put (fs, parent);
-  fuse_reply_entry (req, &e);
 }
 
 /* Other views of @dir's document cache its file under @docname: drop those entries. */
@@ -971,25 +980,6 @@ target_within_doc (const char *target, int depth)
   return TRUE;
 }
 
-static void
-reply_new_entry (LimenFuse *fs, fuse_req_t req, Node *parent, const char *name)
-{
-  struct fuse_entry_param e;
-  Node *node;
-  int fd = openat (parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-
-  if (fd < 0)
-    {
-      fuse_reply_err (req, errno);
-      return;
-    }
-  entry_for_new (fs, parent, fd, &e, &node);
-  g_mutex_lock (&fs->lock);
-  limen_fuse_node_add_lookup_locked (node);
-  g_mutex_unlock (&fs->lock);
-  fuse_reply_entry (req, &e);
-}
-
 /* Symlinks inside an exported directory, as the reference allows them, but only ones whose
  * text stays inside the document (relative, never above its top folder): the host follows
  * symlinks, and one pointing out of the document would let an app lead a host program to
@@ -1008,7 +998,7 @@ limen_fuse_op_symlink (fuse_req_t req, const char *link, fuse_ino_t parent_ino, 
   else if (symlinkat (link, parent->fd, name) != 0)
     fuse_reply_err (req, errno);
   else
-    reply_new_entry (fs, req, parent, name);
+    reply_new_entry (fs, req, parent, name, 0);
   limen_fuse_node_put (fs, parent);
 }
 
@@ -1038,7 +1028,7 @@ limen_fuse_op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
   if (err)
     fuse_reply_err (req, err);
   else
-    reply_new_entry (fs, req, parent, newname);
+    reply_new_entry (fs, req, parent, newname, 0);
   limen_fuse_node_put (fs, node);
   limen_fuse_node_put (fs, parent);
 }
