@@ -940,7 +940,9 @@ def test_test_hook_identity(bus, work):
     f = os.path.join(work, "hook.txt")
     write(f, "x")
     assert dh.error_name(dh.docs, bus, "Lookup", (f.encode(),), "(ay)") == NA
-    assert dh.error_name(dh.ps, bus, "SetPermission", ("t", True, "i", APP, ["yes"]), "(sbssas)") == NA
+    # The permission store is not the frontend: harnesses start it with the same environment
+    # and write to it from the test process, as to the reference's, which checks no caller.
+    assert dh.error_name(dh.ps, bus, "SetPermission", ("t", True, "i", APP, ["yes"]), "(sbssas)") is None
     assert d.alive()
 
 
