@@ -33,8 +33,10 @@ DIFFERENCES = {
     # its mount is gone. Limen truncates.
     "host truncate: truncate by path": ("ok", "ECONNABORTED"),
     "app truncate: truncate by path": ("ok", "ECONNABORTED"),
-    "host truncate: size after": (5, "ENOTCONN"),
-    "app truncate: size after": (5, "ENOTCONN"),
+    # (after it, the dead mount answers ENOTCONN, or ENOENT once fusermount's auto_unmount
+    # has taken it away: which one depends on timing)
+    "host truncate: size after": (5, ("ENOTCONN", "ENOENT")),
+    "app truncate: size after": (5, ("ENOTCONN", "ENOENT")),
     # Limen shows where the file is on the host in user.document-portal.host-path (newer
     # reference versions have that too).
     "host file: getxattr host path": ("ROOT/work/doc.txt", "ENODATA"),
@@ -205,8 +207,11 @@ def compare():
 @pytest.mark.skipif(not os.path.exists(REFERENCE), reason="no reference document portal installed")
 def test_mount_matches_the_reference():
     rows = compare()
-    unexpected = [f"{k}: limen {a!r}, reference {b!r}" for k, a, b in rows
-                  if a != b and DIFFERENCES.get(k) != (a, b)]
+    def listed(k, a, b):
+        want = DIFFERENCES.get(k)
+        return want is not None and want[0] == a and (b in want[1] if isinstance(want[1], tuple) else want[1] == b)
+
+    unexpected = [f"{k}: limen {a!r}, reference {b!r}" for k, a, b in rows if a != b and not listed(k, a, b)]
     gone = [k for k, a, b in rows if k in DIFFERENCES and a == b]
     assert not unexpected, "differences from the reference:\n" + "\n".join(unexpected)
     assert not gone, "listed differences that are gone (update DIFFERENCES and the README): " + ", ".join(gone)
