@@ -560,6 +560,30 @@ limen_fuse_op_mkdir (fuse_req_t req, fuse_ino_t parent_ino, const char *name, mo
   limen_fuse_node_put (fs, parent);
 }
 
+/* The nodes of @doc's file @st, in every view, are (@is_doc_file) or are no longer the
+ * document's own file. The kernel keeps a node under the name it has for it: after a rename
+ * through the mount, the file's old node goes on under the new name until that name is
+ * looked up again. A node left as the document's file would follow the document's path (a
+ * new file under the document's name would show under the temp's) and name the document to
+ * an Add of an fd opened through it. fs->lock held. */
+static void
+mark_doc_file_locked (LimenFuse *fs, LimenDoc *doc, const struct stat *st, gboolean is_doc_file)
+{
+  GHashTableIter iter;
+  gpointer value;
+  struct stat now;
+
+  g_hash_table_iter_init (&iter, fs->inodes);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      Node *n = value;
+
+      if (n->kind == NODE_FILE && n->doc == doc && n->is_doc_file != is_doc_file && fstat (n->fd, &now) == 0 &&
+          now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+        n->is_doc_file = is_doc_file;
+    }
+}
+
 /* Other views of @dir's document cache its file under @docname: drop those entries. */
 static void
 inval_other_views (LimenFuse *fs, Node *dir, const char *docname)
@@ -585,14 +609,18 @@ unlink_doc_file (LimenFuse *fs, Node *dir, const char *name)
 {
   g_autofree char *docname = NULL;
   g_autofd int dirfd = limen_fuse_open_doc_parent (dir->doc, &docname);
+  struct stat st;
 
   if (dirfd < 0)
     return ENOENT;
   if (strcmp (name, docname) != 0)
     return EPERM;   /* as the reference answers for a name that is not there */
+  if (fstatat (dirfd, docname, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return errno;
   if (unlinkat (dirfd, docname, 0) != 0)
     return errno;
   g_mutex_lock (&fs->lock);
+  mark_doc_file_locked (fs, dir->doc, &st, FALSE);
   inval_other_views (fs, dir, docname);
   g_mutex_unlock (&fs->lock);
   return 0;
@@ -656,9 +684,11 @@ limen_fuse_op_rmdir (fuse_req_t req, fuse_ino_t parent, const char *name)
   remove_entry (req, parent, name, AT_REMOVEDIR);
 }
 
-/* Replace the document's file with temp @temp (an atomic save). */
+/* Replace the document's file with temp @temp (an atomic save). @replaced: the file the
+ * save replaces (st_ino 0 when there was none). */
 static int
-save_temp_over (LimenFuse *fs, Node *dir, Node *temp, const char *docname, unsigned int flags)
+save_temp_over (LimenFuse *fs, Node *dir, Node *temp, const char *docname, unsigned int flags,
+                struct stat *replaced)
 {
   g_autofd int dirfd = limen_fuse_open_doc_parent (dir->doc, NULL);
   char proc[64], hidden[64];
@@ -670,7 +700,9 @@ save_temp_over (LimenFuse *fs, Node *dir, Node *temp, const char *docname, unsig
 
   if (dirfd < 0)
     return ENOENT;
-  if ((flags & RENAME_NOREPLACE) && fstatat (dirfd, docname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+  if (fstatat (dirfd, docname, replaced, AT_SYMLINK_NOFOLLOW) != 0)
+    memset (replaced, 0, sizeof *replaced);
+  else if (flags & RENAME_NOREPLACE)
     return EEXIST;
   if (temp->hidden)
     {
@@ -726,9 +758,12 @@ saved:
 }
 
 /* After save_temp_over: the kernel now knows @temp's inode as the document's file, so
- * make the temp node that file's node, and drop the old file from other views' caches. */
+ * make the temp node that file's node, and drop the old file from other views' caches.
+ * The nodes of the file it replaced (@replaced) are no longer the document's file; those of
+ * the saved file are again, when it was the document's file before (renamed to a temp's
+ * name and back). */
 static void
-adopt_saved_temp (LimenFuse *fs, Node *dir, Node *temp, const char *docname)
+adopt_saved_temp (LimenFuse *fs, Node *dir, Node *temp, const char *docname, const struct stat *replaced)
 {
   struct stat st;
   g_autofd int pfd = -1;
@@ -739,8 +774,11 @@ adopt_saved_temp (LimenFuse *fs, Node *dir, Node *temp, const char *docname)
   g_mutex_lock (&fs->lock);
   g_hash_table_remove (dir->temps, temp->temp_name);
   limen_fuse_node_unref_locked (fs, temp); /* the temps table's reference */
+  if (replaced->st_ino != 0)
+    mark_doc_file_locked (fs, dir->doc, replaced, FALSE);
   if (pfd >= 0 && fstat (pfd, &st) == 0)
     {
+      mark_doc_file_locked (fs, dir->doc, &st, TRUE);
       if (g_hash_table_lookup (fs->by_key, temp->key) == temp)
         g_hash_table_remove (fs->by_key, temp->key);
       g_free (temp->key);
@@ -866,6 +904,8 @@ move_doc_file_to_temp (LimenFuse *fs, Node *dir, const char *docname, const char
   temp->hidden = g_strdup (hidden);
   temp->ref = 1; /* the temps table */
   g_hash_table_insert (dir->temps, g_strdup (newname), temp);
+  /* The kernel keeps the file's node under @newname in this view. */
+  mark_doc_file_locked (fs, dir->doc, &st, FALSE);
   inval_other_views (fs, dir, docname);
   g_mutex_unlock (&fs->lock);
   return 0;
@@ -892,9 +932,11 @@ rename_in_doc_dir (LimenFuse *fs, Node *dir, const char *name, const char *newna
     return strcmp (newname, docname) == 0 ? 0 : move_doc_file_to_temp (fs, dir, docname, newname, flags);
   if (strcmp (newname, docname) == 0)
     {
-      err = save_temp_over (fs, dir, temp, docname, flags);
+      struct stat replaced;
+
+      err = save_temp_over (fs, dir, temp, docname, flags, &replaced);
       if (err == 0)
-        adopt_saved_temp (fs, dir, temp, docname);
+        adopt_saved_temp (fs, dir, temp, docname, &replaced);
     }
   else
     err = rename_temp (fs, dir, temp, newname, flags);

@@ -338,6 +338,9 @@ limen_fuse_identify_fd (LimenFuse *fs, int fd, int mnt_id, dev_t dev, guint64 in
   /* Our own mount, or a bind mount of it (what Flatpak gives an app): the same device. */
   if (mnt_id != fs->mnt_id && (dev == 0 || dev != fs->dev))
     return FALSE;
+  /* Where there is a path it is the test: a node keeps counting as the document's file
+   * after the host deleted, replaced or renamed that file under an open fd, while the
+   * path stops naming the document once the kernel drops its entry (README: Over D-Bus). */
   path = mnt_id == fs->mnt_id ? limen_doc_fd_path (fd) : NULL;
   if (path == NULL || strncmp (path, fs->mountpoint, len) != 0 || (path[len] != '/' && path[len] != '\0'))
     {

@@ -448,7 +448,12 @@ limen_fuse_file_node (LimenFuse *fs, Node *parent, LimenDoc *doc, int fd, const 
                                           (guint64) st->st_dev, (guint64) st->st_ino);
   Node *node = limen_fuse_node_ensure (fs, NODE_FILE, key, parent->app, doc, parent, fd);
 
-  node->is_doc_file = node->is_doc_file || is_doc_file;
+  if (is_doc_file)
+    {
+      g_mutex_lock (&fs->lock);
+      node->is_doc_file = TRUE;
+      g_mutex_unlock (&fs->lock);
+    }
   return node;
 }
 

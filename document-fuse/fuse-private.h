@@ -48,7 +48,7 @@ struct Node {
   LimenDoc   *doc;          /* DOC_DIR, FILE, TEMP */
   Node       *parent;       /* a reference */
   int         fd;           /* FILE: O_PATH; TEMP: O_RDWR unnamed file */
-  gboolean    is_doc_file;  /* FILE that is the document's NAME itself */
+  gboolean    is_doc_file;  /* FILE that is the document's NAME itself; set under fs->lock */
   char       *temp_name;    /* TEMP */
   char       *hidden;       /* TEMP that was the document's file: its hidden name on the host */
   /* FILE below an exported directory, under fs->lock: the name it was last looked up or

@@ -416,6 +416,62 @@ out["add"] = r
     assert dh.error_name(dh.add, bus, f"{mnt}/{single}/scratch") == "org.freedesktop.portal.Error.NotAllowed"
 
 
+def test_a_former_document_file_names_no_document_from_a_sandbox(bus, work):
+    """Through an app's bind-mounted view, where an fd is told by its node: a document's file
+    renamed to another name (an editor's NAME~ backup) is a temp, also while the kernel keeps
+    the file's node under the new name; so is the file a save replaced and the file unlinked
+    through the mount. An fd of any of them names no document (the reference refuses these
+    with InvalidArgument), and the backup keeps its contents when a new NAME is written.
+    Renamed back, the file is the document's again."""
+    dh.start(bus)
+    f = os.path.join(work, "doc.txt")
+    write(f, "original")
+    (doc,), _ = dh.add_full(bus, [f], dh.FLAG_REUSE | dh.FLAG_PERSISTENT, APP, ["read", "write"])
+    mnt = dh.mountpoint(bus)
+    out = dh.run_in_sandbox(bus, APP, f'''
+v = "/run/user/0/doc/{doc}"
+def add_full(fd, app="", perms=()):
+    return call("AddFull", "(ahusas)", ([0], 1, app, list(perms)), [fd])
+def add_path(path, mode=os.O_RDONLY):
+    fd = os.open(path, mode)
+    try:
+        return add_full(fd)
+    finally:
+        os.close(fd)
+def write(path, text):
+    with open(path, "w") as fh:
+        fh.write(text)
+out["own file"] = add_path(v + "/doc.txt")
+os.rename(v + "/doc.txt", v + "/doc.txt~")
+backup = os.open(v + "/doc.txt~", os.O_PATH)     # no handle: nothing holds the file open
+out["backup"] = add_path(v + "/doc.txt~")
+out["backup, O_PATH"] = add_full(backup)
+out["backup, for itself"] = add_full(backup, {APP!r}, ["read"])
+out["backup, Add"] = call("Add", "(hbb)", (0, True, True), [backup])
+write(v + "/doc.txt", "new")
+out["backup read"] = open(v + "/doc.txt~").read()
+out["new file"] = add_path(v + "/doc.txt")
+os.rename(v + "/doc.txt~", v + "/doc.txt")
+out["renamed back"] = add_full(backup)
+out["renamed back read"] = open(v + "/doc.txt").read()
+old = os.open(v + "/doc.txt", os.O_RDONLY)
+write(v + "/.doc.txt.tmp", "saved")
+os.rename(v + "/.doc.txt.tmp", v + "/doc.txt")
+out["replaced by a save"] = add_full(old)
+held = os.open(v + "/doc.txt", os.O_RDONLY)
+os.unlink(v + "/doc.txt")
+out["unlinked"] = add_full(held)
+''', extra_args=["--bind", f"{mnt}/by-app/{APP}", "/run/user/0/doc"])
+    assert out["own file"][0] == "ok" and out["own file"][1][0] == [doc], out
+    for k in ("backup", "backup, O_PATH", "backup, for itself", "backup, Add", "replaced by a save", "unlinked"):
+        assert out[k] == ["error", NA], (k, out[k])
+    assert out["backup read"] == "original"
+    assert out["new file"][0] == "ok" and out["new file"][1][0] == [doc], out
+    assert out["renamed back"][0] == "ok" and out["renamed back"][1][0] == [doc], out
+    assert out["renamed back read"] == "original"
+    assert list(dh.docs(bus, "List", ("",), "(s)")[0]) == [doc]
+
+
 def test_symlink_swap_on_the_host_path(bus, work):
     dh.start(bus)
     inner = os.path.join(work, "dir")
