@@ -327,16 +327,39 @@ def test_restore_token_survives_a_restart(cast, bus):
 
 
 def test_transient_token_lives_in_the_daemon(cast, bus):
-    first = _run_cast(bus, APP_A, 1, None)
-    assert first["token"]
+    """Mode 1 lasts as long as the app runs: the token is kept in memory, not in the store,
+    and only the connection it was issued to can use it (as in the reference)."""
+    c = Caller(bus)
+    s = c.create(token="t1")
+    assert c.select(s, types=v("u", 1), persist_mode=v("u", 1))[0] == 0
+    response, results = c.start_session(s)
+    token = results["restore_token"]
+    assert response == 0 and token
     # Mode 1 is not written to the permission store.
     with pytest.raises(GLib.Error) as e:
-        bus.call("org.freedesktop.impl.portal.PermissionStore", "Lookup", ("screencast", first["token"]), "(ss)",
+        bus.call("org.freedesktop.impl.portal.PermissionStore", "Lookup", ("screencast", token), "(ss)",
                  dest="org.freedesktop.impl.portal.PermissionStore",
                  path="/org/freedesktop/impl/portal/PermissionStore")
     assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.NotFound"
-    again = _run_cast(bus, APP_A, 1, first["token"])
-    assert tuple(last_select_options(cast)["restore_data"]) == ("mock", 1, 42) and again["start"] == 0
+    # Another connection of the same app (a restarted app) has no use for it: asked again.
+    other = Caller(bus)
+    s_other = other.create(token="t2")
+    assert other.select(s_other, types=v("u", 1), persist_mode=v("u", 1), restore_token=v("s", token))[0] == 0
+    assert "restore_data" not in last_select_options(cast)
+    # Still good for its own connection, once.
+    s2 = c.create(token="t3")
+    assert c.select(s2, types=v("u", 1), persist_mode=v("u", 1), restore_token=v("s", token))[0] == 0
+    assert tuple(last_select_options(cast)["restore_data"]) == ("mock", 1, 42)
+    response, again = c.start_session(s2)
+    assert response == 0 and again["restore_token"] not in ("", token)
+    s3 = c.create(token="t4")
+    assert c.select(s3, types=v("u", 1), persist_mode=v("u", 1), restore_token=v("s", token))[0] == 0
+    assert "restore_data" not in last_select_options(cast)
+    # Sandboxed: one process, one connection, two sessions.
+    first = _run_cast(bus, APP_A, 1, None)
+    assert first["token"]
+    assert _run_cast(bus, APP_A, 1, first["token"])["start"] == 0
+    assert "restore_data" not in last_select_options(cast)
 
 
 # ---- RemoteDesktop ---------------------------------------------------------------------------

@@ -333,7 +333,7 @@ check_start (LimenCall *call, GTask *task)
   hold->session = limen_session_ref (session);
   limen_call_set_data (call, hold, (GDestroyNotify) start_done);
   if (token && (data = limen_restore_token_take (RESTORE_TABLE, limen_app_info_get_id (limen_call_get_app_info (call)),
-                                                 token)) != NULL)
+                                                 limen_call_get_sender (call), token)) != NULL)
     limen_call_set_option (call, "restore_data", g_steal_pointer (&data));
   g_task_return_boolean (task, TRUE);
 }
@@ -372,7 +372,7 @@ started (LimenCall *call, GTask *task)
   data = g_variant_lookup_value (results, "restore_data", G_VARIANT_TYPE ("(suv)"));
   if (data && g_variant_lookup (results, "persist_mode", "u", &mode) &&
       (token = limen_restore_token_store (RESTORE_TABLE, limen_app_info_get_id (limen_call_get_app_info (call)),
-                                          MIN (mode, capture->persist_mode), data)) != NULL)
+                                          limen_call_get_sender (call), MIN (mode, capture->persist_mode), data)) != NULL)
     g_variant_builder_add (&b, "{sv}", "restore_token", g_variant_new_string (token));
   limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, g_variant_builder_end (&b));
   g_task_return_boolean (task, TRUE);

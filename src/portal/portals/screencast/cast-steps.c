@@ -122,7 +122,8 @@ limen_cast_restore (LimenCall *call, LimenCast *cast, const char *table, const c
   g_variant_lookup (limen_call_get_options (call), "persist_mode", "u", &cast->persist_mode);
   if (token == NULL)
     return;
-  data = limen_restore_token_take (table, limen_app_info_get_id (limen_call_get_app_info (call)), token);
+  data = limen_restore_token_take (table, limen_app_info_get_id (limen_call_get_app_info (call)),
+                                   limen_call_get_sender (call), token);
   if (data == NULL)
     {
       g_debug ("Restore token for %s not usable: the person is asked", limen_session_get_path (cast->session));
@@ -207,7 +208,7 @@ add_restore_token (LimenCast *cast, const char *app_id, GVariant *results, GVari
   mode = MIN (mode, cast->persist_mode);
   token = limen_restore_token_store (cast->kind == LIMEN_CAST_SCREEN_CAST ? LIMEN_RESTORE_TABLE_SCREEN_CAST
                                                                           : LIMEN_RESTORE_TABLE_REMOTE_DESKTOP,
-                                     app_id, mode, data);
+                                     app_id, limen_session_get_sender (cast->session), mode, data);
   if (token)
     g_variant_builder_add (b, "{sv}", "restore_token", g_variant_new_string (token));
 }

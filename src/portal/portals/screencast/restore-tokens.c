@@ -3,10 +3,14 @@
  * As the reference does, a persistent token is an entry of the permission store (table
  * "screencast" or "remote-desktop", id = the token) whose only app is the one it was
  * issued to and whose data is the backend's restore data; so tokens survive a restart and
- * are gone when the person resets the app's permissions. Tokens of mode 1 live only in
- * this process. Every way a token can be unusable (not a UUID, unknown, another app's,
+ * are gone when the person resets the app's permissions. Tokens of mode 1 ("as long as the
+ * application is running") live only in this process and belong to the connection they were
+ * issued to, as in the reference: usable by that connection alone and dropped when it leaves
+ * the bus (an app that restarts is asked again). Every way a token can be unusable (not a UUID, unknown, another app's,
  * already used, the store not answering) ends the same way: NULL, nothing told. */
 #include "restore-tokens.h"
+
+#include "app-info.h"
 
 #define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
 #define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
@@ -19,31 +23,52 @@ static GDBusConnection *store;
  * grow this daemon without limit). */
 #define MAX_TRANSIENT 256
 
-static GHashTable *transient;   /* "table/token" → (app_id, data) as GVariant (sv) */
+static GHashTable *transient;   /* "table/token" → (app_id, sender, data) as GVariant (ssv) */
 static GQueue transient_order = G_QUEUE_INIT;   /* keys, oldest first (may name used ones) */
+
+/* The tokens of mode 1 issued to @name go with it. */
+static void
+on_peer_vanished (const char *name, gpointer user_data)
+{
+  GHashTableIter iter;
+  GVariant *entry;
+
+  if (transient == NULL)
+    return;
+  g_hash_table_iter_init (&iter, transient);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &entry))
+    {
+      const char *sender;
+
+      g_variant_get_child (entry, 1, "&s", &sender);
+      if (g_str_equal (sender, name))
+        g_hash_table_iter_remove (&iter);
+    }
+}
 
 void
 limen_restore_tokens_init (GDBusConnection *connection)
 {
   g_set_object (&store, connection);
+  limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
 }
 
 static GVariant *
-take_transient (const char *table, const char *app_id, const char *token)
+take_transient (const char *table, const char *app_id, const char *sender, const char *token)
 {
   g_autofree char *key = g_strconcat (table, "/", token, NULL);
   g_autofree char *stored_key = NULL;
   g_autoptr(GVariant) entry = NULL;
-  const char *owner;
+  const char *owner, *owner_sender;
   GVariant *data;
 
   if (transient == NULL ||
       !g_hash_table_steal_extended (transient, key, (gpointer *) &stored_key, (gpointer *) &entry))
     return NULL;
-  g_variant_get (entry, "(&sv)", &owner, &data);
-  if (!g_str_equal (owner, app_id))
+  g_variant_get (entry, "(&s&sv)", &owner, &owner_sender, &data);
+  if (!g_str_equal (owner, app_id) || !g_str_equal (owner_sender, sender))
     {
-      /* Another app's token: it stays usable for its owner. */
+      /* Another app's or connection's token: it stays usable for its owner. */
       g_hash_table_insert (transient, g_steal_pointer (&key), g_steal_pointer (&entry));
       g_variant_unref (data);
       return NULL;
@@ -79,13 +104,13 @@ take_stored (const char *table, const char *app_id, const char *token)
 }
 
 GVariant *
-limen_restore_token_take (const char *table, const char *app_id, const char *token)
+limen_restore_token_take (const char *table, const char *app_id, const char *sender, const char *token)
 {
   GVariant *data;
 
   if (token == NULL || !g_uuid_string_is_valid (token))
     return NULL;
-  data = take_transient (table, app_id, token);
+  data = take_transient (table, app_id, sender, token);
   if (data == NULL)
     data = take_stored (table, app_id, token);
   if (data && !g_variant_is_of_type (data, G_VARIANT_TYPE (RESTORE_DATA_TYPE)))
@@ -94,7 +119,8 @@ limen_restore_token_take (const char *table, const char *app_id, const char *tok
 }
 
 char *
-limen_restore_token_store (const char *table, const char *app_id, guint32 persist_mode, GVariant *restore_data)
+limen_restore_token_store (const char *table, const char *app_id, const char *sender, guint32 persist_mode,
+                           GVariant *restore_data)
 {
   g_autofree char *token = NULL;
   g_autoptr(GError) error = NULL;
@@ -118,7 +144,7 @@ limen_restore_token_store (const char *table, const char *app_id, guint32 persis
           g_hash_table_remove (transient, oldest);
         }
       g_queue_push_tail (&transient_order, g_strdup (key));
-      g_hash_table_insert (transient, key, g_variant_ref_sink (g_variant_new ("(sv)", app_id, restore_data)));
+      g_hash_table_insert (transient, key, g_variant_ref_sink (g_variant_new ("(ssv)", app_id, sender, restore_data)));
       return g_steal_pointer (&token);
     }
   if (store == NULL)
