@@ -361,8 +361,10 @@ limen_options_filter (GVariant        *options,
 
       if (o == NULL)
         {
-          /* Unknown keys never travel further: a backend only sees what we checked. */
-          g_debug ("Dropping unknown option %s", key);
+          /* Unknown keys never travel further: a backend only sees what we checked. A
+           * check without a builder (of a few keys only) drops nothing, so says nothing. */
+          if (builder)
+            g_debug ("Dropping unknown option %s", key);
           continue;
         }
       if (!g_variant_is_of_type (value, G_VARIANT_TYPE (o->type)))
