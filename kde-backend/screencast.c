@@ -426,7 +426,13 @@ start_answer (LimenCastStart *start)
 {
   LimenCast *cast = start->cast;
   GVariantBuilder results;
-  guint persist = start->allow_restore ? MAX (cast->persist_mode, cast->rd_persist_mode) : 0;
+  guint asked = MAX (cast->persist_mode, cast->rd_persist_mode);
+  /* Mode 1 lasts only while the app runs (its frontend keeps the token per connection):
+   * given without a question, as the person just chose these sources for this app; browsers
+   * open a second session for the same choice right after the first and would otherwise ask
+   * twice. Mode 2 outlives the app: only with "Allow restoring" left ticked (or on a
+   * restore). */
+  guint persist = start->allow_restore || asked == 1 ? asked : 0;
 
   if (start->error)
     {
@@ -637,7 +643,7 @@ open_picker (LimenCastStart *start, const char *parent_window, GError **error)
   spec.windows = (const LimenQtCastSource *) windows->data;
   spec.types = cast->sources_selected ? cast->types : 0;
   spec.multiple = cast->multiple;
-  spec.offer_restore = MAX (cast->persist_mode, cast->rd_persist_mode) > 0;
+  spec.offer_restore = MAX (cast->persist_mode, cast->rd_persist_mode) == 2;
   spec.n_screens = screens->len;
   spec.screens = (const LimenQtCastSource *) screens->data;
   spec.devices = cast->remote ? cast->device_types : 0;

@@ -456,8 +456,9 @@ def test_picker_shares_the_chosen_window(bus, session, lang):
     rd, _ = rd_start(bus, devices=1)
     session.activate(title)
     time.sleep(0.5)
-    # The screen is first and selected; the window is next. Then "Allow restoring", Share.
-    press(bus, rd, KEY_DOWN, KEY_TAB, KEY_SPACE, KEY_ENTER)
+    # The screen is first and selected; the window is next. "Allow restoring" is ticked
+    # already (as in Plasma's own portal): Share.
+    press(bus, rd, KEY_DOWN, KEY_ENTER)
     response, results = call.wait()
     assert response == 0, results
     (node, props), = results["streams"]
@@ -474,6 +475,30 @@ def test_picker_shares_the_chosen_window(bus, session, lang):
                                                                   "as", results["restore_data"][2]["sources"])}))))[0] == 0
     response, results2 = start(bus, s2)
     assert response == 0 and results2["streams"][0][1]["mapping_id"] == "window:" + probe_win["uuid"]
+
+
+@pytest.mark.parametrize("persist,untick", [(1, False), (2, True)])
+def test_what_the_picker_lets_persist(bus, session, persist, untick):
+    """Mode 1 (while the app runs, what browsers ask) is granted with the choice, no box to
+    tick; mode 2 (beyond the app's run) not once "Allow restoring" is unticked."""
+    kde = start_kde_in(session, "en")
+    probe = session.probe("Shared window", GREEN)
+    probe.wait_for("FOCUS")
+    s = create(bus)
+    assert select_sources(bus, s, types=GLib.Variant("u", 2), persist_mode=GLib.Variant("u", persist))[0] == 0
+    call = kh.AsyncCall(bus, "ScreenCast", "Start", (paths(bus)[0], s, APP, "", {}), "(oossa{sv})")
+    win = session.wait_window("Screen Sharing")
+    assert win["pid"] == kde.pid
+    rd, _ = rd_start(bus, devices=1)
+    session.activate("Screen Sharing")
+    time.sleep(0.5)
+    press(bus, rd, *((KEY_TAB, KEY_SPACE) if untick else ()), KEY_ENTER)
+    response, results = call.wait()
+    assert response == 0 and len(results["streams"]) == 1, results
+    if persist == 1:
+        assert results["persist_mode"] == 1 and results["restore_data"][2]["sources"][0].startswith("window:")
+    else:
+        assert results["persist_mode"] == 0 and "restore_data" not in results
 
 
 @pytest.mark.parametrize("lang", ["en", "de"])

@@ -86,6 +86,8 @@ public:
       {
         m_restore = new QCheckBox (i18nc ("@option:check", "Allow restoring on future sessions"), this);
         m_restore->setObjectName (QStringLiteral ("restore"));
+        /* Ticked to begin with, as in Plasma's own portal: untick to be asked next time. */
+        m_restore->setChecked (true);
         col->addWidget (m_restore);
       }
     auto *buttons = new QDialogButtonBox (this);
