@@ -1,0 +1,150 @@
+"""A real browser as the portal's client: Chromium on a headless Plasma Wayland session
+(wayland_session.py) shares a window through limen-portal and limen-kde with
+getDisplayMedia(), the way a video call in the browser does. Chromium picks nothing itself
+on Wayland: it asks the ScreenCast portal, whose picker (limen-kde's) the person answers
+(keys through KWin's fake input), then reads the stream through the PipeWire remote the
+portal handed it. The page must see the shared window's pixels; stopping the track in the
+page must end the portal's session."""
+
+import os
+import time
+
+import pytest
+
+import browser
+import kde_helpers as kh
+import limentest
+import wayland_session
+from test_kde_screencast import KEY_ENTER, press, rd_start
+from test_portal_screencast import start_limen_on_kde
+
+pytestmark = pytest.mark.skipif(not browser.available(), reason="chromium not installed")
+
+GREEN = (0x20, 0xc0, 0x40)
+
+PAGE = """<!doctype html><title>Meeting</title>
+<video id="v" autoplay muted></video><canvas id="c"></canvas>
+<script>
+window.share = () => {
+  window.state = "asking";
+  navigator.mediaDevices.getDisplayMedia({video: {displaySurface: "window"}, audio: false}).then(async (stream) => {
+    window.stream = stream;
+    const v = document.getElementById("v");
+    v.srcObject = stream;
+    await v.play();
+    window.state = "shared";
+  }, (e) => { window.state = "error: " + e.name + ": " + e.message; });
+  return window.state;
+};
+window.sample = () => {
+  const v = document.getElementById("v"), c = document.getElementById("c");
+  if (!v.videoWidth) return null;
+  c.width = v.videoWidth; c.height = v.videoHeight;
+  const ctx = c.getContext("2d");
+  ctx.drawImage(v, 0, 0);
+  // A corner: the pointer (drawn into the frames from the stream's cursor metadata) may be
+  // anywhere else.
+  const p = ctx.getImageData(10, 10, 1, 1).data;
+  const track = window.stream.getVideoTracks()[0];
+  return {width: v.videoWidth, height: v.videoHeight, rgb: [p[0], p[1], p[2]], label: track.label,
+          surface: track.getSettings().displaySurface || ""};
+};
+window.stop = () => { window.stream.getTracks().forEach((t) => t.stop()); return true; };
+</script>
+"""
+
+
+def portal_sessions(bus):
+    """The ScreenCast sessions limen-portal holds (object paths under .../session)."""
+    import xml.etree.ElementTree as ET
+    found = []
+
+    def walk(path):
+        xml = bus.call("org.freedesktop.DBus.Introspectable", "Introspect", path=path)[0]
+        for node in ET.fromstring(xml).findall("node"):
+            child = path.rstrip("/") + "/" + node.get("name")
+            if child.count("/") >= 7:
+                found.append(child)
+            else:
+                walk(child)
+
+    walk("/org/freedesktop/portal/desktop/session")
+    return found
+
+
+def close_enough(rgb, want, slack=12):
+    return all(abs(a - b) <= slack for a, b in zip(rgb, want))
+
+
+def test_chromium_shares_a_window(bus):
+    if not os.path.exists(os.path.join(limentest.BUILD_DIR, "kde-backend", "limen-kde")):
+        pytest.skip("limen-kde not built")
+    session = wayland_session.WaylandSession(bus)
+    chromium = None
+    try:
+        kde = session.start_kde()
+        start_limen_on_kde(bus)
+        probe = session.probe("Shared window", GREEN)
+        probe.wait_for("FOCUS")
+        page_path = os.path.join(bus.root, "meeting.html")
+        with open(page_path, "w") as f:
+            f.write(PAGE)
+        env = dict(session.client_env(), XDG_CURRENT_DESKTOP="KDE", XDG_SESSION_TYPE="wayland")
+        chromium = browser.Chromium(env, os.path.join(bus.root, "chromium-profile"), "file://" + page_path,
+                                    extra_args=["--ozone-platform=wayland",
+                                                "--enable-features=WebRTCPipeWireCapturer"],
+                                    log_path=os.path.join(bus.logs, "chromium.log"))
+        page = chromium.page()
+        assert limentest.wait_until(lambda: chromium.evaluate(page, "typeof share") == "function", 20)
+        assert chromium.evaluate(page, "share()", user_gesture=True) == "asking"
+        # Chromium's own dialog opens on its Window tab and asks the portal at once: the
+        # picker is limen-kde's, naming no app (Chromium is an unidentified host app).
+        title = "Screen Sharing"
+        picker = session.wait_window(title, timeout=30)
+        assert picker["pid"] == kde.pid
+        time.sleep(1)
+        shot = session.screenshot(os.path.join(bus.root, "picker.png"))
+        limentest.subprocess.run(["convert", shot, "-crop", "%(width)dx%(height)d+%(x)d+%(y)d" % picker, "+repage",
+                                  os.path.join(kh.artifacts_dir(), "browser-screencast-picker.png")], check=True)
+        # The window is the first item: Share. No "Allow restoring" box: Chromium asks for
+        # mode 1 (while it runs), granted without a question.
+        rd, _ = rd_start(bus, devices=1)
+        for _ in range(3):
+            # A key goes to the active window; Chromium may take the focus back once more
+            # while the picker maps, as a person would see: press again.
+            session.activate(title)
+            time.sleep(0.5)
+            press(bus, rd, KEY_ENTER)
+            if limentest.wait_until(lambda: not any(w["caption"] == title for w in session.windows()), 4):
+                break
+        assert not any(w["caption"] == title for w in session.windows()), "the picker did not take Enter"
+        # Chromium shows the shared window's live preview; its Share starts a second portal
+        # session with the first one's token: restored, no second picker.
+        chrome_title = "Meeting - Chromium"
+        time.sleep(1.5)
+        session.activate(chrome_title)
+        time.sleep(0.5)
+        press(bus, rd, KEY_ENTER)
+        assert limentest.wait_until(lambda: chromium.evaluate(page, "window.state") != "asking", 20), \
+            "getDisplayMedia never answered"
+        assert chromium.evaluate(page, "window.state") == "shared"
+        assert not any(w["caption"] == title for w in session.windows()), "asked twice"
+        assert "restoring the sources of  without asking" in kde.output()
+        # The page sees the window: its size and its colour, through the PipeWire remote
+        # that limen-portal handed Chromium.
+        sample = {}
+        assert limentest.wait_until(
+            lambda: sample.update(chromium.evaluate(page, "sample()") or {}) or
+            (sample.get("width"), sample.get("height")) == (400, 300) and close_enough(sample["rgb"], GREEN), 20), \
+            sample
+        assert sample["surface"] == "window"
+        sessions = portal_sessions(bus)
+        assert len(sessions) == 1, sessions
+        # Stopping the track in the page ends the portal's session.
+        assert chromium.evaluate(page, "stop()") is True
+        assert limentest.wait_until(lambda: portal_sessions(bus) == [], 10), portal_sessions(bus)
+        assert kde.alive()
+    finally:
+        if chromium:
+            chromium.close()
+        session.close()
