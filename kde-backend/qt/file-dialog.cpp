@@ -222,6 +222,8 @@ void LimenFileDialog::build ()
     loaded ();   /* listed already, inside the constructor's nested loop */
   m_widget->show ();
   m_widget->locationEdit ()->setFocus ();
+  if (m_mode == LIMEN_QT_FILE_SAVE)
+    selectNameStem ();
   QWidget *target = m_widget->locationEdit ()->lineEdit () ? static_cast<QWidget *> (m_widget->locationEdit ()->lineEdit ())
                                                           : m_widget->locationEdit ();
   qCDebug (LIMEN_SHIM) << "file widget ready:" << windowTitle ();
@@ -353,6 +355,18 @@ bool LimenFileDialog::acceptCurrentFolder ()
   m_widget->accept ();
   accept ();
   return true;
+}
+
+/* Typing replaces the name the app suggested and keeps its extension ("minutes" of
+ * "minutes.txt"; all of a name without one, or of one starting with its only dot). */
+void LimenFileDialog::selectNameStem ()
+{
+  QLineEdit *edit = m_widget->locationEdit ()->lineEdit ();
+  if (!edit || edit->text ().isEmpty ())
+    return;
+  const QString text = edit->text ();
+  const int dot = text.lastIndexOf (QLatin1Char ('.'));
+  edit->setSelection (0, dot > 0 ? dot : text.size ());
 }
 
 void LimenFileDialog::saveState ()

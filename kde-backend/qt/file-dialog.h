@@ -39,6 +39,7 @@ private:
    * field holds just what KFileWidget wrote for them; false leaves it to KFileWidget. */
   bool acceptViewSelection ();
   bool acceptCurrentFolder ();
+  void selectNameStem ();   /* save: the name without its extension selected, as KDE's dialogs do */
   void applyMode ();      /* open/save, files or folders, from the portal method */
   void applyFilters ();   /* the filter combo, hidden when the app gave none */
   void saveState ();
