@@ -1,7 +1,8 @@
 """Real toolkit clients through limen-portal and limen-kde: a Qt 5 app using Qt's own portal
 platform theme (QT_QPA_PLATFORMTHEME=xdgdesktopportal, what a Flatpak'd Qt app gets), whose
 QFileDialog goes through the FileChooser portal, and GTK 3's portal file chooser (zenity
-with GTK_USE_PORTAL=1). The person answers the KDE dialog with xdotool; the app must get
+with GTK_USE_PORTAL=1), and Chromium (<input type=file>, showSaveFilePicker(),
+showDirectoryPicker()). The person answers the KDE dialog with xdotool; the app must get
 exactly what was chosen. Each runs against the reference stack too (Debian's
 xdg-desktop-portal 1.16 + xdg-desktop-portal-kde 5.27) for comparison."""
 
@@ -193,3 +194,136 @@ def test_gtk_file_chooser_portal(bus, x, tmp_path, stack, mode, request):
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert sorted(out.strip().split("|")) == [str(p) for p in expected]
+
+
+# ---- Chromium: <input type=file>, showSaveFilePicker() and showDirectoryPicker() ----------
+CHROMIUM_PAGE = """<!doctype html><title>Files</title>
+<input type="file" id="f" multiple accept=".txt,text/plain">
+<script>
+window.picked = null;
+document.getElementById("f").addEventListener("change", async (e) => {
+  const files = Array.from(e.target.files);
+  window.picked = await Promise.all(files.map(async (f) => [f.name, await f.text()]));
+});
+window.openFiles = () => { window.picked = null; document.getElementById("f").click(); return true; };
+window.saveFile = () => {
+  window.saved = null;
+  showSaveFilePicker({suggestedName: "minutes.txt"}).then(async (h) => {
+    const w = await h.createWritable(); await w.write("written by the page"); await w.close();
+    window.saved = h.name;
+  }, (e) => { window.saved = "error: " + e.name; });
+  return true;
+};
+window.openFolder = () => {
+  window.folder = null;
+  showDirectoryPicker().then(async (d) => {
+    const names = [];
+    for await (const [name] of d.entries()) names.push(name);
+    window.folder = [d.name, names.sort()];
+  }, (e) => { window.folder = "error: " + e.name; });
+  return true;
+};
+</script>
+"""
+
+
+@pytest.fixture
+def chromium(bus, x, tmp_path):
+    import browser
+    if not browser.available():
+        pytest.skip("chromium not installed")
+    page_path = tmp_path / "files.html"
+    page_path.write_text(CHROMIUM_PAGE)
+    env = dict(bus.env, XDG_CURRENT_DESKTOP="KDE", **x.env())
+    b = browser.Chromium(env, str(tmp_path / "profile"), "file://" + str(page_path),
+                         extra_args=["--ozone-platform=x11"], log_path=str(tmp_path / "chromium.log"))
+    try:
+        page = b.page()
+        assert limentest.wait_until(lambda: b.evaluate(page, "typeof openFiles") == "function", 20)
+        yield b, page
+    finally:
+        b.close()
+
+
+def new_dialog(x, before):
+    """The X window id of the first visible window that was not among @before and is not
+    Chromium's own (the portal's file dialog)."""
+    found = []
+
+    def look():
+        ids = set(x.run("xdotool", "search", "--onlyvisible", "--name", ".", check=False).stdout.split())
+        found[:] = [int(w) for w in ids - before
+                    if x.run("xdotool", "getwindowname", w, check=False).stdout.strip() not in ("", "Files - Chromium")]
+        return bool(found)
+
+    assert limentest.wait_until(look, 20), "no file dialog"
+    time.sleep(1.0)
+    return found[0]
+
+
+def windows_now(x):
+    return set(x.run("xdotool", "search", "--onlyvisible", "--name", ".", check=False).stdout.split())
+
+
+@pytest.fixture
+def docs(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("alpha")
+    (folder / "b.txt").write_text("beta")
+    return folder
+
+
+def test_chromium_opens_several_files(bus, x, docs, stack, chromium):
+    """<input type=file multiple>: Chromium asks the FileChooser portal; the page reads
+    what was chosen."""
+    b, page = chromium
+    before = windows_now(x)
+    assert b.evaluate(page, "openFiles()", user_gesture=True)
+    wid = new_dialog(x, before)
+    x.screenshot(f"chromium-open-{stack}.png")
+    x.focus(wid, 0.4)
+    x.type_text(f'"{docs}/a.txt" "{docs}/b.txt"')
+    x.run("xdotool", "key", "Return")
+    assert limentest.wait_until(lambda: b.evaluate(page, "window.picked") is not None, 20)
+    assert sorted(map(tuple, b.evaluate(page, "window.picked"))) == [("a.txt", "alpha"), ("b.txt", "beta")]
+
+
+def test_chromium_saves_a_file(bus, x, stack, chromium):
+    """showSaveFilePicker(): the suggested name comes with the call, its stem selected (as
+    KDE's dialogs do), so what the person types replaces "minutes" and keeps ".txt";
+    Chromium starts in the home folder; the page writes the file."""
+    b, page = chromium
+    before = windows_now(x)
+    assert b.evaluate(page, "saveFile()", user_gesture=True)
+    wid = new_dialog(x, before)
+    x.screenshot(f"chromium-save-{stack}.png")
+    x.focus(wid, 0.4)
+    x.type_text("agenda")
+    x.run("xdotool", "key", "Return")
+    assert limentest.wait_until(lambda: b.evaluate(page, "window.saved") is not None, 20)
+    assert b.evaluate(page, "window.saved") == "agenda.txt"
+    with open(os.path.join(bus.home, "agenda.txt")) as f:
+        assert f.read() == "written by the page"
+
+
+def test_chromium_opens_a_folder(bus, x, docs, stack, chromium, request):
+    """showDirectoryPicker(): a folder typed by name; then Chromium's own question."""
+    if stack == "reference":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "xdg-desktop-portal-kde 5.27's folder dialog answers its own working folder, not the one typed")))
+    b, page = chromium
+    before = windows_now(x)
+    assert b.evaluate(page, "openFolder()", user_gesture=True)
+    wid = new_dialog(x, before)
+    x.screenshot(f"chromium-folder-{stack}.png")
+    x.focus(wid, 0.4)
+    x.type_text(str(docs))
+    x.run("xdotool", "key", "Return")
+    # Chromium asks "Allow this site to view and copy files?" ("Don't Allow" has the
+    # focus): Allow.
+    time.sleep(1.5)
+    x.focus(x.wait_window("Files - Chromium"), 0.4)
+    x.run("xdotool", "key", "Tab", "Return")
+    assert limentest.wait_until(lambda: b.evaluate(page, "window.folder") is not None, 20)
+    assert b.evaluate(page, "window.folder") == ["docs", ["a.txt", "b.txt"]]
