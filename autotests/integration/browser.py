@@ -22,17 +22,18 @@ def available():
 
 
 class Chromium:
-    def __init__(self, env, profile_dir, url, extra_args=(), log_path=None):
+    def __init__(self, env, profile_dir, url, extra_args=(), log_path=None, wrapper=(), pass_fds=()):
+        """@wrapper: an argv Chromium runs under (bwrap ...), which must pass fds 3 and 4 on."""
         cmd_r, self.cmd_w = os.pipe()
         self.res_r, res_w = os.pipe()
-        argv = ["/bin/bash", "-c", f'exec "$0" "$@" 3<&{cmd_r} 4>&{res_w} {cmd_r}<&- {res_w}>&-', CHROMIUM,
+        argv = ["/bin/bash", "-c", f'exec "$0" "$@" 3<&{cmd_r} 4>&{res_w} {cmd_r}<&- {res_w}>&-', *wrapper, CHROMIUM,
                 "--remote-debugging-pipe", "--no-sandbox", "--user-data-dir=" + profile_dir, "--no-first-run",
                 "--no-default-browser-check", "--disable-gpu", "--password-store=basic", "--disable-extensions",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 *extra_args, url]
         self.log_path = log_path
         log = open(log_path, "wb") if log_path else subprocess.DEVNULL
-        self.proc = subprocess.Popen(argv, env=env, pass_fds=(cmd_r, res_w), stdout=log, stderr=log,
+        self.proc = subprocess.Popen(argv, env=env, pass_fds=(cmd_r, res_w) + tuple(pass_fds), stdout=log, stderr=log,
                                      start_new_session=True)
         if log_path:
             log.close()

@@ -246,24 +246,46 @@ def chromium(bus, x, tmp_path):
         b.close()
 
 
-def new_dialog(x, before):
+def new_dialog(x, before, refused=lambda: False):
     """The X window id of the first visible window that was not among @before and is not
-    Chromium's own (the portal's file dialog)."""
+    Chromium's own (the portal's file dialog); None once @refused() says the page gave up."""
     found = []
 
     def look():
         ids = set(x.run("xdotool", "search", "--onlyvisible", "--name", ".", check=False).stdout.split())
         found[:] = [int(w) for w in ids - before
                     if x.run("xdotool", "getwindowname", w, check=False).stdout.strip() not in ("", "Files - Chromium")]
-        return bool(found)
+        return bool(found) or refused()
 
     assert limentest.wait_until(look, 20), "no file dialog"
+    if not found:
+        return None
     time.sleep(1.0)
     return found[0]
 
 
 def windows_now(x):
     return set(x.run("xdotool", "search", "--onlyvisible", "--name", ".", check=False).stdout.split())
+
+
+def ask(x, b, page, call, outcome):
+    """Focus Chromium's window (as the person's click would), run @call in the page with a
+    user gesture, and return the X window id of the file dialog that opens; @outcome names
+    the page's variable that says why, if none does."""
+    for _ in range(3):
+        x.focus(x.wait_window("Files - Chromium"), 0.3)
+        before = windows_now(x)
+        assert b.evaluate(page, call, user_gesture=True)
+        try:
+            # Now and then Chromium refuses a picker right after another window had the
+            # focus (NotAllowedError, nothing asked of the portal): the person clicks again.
+            wid = new_dialog(x, before, lambda: b.evaluate(page, outcome) == "error: NotAllowedError")
+        except AssertionError:
+            raise AssertionError(f"no file dialog; the page has {outcome} = {b.evaluate(page, outcome)!r}")
+        if wid is not None:
+            return wid
+        time.sleep(0.5)
+    raise AssertionError(f"Chromium refused the picker three times: {outcome} = {b.evaluate(page, outcome)!r}")
 
 
 @pytest.fixture
@@ -279,9 +301,7 @@ def test_chromium_opens_several_files(bus, x, docs, stack, chromium):
     """<input type=file multiple>: Chromium asks the FileChooser portal; the page reads
     what was chosen."""
     b, page = chromium
-    before = windows_now(x)
-    assert b.evaluate(page, "openFiles()", user_gesture=True)
-    wid = new_dialog(x, before)
+    wid = ask(x, b, page, "openFiles()", "window.picked")
     x.screenshot(f"chromium-open-{stack}.png")
     x.focus(wid, 0.4)
     x.type_text(f'"{docs}/a.txt" "{docs}/b.txt"')
@@ -295,9 +315,7 @@ def test_chromium_saves_a_file(bus, x, stack, chromium):
     KDE's dialogs do), so what the person types replaces "minutes" and keeps ".txt";
     Chromium starts in the home folder; the page writes the file."""
     b, page = chromium
-    before = windows_now(x)
-    assert b.evaluate(page, "saveFile()", user_gesture=True)
-    wid = new_dialog(x, before)
+    wid = ask(x, b, page, "saveFile()", "window.saved")
     x.screenshot(f"chromium-save-{stack}.png")
     x.focus(wid, 0.4)
     x.type_text("agenda")
@@ -314,9 +332,7 @@ def test_chromium_opens_a_folder(bus, x, docs, stack, chromium, request):
         request.applymarker(pytest.mark.xfail(strict=True, reason=(
             "xdg-desktop-portal-kde 5.27's folder dialog answers its own working folder, not the one typed")))
     b, page = chromium
-    before = windows_now(x)
-    assert b.evaluate(page, "openFolder()", user_gesture=True)
-    wid = new_dialog(x, before)
+    wid = ask(x, b, page, "openFolder()", "window.folder")
     x.screenshot(f"chromium-folder-{stack}.png")
     x.focus(wid, 0.4)
     x.type_text(str(docs))
@@ -353,3 +369,79 @@ def test_chromium_follows_the_colour_scheme(bus, x, stack, chromium):
     assert limentest.wait_until(lambda: b.evaluate(page, query) is True, 10)
     pick("BreezeLight", "239,240,241")
     assert limentest.wait_until(lambda: b.evaluate(page, query) is False, 10)
+
+
+# ---- Chromium as a Flatpak app (bwrap, .flatpak-info): files come through the document store
+SANDBOXED_APP = "org.chromium.Chromium"
+
+
+@pytest.fixture
+def sandboxed_chromium(bus, x, tmp_path, stack):
+    import browser
+    if not browser.available():
+        pytest.skip("chromium not installed")
+    if stack == "reference":
+        bus.write_service_file("org.freedesktop.portal.Documents", "/usr/libexec/xdg-document-portal")
+    else:
+        rh.start_documents(bus)
+    bus.call("org.freedesktop.portal.Documents", "GetMountPoint", dest="org.freedesktop.portal.Documents",
+             path="/org/freedesktop/portal/documents")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "files.html").write_text(CHROMIUM_PAGE)
+    doc = os.path.join(bus.runtime_dir, "doc")
+    x11 = "/tmp/.X11-unix/X" + x.display.lstrip(":")
+    r, w = os.pipe()
+    os.write(w, limentest.FLATPAK_INFO.format(app_id=SANDBOXED_APP).encode())
+    os.close(w)
+    wrapper = limentest.bwrap_argv(bus) + [
+        "--bind", os.path.join(doc, "by-app", SANDBOXED_APP), doc,
+        "--ro-bind", str(site), str(site), "--tmpfs", "/tmp/.X11-unix", "--bind", x11, x11,
+        "--ro-bind-data", str(r), "/.flatpak-info", "--setenv", "HOME", "/tmp/home"]
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "XDG_CURRENT_DESKTOP": "KDE", "DISPLAY": x.display}
+    b = browser.Chromium(env, "/tmp/profile", "file://" + str(site / "files.html"),
+                         extra_args=["--ozone-platform=x11", "--disable-dev-shm-usage"],
+                         log_path=str(tmp_path / "chromium.log"), wrapper=wrapper, pass_fds=(r,))
+    os.close(r)
+    try:
+        page = b.page()
+        assert limentest.wait_until(lambda: b.evaluate(page, "typeof openFiles") == "function", 20)
+        yield b, page
+    finally:
+        b.close()
+
+
+def test_sandboxed_chromium_files(bus, x, docs, stack, sandboxed_chromium, request):
+    """Chromium as Flatpak app: the chosen files reach it through its view of the document
+    store (FUSE); a file it saves (showSaveFilePicker() writes a NAME.crswap beside the
+    document, then renames it over) lands on the host; a folder it is given lists inside."""
+    if stack == "reference":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "xdg-desktop-portal 1.16 segfaults (NULL+8, in a worker thread) answering this bwrap'd app's OpenFile; "
+            "its .flatpak-info holds only the app's name and instance id; not examined further")))
+    b, page = sandboxed_chromium
+    wid = ask(x, b, page, "openFiles()", "window.picked")
+    x.screenshot(f"chromium-sandboxed-open-{stack}.png")
+    x.focus(wid, 0.4)
+    x.type_text(f'"{docs}/a.txt" "{docs}/b.txt"')
+    x.run("xdotool", "key", "Return")
+    assert limentest.wait_until(lambda: b.evaluate(page, "window.picked") is not None, 20)
+    assert sorted(map(tuple, b.evaluate(page, "window.picked"))) == [("a.txt", "alpha"), ("b.txt", "beta")]
+    wid = ask(x, b, page, "saveFile()", "window.saved")
+    x.focus(wid, 0.4)
+    x.run("xdotool", "key", "ctrl+a")
+    x.type_text(f"{docs}/agenda.txt")
+    x.run("xdotool", "key", "Return")
+    assert limentest.wait_until(lambda: b.evaluate(page, "window.saved") is not None, 20)
+    assert b.evaluate(page, "window.saved") == "agenda.txt"
+    assert (docs / "agenda.txt").read_text() == "written by the page"
+    assert sorted(os.listdir(docs)) == ["a.txt", "agenda.txt", "b.txt"]
+    wid = ask(x, b, page, "openFolder()", "window.folder")
+    x.focus(wid, 0.4)
+    x.type_text(str(docs))
+    x.run("xdotool", "key", "Return")
+    time.sleep(1.5)
+    x.focus(x.wait_window("Files - Chromium"), 0.4)
+    x.run("xdotool", "key", "Tab", "Return")
+    assert limentest.wait_until(lambda: b.evaluate(page, "window.folder") is not None, 20)
+    assert b.evaluate(page, "window.folder") == ["docs", ["a.txt", "agenda.txt", "b.txt"]]
