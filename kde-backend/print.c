@@ -587,6 +587,8 @@ open_dialog (PrintCall *call, const LimenKdeShim *shim, const char *parent_windo
   spec.window.modal = modal;
   spec.title = call->title;
   spec.print_now = print_now;
+  if (!print_now)
+    g_variant_lookup (opts, "accept_label", "&s", &spec.accept_label);
   spec.initial = *initial;
   call->dialog = shim->limen_qt_print_open (&spec, print_now ? on_print_dialog_done : on_prepare_done, call);
   if (!call->dialog)

@@ -100,6 +100,19 @@ def test_prepare_then_print(bus, x, kde, cups):
     os.unlink(cups.wait_output(title + "b"))
 
 
+def test_prepare_print_button_takes_the_apps_label(bus, x, kde):
+    """accept_label names PreparePrint's button, its GTK-style mnemonic included: Alt+S
+    presses "_Send to printer" (the dialog has no other S)."""
+    title = "limen-" + uuid.uuid4().hex[:8]
+    _, call = prepare(bus, title, options={"accept_label": GLib.Variant("s", "_Send to printer")})
+    wid = x.wait_window(title)
+    time.sleep(0.8)
+    x.screenshot("print-dialog-accept-label.png")
+    x.press(wid, "alt+s")
+    response, results = call.wait(30)
+    assert response == 0 and results["token"] > 0
+
+
 def test_page_range_reaches_cups(bus, x, kde, cups):
     title = "limen-" + uuid.uuid4().hex[:8]
     settings = {"print-pages": GLib.Variant("s", "ranges"), "page-ranges": GLib.Variant("s", "2-3"),

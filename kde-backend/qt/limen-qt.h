@@ -240,6 +240,7 @@ typedef struct {
   int                  has_current_page;    /* offer "Current page" */
   int                  has_selected_pages;  /* offer "Selection" */
   int                  print_to_file;       /* offer printing to a PDF file (the app writes PDF) */
+  const char          *accept_label;        /* the app's label for the Print button, or NULL */
 } LimenQtPrintSpec;
 
 /* @chosen lives for the call only (response OK only). */

@@ -86,11 +86,12 @@ public:
     m_dialog->setOption (QAbstractPrintDialog::PrintCurrentPage, spec->has_current_page != 0);
     m_dialog->setOption (QAbstractPrintDialog::PrintSelection, spec->has_selected_pages != 0);
     m_dialog->setMinMax (1, 9999);
-    if (!spec->print_now)
-      /* PreparePrint only chooses: the app renders and prints later. */
+    /* PreparePrint's answer is printed by the app right away, so the button says Print
+     * (as in the reference and in GTK's own dialog), or what the app asked it to say. */
+    if (spec->accept_label && *spec->accept_label)
       if (auto *box = m_dialog->findChild<QDialogButtonBox *> ())
         if (QPushButton *ok = box->button (QDialogButtonBox::Ok))
-          ok->setText (i18nc ("@action:button choose print settings", "&Select"));
+          ok->setText (LimenQt::mnemonicLabel (spec->accept_label));
     QObject::connect (m_dialog, &QDialog::finished, this, [this] (int result) { report (result == QDialog::Accepted); });
   }
 
