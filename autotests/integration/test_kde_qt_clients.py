@@ -6,6 +6,7 @@ showDirectoryPicker()). The person answers the KDE dialog with xdotool; the app 
 exactly what was chosen. Each runs against the reference stack too (Debian's
 xdg-desktop-portal 1.16 + xdg-desktop-portal-kde 5.27) for comparison."""
 
+import glob
 import json
 import os
 import subprocess
@@ -445,3 +446,70 @@ def test_sandboxed_chromium_files(bus, x, docs, stack, sandboxed_chromium, reque
     x.run("xdotool", "key", "Tab", "Return")
     assert limentest.wait_until(lambda: b.evaluate(page, "window.folder") is not None, 20)
     assert b.evaluate(page, "window.folder") == ["docs", ["a.txt", "agenda.txt", "b.txt"]]
+
+
+# ---- GTK 3's portal print (Gtk.PrintOperation with GTK_USE_PORTAL=1) ----------------------
+GTK_PRINT = r'''
+import json, sys
+import gi
+gi.require_version("Gtk", "3.0")
+from gi.repository import Gtk
+title, pages = sys.argv[1], int(sys.argv[2])
+op = Gtk.PrintOperation()
+op.set_job_name(title)
+op.set_n_pages(pages)
+def draw(op, ctx, n):
+    cr = ctx.get_cairo_context()
+    cr.set_font_size(36)
+    cr.move_to(72, 144)
+    cr.show_text("Page %d" % (n + 1))
+op.connect("draw-page", draw)
+res = op.run(Gtk.PrintOperationAction.PRINT_DIALOG, None)
+print(json.dumps({"result": int(res)}), flush=True)
+'''
+
+
+def have_gtk3_gir():
+    r = subprocess.run(["/usr/bin/python3", "-c", "import gi; gi.require_version('Gtk', '3.0')"], capture_output=True)
+    return r.returncode == 0
+
+
+@pytest.mark.skipif(not have_gtk3_gir(), reason="gir1.2-gtk-3.0 missing")
+def test_gtk_prints_through_the_portal(bus, x, request):
+    """A GTK 3 app's Gtk.PrintOperation with GTK_USE_PORTAL=1 (what a Flatpak'd GTK app
+    does): PreparePrint shows limen-kde's print dialog, the person presses Print, GTK
+    renders its pages to PDF and calls Print with the token: the job reaches CUPS with every
+    page, without a second dialog. GTK names the job "Print" (the title it passes to
+    Print); the reference, tried by hand, prints it as well, named after its temp file."""
+    import kde_cups
+    if not kde_cups.available():
+        pytest.skip("cups, cups-pdf, poppler-utils or gs missing")
+    cups = kde_cups.Cupsd()
+    request.addfinalizer(cups.close)
+    rh.start_documents(bus)
+    kh.start_kde_x11(bus, x, **cups.env)
+    start_limen_portal(bus)
+    title = "Meeting notes"
+    pdf_dir = os.path.join(os.path.expanduser("~root"), "PDF")
+    started = time.time() - 1
+    env = dict(bus.env, GTK_USE_PORTAL="1", GDK_BACKEND="x11", **x.env())
+    proc = subprocess.Popen(["/usr/bin/python3", "-c", GTK_PRINT, title, "3"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    # GTK titles the dialog "Print" itself; the job's name comes with Print.
+    x.answer("^Print$", "Return", shot="gtk-print.png", shown=1.0)
+    got = finish(proc)
+    assert got["result"] == 1, got   # GTK_PRINT_OPERATION_RESULT_APPLY
+    new = []
+    # Each test's cupsd numbers its jobs from 1: cups-pdf's name (Print__F-job_1.pdf) may be
+    # an earlier run's, so the file is told by its time.
+    assert limentest.wait_until(lambda: new.extend(p for p in glob.glob(os.path.join(pdf_dir, "Print*.pdf"))
+                                                   if os.path.getmtime(p) >= started) or new, 60), "no PDF from CUPS"
+
+    def pages():
+        try:
+            return kde_cups.page_count(new[0])
+        except subprocess.CalledProcessError:
+            return None   # cups-pdf still writing it
+    assert limentest.wait_until(lambda: pages() is not None, 20)
+    assert pages() == 3
+    os.unlink(new[0])
