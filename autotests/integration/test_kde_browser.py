@@ -1,5 +1,5 @@
-"""A real browser as the portal's client: Chromium on a headless Plasma Wayland session
-(wayland_session.py) shares a window through limen-portal and limen-kde with
+"""A real browser as the portal's client, on the host and as a Flatpak app (bwrap):
+Chromium on a headless Plasma Wayland session (wayland_session.py) shares a window through limen-portal and limen-kde with
 getDisplayMedia(), the way a video call in the browser does. Chromium picks nothing itself
 on Wayland: it asks the ScreenCast portal, whose picker (limen-kde's) the person answers
 (keys through KWin's fake input), then reads the stream through the PipeWire remote the
@@ -76,24 +76,61 @@ def close_enough(rgb, want, slack=12):
     return all(abs(a - b) <= slack for a, b in zip(rgb, want))
 
 
-def test_chromium_shares_a_window(bus):
+APP = "org.chromium.Chromium"
+
+
+def start_chromium(bus, session, page_path, sandboxed):
+    """Chromium on the session's Wayland display; @sandboxed: as the Flatpak app APP (bwrap
+    with a .flatpak-info, only the bus, its Wayland socket and the page inside)."""
+    args = ["--ozone-platform=wayland", "--enable-features=WebRTCPipeWireCapturer"]
+    log = os.path.join(bus.logs, "chromium.log")
+    if not sandboxed:
+        env = dict(session.client_env(), XDG_CURRENT_DESKTOP="KDE", XDG_SESSION_TYPE="wayland")
+        return browser.Chromium(env, os.path.join(bus.root, "chromium-profile"), "file://" + page_path,
+                                extra_args=args, log_path=log), None
+    socket = os.path.join(bus.runtime_dir, wayland_session.SOCKET)
+    r, w = os.pipe()
+    os.write(w, limentest.FLATPAK_INFO.format(app_id=APP).encode())
+    os.close(w)
+    wrapper = limentest.bwrap_argv(bus) + [
+        "--bind", socket, "/run/user/0/" + wayland_session.SOCKET,
+        "--ro-bind", os.path.dirname(page_path), os.path.dirname(page_path),
+        "--ro-bind-data", str(r), "/.flatpak-info", "--setenv", "HOME", "/tmp/home",
+        "--setenv", "XDG_RUNTIME_DIR", "/run/user/0"]
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "XDG_CURRENT_DESKTOP": "KDE", "XDG_SESSION_TYPE": "wayland",
+           "WAYLAND_DISPLAY": wayland_session.SOCKET}
+    try:
+        return browser.Chromium(env, "/tmp/profile", "file://" + page_path, extra_args=args + ["--disable-dev-shm-usage"],
+                                log_path=log, wrapper=wrapper, pass_fds=(r,)), r
+    except BaseException:
+        os.close(r)
+        raise
+
+
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["host", "flatpak"])
+def test_chromium_shares_a_window(bus, sandboxed):
+    """As a host app, and as the Flatpak app org.chromium.Chromium (named in the picker from
+    its .desktop file; its PipeWire connection is the portal's restricted remote either way)."""
     if not os.path.exists(os.path.join(limentest.BUILD_DIR, "kde-backend", "limen-kde")):
         pytest.skip("limen-kde not built")
     session = wayland_session.WaylandSession(bus)
     chromium = None
+    info_fd = None
     try:
+        apps = os.path.join(bus.data_home, "applications")
+        os.makedirs(apps, exist_ok=True)
+        with open(os.path.join(apps, APP + ".desktop"), "w") as f:
+            f.write("[Desktop Entry]\nType=Application\nName=Chromium\nExec=chromium\nIcon=chromium\n")
         kde = session.start_kde()
         start_limen_on_kde(bus)
         probe = session.probe("Shared window", GREEN)
         probe.wait_for("FOCUS")
-        page_path = os.path.join(bus.root, "meeting.html")
+        page_dir = os.path.join(bus.root, "site")
+        os.makedirs(page_dir)
+        page_path = os.path.join(page_dir, "meeting.html")
         with open(page_path, "w") as f:
             f.write(PAGE)
-        env = dict(session.client_env(), XDG_CURRENT_DESKTOP="KDE", XDG_SESSION_TYPE="wayland")
-        chromium = browser.Chromium(env, os.path.join(bus.root, "chromium-profile"), "file://" + page_path,
-                                    extra_args=["--ozone-platform=wayland",
-                                                "--enable-features=WebRTCPipeWireCapturer"],
-                                    log_path=os.path.join(bus.logs, "chromium.log"))
+        chromium, info_fd = start_chromium(bus, session, page_path, sandboxed)
         page = chromium.page()
         assert limentest.wait_until(lambda: chromium.evaluate(page, "typeof share") == "function", 20)
         assert chromium.evaluate(page, "share()", user_gesture=True) == "asking"
@@ -105,7 +142,8 @@ def test_chromium_shares_a_window(bus):
         time.sleep(1)
         shot = session.screenshot(os.path.join(bus.root, "picker.png"))
         limentest.subprocess.run(["convert", shot, "-crop", "%(width)dx%(height)d+%(x)d+%(y)d" % picker, "+repage",
-                                  os.path.join(kh.artifacts_dir(), "browser-screencast-picker.png")], check=True)
+                                  os.path.join(kh.artifacts_dir(), "browser-screencast-picker-%s.png" %
+                                               ("flatpak" if sandboxed else "host"))], check=True)
         # The window is the first item: Share. No "Allow restoring" box: Chromium asks for
         # mode 1 (while it runs), granted without a question.
         rd, _ = rd_start(bus, devices=1)
@@ -129,7 +167,7 @@ def test_chromium_shares_a_window(bus):
             "getDisplayMedia never answered"
         assert chromium.evaluate(page, "window.state") == "shared"
         assert not any(w["caption"] == title for w in session.windows()), "asked twice"
-        assert "restoring the sources of  without asking" in kde.output()
+        assert f"restoring the sources of {APP if sandboxed else ''} without asking" in kde.output()
         # The page sees the window: its size and its colour, through the PipeWire remote
         # that limen-portal handed Chromium.
         sample = {}
@@ -147,4 +185,6 @@ def test_chromium_shares_a_window(bus):
     finally:
         if chromium:
             chromium.close()
+        if info_fd is not None:
+            os.close(info_fd)
         session.close()
