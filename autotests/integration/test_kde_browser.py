@@ -1,10 +1,10 @@
 """A real browser as the portal's client, on the host and as a Flatpak app (bwrap):
-Chromium on a headless Plasma Wayland session (wayland_session.py) shares a window through limen-portal and limen-kde with
-getDisplayMedia(), the way a video call in the browser does. Chromium picks nothing itself
-on Wayland: it asks the ScreenCast portal, whose picker (limen-kde's) the person answers
-(keys through KWin's fake input), then reads the stream through the PipeWire remote the
-portal handed it. The page must see the shared window's pixels; stopping the track in the
-page must end the portal's session."""
+Chromium on a headless Plasma Wayland session (wayland_session.py) shares a window through
+limen-portal and limen-kde with getDisplayMedia(), the way a video call in the browser does.
+Chromium picks nothing itself on Wayland: it asks the ScreenCast portal, whose picker
+(limen-kde's) the person answers (keys through KWin's fake input), then reads the stream
+through the PipeWire remote the portal handed it. The page must see the shared window's
+pixels; stopping the track in the page must end the portal's session."""
 
 import os
 import time
