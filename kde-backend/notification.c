@@ -1,7 +1,12 @@
 /* Limen — org.freedesktop.impl.portal.Notification (version 2) through KNotification.
  *
- * Notifications are keyed by (app_id, id): adding an existing id replaces it. Buttons
- * and the default action come back as ActionInvoked with the action's target, if any.
+ * Notifications are keyed by (app_id, id): adding an existing id replaces it. A button or
+ * the default action whose action is the app's own ("app.NAME", what GNotification sends)
+ * is activated in the app over org.freedesktop.Application, as the specification asks for
+ * exported actions and the reference does: GLib's portal client listens for nothing else.
+ * Other actions, an inline reply, and an "app." action the app does not take that way come
+ * back as ActionInvoked with the action's target, if any (an "app." action the reference
+ * would drop).
  * Image or sound data (a memfd, or bytes from a version 1 frontend) is written to a
  * private file, because a notification server takes icons by name or path and sounds as a
  * "sound-file" path hint; "silent" becomes the "suppress-sound" hint.
@@ -92,38 +97,141 @@ supported_options (void)
   return g_variant_builder_end (&b);
 }
 
-/* @reply: the text of an inline reply, which follows the target and the platform data. */
-static void
-emit_action (Notification *n, const char *action, GVariant *target, const char *reply)
-{
-  GVariantBuilder params;
+/* An action on its way to the app through org.freedesktop.Application: what to send as
+ * ActionInvoked if the app does not take it (the notification may be gone by then). */
+typedef struct {
+  char     *app_id;
+  char     *id;
+  char     *action;
+  GVariant *params;
+} Delivery;
 
-  g_variant_builder_init (&params, G_VARIANT_TYPE ("av"));
-  if (target)
-    g_variant_builder_add (&params, "v", target);
-  if (reply)
-    {
-      g_variant_builder_add (&params, "v", g_variant_new ("a{sv}", NULL));
-      g_variant_builder_add (&params, "v", g_variant_new_string (reply));
-    }
-  g_debug ("Notification %s/%s: action %s", n->app_id, n->id, action);
-  limen_dbus_impl_portal_notification_emit_action_invoked (notification_skeleton, n->app_id, n->id, action,
-                                                           g_variant_builder_end (&params));
+static void
+delivery_free (Delivery *d)
+{
+  g_free (d->app_id);
+  g_free (d->id);
+  g_free (d->action);
+  g_variant_unref (d->params);
+  g_free (d);
 }
 
 static void
-on_action (LimenQtNotification *handle, int button, const char *reply, void *user_data)
+emit_invoked (const char *app_id, const char *id, const char *action, GVariant *params)
+{
+  g_debug ("Notification %s/%s: action %s as ActionInvoked", app_id, id, action);
+  limen_dbus_impl_portal_notification_emit_action_invoked (notification_skeleton, app_id, id, action, params);
+}
+
+/* The object path org.freedesktop.Application gives @app_id ("/org/example/App", '-' as
+ * '_'), or NULL when @app_id cannot be a bus name (a host app without an id). */
+static char *
+application_path (const char *app_id)
+{
+  char *path;
+
+  if (!g_dbus_is_name (app_id) || g_dbus_is_unique_name (app_id))
+    return NULL;
+  path = g_strconcat ("/", app_id, NULL);
+  for (char *p = path; *p; p++)
+    if (*p == '.')
+      *p = '/';
+    else if (*p == '-')
+      *p = '_';
+  if (!g_variant_is_object_path (path))
+    g_clear_pointer (&path, g_free);
+  return path;
+}
+
+/* org.freedesktop.Application's platform data: the activation token of the click, under
+ * both names apps read it by. */
+static GVariant *
+platform_data (const char *activation_token)
+{
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  if (activation_token)
+    {
+      g_variant_builder_add (&b, "{sv}", "activation-token", g_variant_new_string (activation_token));
+      g_variant_builder_add (&b, "{sv}", "desktop-startup-id", g_variant_new_string (activation_token));
+    }
+  return g_variant_builder_end (&b);
+}
+
+static void
+on_activate_action_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Delivery *d = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+
+  if (reply == NULL)
+    {
+      g_debug ("Notification %s/%s: %s not taken through org.freedesktop.Application: %s", d->app_id, d->id,
+               d->action, error->message);
+      emit_invoked (d->app_id, d->id, d->action, d->params);
+    }
+  delivery_free (d);
+}
+
+/* @reply: the text of an inline reply, which follows the target and the platform data. */
+static void
+emit_action (Notification *n, const char *action, GVariant *target, const char *reply, const char *activation_token)
+{
+  GDBusConnection *bus = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (notification_skeleton));
+  g_autofree char *path = application_path (n->app_id);
+  g_autoptr(GVariant) params = NULL;
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("av"));
+  if (target)
+    g_variant_builder_add (&b, "v", target);
+  if (reply)
+    {
+      g_variant_builder_add (&b, "v", g_variant_new ("a{sv}", NULL));
+      g_variant_builder_add (&b, "v", g_variant_new_string (reply));
+    }
+  params = g_variant_ref_sink (g_variant_builder_end (&b));
+  if (bus && path && !reply && g_str_has_prefix (action, "app.") && action[4])
+    {
+      Delivery *d = g_new0 (Delivery, 1);
+
+      d->app_id = g_strdup (n->app_id);
+      d->id = g_strdup (n->id);
+      d->action = g_strdup (action);
+      d->params = g_variant_ref (params);
+      g_debug ("Notification %s/%s: activating %s in the app", n->app_id, n->id, action);
+      /* The target is the action's parameter: the same av, target only. */
+      g_dbus_connection_call (bus, n->app_id, path, "org.freedesktop.Application", "ActivateAction",
+                              g_variant_new ("(s@av@a{sv})", action + 4, params, platform_data (activation_token)),
+                              NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL, on_activate_action_done, d);
+      return;
+    }
+  /* Any other action: the app is raised (or started, if D-Bus can) as it is clicked, and
+   * told the action. */
+  if (bus && path)
+    g_dbus_connection_call (bus, n->app_id, path, "org.freedesktop.Application", "Activate",
+                            g_variant_new ("(@a{sv})", platform_data (activation_token)), NULL,
+                            G_DBUS_CALL_FLAGS_NONE, -1, NULL, NULL, NULL);
+  emit_invoked (n->app_id, n->id, action, params);
+}
+
+static void
+on_action (LimenQtNotification *handle, int button, const char *reply, const char *activation_token,
+           void *user_data)
 {
   Notification *n = user_data;
 
   if (button < 0)
     {
       if (n->default_action)
-        emit_action (n, n->default_action, n->default_target, NULL);
+        emit_action (n, n->default_action, n->default_target, NULL, activation_token);
       return;
     }
   if ((guint) button < n->actions->len)
-    emit_action (n, g_ptr_array_index (n->actions, button), g_ptr_array_index (n->targets, button), reply);
+    emit_action (n, g_ptr_array_index (n->actions, button), g_ptr_array_index (n->targets, button), reply,
+                 activation_token);
 }
 
 static void

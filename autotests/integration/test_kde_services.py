@@ -326,3 +326,127 @@ def test_notification_sound_hints(bus, notifications):
     with pytest.raises(GLib.Error) as e:
         add(bus, "org.example.App", "s3", {"sound": GLib.Variant("v", GLib.Variant("s", "loud"))})
     assert "sound" in e.value.message
+
+
+GIO_APP = r'''
+from gi.repository import Gio, GLib
+app = Gio.Application(application_id="org.example.Notifier", flags=Gio.ApplicationFlags.DEFAULT_FLAGS)
+def reply(action, param):
+    print("ACTION reply " + param.unpack(), flush=True)
+    app.quit()
+act = Gio.SimpleAction.new("reply", GLib.VariantType.new("s"))
+act.connect("activate", reply)
+app.add_action(act)
+def startup(a):
+    n = Gio.Notification.new("Build finished")
+    n.set_body("All 42 tests passed")
+    n.add_button_with_target("Reply", "app.reply", GLib.Variant("s", "thread-7"))
+    a.send_notification("build", n)
+    print("SENT", flush=True)
+app.connect("startup", startup)
+app.connect("activate", lambda a: None)
+app.hold()
+GLib.timeout_add_seconds(40, app.quit)
+app.run([])
+'''
+
+
+def test_gnotification_of_a_flatpak_app(bus, notifications):
+    """GLib's own client: a Gio.Application inside a Flatpak sandbox sends a GNotification
+    (GIO uses the Notification portal there) through limen-portal and limen-kde to the
+    notification server; a click on its button activates the app's action, with its target,
+    through org.freedesktop.Application (GIO's portal client listens for nothing else), as
+    with the reference."""
+    import threading
+    from test_kde_frontends import start_limen_portal
+    start_limen_portal(bus)
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=limentest.run_sandboxed(bus, "org.example.Notifier", GIO_APP,
+                                                                                 timeout=60)))
+    t.start()
+    try:
+        calls = limentest.wait_until(lambda: notify_calls(bus), 15)
+        assert calls, "no Notify reached the server"
+        app_name, replaces, icon, summary, body, actions, hints, timeout = calls[-1][2]
+        assert (summary, body) == ("Build finished", "All 42 tests passed")
+        assert hints.get("desktop-entry") == "org.example.Notifier"
+        keys = dict(zip(actions[1::2], actions[0::2]))
+        # Clicked again while nothing happens (see click_until_seen); the app quits once
+        # its action ran.
+        server_id = sum(1 for c in notify_calls(bus) if c[2][1] == 0)
+        deadline = time.monotonic() + 20
+        while t.is_alive() and time.monotonic() < deadline:
+            server_invokes(bus, server_id, keys["Reply"])
+            t.join(1)
+    finally:
+        t.join(60)
+    out = result["r"].stdout
+    assert "SENT" in out and "ACTION reply thread-7" in out, (out, result["r"].stderr)
+
+
+FDO_APPLICATION = """<node><interface name="org.freedesktop.Application">
+<method name="Activate"><arg type="a{sv}" name="platform_data" direction="in"/></method>
+<method name="ActivateAction"><arg type="s" name="action" direction="in"/><arg type="av" name="parameter" direction="in"/>
+<arg type="a{sv}" name="platform_data" direction="in"/></method>
+<method name="Open"><arg type="as" name="uris" direction="in"/><arg type="a{sv}" name="platform_data" direction="in"/></method>
+</interface></node>"""
+
+
+class FakeApplication:
+    """An app owning @app_id with org.freedesktop.Application at its path, recording calls."""
+
+    def __init__(self, bus, app_id):
+        from gi.repository import Gio
+        self.calls = []
+        self.conn = bus.new_connection()
+        info = Gio.DBusNodeInfo.new_for_xml(FDO_APPLICATION).interfaces[0]
+        path = "/" + app_id.replace(".", "/").replace("-", "_")
+
+        def on_call(conn, sender, obj, iface, method, params, invocation):
+            self.calls.append((method, params.unpack()))
+            invocation.return_value(None)
+
+        self.conn.register_object(path, info, on_call, None, None)
+        bus.call("org.freedesktop.DBus", "RequestName", (app_id, 4), "(su)", dest="org.freedesktop.DBus",
+                 path="/org/freedesktop/DBus", conn=self.conn)
+
+
+def test_app_actions_go_to_the_app(bus, notifications):
+    """An "app." action of an app on the bus with org.freedesktop.Application is activated
+    there, with its target, and not sent as ActionInvoked; any other action raises the app
+    (Activate) and comes as ActionInvoked."""
+    app = FakeApplication(bus, "org.example.Exported")
+    seen = watch_action_invoked(bus)
+    ctx = GLib.MainContext.default()
+
+    def pump_until(cond, timeout=10):
+        deadline = time.monotonic() + timeout
+        while not cond() and time.monotonic() < deadline:
+            ctx.iteration(False)
+            time.sleep(0.02)
+        return cond()
+
+    def show_and_click(nid, label, action, target=None, done=lambda: False):
+        button = {"label": GLib.Variant("s", label), "action": GLib.Variant("s", action)}
+        if target is not None:
+            button["target"] = GLib.Variant("v", target)
+        before = len(notify_calls(bus))
+        add(bus, "org.example.Exported", nid, {"title": GLib.Variant("s", nid),
+                                               "buttons": GLib.Variant("aa{sv}", [button])})
+        assert limentest.wait_until(lambda: len(notify_calls(bus)) > before, 10)
+        actions = notify_calls(bus)[-1][2][5]
+        key = dict(zip(actions[1::2], actions[0::2]))[label]
+        server_id = sum(1 for c in notify_calls(bus) if c[2][1] == 0)
+        for _ in range(10):   # clicked again while nothing happens (see click_until_seen)
+            server_invokes(bus, server_id, key)
+            if pump_until(done, 1):
+                return True
+        return False
+
+    assert show_and_click("n9", "Reply", "app.reply", GLib.Variant("s", "thread-7"), lambda: app.calls)
+    assert app.calls[0] == ("ActivateAction", ("reply", ["thread-7"], {}))
+    pump_until(lambda: seen, 0.5)
+    assert seen == []
+    assert show_and_click("n10", "Mute", "mute", done=lambda: seen)
+    assert seen[0][:3] == ("org.example.Exported", "n10", "mute")
+    assert pump_until(lambda: ("Activate", ({},)) in app.calls), app.calls

@@ -175,9 +175,10 @@ typedef struct {
 typedef struct _LimenQtNotification LimenQtNotification;
 
 /* @button is the index of the pressed button, -1 for the default action; @reply is the
- * text written into the reply button's field, NULL for a plain press. */
+ * text written into the reply button's field, NULL for a plain press; @activation_token is
+ * the XDG activation token the server gave for the click (Wayland), or NULL. */
 typedef void (*LimenQtNotificationAction) (LimenQtNotification *notification, int button,
-                                           const char *reply, void *user_data);
+                                           const char *reply, const char *activation_token, void *user_data);
 /* The notification went away (dismissed, expired, or closed by us); the handle is gone
  * once this returns. */
 typedef void (*LimenQtNotificationClosed) (LimenQtNotification *notification, void *user_data);

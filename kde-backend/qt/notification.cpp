@@ -22,6 +22,17 @@ struct _LimenQtNotification
   QMetaObject::Connection activated;   /* button presses, for the current buttons */
 };
 
+/* Report a press of @button (-1: the default action) with the activation token the server
+ * sent for it, if any. */
+static void
+pressed (_LimenQtNotification *handle, int button, const char *reply)
+{
+  if (handle->gone)
+    return;
+  const QByteArray token = handle->notification ? handle->notification->xdgActivationToken ().toUtf8 () : QByteArray ();
+  handle->action (handle, button, reply, token.isEmpty () ? nullptr : token.constData (), handle->user_data);
+}
+
 /* The label a button with a purpose but no label of its own gets. */
 static QString
 purpose_label (const char *purpose)
@@ -74,21 +85,18 @@ add_actions (KNotification *n, const LimenQtNotificationSpec *spec, _LimenQtNoti
       reply->setPlaceholderText (i18nc ("@info:placeholder notification reply field", "Write a reply…"));
       reply->setFallbackBehavior (KNotificationReplyAction::FallbackBehavior::UseRegularAction);
       QObject::connect (reply.get (), &KNotificationReplyAction::replied, n, [handle, button] (const QString &text) {
-        if (!handle->gone)
-          handle->action (handle, button, text.toUtf8 ().constData (), handle->user_data);
+        pressed (handle, button, text.toUtf8 ().constData ());
       });
-      QObject::connect (reply.get (), &KNotificationReplyAction::activated, n, [handle, button] {
-        if (!handle->gone)
-          handle->action (handle, button, nullptr, handle->user_data);
-      });
+      QObject::connect (reply.get (), &KNotificationReplyAction::activated, n,
+                        [handle, button] { pressed (handle, button, nullptr); });
       n->setReplyAction (std::move (reply));
     }
   QObject::disconnect (handle->activated);
   handle->activated = QObject::connect (n, QOverload<unsigned int>::of (&KNotification::activated), n,
                                         [handle, indices] (unsigned int index) {
     /* KNotification counts buttons from 1. */
-    if (!handle->gone && index >= 1 && int (index) <= indices.size ())
-      handle->action (handle, indices[int (index) - 1], nullptr, handle->user_data);
+    if (index >= 1 && int (index) <= indices.size ())
+      pressed (handle, indices[int (index) - 1], nullptr);
   });
 }
 
@@ -138,10 +146,7 @@ limen_qt_notification_show (const LimenQtNotificationSpec *spec, LimenQtNotifica
   n->setComponentName (QStringLiteral ("limen"));
   auto *handle = new _LimenQtNotification { n, action, closed, user_data };
   apply_spec (n, spec, handle);
-  QObject::connect (n, &KNotification::defaultActivated, n, [handle] {
-    if (!handle->gone)
-      handle->action (handle, -1, nullptr, handle->user_data);
-  });
+  QObject::connect (n, &KNotification::defaultActivated, n, [handle] { pressed (handle, -1, nullptr); });
   QObject::connect (n, &KNotification::closed, [handle] {
     if (handle->gone)
       return;
