@@ -62,6 +62,23 @@ def test_open_file_pick(bus, x, kde):
     assert not os.path.exists(os.path.join(bus.config_home, "kdeglobals"))
 
 
+def test_several_typed_names_come_in_the_order_typed(bus, x, kde):
+    """"c.txt" "a.txt" "b.txt" in the Name field: the app gets c, a, b. (GTK 3's portal
+    chooser then hands its app the list reversed: it prepends each URI.)"""
+    docs = os.path.join(bus.home, "Typed")
+    os.makedirs(docs)
+    for name in ("a.txt", "b.txt", "c.txt"):
+        open(os.path.join(docs, name), "w").close()
+    _, call = open_file(bus, "Pick several", {"multiple": GLib.Variant("b", True),
+                                              "current_folder": GLib.Variant("ay", docs.encode() + b"\0")})
+    wid = x.wait_window("Pick several")
+    time.sleep(0.5)
+    type_and_enter(x, wid, '"c.txt" "a.txt" "b.txt"')
+    response, results = call.wait()
+    assert response == 0
+    assert results["uris"] == ["file://" + os.path.join(docs, n) for n in ("c.txt", "a.txt", "b.txt")]
+
+
 def test_open_file_cancel(bus, x, kde):
     _, call = open_file(bus, "Cancel me", {})
     x.answer("Cancel me", "Escape")
