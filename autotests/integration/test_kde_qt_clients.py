@@ -198,7 +198,6 @@ def test_gtk_file_chooser_portal(bus, x, tmp_path, stack, mode, request):
     assert sorted(out.strip().split("|")) == [str(p) for p in expected]
 
 
-
 # ---- Chromium: <input type=file>, showSaveFilePicker() and showDirectoryPicker() ----------
 CHROMIUM_PAGE = """<!doctype html><title>Files</title>
 <input type="file" id="f" multiple accept=".txt,text/plain">
