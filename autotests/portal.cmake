@@ -15,8 +15,8 @@ limen_add_pytest(integration-portal-settings test_portal_settings.py)
 limen_add_pytest(integration-portal-trash test_portal_trash.py)
 limen_add_pytest(integration-portal-identity test_portal_identity.py)
 limen_add_pytest(integration-portal-dropin test_portal_dropin.py)
-# GLib's own portal clients (network, proxy, memory and power monitors, trash, launching a
-# URI) from a bwrap sandbox
+# GLib's and Qt's own portal clients (network, proxy, memory and power monitors, trash,
+# launching a URI, opening a file) from a bwrap sandbox
 limen_add_pytest(integration-portal-gio-clients test_portal_gio_clients.py)
 
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/requests.cmake)

@@ -1,11 +1,15 @@
-"""GLib's own portal clients, as every GTK or GLib app in a Flatpak sandbox uses them without
-knowing: GIO's portal implementations of GNetworkMonitor, GProxyResolver, GMemoryMonitor and
-GPowerProfileMonitor, g_file_trash() and g_app_info_launch_default_for_uri(), run inside
-bwrap with a .flatpak-info, against limen-portal (with limen-documents and the dbusmock
-AppChooser backend of templates/). Each must get what the portal promises, through GIO's
-own calls and signal handling, not ours."""
+"""GLib's and Qt's own portal clients, as every GTK, GLib or Qt app in a Flatpak sandbox uses
+them without knowing: GIO's portal implementations of GNetworkMonitor, GProxyResolver,
+GMemoryMonitor and GPowerProfileMonitor, g_file_trash(), g_app_info_launch_default_for_uri()
+and Qt 5's QDesktopServices, run inside bwrap with a .flatpak-info, against limen-portal (with
+limen-documents and the dbusmock AppChooser backend of templates/). Each must get what the
+portal promises, through the toolkit's own calls and signal handling, not ours."""
+import importlib.util
 import json
 import os
+import shutil
+
+import pytest
 
 import limentest
 import request_helpers as rh
@@ -115,3 +119,55 @@ def test_launch_default_for_uri_opens_the_host_handler(bus):
     got = run(bus, LAUNCH, "https://example.org/agenda")
     assert got == {"launched": True}, got
     assert limentest.wait_until(lambda: "org.example.Browser https://example.org/agenda" in open(log).read(), 10)
+
+
+QT_OPEN = r'''
+import json, sys
+from PyQt5.QtCore import QTimer, QUrl
+from PyQt5.QtGui import QDesktopServices, QGuiApplication
+app = QGuiApplication(sys.argv[:1])
+out = {}
+def run():
+    out["opened"] = [QDesktopServices.openUrl(QUrl(u) if "://" in u else QUrl.fromLocalFile(u)) for u in sys.argv[1:]]
+    QTimer.singleShot(1500, app.quit)
+QTimer.singleShot(0, run)
+app.exec_()
+print(json.dumps(out))
+'''
+
+
+@pytest.mark.skipif(importlib.util.find_spec("PyQt5") is None or shutil.which("Xvfb") is None,
+                    reason="python3-pyqt5 or xvfb missing")
+def test_qt_opens_files_and_links_through_the_portal(bus, x):
+    """Qt 5's own portal client (QDesktopServices in a Flatpak sandbox): a local file goes as
+    OpenFile with an O_PATH fd and "writable" (which Qt always asks), here of a file the app
+    may only read, and opens read-only in the host's handler for its type, as with the
+    reference; a link goes as OpenURI."""
+    log = os.path.join(bus.root, "opened.log")
+    open(log, "w").close()
+    install_app(bus, "org.example.Editor", ["text/plain"], log)
+    install_app(bus, "org.example.Browser", ["x-scheme-handler/https"], log)
+    write_mime_cache(bus, {"text/plain": ["org.example.Editor"], "x-scheme-handler/https": ["org.example.Browser"]},
+                     {"text/plain": "org.example.Editor", "x-scheme-handler/https": "org.example.Browser"})
+    rh.setup(bus, ["appchooser"])
+    rh.start_documents(bus)
+    folder = os.path.join(bus.root, "shared")
+    os.makedirs(folder)
+    notes = os.path.join(folder, "notes.txt")
+    with open(notes, "w") as f:
+        f.write("x")
+    code = f"import sys; sys.argv[1:] = {[notes, 'https://example.org/qt']!r}\n" + QT_OPEN
+    x11 = "/tmp/.X11-unix/X" + x.display.lstrip(":")
+    # Qt looks for the Flatpak marker where Flatpak also puts it: $XDG_RUNTIME_DIR/flatpak-info.
+    info = os.path.join(bus.root, "flatpak-info")
+    with open(info, "w") as f:
+        f.write(INFO)
+    r = limentest.run_sandboxed(bus, APP, code, ro_binds=(folder,), flatpak_info=INFO,
+                                extra_args=["--bind", x11, x11, "--setenv", "DISPLAY", x.display,
+                                            "--ro-bind", info, "/run/user/0/flatpak-info",
+                                            "--setenv", "XDG_RUNTIME_DIR", "/run/user/0",
+                                            "--setenv", "QT_QPA_PLATFORM", "xcb"])
+    got = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    assert got == [{"opened": [True, True]}], (r.stdout, r.stderr[-2000:])
+    assert limentest.wait_until(lambda: f"org.example.Editor {notes}" in open(log).read() and
+                                "org.example.Browser https://example.org/qt" in open(log).read(), 10), open(log).read()

@@ -48,6 +48,7 @@ typedef struct {
   char                  *content_type;
   char                  *display;      /* "uri" or "filename" option for the dialog */
   gboolean               is_file;
+  gboolean               fd_writable;  /* a file's fd gives write access */
   char                  *scheme;         /* lower case; "file" for files */
   char                  *default_app;    /* the system's default for the type, if any */
   gboolean               always_ask;     /* the user's per-type setting */
@@ -252,7 +253,10 @@ finish_with (Open *o, const char *choice, const char *token)
       launch_and_respond (o, choice, o->uri, token);
       return;
     }
+  /* Write access for the handler only if asked for and the fd gives it (as the reference,
+   * which opens read-only what an app asked to open writable with a read-only fd). */
   g_variant_lookup (o->options, "writable", "b", &writable);
+  writable = writable && o->fd_writable;
   l = g_new0 (Launch, 1);
   l->o = g_new0 (Open, 1);
   l->o->context = o->context;
@@ -522,27 +526,26 @@ check_uri (LimenCall *call, GTask *task)
 /* The handler runs on the host: it needs our view of the file, which must still be the very
  * file the fd refers to. NULL + error otherwise. */
 static char *
-host_path_of_fd (LimenCall *call, gboolean directory, LimenFdInfo *fdinfo, GError **error)
+host_path_of_fd (LimenCall *call, LimenFdInfo *fdinfo, GError **error)
 {
   g_autoptr(GVariant) handle = limen_call_get_arg (call, 1);
-  gboolean writable = FALSE;
   LimenFdFlags flags = LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH | LIMEN_FD_NEED_READ;
 
-  g_variant_lookup (limen_call_get_caller_options (call), "writable", "b", &writable);
-  if (writable && !directory)
-    flags |= LIMEN_FD_NEED_WRITE;
+  /* "writable" asks, it does not require: a read-only fd opens read-only (Qt asks for it
+   * with every O_PATH fd). */
   return limen_fd_host_path (limen_call_get_app_info (call), limen_call_get_fd_list (call),
                              g_variant_get_handle (handle), "fd", flags, fdinfo, error);
 }
 
 /* The Open of OpenFile or OpenDirectory for the file at @host_path. */
 static void
-open_file (LimenCall *call, const char *host_path, gboolean is_dir, const char *display)
+open_file (LimenCall *call, const char *host_path, gboolean is_dir, gboolean writable, const char *display)
 {
   gboolean directory = g_str_equal (limen_call_get_method (call)->method, "OpenDirectory");
   Open *o = open_new (call);
 
   o->is_file = TRUE;
+  o->fd_writable = writable;
   o->scheme = g_strdup ("file");
   o->uri = g_filename_to_uri (host_path, NULL, NULL);
   if (directory || is_dir)
@@ -562,6 +565,7 @@ typedef struct {
   char      *store_path;   /* the file's path in the document store */
   char      *display;
   gboolean   is_dir;
+  gboolean   writable;
 } StoreFile;
 
 static void
@@ -582,7 +586,7 @@ on_host_path (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (host == NULL)
     g_debug ("No host path behind %s: %s", f->store_path, error->message);
-  open_file (f->call, host ? host : f->store_path, f->is_dir, f->display);
+  open_file (f->call, host ? host : f->store_path, f->is_dir, f->writable, f->display);
   g_task_return_boolean (task, TRUE);
 }
 
@@ -593,10 +597,9 @@ on_host_path (GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 check_fd (LimenCall *call, GTask *task)
 {
-  gboolean directory = g_str_equal (limen_call_get_method (call)->method, "OpenDirectory");
   GError *error = NULL;
   g_auto(LimenFdInfo) fdinfo = { 0 };
-  g_autofree char *host_path = host_path_of_fd (call, directory, &fdinfo, &error);
+  g_autofree char *host_path = host_path_of_fd (call, &fdinfo, &error);
   g_autofree char *store = g_build_filename (g_get_user_runtime_dir (), "doc", NULL);
   g_autofree char *doc_id = NULL;
   g_autofree char *rest = NULL;
@@ -611,7 +614,7 @@ check_fd (LimenCall *call, GTask *task)
   display = g_path_get_basename (fdinfo.path);
   if (!limen_document_store_path_parse (host_path, store, &doc_id, &rest))
     {
-      open_file (call, host_path, fdinfo.is_dir, display);
+      open_file (call, host_path, fdinfo.is_dir, fdinfo.writable, display);
       g_task_return_boolean (task, TRUE);
       return;
     }
@@ -620,6 +623,7 @@ check_fd (LimenCall *call, GTask *task)
   f->store_path = g_steal_pointer (&host_path);
   f->display = g_steal_pointer (&display);
   f->is_dir = fdinfo.is_dir;
+  f->writable = fdinfo.writable;
   g_task_set_task_data (task, f, (GDestroyNotify) store_file_free);
   limen_document_host_path_async (limen_call_get_context (call)->connection, doc_id, rest, on_host_path,
                                   g_object_ref (task));
