@@ -141,6 +141,9 @@ add_dependencies(test-wayland-activation limen-kde-wayland)
 limen_add_pytest(kde-portal-notification-v2 test_portal_notification_v2.py TIMEOUT 600)
 # DynamicLauncher: limen-kde's launcher dialog behind limen-portal, a bwrap and a host caller.
 limen_add_pytest(kde-dynamic-launcher test_kde_dynamic_launcher.py TIMEOUT 900)
+# A KDE app's notification from inside a Flatpak sandbox (KNotification's portal backend).
+add_executable(knotification-client qt/knotification-client.cpp)
+target_link_libraries(knotification-client PRIVATE KF5::Notifications Qt5::Gui)
 add_executable(sycoca-probe qt/sycoca-probe.cpp)
 target_link_libraries(sycoca-probe PRIVATE KF5::Service Qt5::Core)
 add_executable(test-kde-launcher qt/test-kde-launcher.cpp)

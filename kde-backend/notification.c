@@ -327,6 +327,12 @@ take_icon (Notification *n, GVariant *icon, GUnixFDList *fd_list, const char **n
   if (g_str_equal (kind, "themed"))
     {
       g_variant_get_child (data, 0, "&s", name);
+      /* A name, never a path a server would load (a frontend may pass on what an app gave). */
+      if (!limen_notification_name_is_valid (*name))
+        {
+          g_debug ("Notification icon dropped: not an icon name");
+          *name = NULL;
+        }
       return TRUE;
     }
   bytes = media_data ("icon", kind, data, fd_list, MAX_ICON_BYTES, error);
@@ -363,6 +369,37 @@ take_sound (Notification *n, GVariant *sound, GUnixFDList *fd_list, int *silent,
   return TRUE;
 }
 
+/* Icon and sound each in a variant of its own, however the frontend passed them on (see
+ * validate_impl_media), a plain icon name as a themed icon: the one form read below. */
+static GVariant *
+boxed_media (GVariant *media)
+{
+  GVariantBuilder b;
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_iter_init (&iter, media);
+  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+    {
+      g_autoptr(GVariant) owned = value;
+      g_autoptr(GVariant) inner = g_variant_is_of_type (value, G_VARIANT_TYPE_VARIANT) ? g_variant_get_variant (value)
+                                                                                       : g_variant_ref (value);
+
+      if (g_str_equal (key, "icon") && g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING))
+        {
+          const char *names[] = { g_variant_get_string (inner, NULL), NULL };
+
+          g_variant_unref (inner);
+          inner = g_variant_ref_sink (g_variant_new ("(sv)", "themed", g_variant_new_strv (names, -1)));
+        }
+      g_variant_builder_add (&b, "{sv}", key, g_variant_new_variant (inner));
+    }
+  g_variant_unref (g_variant_ref_sink (media));
+  return g_variant_builder_end (&b);
+}
+
 /* The table's check, the normalised version 2 keys, and the frontend-only media keys. */
 static GVariant *
 check_notification (GVariant *notification, GError **error)
@@ -379,7 +416,7 @@ check_notification (GVariant *notification, GError **error)
       !limen_options_filter (notification, &media, error, limen_options_impl_notification_add_notification, NULL))
     return NULL;
   fields = g_variant_ref_sink (g_variant_builder_end (&filtered));
-  extra = g_variant_ref_sink (g_variant_builder_end (&media));
+  extra = g_variant_ref_sink (boxed_media (g_variant_builder_end (&media)));
   normal = limen_notification_normalize (fields, TRUE, error);
   if (normal == NULL)
     return NULL;

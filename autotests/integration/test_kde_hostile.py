@@ -51,7 +51,7 @@ CASES = [
     ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i" * 300, {})),
     ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i", {"body": V("s", BIG)})),
     ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i", {"icon": V("v", V("(sv)", ("bytes", V("ay", b"")))) })),
-    ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i", {"icon": V("v", V("s", "themed"))})),
+    ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i", {"icon": V("v", V("u", 7))})),
     ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i", {"default-action": V("s", "")})),
     ("Settings", "ReadAll", "(as)", lambda h: (["x" * 2000],)),
     ("Settings", "Read", "(ss)", lambda h: ("org.freedesktop.appearance", BIG)),

@@ -340,7 +340,9 @@ app.add_action(act)
 def startup(a):
     n = Gio.Notification.new("Build finished")
     n.set_body("All 42 tests passed")
+    n.set_icon(Gio.ThemedIcon.new("mail-unread"))
     n.add_button_with_target("Reply", "app.reply", GLib.Variant("s", "thread-7"))
+    n.set_default_action_and_target("app.reply", GLib.Variant("s", "opened"))
     a.send_notification("build", n)
     print("SENT", flush=True)
 app.connect("startup", startup)
@@ -354,7 +356,8 @@ app.run([])
 def test_gnotification_of_a_flatpak_app(bus, notifications):
     """GLib's own client: a Gio.Application inside a Flatpak sandbox sends a GNotification
     (GIO uses the Notification portal there) through limen-portal and limen-kde to the
-    notification server; a click on its button activates the app's action, with its target,
+    notification server, its themed icon too; a click on its button activates the app's
+    action, with its target,
     through org.freedesktop.Application (GIO's portal client listens for nothing else), as
     with the reference."""
     import threading
@@ -368,7 +371,7 @@ def test_gnotification_of_a_flatpak_app(bus, notifications):
         calls = limentest.wait_until(lambda: notify_calls(bus), 15)
         assert calls, "no Notify reached the server"
         app_name, replaces, icon, summary, body, actions, hints, timeout = calls[-1][2]
-        assert (summary, body) == ("Build finished", "All 42 tests passed")
+        assert (summary, body, icon) == ("Build finished", "All 42 tests passed", "mail-unread")
         assert hints.get("desktop-entry") == "org.example.Notifier"
         keys = dict(zip(actions[1::2], actions[0::2]))
         # Clicked again while nothing happens (see click_until_seen); the app quits once
@@ -450,3 +453,71 @@ def test_app_actions_go_to_the_app(bus, notifications):
     assert show_and_click("n10", "Mute", "mute", done=lambda: seen)
     assert seen[0][:3] == ("org.example.Exported", "n10", "mute")
     assert pump_until(lambda: ("Activate", ({},)) in app.calls), app.calls
+
+
+def test_knotification_of_a_flatpak_kde_app(bus, notifications):
+    """KDE's own client: KNotification inside a Flatpak sandbox sends through the
+    Notification portal itself (its default-action-target a plain string, as GLib's is too)
+    and hears of a click from ActionInvoked (its actions are not the app's exported ones): a
+    click on its first button reaches it as button 1."""
+    import subprocess
+    import threading
+    from test_kde_frontends import start_limen_portal
+    client = os.path.join(limentest.BUILD_DIR, "autotests", "knotification-client")
+    start_limen_portal(bus)
+    # KNotification sends only events its app declares, in the app's own .notifyrc.
+    data = os.path.join(bus.root, "app-data")
+    os.makedirs(os.path.join(data, "knotifications5"))
+    with open(os.path.join(data, "knotifications5", "knotification-client.notifyrc"), "w") as f:
+        f.write("[Global]\nIconName=document-save\nComment=Backup\n\n"
+                "[Event/notification]\nName=Notification\nAction=Popup\n")
+    r, w = os.pipe()
+    os.write(w, limentest.FLATPAK_INFO.format(app_id="org.kde.Backup").encode())
+    os.close(w)
+    argv = limentest.bwrap_argv(bus, ro_binds=(client,)) + [
+        "--ro-bind-data", str(r), "/.flatpak-info", "--ro-bind", data, "/tmp/data",
+        "--setenv", "XDG_DATA_HOME", "/tmp/data", "--setenv", "QT_QPA_PLATFORM", "offscreen",
+        "--setenv", "HOME", "/tmp", client, "30"]
+    proc = subprocess.Popen(argv, pass_fds=(r,), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    os.close(r)
+    out = []
+    reader = threading.Thread(target=lambda: out.extend(proc.stdout))
+    reader.start()
+    try:
+        calls = limentest.wait_until(lambda: notify_calls(bus), 15)
+        assert calls, ("no Notify reached the server", out)
+        app_name, replaces, icon, summary, body, actions, hints, timeout = calls[-1][2]
+        assert (summary, body, icon) == ("Backup finished", "12 files copied", "document-save")
+        assert hints.get("desktop-entry") == "org.kde.Backup"
+        keys = dict(zip(actions[1::2], actions[0::2]))
+        server_id = sum(1 for c in notify_calls(bus) if c[2][1] == 0)
+        deadline = time.monotonic() + 20
+        while proc.poll() is None and time.monotonic() < deadline:
+            server_invokes(bus, server_id, keys["Reply"])
+            time.sleep(1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        reader.join(5)
+    assert out[:1] == ["sent\n"] and "action 1\n" in out, (out, proc.stderr.read()[-2000:])
+
+
+@pytest.mark.parametrize("icon", [GLib.Variant("s", "mail-unread"),
+                                  GLib.Variant("(sv)", ("themed", GLib.Variant("as", ["mail-unread"]))),
+                                  GLib.Variant("v", GLib.Variant("(sv)", ("themed", GLib.Variant("as", ["mail-unread"])))),
+                                  GLib.Variant("s", "/etc/hostname")],
+                         ids=["name", "serialized", "boxed", "path"])
+def test_icon_in_every_form_a_frontend_passes_on(bus, notifications, icon):
+    """An icon as a plain name (Debian's frontend passes KNotification's on), a serialized
+    GIcon as it is (GLib's, and what frontends pass on) or boxed in a variant (the
+    specification's "v"): the same themed icon. A path is never an icon name: left out."""
+    add(bus, "org.example.App", "icon", {"title": GLib.Variant("s", "Icons"), "icon": icon})
+    calls = limentest.wait_until(lambda: notify_calls(bus), 10)
+    assert calls
+    shown = calls[-1][2][2]
+    if icon.get_type_string() == "s" and icon.unpack().startswith("/"):
+        assert "/" not in shown   # KNotification's default icon, not the file
+    else:
+        assert shown == "mail-unread"

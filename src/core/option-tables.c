@@ -545,27 +545,34 @@ const LimenOption limen_options_notification_add_notification[] = {
   { "markup-body", "s", limen_validate_notification_markup, LIMEN_NOTIFICATION_MARKUP_MAX },
   { "priority", "s", limen_validate_notification_priority, 0 },
   { "default-action", "s", limen_validate_notification_action, 0 },
-  { "default-action-target", "v", limen_validate_notification_target, 0 },
+  /* The specification writes "v"; the apps' own libraries (GLib's GNotification, KDE's
+   * KNotification) and the reference send the target itself, of its own type. */
+  { "default-action-target", "*", limen_validate_notification_target, 0 },
   { "buttons", "aa{sv}", limen_validate_notification_buttons, LIMEN_NOTIFICATION_BUTTONS_MAX },
   { "display-hint", "as", limen_validate_notification_display_hints, 16 },
   { "category", "s", limen_validate_notification_category, 0 },
   { NULL }
 };
 
-/* Icons: ("themed", <as>), ("file-descriptor", <h>) (version 2), ("bytes", <ay>) (version 1);
- * sounds: "default", "silent", ("file-descriptor", <h>), or ("bytes", <ay>) from frontends
- * that followed an earlier draft. The fd itself is checked where it is read. */
+/* Icons: ("themed", <as>), ("file-descriptor", <h>) (version 2), ("bytes", <ay>) (version 1),
+ * or a themed icon's name as a plain string (what Debian's xdg-desktop-portal 1.16 passes on
+ * from KNotification); sounds: "default", "silent", ("file-descriptor", <h>), or ("bytes",
+ * <ay>) from frontends that followed an earlier draft. Each either as it is (what frontends
+ * pass on from GLib's and KDE's clients) or in a variant of its own (the specification's
+ * "v"). The fd itself is checked where it is read. */
 static gboolean
 validate_impl_media (const LimenOption *o, GVariant *v, GError **error)
 {
-  g_autoptr(GVariant) inner = g_variant_get_variant (v);
+  g_autoptr(GVariant) inner = g_variant_is_of_type (v, G_VARIANT_TYPE_VARIANT) ? g_variant_get_variant (v)
+                                                                               : g_variant_ref (v);
   g_autoptr(GVariant) data = NULL;
   gboolean icon = g_str_equal (o->key, "icon");
   const char *kind;
 
-  if (!icon && g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING) &&
-      (g_str_equal (g_variant_get_string (inner, NULL), "default") ||
-       g_str_equal (g_variant_get_string (inner, NULL), "silent")))
+  if (g_variant_is_of_type (inner, G_VARIANT_TYPE_STRING) &&
+      (icon ? g_variant_get_size (inner) > 1 && g_variant_get_size (inner) <= 256
+            : (g_str_equal (g_variant_get_string (inner, NULL), "default") ||
+               g_str_equal (g_variant_get_string (inner, NULL), "silent"))))
     return TRUE;
   if (g_variant_is_of_type (inner, G_VARIANT_TYPE ("(sv)")))
     {
@@ -585,8 +592,8 @@ validate_impl_media (const LimenOption *o, GVariant *v, GError **error)
 }
 
 const LimenOption limen_options_impl_notification_add_notification[] = {
-  { "icon", "v", validate_impl_media, 4 * 1024 * 1024 },
-  { "sound", "v", validate_impl_media, 16 * 1024 * 1024 },
+  { "icon", "*", validate_impl_media, 4 * 1024 * 1024 },
+  { "sound", "*", validate_impl_media, 16 * 1024 * 1024 },
   { NULL }
 };
 
