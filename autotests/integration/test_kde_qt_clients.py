@@ -298,17 +298,40 @@ def docs(tmp_path):
     return folder
 
 
+def answer_picker(x, b, page, call, outcome, keys, typed=None, shot=None):
+    """Ask the page for a picker (@call), press @keys and type @typed in the dialog,
+    Return; the page's @outcome once it has one."""
+    wid = ask(x, b, page, call, outcome)
+    if shot:
+        x.screenshot(shot)
+    x.focus(wid, 0.4)
+    if keys:
+        x.run("xdotool", "key", *keys)
+    if typed:
+        x.type_text(typed)
+    x.run("xdotool", "key", "Return")
+    if call == "openFolder()":
+        # Chromium asks "Allow this site to view and copy files?" ("Don't Allow" has the
+        # focus): Allow.
+        time.sleep(1.5)
+        x.focus(x.wait_window("Files - Chromium"), 0.4)
+        x.run("xdotool", "key", "Tab", "Return")
+    assert limentest.wait_until(lambda: b.evaluate(page, outcome) is not None, 20)
+    return b.evaluate(page, outcome)
+
+
+def open_two(x, b, page, docs, shot=None):
+    """<input type=file multiple> answered with a.txt and b.txt of @docs: their names and
+    contents as the page read them."""
+    picked = answer_picker(x, b, page, "openFiles()", "window.picked", (), f'"{docs}/a.txt" "{docs}/b.txt"', shot)
+    return sorted(map(tuple, picked))
+
+
 def test_chromium_opens_several_files(bus, x, docs, stack, chromium):
     """<input type=file multiple>: Chromium asks the FileChooser portal; the page reads
     what was chosen."""
     b, page = chromium
-    wid = ask(x, b, page, "openFiles()", "window.picked")
-    x.screenshot(f"chromium-open-{stack}.png")
-    x.focus(wid, 0.4)
-    x.type_text(f'"{docs}/a.txt" "{docs}/b.txt"')
-    x.run("xdotool", "key", "Return")
-    assert limentest.wait_until(lambda: b.evaluate(page, "window.picked") is not None, 20)
-    assert sorted(map(tuple, b.evaluate(page, "window.picked"))) == [("a.txt", "alpha"), ("b.txt", "beta")]
+    assert open_two(x, b, page, docs, f"chromium-open-{stack}.png") == [("a.txt", "alpha"), ("b.txt", "beta")]
 
 
 def test_chromium_saves_a_file(bus, x, stack, chromium):
@@ -316,13 +339,8 @@ def test_chromium_saves_a_file(bus, x, stack, chromium):
     KDE's dialogs do), so what the person types replaces "minutes" and keeps ".txt";
     Chromium starts in the home folder; the page writes the file."""
     b, page = chromium
-    wid = ask(x, b, page, "saveFile()", "window.saved")
-    x.screenshot(f"chromium-save-{stack}.png")
-    x.focus(wid, 0.4)
-    x.type_text("agenda")
-    x.run("xdotool", "key", "Return")
-    assert limentest.wait_until(lambda: b.evaluate(page, "window.saved") is not None, 20)
-    assert b.evaluate(page, "window.saved") == "agenda.txt"
+    assert answer_picker(x, b, page, "saveFile()", "window.saved", (), "agenda", f"chromium-save-{stack}.png") == \
+        "agenda.txt"
     with open(os.path.join(bus.home, "agenda.txt")) as f:
         assert f.read() == "written by the page"
 
@@ -333,18 +351,9 @@ def test_chromium_opens_a_folder(bus, x, docs, stack, chromium, request):
         request.applymarker(pytest.mark.xfail(strict=True, reason=(
             "xdg-desktop-portal-kde 5.27's folder dialog answers its own working folder, not the one typed")))
     b, page = chromium
-    wid = ask(x, b, page, "openFolder()", "window.folder")
-    x.screenshot(f"chromium-folder-{stack}.png")
-    x.focus(wid, 0.4)
-    x.type_text(str(docs))
-    x.run("xdotool", "key", "Return")
-    # Chromium asks "Allow this site to view and copy files?" ("Don't Allow" has the
-    # focus): Allow.
-    time.sleep(1.5)
-    x.focus(x.wait_window("Files - Chromium"), 0.4)
-    x.run("xdotool", "key", "Tab", "Return")
-    assert limentest.wait_until(lambda: b.evaluate(page, "window.folder") is not None, 20)
-    assert b.evaluate(page, "window.folder") == ["docs", ["a.txt", "b.txt"]]
+    shot = f"chromium-folder-{stack}.png"
+    folder = answer_picker(x, b, page, "openFolder()", "window.folder", (), str(docs), shot)
+    assert folder == ["docs", ["a.txt", "b.txt"]]
 
 
 def test_chromium_follows_the_colour_scheme(bus, x, stack, chromium):
@@ -421,31 +430,12 @@ def test_sandboxed_chromium_files(bus, x, docs, stack, sandboxed_chromium, reque
             "xdg-desktop-portal 1.16 segfaults (NULL+8, in a worker thread) answering this bwrap'd app's OpenFile; "
             "its .flatpak-info holds only the app's name and instance id; not examined further")))
     b, page = sandboxed_chromium
-    wid = ask(x, b, page, "openFiles()", "window.picked")
-    x.screenshot(f"chromium-sandboxed-open-{stack}.png")
-    x.focus(wid, 0.4)
-    x.type_text(f'"{docs}/a.txt" "{docs}/b.txt"')
-    x.run("xdotool", "key", "Return")
-    assert limentest.wait_until(lambda: b.evaluate(page, "window.picked") is not None, 20)
-    assert sorted(map(tuple, b.evaluate(page, "window.picked"))) == [("a.txt", "alpha"), ("b.txt", "beta")]
-    wid = ask(x, b, page, "saveFile()", "window.saved")
-    x.focus(wid, 0.4)
-    x.run("xdotool", "key", "ctrl+a")
-    x.type_text(f"{docs}/agenda.txt")
-    x.run("xdotool", "key", "Return")
-    assert limentest.wait_until(lambda: b.evaluate(page, "window.saved") is not None, 20)
-    assert b.evaluate(page, "window.saved") == "agenda.txt"
+    assert open_two(x, b, page, docs, f"chromium-sandboxed-open-{stack}.png") == [("a.txt", "alpha"), ("b.txt", "beta")]
+    assert answer_picker(x, b, page, "saveFile()", "window.saved", ("ctrl+a",), f"{docs}/agenda.txt") == "agenda.txt"
     assert (docs / "agenda.txt").read_text() == "written by the page"
     assert sorted(os.listdir(docs)) == ["a.txt", "agenda.txt", "b.txt"]
-    wid = ask(x, b, page, "openFolder()", "window.folder")
-    x.focus(wid, 0.4)
-    x.type_text(str(docs))
-    x.run("xdotool", "key", "Return")
-    time.sleep(1.5)
-    x.focus(x.wait_window("Files - Chromium"), 0.4)
-    x.run("xdotool", "key", "Tab", "Return")
-    assert limentest.wait_until(lambda: b.evaluate(page, "window.folder") is not None, 20)
-    assert b.evaluate(page, "window.folder") == ["docs", ["a.txt", "agenda.txt", "b.txt"]]
+    assert answer_picker(x, b, page, "openFolder()", "window.folder", (), str(docs)) == \
+        ["docs", ["a.txt", "agenda.txt", "b.txt"]]
 
 
 # ---- GTK 3's portal print (Gtk.PrintOperation with GTK_USE_PORTAL=1) ----------------------

@@ -88,19 +88,24 @@ def server_invokes(bus, server_id, key):
              "(sssav)", dest="org.freedesktop.Notifications", path="/org/freedesktop/Notifications")
 
 
-def click_until_seen(bus, key, seen):
+def click_until(bus, key, done, timeout=15):
     """The server's ActionInvoked for the notification it numbered last, as a person clicks
     again when nothing happened: KNotification learns the number from the reply to its
     Notify, which can reach it after the server has logged the call, and it drops a signal
-    for a number it does not know yet. True once limen-kde has emitted an ActionInvoked."""
+    for a number it does not know yet. True once done() is."""
     # notification_daemon numbers new notifications 1, 2, ... in the order it gets them.
     server_id = sum(1 for c in notify_calls(bus) if c[2][1] == 0)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         server_invokes(bus, server_id, key)
-        if limentest.wait_until(lambda: seen, 1):
+        if limentest.wait_until(done, 1):
             return True
     return False
+
+
+def click_until_seen(bus, key, seen):
+    """click_until limen-kde has emitted an ActionInvoked (into @seen)."""
+    return click_until(bus, key, lambda: seen)
 
 
 def test_action_invoked(bus, notifications):
@@ -374,13 +379,8 @@ def test_gnotification_of_a_flatpak_app(bus, notifications):
         assert (summary, body, icon) == ("Build finished", "All 42 tests passed", "mail-unread")
         assert hints.get("desktop-entry") == "org.example.Notifier"
         keys = dict(zip(actions[1::2], actions[0::2]))
-        # Clicked again while nothing happens (see click_until_seen); the app quits once
-        # its action ran.
-        server_id = sum(1 for c in notify_calls(bus) if c[2][1] == 0)
-        deadline = time.monotonic() + 20
-        while t.is_alive() and time.monotonic() < deadline:
-            server_invokes(bus, server_id, keys["Reply"])
-            t.join(1)
+        # The app quits once its action ran.
+        click_until(bus, keys["Reply"], lambda: not t.is_alive(), timeout=20)
     finally:
         t.join(60)
     out = result["r"].stdout
@@ -420,16 +420,8 @@ def test_app_actions_go_to_the_app(bus, notifications):
     (Activate) and comes as ActionInvoked."""
     app = FakeApplication(bus, "org.example.Exported")
     seen = watch_action_invoked(bus)
-    ctx = GLib.MainContext.default()
 
-    def pump_until(cond, timeout=10):
-        deadline = time.monotonic() + timeout
-        while not cond() and time.monotonic() < deadline:
-            ctx.iteration(False)
-            time.sleep(0.02)
-        return cond()
-
-    def show_and_click(nid, label, action, target=None, done=lambda: False):
+    def show_and_click(nid, label, action, done, target=None):
         button = {"label": GLib.Variant("s", label), "action": GLib.Variant("s", action)}
         if target is not None:
             button["target"] = GLib.Variant("v", target)
@@ -438,21 +430,15 @@ def test_app_actions_go_to_the_app(bus, notifications):
                                                "buttons": GLib.Variant("aa{sv}", [button])})
         assert limentest.wait_until(lambda: len(notify_calls(bus)) > before, 10)
         actions = notify_calls(bus)[-1][2][5]
-        key = dict(zip(actions[1::2], actions[0::2]))[label]
-        server_id = sum(1 for c in notify_calls(bus) if c[2][1] == 0)
-        for _ in range(10):   # clicked again while nothing happens (see click_until_seen)
-            server_invokes(bus, server_id, key)
-            if pump_until(done, 1):
-                return True
-        return False
+        return click_until(bus, dict(zip(actions[1::2], actions[0::2]))[label], done)
 
-    assert show_and_click("n9", "Reply", "app.reply", GLib.Variant("s", "thread-7"), lambda: app.calls)
+    assert show_and_click("n9", "Reply", "app.reply", lambda: app.calls, GLib.Variant("s", "thread-7"))
     assert app.calls[0] == ("ActivateAction", ("reply", ["thread-7"], {}))
-    pump_until(lambda: seen, 0.5)
+    limentest.wait_until(lambda: seen, 0.5)
     assert seen == []
-    assert show_and_click("n10", "Mute", "mute", done=lambda: seen)
+    assert show_and_click("n10", "Mute", "mute", lambda: seen)
     assert seen[0][:3] == ("org.example.Exported", "n10", "mute")
-    assert pump_until(lambda: ("Activate", ({},)) in app.calls), app.calls
+    assert limentest.wait_until(lambda: ("Activate", ({},)) in app.calls), app.calls
 
 
 def test_knotification_of_a_flatpak_kde_app(bus, notifications):
@@ -491,11 +477,7 @@ def test_knotification_of_a_flatpak_kde_app(bus, notifications):
         assert (summary, body, icon) == ("Backup finished", "12 files copied", "document-save")
         assert hints.get("desktop-entry") == "org.kde.Backup"
         keys = dict(zip(actions[1::2], actions[0::2]))
-        server_id = sum(1 for c in notify_calls(bus) if c[2][1] == 0)
-        deadline = time.monotonic() + 20
-        while proc.poll() is None and time.monotonic() < deadline:
-            server_invokes(bus, server_id, keys["Reply"])
-            time.sleep(1)
+        click_until(bus, keys["Reply"], lambda: proc.poll() is not None, timeout=20)
     finally:
         if proc.poll() is None:
             proc.kill()
