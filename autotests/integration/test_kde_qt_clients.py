@@ -6,6 +6,7 @@ showDirectoryPicker()). The person answers the KDE dialog with xdotool; the app 
 exactly what was chosen. Each runs against the reference stack too (Debian's
 xdg-desktop-portal 1.16 + xdg-desktop-portal-kde 5.27) for comparison."""
 
+import contextlib
 import glob
 import json
 import os
@@ -229,6 +230,17 @@ window.openFolder = () => {
 """
 
 
+@contextlib.contextmanager
+def page_loaded(b):
+    """(@b, its page) once CHROMIUM_PAGE is loaded; @b closed afterwards."""
+    try:
+        page = b.page()
+        assert limentest.wait_until(lambda: b.evaluate(page, "typeof openFiles") == "function", 20)
+        yield b, page
+    finally:
+        b.close()
+
+
 @pytest.fixture
 def chromium(bus, x, tmp_path):
     import browser
@@ -239,12 +251,8 @@ def chromium(bus, x, tmp_path):
     env = dict(bus.env, XDG_CURRENT_DESKTOP="KDE", **x.env())
     b = browser.Chromium(env, str(tmp_path / "profile"), "file://" + str(page_path),
                          extra_args=["--ozone-platform=x11"], log_path=str(tmp_path / "chromium.log"))
-    try:
-        page = b.page()
-        assert limentest.wait_until(lambda: b.evaluate(page, "typeof openFiles") == "function", 20)
-        yield b, page
-    finally:
-        b.close()
+    with page_loaded(b) as loaded:
+        yield loaded
 
 
 def new_dialog(x, before, refused=lambda: False):
@@ -413,12 +421,8 @@ def sandboxed_chromium(bus, x, tmp_path, stack):
                          extra_args=["--ozone-platform=x11", "--disable-dev-shm-usage"],
                          log_path=str(tmp_path / "chromium.log"), wrapper=wrapper, pass_fds=(r,))
     os.close(r)
-    try:
-        page = b.page()
-        assert limentest.wait_until(lambda: b.evaluate(page, "typeof openFiles") == "function", 20)
-        yield b, page
-    finally:
-        b.close()
+    with page_loaded(b) as loaded:
+        yield loaded
 
 
 def test_sandboxed_chromium_files(bus, x, docs, stack, sandboxed_chromium, request):
