@@ -6,8 +6,9 @@
  * are gone when the person resets the app's permissions. Tokens of mode 1 ("as long as the
  * application is running") live only in this process and belong to the connection they were
  * issued to, as in the reference: usable by that connection alone and dropped when it leaves
- * the bus (an app that restarts is asked again). Every way a token can be unusable (not a UUID, unknown, another app's,
- * already used, the store not answering) ends the same way: NULL, nothing told. */
+ * the bus (an app that restarts is asked again). Every way a token can be unusable (not a
+ * UUID, unknown, another app's, already used, the store not answering) ends the same way:
+ * NULL, nothing told. */
 #include "restore-tokens.h"
 
 #include "app-info.h"
