@@ -171,3 +171,38 @@ def test_qt_opens_files_and_links_through_the_portal(bus, x):
     assert got == [{"opened": [True, True]}], (r.stdout, r.stderr[-2000:])
     assert limentest.wait_until(lambda: f"org.example.Editor {notes}" in open(log).read() and
                                 "org.example.Browser https://example.org/qt" in open(log).read(), 10), open(log).read()
+
+
+XDG_UTILS = "/usr/libexec/flatpak-xdg-utils"
+
+
+@pytest.mark.skipif(not os.path.exists(XDG_UTILS + "/xdg-open"), reason="flatpak-xdg-utils missing")
+def test_flatpak_xdg_open_and_xdg_email(bus):
+    """The xdg-open and xdg-email every Flatpak runtime puts on an app's PATH: they call
+    OpenFile / OpenURI / ComposeEmail and exit without waiting for the Response. A file or
+    link that opens without a question still opens after the caller left, as with the
+    reference (a file did not, before: its request was closed with its caller)."""
+    log = os.path.join(bus.root, "opened.log")
+    open(log, "w").close()
+    install_app(bus, "org.example.Editor", ["text/plain"], log)
+    install_app(bus, "org.example.Browser", ["x-scheme-handler/https"], log)
+    write_mime_cache(bus, {"text/plain": ["org.example.Editor"], "x-scheme-handler/https": ["org.example.Browser"]},
+                     {"text/plain": "org.example.Editor", "x-scheme-handler/https": "org.example.Browser"})
+    backend = rh.setup(bus, ["appchooser", "email"])
+    rh.start_documents(bus)
+    folder = os.path.join(bus.root, "shared")
+    os.makedirs(folder)
+    notes = os.path.join(folder, "notes.txt")
+    with open(notes, "w") as f:
+        f.write("x")
+    for argv in ([XDG_UTILS + "/xdg-open", notes], [XDG_UTILS + "/xdg-open", "https://example.org/fxu"],
+                 [XDG_UTILS + "/xdg-email", "--subject", "Hi", "--body", "Text", "--cc", "c@example.org",
+                  "a@example.org"]):
+        code = f"import subprocess; print(subprocess.run({argv!r}).returncode)"
+        r = limentest.run_sandboxed(bus, APP, code, ro_binds=(folder,), flatpak_info=INFO)
+        assert r.stdout.strip() == "0", (argv, r.stdout, r.stderr)
+    assert limentest.wait_until(lambda: f"org.example.Editor {notes}" in open(log).read(), 10), open(log).read()
+    assert "org.example.Browser https://example.org/fxu" in open(log).read()
+    assert limentest.wait_until(lambda: backend.requests("ComposeEmail"), 10)
+    assert backend.requests("ComposeEmail")[-1][3] == {"addresses": ["a@example.org"], "cc": ["c@example.org"],
+                                                        "subject": "Hi", "body": "Text"}

@@ -21,6 +21,8 @@ struct _LimenRequest {
   LimenRequestClosedFunc  closed_func;
   gpointer                closed_data;
   gboolean                open;
+  gboolean                unattended;   /* finishes without its caller (see below) */
+  gboolean                caller_gone;  /* its caller left while it was unattended */
 };
 
 static GHashTable *requests;   /* path → LimenRequest (ref) */
@@ -173,7 +175,9 @@ close_matching (const char *sender)
     return;
   g_hash_table_iter_init (&iter, requests);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &request))
-    if (sender == NULL || g_str_equal (request->sender, sender))
+    if (sender != NULL && request->unattended && g_str_equal (request->sender, sender))
+      request->caller_gone = TRUE;
+    else if (sender == NULL || g_str_equal (request->sender, sender))
       g_ptr_array_add (gone, limen_request_ref (request));
   for (guint i = 0; i < gone->len; i++)
     limen_request_close (g_ptr_array_index (gone, i));
@@ -183,6 +187,18 @@ static void
 on_peer_vanished (const char *name, gpointer user_data)
 {
   close_matching (name);
+}
+
+gboolean
+limen_request_set_unattended (LimenRequest *request, gboolean unattended)
+{
+  request->unattended = unattended;
+  if (!unattended && request->caller_gone)
+    {
+      g_debug ("Request %s: its caller left before anyone had to be asked", request->path);
+      limen_request_close (request);
+    }
+  return request->open;
 }
 
 LimenRequest *

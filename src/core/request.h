@@ -44,6 +44,11 @@ void limen_request_set_data (LimenRequest *request, gpointer data, GDestroyNotif
 gpointer limen_request_get_data (LimenRequest *request);
 /* Hook for the end of the request without a Response. */
 void limen_request_set_closed_func (LimenRequest *request, LimenRequestClosedFunc func, gpointer user_data);
+/* While @unattended, the caller leaving the bus does not close the request: it finishes on
+ * its own, as the reference's does (xdg-open opens a file and exits without waiting for
+ * the Response). Set back to FALSE before anyone is asked: a request whose caller left
+ * meanwhile is closed then. Returns whether the request is still open. */
+gboolean limen_request_set_unattended (LimenRequest *request, gboolean unattended);
 /* TRUE until Response was sent or the request was closed. */
 gboolean limen_request_is_open (LimenRequest *request);
 

@@ -398,6 +398,8 @@ call_create (LimenCall *call)
     goto fail;
   if (backend)
     limen_request_set_backend (call->request, backend);
+  if (row->flags & LIMEN_DRIVER_UNATTENDED)
+    limen_request_set_unattended (call->request, TRUE);
   g_dbus_method_invocation_return_value (g_steal_pointer (&call->invocation),
                                          g_variant_new ("(o)", limen_request_get_path (call->request)));
   return TRUE;

@@ -78,6 +78,8 @@ typedef enum {
   LIMEN_DRIVER_SESSION_RESULTS = 1 << 2, /* CreateSession's Response carries the post-steps'
                                             results beside session_handle (InputCapture's
                                             capabilities); otherwise only session_handle */
+  LIMEN_DRIVER_UNATTENDED = 1 << 3,      /* the Request finishes if its caller leaves, until
+                                            the run step asks someone (OpenURI) */
 } LimenDriverFlags;
 
 /* A step: complete @task as the header comment says. */

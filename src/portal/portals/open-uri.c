@@ -311,6 +311,12 @@ choose (Open *o)
   g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   const char *backend = limen_backend_find (o->context, IMPL_IFACE, &error);
 
+  /* Nobody to ask for an app that is gone. */
+  if (!limen_request_set_unattended (o->request, FALSE))
+    {
+      open_free (o);
+      return;
+    }
   if (backend == NULL || !limen_options_filter (o->options, &b, &error, open_uri_options, NULL))
     {
       g_message ("Cannot choose a handler: %s", error->message);
@@ -642,9 +648,14 @@ static const LimenStep fd_pre[] = {
 };
 
 static const LimenDriverMethod open_uri_methods[] = {
-  { .method = "OpenURI", .options = open_uri_options, .pre = uri_pre, .run = open_run },
-  { .method = "OpenFile", .options = open_uri_options, .pre = fd_pre, .run = open_run },
-  { .method = "OpenDirectory", .options = open_uri_options, .pre = fd_pre, .run = open_run },
+  /* Unattended: apps (xdg-open) ask and exit without waiting; what opens without a
+   * question still opens, as in the reference. */
+  { .method = "OpenURI", .options = open_uri_options, .pre = uri_pre, .run = open_run,
+    .flags = LIMEN_DRIVER_UNATTENDED },
+  { .method = "OpenFile", .options = open_uri_options, .pre = fd_pre, .run = open_run,
+    .flags = LIMEN_DRIVER_UNATTENDED },
+  { .method = "OpenDirectory", .options = open_uri_options, .pre = fd_pre, .run = open_run,
+    .flags = LIMEN_DRIVER_UNATTENDED },
   { NULL }
 };
 
