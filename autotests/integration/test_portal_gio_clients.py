@@ -121,6 +121,24 @@ def test_launch_default_for_uri_opens_the_host_handler(bus):
     assert limentest.wait_until(lambda: "org.example.Browser https://example.org/agenda" in open(log).read(), 10)
 
 
+def editor_and_browser(bus):
+    """Host handlers org.example.Editor (text/plain) and org.example.Browser (https), each
+    the default, writing what they open to a log; and a file of text for the app to open.
+    (log path, the file's folder, the file)."""
+    log = os.path.join(bus.root, "opened.log")
+    open(log, "w").close()
+    install_app(bus, "org.example.Editor", ["text/plain"], log)
+    install_app(bus, "org.example.Browser", ["x-scheme-handler/https"], log)
+    write_mime_cache(bus, {"text/plain": ["org.example.Editor"], "x-scheme-handler/https": ["org.example.Browser"]},
+                     {"text/plain": "org.example.Editor", "x-scheme-handler/https": "org.example.Browser"})
+    folder = os.path.join(bus.root, "shared")
+    os.makedirs(folder)
+    notes = os.path.join(folder, "notes.txt")
+    with open(notes, "w") as f:
+        f.write("x")
+    return log, folder, notes
+
+
 QT_OPEN = r'''
 import json, sys
 from PyQt5.QtCore import QTimer, QUrl
@@ -143,19 +161,9 @@ def test_qt_opens_files_and_links_through_the_portal(bus, x):
     OpenFile with an O_PATH fd and "writable" (which Qt always asks), here of a file the app
     may only read, and opens read-only in the host's handler for its type, as with the
     reference; a link goes as OpenURI."""
-    log = os.path.join(bus.root, "opened.log")
-    open(log, "w").close()
-    install_app(bus, "org.example.Editor", ["text/plain"], log)
-    install_app(bus, "org.example.Browser", ["x-scheme-handler/https"], log)
-    write_mime_cache(bus, {"text/plain": ["org.example.Editor"], "x-scheme-handler/https": ["org.example.Browser"]},
-                     {"text/plain": "org.example.Editor", "x-scheme-handler/https": "org.example.Browser"})
+    log, folder, notes = editor_and_browser(bus)
     rh.setup(bus, ["appchooser"])
     rh.start_documents(bus)
-    folder = os.path.join(bus.root, "shared")
-    os.makedirs(folder)
-    notes = os.path.join(folder, "notes.txt")
-    with open(notes, "w") as f:
-        f.write("x")
     code = f"import sys; sys.argv[1:] = {[notes, 'https://example.org/qt']!r}\n" + QT_OPEN
     x11 = "/tmp/.X11-unix/X" + x.display.lstrip(":")
     # Qt looks for the Flatpak marker where Flatpak also puts it: $XDG_RUNTIME_DIR/flatpak-info.
@@ -182,19 +190,9 @@ def test_flatpak_xdg_open_and_xdg_email(bus):
     OpenFile / OpenURI / ComposeEmail and exit without waiting for the Response. A file or
     link that opens without a question still opens after the caller left, as with the
     reference (a file did not, before: its request was closed with its caller)."""
-    log = os.path.join(bus.root, "opened.log")
-    open(log, "w").close()
-    install_app(bus, "org.example.Editor", ["text/plain"], log)
-    install_app(bus, "org.example.Browser", ["x-scheme-handler/https"], log)
-    write_mime_cache(bus, {"text/plain": ["org.example.Editor"], "x-scheme-handler/https": ["org.example.Browser"]},
-                     {"text/plain": "org.example.Editor", "x-scheme-handler/https": "org.example.Browser"})
+    log, folder, notes = editor_and_browser(bus)
     backend = rh.setup(bus, ["appchooser", "email"])
     rh.start_documents(bus)
-    folder = os.path.join(bus.root, "shared")
-    os.makedirs(folder)
-    notes = os.path.join(folder, "notes.txt")
-    with open(notes, "w") as f:
-        f.write("x")
     for argv in ([XDG_UTILS + "/xdg-open", notes], [XDG_UTILS + "/xdg-open", "https://example.org/fxu"],
                  [XDG_UTILS + "/xdg-email", "--subject", "Hi", "--body", "Text", "--cc", "c@example.org",
                   "a@example.org"]):
