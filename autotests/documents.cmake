@@ -13,6 +13,8 @@ limen_add_pytest(integration-documents-as-needed test_documents_as_needed.py TIM
 limen_add_pytest(integration-documents-mount test_documents_mount.py TIMEOUT 600)
 limen_add_pytest(integration-documents-reference test_documents_reference.py TIMEOUT 300)
 limen_add_pytest(integration-documents-upstream-fuse test_documents_upstream_fuse.py TIMEOUT 900)
+# The reference's installed tests against limen-portal and limen-documents together.
+limen_add_pytest(integration-upstream-installed-tests test_upstream_installed_tests.py TIMEOUT 900)
 limen_add_pytest(integration-documents-revoke test_documents_revoke.py TIMEOUT 300)
 limen_add_pytest(integration-documents-host-changes test_documents_host_changes.py TIMEOUT 300)
 

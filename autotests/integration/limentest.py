@@ -249,10 +249,10 @@ class Bus:
     def start_portal(self, *args, env=None):
         return self.start("limen-portal", "--verbose", *args, env=env, wait_name=PORTAL_BUS_NAME)
 
-    def wait_for_name(self, name, timeout=15, daemon=None):
+    def wait_for_name(self, name, timeout=15, daemon=None, system=False):
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if self.has_owner(name):
+            if self.has_owner(name, system=system):
                 return
             if daemon is not None and not daemon.alive():
                 raise RuntimeError(f"{daemon.argv[0]} exited with {daemon.proc.returncode}:\n{daemon.output()}")
@@ -267,8 +267,8 @@ class Bus:
             time.sleep(0.02)
         raise TimeoutError(f"{name} still on the bus")
 
-    def has_owner(self, name):
-        r = self.conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+    def has_owner(self, name, system=False):
+        r = (self.system_conn if system else self.conn).call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                 "NameHasOwner", GLib.Variant("(s)", (name,)), GLib.VariantType("(b)"),
                                 Gio.DBusCallFlags.NONE, 5000, None)
         return r.unpack()[0]

@@ -236,6 +236,22 @@ def sandboxed_request(bus, app_id, iface, method, signature, args_text, token="s
     return (kind, rest.split(" ")[0])
 
 
+STORE = "org.freedesktop.impl.portal.PermissionStore"
+STORE_PATH = "/org/freedesktop/impl/portal/PermissionStore"
+
+
+def set_permission(bus, table, id, app, perms):
+    bus.call(STORE, "SetPermission", (table, True, id, app, perms), "(sbssas)", dest=STORE, path=STORE_PATH)
+
+
+def lookup_permissions(bus, table, id):
+    """{app: [strings]} of (table, id); {} when the table does not exist."""
+    try:
+        return bus.call(STORE, "Lookup", (table, id), "(ss)", dest=STORE, path=STORE_PATH)[0]
+    except GLib.Error:
+        return {}
+
+
 def start_documents(bus):
     """A document store for exports: ours when built, else Debian's reference pair."""
     try:

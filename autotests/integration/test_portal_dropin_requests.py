@@ -21,19 +21,11 @@ SHOT = "org.freedesktop.portal.Screenshot"
 WALL = "org.freedesktop.portal.Wallpaper"
 BG = "org.freedesktop.portal.Background"
 OPEN = "org.freedesktop.portal.OpenURI"
-STORE = "org.freedesktop.impl.portal.PermissionStore"
-STORE_PATH = "/org/freedesktop/impl/portal/PermissionStore"
+STORE, STORE_PATH = rh.STORE, rh.STORE_PATH
 
 
-def set_permission(bus, table, id, app, perms):
-    bus.call(STORE, "SetPermission", (table, True, id, app, perms), "(sbssas)", dest=STORE, path=STORE_PATH)
-
-
-def lookup(bus, table, id):
-    try:
-        return bus.call(STORE, "Lookup", (table, id), "(ss)", dest=STORE, path=STORE_PATH)[0]
-    except GLib.Error:
-        return {}
+set_permission = rh.set_permission
+lookup = rh.lookup_permissions
 
 
 def registered_client(bus, app_id=HOST_APP):

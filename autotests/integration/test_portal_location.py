@@ -13,17 +13,6 @@ LOC = "org.freedesktop.portal.Location"
 GC = "org.freedesktop.GeoClue2"
 
 
-def wait_system_name(bus, name, timeout=15):
-    end = time.time() + timeout
-    while time.time() < end:
-        r = bus.system_conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                      "NameHasOwner", GLib.Variant("(s)", (name,)), None, 0, 5000, None)
-        if r.unpack()[0]:
-            return
-        time.sleep(0.02)
-    raise TimeoutError(name)
-
-
 def gc_call(bus, path, iface, method, args=None, sig=None):
     r = bus.system_conn.call_sync(GC, path, iface, method, GLib.Variant(sig, args) if sig else None, None, 0,
                                   5000, None)
@@ -34,7 +23,7 @@ def gc_call(bus, path, iface, method, args=None, sig=None):
 def geo(bus):
     bus.start_system_bus()
     bus.start_dbusmock_template(rh.template("geoclue"), system=True)
-    wait_system_name(bus, GC)
+    bus.wait_for_name(GC, system=True)
     rh.setup(bus, ["access"])
     return bus
 
@@ -68,17 +57,15 @@ def test_location_updates_reach_the_session_owner(geo):
                                                 ("org.freedesktop.GeoClue2.Client", "Active"), "(ss)")[0] is False)
 
 
-def test_sandboxed_location_needs_permission(geo):
-    bus = geo
-    rh.start_documents(bus)
-    script = r'''
+SANDBOXED_START = r'''
 from gi.repository import Gio, GLib
 import time
 c = Gio.bus_get_sync(Gio.BusType.SESSION, None)
 res = []
 c.signal_subscribe(None, "org.freedesktop.portal.Request", "Response", None, None, 0, lambda *a: res.append(a[5].unpack()))
 s = c.call_sync("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.portal.Location",
-                "CreateSession", GLib.Variant("(a{sv})", ({},)), None, 0, 5000, None).unpack()[0]
+                "CreateSession", GLib.Variant("(a{sv})", ({"accuracy": GLib.Variant("u", %d)},)), None, 0, 5000,
+                None).unpack()[0]
 c.call_sync("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.portal.Location",
             "Start", GLib.Variant("(osa{sv})", (s, "", {})), None, 0, 5000, None)
 end = time.time() + 10
@@ -87,12 +74,72 @@ while not res and time.time() < end:
     GLib.MainContext.default().iteration(True)
 print(res[0][0] if res else "none")
 '''
+
+
+def sandboxed_start(bus, accuracy=5):
+    """Start a location session with @accuracy as the Flatpak app org.example.App: its Response."""
+    r = limentest.run_sandboxed(bus, "org.example.App", SANDBOXED_START % accuracy)
+    assert r.stdout.strip() != "none", r.stderr
+    return int(r.stdout.strip())
+
+
+def requested_level(bus):
+    return gc_call(bus, "/org/freedesktop/GeoClue2/Client/1", "org.freedesktop.DBus.Properties", "Get",
+                   ("org.freedesktop.GeoClue2.Client", "RequestedAccuracyLevel"), "(ss)")[0]
+
+
+@pytest.fixture
+def sandboxed(geo):
+    rh.start_documents(geo)
     backend = rh.Backend.__new__(rh.Backend)
-    backend.bus = bus
-    backend.set_response("AccessDialog", 1, {})
-    r = limentest.run_sandboxed(bus, "org.example.App", script)
-    assert r.stdout.strip() == "2", r.stderr
-    assert len(backend.requests("AccessDialog")) == 1
+    backend.bus = geo
+    return backend
+
+
+def test_sandboxed_location_needs_permission(geo, sandboxed):
+    sandboxed.set_response("AccessDialog", 1, {})
+    assert sandboxed_start(geo) == 2
+    assert len(sandboxed.requests("AccessDialog")) == 1
+    # Stored as the reference stores a refusal: asked once.
+    assert rh.lookup_permissions(geo, "location", "location")["org.example.App"] == ["NONE", "0"]
+    assert sandboxed_start(geo) == 2
+    assert len(sandboxed.requests("AccessDialog")) == 1
+
+
+def test_sandboxed_location_granted_is_stored_as_the_reference_does(geo, sandboxed):
+    assert sandboxed_start(geo) == 0
+    assert len(sandboxed.requests("AccessDialog")) == 1
+    level, last_used = rh.lookup_permissions(geo, "location", "location")["org.example.App"]
+    assert level == "EXACT" and int(last_used) > 0
+    assert requested_level(geo) == 8
+
+
+def test_an_entry_the_reference_stored_is_honoured(geo, sandboxed):
+    """[CITY, time] from the reference: allowed without asking, at most city accuracy."""
+    rh.set_permission(geo, "location", "location", "org.example.App", ["CITY", "12"])
+    assert sandboxed_start(geo, accuracy=5) == 0
+    assert sandboxed.requests("AccessDialog") == []
+    assert requested_level(geo) == 4
+    level, last_used = rh.lookup_permissions(geo, "location", "location")["org.example.App"]
+    assert level == "CITY" and int(last_used) != 12
+
+
+@pytest.mark.parametrize("stored,response,asked", [(["NONE", "5"], 2, 0), (["no"], 2, 0), (["yes"], 0, 0),
+                                                   (["ask"], 0, 1)])
+def test_stored_answers(geo, sandboxed, stored, response, asked):
+    rh.set_permission(geo, "location", "location", "org.example.App", stored)
+    assert sandboxed_start(geo) == response
+    assert len(sandboxed.requests("AccessDialog")) == asked
+
+
+def test_host_app_is_not_asked(geo, sandboxed):
+    """As the reference: an unsandboxed app could ask GeoClue itself, so it is not asked."""
+    sandboxed.set_response("AccessDialog", 1, {})
+    client = rh.Client(geo)
+    session = geo.call(LOC, "CreateSession", ({},), "(a{sv})", conn=client.conn)[0]
+    assert client.request(LOC, "Start", (session, "", {}), "(osa{sv})") == (0, {})
+    assert sandboxed.requests("AccessDialog") == []
+    assert "" not in rh.lookup_permissions(geo, "location", "location")
 
 
 def test_without_geoclue_start_fails_promptly(bus):

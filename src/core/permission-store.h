@@ -6,6 +6,9 @@
 
 G_BEGIN_DECLS
 
+#define LIMEN_PERMISSION_STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
+#define LIMEN_PERMISSION_STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
+
 typedef enum {
   LIMEN_PERMISSION_UNSET,
   LIMEN_PERMISSION_NO,

@@ -15,6 +15,23 @@
 #define STORE_TIMEOUT_MS 5000
 #define ACCESS_IFACE "org.freedesktop.impl.portal.Access"
 
+/* Table name → LimenAccessFormat, for tables not in the yes/no/ask form. */
+static GHashTable *formats;
+
+void
+limen_access_set_format (const char *table, const LimenAccessFormat *format)
+{
+  if (formats == NULL)
+    formats = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_replace (formats, (gpointer) table, (gpointer) format);
+}
+
+static const LimenAccessFormat *
+format_of (const char *table)
+{
+  return formats ? g_hash_table_lookup (formats, table) : NULL;
+}
+
 /* The GTask's data. */
 typedef struct {
   LimenPortalContext *context;
@@ -64,10 +81,12 @@ static void
 store_answer (AccessCheck *check, gboolean allowed)
 {
   const char *perms[] = { allowed ? "yes" : "no", NULL };
+  const LimenAccessFormat *format = format_of (check->table);
+  const char * const *stored = format ? (allowed ? format->granted : format->denied) : perms;
 
   /* Fire and forget: failing to remember only means asking again next time. */
   g_dbus_connection_call (check->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "SetPermission",
-                          g_variant_new ("(sbss^as)", check->table, TRUE, check->id, app_id_of (check), perms),
+                          g_variant_new ("(sbss^as)", check->table, TRUE, check->id, app_id_of (check), stored),
                           NULL, G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, NULL, NULL);
 }
 
@@ -146,8 +165,10 @@ on_lookup (GObject *source, GAsyncResult *result, gpointer user_data)
   if (reply)
     {
       g_variant_get_child (reply, 0, "@a{sas}", &perms);
+      const LimenAccessFormat *format = format_of (check->table);
+
       if (g_variant_lookup (perms, app_id_of (check), "^a&s", &strv) && strv[0])
-        permission = limen_permission_from_string (strv[0]);
+        permission = format ? format->read ((const char * const *) strv) : limen_permission_from_string (strv[0]);
     }
   else
     g_debug ("No stored permission %s/%s: %s", check->table, check->id, error->message);

@@ -5,6 +5,7 @@
 #include "portal.h"
 #include "driver.h"
 #include "request.h"
+#include "permission-store.h"
 
 G_BEGIN_DECLS
 
@@ -31,6 +32,17 @@ typedef enum {
   LIMEN_ACCESS_GRANT_FIRST, /* nothing stored: allowed and "yes" stored (the backend tells the
                                person); "ask" asks every time, yes/no decide */
 } LimenAccessMode;
+
+/* A table whose entries are not a single "yes"/"no"/"ask": how to read an app's stored
+ * strings (NULL-terminated, never empty) and what to store for the person's answer. */
+typedef struct {
+  LimenPermission (*read) (const char * const *stored);
+  const char * const *granted;
+  const char * const *denied;
+} LimenAccessFormat;
+
+/* From now on, entries of @table are read and written as @format says (static, not copied). */
+void limen_access_set_format (const char *table, const LimenAccessFormat *format);
 
 /* Decide whether the caller of @request may use (@table, @id) as @mode says, from the app's
  * stored permission: "no" refuses and "yes" allows; "ask" asks every time (LIMEN_ACCESS_ASK);

@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Each session gets its own GeoClue2 client, so each app's accuracy and thresholds are its
- * own, and closing the session (or the app leaving) stops that client. */
+ * own, and closing the session (or the app leaving) stops that client.
+ *
+ * The permission is kept as the reference keeps it, so answers carry over either way: the
+ * entry (location, location) of an app holds [ACCURACY, LAST-USED], ACCURACY one of NONE
+ * (refused), COUNTRY, CITY, NEIGHBORHOOD, STREET, EXACT (the most the app is told), LAST-USED
+ * the monotonic time of the last Start in µs. A plain "yes"/"no"/"ask" is read too. A host
+ * app is not asked, as by the reference: it can ask GeoClue itself. */
 #include "portal.h"
 
 #include <glib/gi18n.h>
@@ -17,6 +23,35 @@
 #define GC_LOCATION "org.freedesktop.GeoClue2.Location"
 #define GC_TIMEOUT_MS 5000
 #define TABLE "location"
+
+/* The reference's names of the portal's accuracies 0 (none) … 5 (exact). */
+static const char * const accuracy_names[] = { "NONE", "COUNTRY", "CITY", "NEIGHBORHOOD", "STREET", "EXACT" };
+
+/* The accuracy a stored entry names, or -1. */
+static int
+stored_accuracy (const char * const *stored)
+{
+  for (guint i = 0; stored && stored[0] && i < G_N_ELEMENTS (accuracy_names); i++)
+    if (g_str_equal (stored[0], accuracy_names[i]))
+      return (int) i;
+  return -1;
+}
+
+static LimenPermission
+read_permission (const char * const *stored)
+{
+  int accuracy = stored_accuracy (stored);
+
+  if (accuracy < 0)
+    return limen_permission_from_string (stored[0]);
+  return accuracy == 0 ? LIMEN_PERMISSION_NO : LIMEN_PERMISSION_YES;
+}
+
+static const LimenAccessFormat location_format = {
+  .read = read_permission,
+  .granted = (const char * const[]) { "EXACT", "0", NULL },
+  .denied = (const char * const[]) { "NONE", "0", NULL },
+};
 
 static LimenDbusPortalLocation *skeleton;
 
@@ -227,25 +262,83 @@ on_client (GObject *source, GAsyncResult *result, gpointer user_data)
                           GC_TIMEOUT_MS, NULL, on_client_started, task);
 }
 
-/* The in-process impl of Start: a GeoClue client of the session's own. */
+static void get_client (GTask *task);
+
+/* The app's stored accuracy caps the session's; its last use is now. */
+static void
+on_stored (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GTask *task = user_data;
+  LimenCall *call = g_task_get_task_data (task);
+  Loc *l = limen_session_get_data (limen_call_get_session (call));
+  const char *app_id = limen_app_info_get_id (limen_call_get_app_info (call));
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+  g_autoptr(GVariant) perms = NULL;
+  g_autofree const char **stored = NULL;
+  int accuracy = -1;
+
+  if (reply)
+    {
+      g_variant_get_child (reply, 0, "@a{sas}", &perms);
+      if (g_variant_lookup (perms, app_id, "^a&s", &stored))
+        accuracy = stored_accuracy (stored);
+    }
+  if (accuracy > 0)
+    {
+      g_autofree char *now = g_strdup_printf ("%" G_GINT64_FORMAT, g_get_monotonic_time ());
+      const char *entry[] = { accuracy_names[accuracy], now, NULL };
+
+      if ((guint32) accuracy < l->accuracy)
+        {
+          g_debug ("Location of %s: accuracy lowered from %s to the stored %s", app_id,
+                   accuracy_names[l->accuracy], accuracy_names[accuracy]);
+          l->accuracy = accuracy;
+        }
+      g_dbus_connection_call (G_DBUS_CONNECTION (source), LIMEN_PERMISSION_STORE_NAME, LIMEN_PERMISSION_STORE_PATH,
+                              LIMEN_PERMISSION_STORE_NAME, "SetPermission",
+                              g_variant_new ("(sbss^as)", TABLE, TRUE, TABLE, app_id, entry),
+                              NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL, NULL, NULL);
+    }
+  get_client (task);
+}
+
+/* The in-process impl of Start: a GeoClue client of the session's own, for a sandboxed
+ * app within the accuracy it was granted. */
 static void
 start_client (LimenCall *call, GTask *task)
 {
+  LimenAppInfo *info = limen_call_get_app_info (call);
+
+  g_task_set_task_data (task, call, NULL);
+  if (limen_app_info_is_host (info))
+    {
+      get_client (g_object_ref (task));
+      return;
+    }
+  g_dbus_connection_call (limen_call_get_context (call)->connection, LIMEN_PERMISSION_STORE_NAME,
+                          LIMEN_PERMISSION_STORE_PATH, LIMEN_PERMISSION_STORE_NAME, "Lookup",
+                          g_variant_new ("(ss)", TABLE, TABLE), G_VARIANT_TYPE ("(a{sas}v)"),
+                          G_DBUS_CALL_FLAGS_NONE, GC_TIMEOUT_MS, NULL, on_stored, g_object_ref (task));
+}
+
+/* Takes @task's reference. */
+static void
+get_client (GTask *task)
+{
+  LimenCall *call = g_task_get_task_data (task);
   Loc *l = limen_session_get_data (limen_call_get_session (call));
   g_autoptr(GError) error = NULL;
 
-  g_task_set_task_data (task, call, NULL);
   if (l->system == NULL)
     l->system = g_bus_get_sync (G_BUS_TYPE_SYSTEM, NULL, &error);
   if (l->system == NULL)
     {
-      start_done (g_object_ref (task), "no system bus, so no GeoClue: location is not available");
+      start_done (task, "no system bus, so no GeoClue: location is not available");
       return;
     }
   /* No auto-start wait beyond the timeout: a missing GeoClue is an answer, not a hang. */
   g_dbus_connection_call (l->system, GC_NAME, GC_MANAGER_PATH, GC_MANAGER, "GetClient", NULL,
-                          G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NONE, GC_TIMEOUT_MS, NULL, on_client,
-                          g_object_ref (task));
+                          G_VARIANT_TYPE ("(o)"), G_DBUS_CALL_FLAGS_NONE, GC_TIMEOUT_MS, NULL, on_client, task);
 }
 
 /* Before the handle: a session starts once. */
@@ -269,6 +362,11 @@ check_access (LimenCall *call, GTask *task)
   g_autoptr(GVariant) window = limen_call_get_arg (call, 1);
 
   l->started = TRUE;
+  if (limen_app_info_is_host (limen_call_get_app_info (call)))
+    {
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
   limen_access_step (call, task, g_variant_get_string (window, NULL), TABLE, LIMEN_ACCESS_ASK,
                      &(LimenAccessDialog) {
                        .title = _("Allow this app to know your location?"),
@@ -298,6 +396,7 @@ GDBusInterfaceSkeleton *
 limen_location_new (LimenPortalContext *context)
 {
   skeleton = limen_dbus_portal_location_skeleton_new ();
+  limen_access_set_format (TABLE, &location_format);
   limen_driver_offer (context, skeleton, 1, location_methods);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }

@@ -31,7 +31,7 @@ check_access (LimenCall *call, GTask *task)
   gboolean interactive = FALSE;
 
   g_variant_lookup (limen_call_get_options (call), "interactive", "b", &interactive);
-  if (interactive && g_str_equal (limen_call_get_method (call)->method, "Screenshot"))
+  if (interactive)
     {
       g_task_return_boolean (task, TRUE);
       return;
@@ -179,7 +179,6 @@ static const LimenStep screenshot_pre[] = {
   { check_access, LIMEN_STEP_AFTER_HANDLE },
   { NULL }
 };
-static const LimenStep shot_pre[] = { { check_access, LIMEN_STEP_AFTER_HANDLE }, { NULL } };
 static const LimenStep screenshot_post[] = { { export_picture }, { NULL } };
 static const LimenStep pick_color_post[] = { { check_color }, { NULL } };
 
@@ -187,11 +186,12 @@ static const LimenDriverMethod screenshot_methods[] = {
   { .method = "Screenshot", .options = limen_options_screenshot_screenshot, .impl_interface = IMPL_IFACE,
     .impl_method = "Screenshot", .pre = screenshot_pre, .post = screenshot_post },
   { .method = "PickColor", .options = limen_options_screenshot_pick_color, .impl_interface = IMPL_IFACE,
-    .impl_method = "PickColor", .pre = shot_pre, .post = pick_color_post },
+    .impl_method = "PickColor", .post = pick_color_post },
   { NULL }
 };
 
-/* Screenshot and PickColor, for sandboxed callers only with the screenshot permission. */
+/* Screenshot and PickColor. PickColor asks no permission, as the reference: the backend's
+ * picker waits for the person's click, which is the consent, and hands over one colour. */
 GDBusInterfaceSkeleton *
 limen_screenshot_new (LimenPortalContext *context)
 {
