@@ -13,10 +13,12 @@
 #include <KLocalizedString>
 #include <KRecentDocument>
 #include <KUrlComboBox>
+#include <KUrlNavigator>
 #include <QAbstractItemView>
 #include <QDir>
 #include <QFileInfo>
 #include <QCoreApplication>
+#include <QDialogButtonBox>
 #include <QLabel>
 #include <QLoggingCategory>
 #include <QLineEdit>
@@ -158,6 +160,14 @@ void LimenFileDialog::build ()
   /* View settings (detail/icon mode, hidden files) from our own file, not kdeglobals. */
   KConfigGroup viewGroup (m_state, "KFileWidget");
   m_widget->readConfig (viewGroup);
+  /* Reading the config again fills the navigator's path box, which shows its protocol
+   * list ("file ▾") before the breadcrumb; a refresh of the navigator hides it again, as
+   * in every other KDE file dialog. */
+  if (auto *navigator = m_widget->findChild<KUrlNavigator *> ())
+    {
+      navigator->setShowFullPath (!navigator->showFullPath ());
+      navigator->setShowFullPath (!navigator->showFullPath ());
+    }
 
   applyMode ();
   applyFilters ();
@@ -176,6 +186,11 @@ void LimenFileDialog::build ()
   QPushButton *ok = m_widget->okButton ();
   if (!m_accept_label.isEmpty ())
     ok->setText (m_accept_label);
+  /* The buttons side by side under the widget, as KDE's own file dialog lays them out. */
+  auto *buttons = new QDialogButtonBox (this);
+  buttons->addButton (ok, QDialogButtonBox::AcceptRole);
+  buttons->addButton (m_widget->cancelButton (), QDialogButtonBox::RejectRole);
+  m_layout->addWidget (buttons);
   ok->show ();
   m_widget->cancelButton ()->show ();
   connect (ok, &QPushButton::clicked, this, [this] {
