@@ -7,9 +7,11 @@
 #include <KFileFilterCombo>
 #include <KFileWidget>
 #include <KUrlComboBox>
+#include <KUrlNavigator>
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QLabel>
 #include <QLineEdit>
@@ -221,6 +223,45 @@ private Q_SLOTS:
     QCOMPARE (result.response, int (LIMEN_QT_RESPONSE_OK));
     QCOMPARE (result.uris, QStringList { QUrl::fromLocalFile (m_tmp.filePath (QStringLiteral ("draft.odt"))).toString () });
     QCOMPARE (result.filter, -1);
+  }
+
+  /* Laid out as KDE's own file dialog: OK and Cancel side by side in one button box, and
+   * in a folder that is a place, a breadcrumb without the protocol list. */
+  void saveFileLayout ()
+  {
+    LimenQtFileChooserSpec spec {};
+    spec.window = { "", "", 0 };
+    spec.mode = LIMEN_QT_FILE_SAVE;
+    spec.title = "Save it";
+    spec.current_name = "draft.odt";
+    spec.current_filter = -1;
+    QByteArray home = QDir::homePath ().toUtf8 ();
+    spec.current_folder = home.constData ();
+    /* A first dialog: no folders remembered yet. */
+    QByteArray state = m_tmp.filePath (QStringLiteral ("layout-state")).toUtf8 ();
+    spec.state_file = state.constData ();
+    FileResult result;
+    auto *dialog = static_cast<LimenFileDialog *> (limen_qt_file_chooser_open (&spec, fileDone, &result));
+    QTRY_VERIFY (dialog->fileWidget ());
+    KFileWidget *w = dialog->fileWidget ();
+    QTest::qWait (200);
+    auto *box = qobject_cast<QDialogButtonBox *> (w->okButton ()->parentWidget ());
+    QVERIFY (box != nullptr);
+    QCOMPARE (w->cancelButton ()->parentWidget (), box);
+    QCOMPARE (w->okButton ()->y (), w->cancelButton ()->y ());
+    auto *navigator = w->findChild<KUrlNavigator *> ();
+    QVERIFY (navigator != nullptr);
+    int protocolLists = 0;
+    for (QWidget *child : navigator->findChildren<QWidget *> ())
+      if (child->inherits ("KDEPrivate::KUrlNavigatorProtocolCombo"))
+        {
+          protocolLists++;
+          QVERIFY (!child->isVisible ());
+        }
+    QCOMPARE (protocolLists, 1);
+    w->cancelButton ()->click ();
+    QTRY_COMPARE (result.calls, 1);
+    QCOMPARE (result.response, int (LIMEN_QT_RESPONSE_CANCELLED));
   }
 
   void saveFilesAndCancelAndClose ()
