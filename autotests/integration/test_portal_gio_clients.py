@@ -1,8 +1,8 @@
 """GLib's and Qt's own portal clients, as every GTK, GLib or Qt app in a Flatpak sandbox uses
 them without knowing: GIO's portal implementations of GNetworkMonitor, GProxyResolver,
 GMemoryMonitor and GPowerProfileMonitor, g_file_trash(), g_app_info_launch_default_for_uri()
-and Qt 5's QDesktopServices, run inside bwrap with a .flatpak-info, against limen-portal (with
-limen-documents and the dbusmock AppChooser backend of templates/). Each must get what the
+and Qt 5's and Qt 6's QDesktopServices, run inside bwrap with a .flatpak-info, against
+limen-portal (with limen-documents and the dbusmock AppChooser backend of templates/). Each must get what the
 portal promises, through the toolkit's own calls and signal handling, not ours."""
 import importlib.util
 import json
@@ -140,31 +140,34 @@ def editor_and_browser(bus):
 
 
 QT_OPEN = r'''
-import json, sys
-from PyQt5.QtCore import QTimer, QUrl
-from PyQt5.QtGui import QDesktopServices, QGuiApplication
+import importlib, json, sys
+core, gui = (importlib.import_module(QT + m) for m in (".QtCore", ".QtGui"))
+QTimer, QUrl = core.QTimer, core.QUrl
+QDesktopServices, QGuiApplication = gui.QDesktopServices, gui.QGuiApplication
 app = QGuiApplication(sys.argv[:1])
 out = {}
 def run():
     out["opened"] = [QDesktopServices.openUrl(QUrl(u) if "://" in u else QUrl.fromLocalFile(u)) for u in sys.argv[1:]]
     QTimer.singleShot(1500, app.quit)
 QTimer.singleShot(0, run)
-app.exec_()
+app.exec()
 print(json.dumps(out))
 '''
 
 
-@pytest.mark.skipif(importlib.util.find_spec("PyQt5") is None or shutil.which("Xvfb") is None,
-                    reason="python3-pyqt5 or xvfb missing")
-def test_qt_opens_files_and_links_through_the_portal(bus, x):
-    """Qt 5's own portal client (QDesktopServices in a Flatpak sandbox): a local file goes as
+@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="xvfb missing")
+@pytest.mark.parametrize("qt", ["PyQt5", "PyQt6"])
+def test_qt_opens_files_and_links_through_the_portal(bus, x, qt):
+    """Qt 5's and Qt 6's own portal client (QDesktopServices in a Flatpak sandbox): a local file goes as
     OpenFile with an O_PATH fd and "writable" (which Qt always asks), here of a file the app
     may only read, and opens read-only in the host's handler for its type, as with the
     reference; a link goes as OpenURI."""
+    if importlib.util.find_spec(qt) is None:
+        pytest.skip(f"{qt} missing")
     log, folder, notes = editor_and_browser(bus)
     rh.setup(bus, ["appchooser"])
     rh.start_documents(bus)
-    code = f"import sys; sys.argv[1:] = {[notes, 'https://example.org/qt']!r}\n" + QT_OPEN
+    code = f"import sys; sys.argv[1:] = {[notes, 'https://example.org/qt']!r}; QT = {qt!r}\n" + QT_OPEN
     x11 = "/tmp/.X11-unix/X" + x.display.lstrip(":")
     # Qt looks for the Flatpak marker where Flatpak also puts it: $XDG_RUNTIME_DIR/flatpak-info.
     info = os.path.join(bus.root, "flatpak-info")
