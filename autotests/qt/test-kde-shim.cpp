@@ -199,7 +199,8 @@ private Q_SLOTS:
     QTRY_VERIFY (QFile::exists (m_state));
   }
 
-  void saveFileMapping ()
+  /* A save dialog for "draft.odt"; the caller adds the state file (and the folder). */
+  static LimenQtFileChooserSpec draftSaveSpec ()
   {
     LimenQtFileChooserSpec spec {};
     spec.window = { "", "", 0 };
@@ -207,6 +208,12 @@ private Q_SLOTS:
     spec.title = "Save it";
     spec.current_name = "draft.odt";
     spec.current_filter = -1;
+    return spec;
+  }
+
+  void saveFileMapping ()
+  {
+    LimenQtFileChooserSpec spec = draftSaveSpec ();
     QByteArray state = m_state.toUtf8 ();
     spec.state_file = state.constData ();
     FileResult result;
@@ -229,12 +236,7 @@ private Q_SLOTS:
    * in a folder that is a place, a breadcrumb without the protocol list. */
   void saveFileLayout ()
   {
-    LimenQtFileChooserSpec spec {};
-    spec.window = { "", "", 0 };
-    spec.mode = LIMEN_QT_FILE_SAVE;
-    spec.title = "Save it";
-    spec.current_name = "draft.odt";
-    spec.current_filter = -1;
+    LimenQtFileChooserSpec spec = draftSaveSpec ();
     QByteArray home = QDir::homePath ().toUtf8 ();
     spec.current_folder = home.constData ();
     /* A first dialog: no folders remembered yet. */
