@@ -1,9 +1,10 @@
 """Real toolkit clients through limen-portal and limen-kde: a Qt 5 and a Qt 6 app using Qt's
 own portal platform theme (QT_QPA_PLATFORMTHEME=xdgdesktopportal, what a Flatpak'd Qt app
-gets; KDE's Flatpak runtimes are Qt 6), whose QFileDialog goes through the FileChooser portal, and GTK 3's portal file chooser (zenity
-with GTK_USE_PORTAL=1), and Chromium (<input type=file>, showSaveFilePicker(),
-showDirectoryPicker()). The person answers the KDE dialog with xdotool; the app must get
-exactly what was chosen. Each runs against the reference stack too (Debian's
+gets; KDE's Flatpak runtimes are Qt 6), whose QFileDialog goes through the FileChooser
+portal, and GTK 3's portal file chooser (zenity with GTK_USE_PORTAL=1), and Chromium
+(<input type=file>, showSaveFilePicker(), showDirectoryPicker()); a sandboxed libadwaita app
+and Chromium follow the colour scheme. The person answers the KDE dialog with xdotool; the
+app must get exactly what was chosen. Each runs against the reference stack too (Debian's
 xdg-desktop-portal 1.16 + xdg-desktop-portal-kde 5.27) for comparison."""
 
 import contextlib
@@ -11,6 +12,7 @@ import glob
 import json
 import os
 import subprocess
+import threading
 import time
 
 import pytest
@@ -378,29 +380,88 @@ def test_chromium_opens_a_folder(bus, x, docs, stack, chromium, request):
     assert folder == ["docs", ["a.txt", "b.txt"]]
 
 
+def pick_colour_scheme(bus, dark):
+    """Breeze Dark or Breeze, written as System Settings does: kdeglobals, then KConfig's
+    change notification on the bus."""
+    scheme, background = ("BreezeDark", "32,35,38") if dark else ("BreezeLight", "239,240,241")
+    kh.write_kdeglobals(bus, f"[General]\nColorScheme={scheme}\n\n[Colors:Window]\nBackgroundNormal={background}\n")
+    bus.conn.emit_signal(None, "/kdeglobals", "org.kde.kconfig.notify", "ConfigChanged",
+                         GLib.Variant("(a{saay})", ({"General": [b"ColorScheme"], "Colors:Window": [b"BackgroundNormal"]},)))
+
+
 def test_chromium_follows_the_colour_scheme(bus, x, stack, chromium):
     """Chromium reads org.freedesktop.appearance color-scheme through the Settings portal
     and follows SettingChanged: the page's prefers-color-scheme turns dark when the person
-    picks Breeze Dark, and back. The scheme is written as System Settings does: kdeglobals,
-    then KConfig's change notification on the bus."""
+    picks Breeze Dark, and back."""
     if stack == "reference":
         pytest.skip("not compared: xdg-desktop-portal-kde 5.27 kept answering 2 (light) in this test session after "
                     "kdeglobals and KConfig's notification changed, and sent no SettingChanged; not examined further")
     b, page = chromium
     query = "matchMedia('(prefers-color-scheme: dark)').matches"
-
-    def pick(scheme, background):
-        kh.write_kdeglobals(bus, f"[General]\nColorScheme={scheme}\n\n[Colors:Window]\n"
-                                 f"BackgroundNormal={background}\n")
-        bus.conn.emit_signal(None, "/kdeglobals", "org.kde.kconfig.notify", "ConfigChanged",
-                             GLib.Variant("(a{saay})", ({"General": [b"ColorScheme"],
-                                                         "Colors:Window": [b"BackgroundNormal"]},)))
-
     assert b.evaluate(page, query) is False
-    pick("BreezeDark", "32,35,38")
+    pick_colour_scheme(bus, dark=True)
     assert limentest.wait_until(lambda: b.evaluate(page, query) is True, 10)
-    pick("BreezeLight", "239,240,241")
+    pick_colour_scheme(bus, dark=False)
     assert limentest.wait_until(lambda: b.evaluate(page, query) is False, 10)
+
+
+ADW_APP = r'''
+import sys, gi
+gi.require_version("Gtk", "4.0")
+gi.require_version("Adw", "1")
+from gi.repository import Adw, GLib, Gtk
+log = open(sys.argv[1], "a", buffering=1)
+app = Adw.Application(application_id="org.example.Adw")
+def activate(a):
+    sm = Adw.StyleManager.get_default()
+    changes = []
+    def changed(*args):
+        changes.append(sm.get_dark())
+        log.write(f"dark {sm.get_dark()}\n")
+        if len(changes) == 2:
+            a.quit()
+    sm.connect("notify::dark", changed)
+    Gtk.ApplicationWindow(application=a, title="Adw app").present()
+    log.write(f"start dark={sm.get_dark()} follows={sm.get_system_supports_color_schemes()}\n")
+    GLib.timeout_add_seconds(60, a.quit)
+app.connect("activate", activate)
+app.run([])
+'''
+
+
+def have_adw():
+    r = subprocess.run(["/usr/bin/python3", "-c", "import gi; gi.require_version('Gtk', '4.0'); "
+                        "gi.require_version('Adw', '1')"], capture_output=True)
+    return r.returncode == 0
+
+
+@pytest.mark.skipif(not have_adw(), reason="gir1.2-adw-1 or gir1.2-gtk-4.0 missing")
+def test_libadwaita_app_follows_the_colour_scheme(bus, x, tmp_path, stack):
+    """A GTK 4 / libadwaita app as a Flatpak (most Flatpak apps a Plasma user installs): its
+    AdwStyleManager reads the colour scheme through the Settings portal and turns dark and
+    light again live as the person picks Breeze Dark and back."""
+    if stack == "reference":
+        pytest.skip("not compared: xdg-desktop-portal-kde 5.27 did not follow kdeglobals in this test session "
+                    "(see test_chromium_follows_the_colour_scheme)")
+    log = tmp_path / "adw.log"
+    log.write_text("")
+    x11 = "/tmp/.X11-unix/X" + x.display.lstrip(":")
+    code = f"import sys; sys.argv[1:] = [{str(log)!r}]\n" + ADW_APP
+    done = []
+    runner = threading.Thread(target=lambda: done.append(limentest.run_sandboxed(
+        bus, "org.example.Adw", code, binds=(str(tmp_path),), timeout=90,
+        extra_args=["--bind", x11, x11, "--setenv", "DISPLAY", x.display, "--setenv", "GDK_BACKEND", "x11",
+                    "--setenv", "GSK_RENDERER", "cairo", "--setenv", "GTK_A11Y", "none"])))
+    runner.start()
+    try:
+        assert limentest.wait_until(lambda: "start" in log.read_text(), 30), "the app did not start"
+        assert "start dark=False follows=True" in log.read_text()
+        for dark in (True, False):
+            pick_colour_scheme(bus, dark)
+            assert limentest.wait_until(lambda: f"dark {dark}" in log.read_text(), 10), log.read_text()
+    finally:
+        runner.join(100)
+    assert done and done[0].returncode == 0, done and done[0].stderr[-2000:]
 
 
 # ---- Chromium as a Flatpak app (bwrap, .flatpak-info): files come through the document store
