@@ -81,14 +81,19 @@ def watch_action_invoked(bus):
     return seen
 
 
-def server_invokes(bus, server_id, key):
-    """The mock notification server emits ActionInvoked(@server_id, @key), as on a click."""
+def server_invokes(bus, server_id, key, token=None):
+    """The mock notification server emits ActionInvoked(@server_id, @key), as on a click;
+    with @token, ActivationToken first, as Plasma's server does for a click."""
+    if token:
+        bus.call(MOCK, "EmitSignal", ("org.freedesktop.Notifications", "ActivationToken", "us",
+                                      [GLib.Variant("u", server_id), GLib.Variant("s", token)]),
+                 "(sssav)", dest="org.freedesktop.Notifications", path="/org/freedesktop/Notifications")
     bus.call(MOCK, "EmitSignal", ("org.freedesktop.Notifications", "ActionInvoked", "us",
                                   [GLib.Variant("u", server_id), GLib.Variant("s", key)]),
              "(sssav)", dest="org.freedesktop.Notifications", path="/org/freedesktop/Notifications")
 
 
-def click_until(bus, key, done, timeout=15):
+def click_until(bus, key, done, timeout=15, token=None):
     """The server's ActionInvoked for the notification it numbered last, as a person clicks
     again when nothing happened: KNotification learns the number from the reply to its
     Notify, which can reach it after the server has logged the call, and it drops a signal
@@ -97,7 +102,7 @@ def click_until(bus, key, done, timeout=15):
     server_id = sum(1 for c in notify_calls(bus) if c[2][1] == 0)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        server_invokes(bus, server_id, key)
+        server_invokes(bus, server_id, key, token)
         if limentest.wait_until(done, 1):
             return True
     return False
@@ -416,12 +421,12 @@ class FakeApplication:
 
 def test_app_actions_go_to_the_app(bus, notifications):
     """An "app." action of an app on the bus with org.freedesktop.Application is activated
-    there, with its target, and not sent as ActionInvoked; any other action raises the app
-    (Activate) and comes as ActionInvoked."""
+    there, with its target and the click's activation token, and not sent as ActionInvoked;
+    any other action raises the app (Activate) and comes as ActionInvoked."""
     app = FakeApplication(bus, "org.example.Exported")
     seen = watch_action_invoked(bus)
 
-    def show_and_click(nid, label, action, done, target=None):
+    def show_and_click(nid, label, action, done, target=None, token=None):
         button = {"label": GLib.Variant("s", label), "action": GLib.Variant("s", action)}
         if target is not None:
             button["target"] = GLib.Variant("v", target)
@@ -430,10 +435,13 @@ def test_app_actions_go_to_the_app(bus, notifications):
                                                "buttons": GLib.Variant("aa{sv}", [button])})
         assert limentest.wait_until(lambda: len(notify_calls(bus)) > before, 10)
         actions = notify_calls(bus)[-1][2][5]
-        return click_until(bus, dict(zip(actions[1::2], actions[0::2]))[label], done)
+        return click_until(bus, dict(zip(actions[1::2], actions[0::2]))[label], done, token=token)
 
     assert show_and_click("n9", "Reply", "app.reply", lambda: app.calls, GLib.Variant("s", "thread-7"))
     assert app.calls[0] == ("ActivateAction", ("reply", ["thread-7"], {}))
+    assert show_and_click("n11", "Open", "app.open", lambda: len(app.calls) > 1, token="kwin-token-42")
+    assert app.calls[1] == ("ActivateAction", ("open", [], {"activation-token": "kwin-token-42",
+                                                            "desktop-startup-id": "kwin-token-42"}))
     limentest.wait_until(lambda: seen, 0.5)
     assert seen == []
     assert show_and_click("n10", "Mute", "mute", lambda: seen)
