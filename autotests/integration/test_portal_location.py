@@ -1,5 +1,6 @@
 """org.freedesktop.portal.Location through limen-portal and a mock GeoClue2 on a private
 system bus; without GeoClue, Start answers 2 at once."""
+import os
 import time
 
 import pytest
@@ -104,6 +105,18 @@ def test_sandboxed_location_needs_permission(geo, sandboxed):
     assert rh.lookup_permissions(geo, "location", "location")["org.example.App"] == ["NONE", "0"]
     assert sandboxed_start(geo) == 2
     assert len(sandboxed.requests("AccessDialog")) == 1
+
+
+def test_the_question_names_the_app(geo, sandboxed):
+    """The Access dialog names the app as its installed desktop file does, with its id."""
+    apps = os.path.join(geo.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    with open(os.path.join(apps, "org.example.App.desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Example Maps\nExec=true\n")
+    sandboxed.set_response("AccessDialog", 1, {})
+    assert sandboxed_start(geo) == 2
+    (title, subtitle, body), = sandboxed.args("AccessDialog")
+    assert subtitle == "Example Maps (org.example.App)"
 
 
 def test_sandboxed_location_granted_is_stored_as_the_reference_does(geo, sandboxed):

@@ -13,6 +13,7 @@
  */
 #include "app-info-private.h"
 
+#include <gio/gdesktopappinfo.h>
 #include <poll.h>
 #include <string.h>
 #include <time.h>
@@ -272,6 +273,21 @@ limen_app_id_is_valid (const char *app_id)
         return FALSE;
     }
   return TRUE;
+}
+
+char *
+limen_app_id_dup_display_name (const char *app_id)
+{
+  g_autofree char *desktop_id = NULL;
+  g_autoptr(GDesktopAppInfo) desktop = NULL;
+  const char *name;
+
+  if (!limen_app_id_is_valid (app_id))
+    return NULL;
+  desktop_id = g_strconcat (app_id, ".desktop", NULL);
+  desktop = g_desktop_app_info_new (desktop_id);
+  name = desktop ? g_app_info_get_name (G_APP_INFO (desktop)) : NULL;
+  return name && *name ? g_strdup (name) : NULL;
 }
 
 GKeyFile *

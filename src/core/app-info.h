@@ -111,6 +111,10 @@ gboolean limen_app_info_register_host_id (GDBusConnection *connection,
  * an element may start with a digit (snap.0ad, the reference's own tests' org.test.1.App). */
 gboolean limen_app_id_is_valid (const char *app_id);
 
+/* The Name of the installed APPID.desktop (for a Flatpak app, the one Flatpak exports), or
+ * NULL when @app_id is not a valid id or has none. */
+char *limen_app_id_dup_display_name (const char *app_id);
+
 /* Parse a /.flatpak-info keyfile; used by the /proc path and the test hook alike. */
 LimenAppInfo *limen_app_info_new_flatpak_from_data (const char *data, gsize len,
                                                     pid_t pid, GError **error);

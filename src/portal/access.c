@@ -32,6 +32,20 @@ format_of (const char *table)
   return formats ? g_hash_table_lookup (formats, table) : NULL;
 }
 
+char *
+limen_access_app_label (LimenAppInfo *info)
+{
+  const char *app_id = limen_app_info_get_id (info);
+  g_autofree char *name = NULL;
+
+  if (*app_id == '\0')
+    return NULL;
+  name = limen_app_id_dup_display_name (app_id);
+  if (name == NULL || g_str_equal (name, app_id))
+    return g_strdup (app_id);
+  return g_strdup_printf ("%s (%s)", name, app_id);
+}
+
 /* The GTask's data. */
 typedef struct {
   LimenPortalContext *context;

@@ -44,6 +44,10 @@ typedef struct {
 /* From now on, entries of @table are read and written as @format says (static, not copied). */
 void limen_access_set_format (const char *table, const LimenAccessFormat *format);
 
+/* The app as an Access dialog names it: "Name (app.id)" when the app has a desktop file
+ * with a name, else its id; NULL for a host app without an id. */
+char *limen_access_app_label (LimenAppInfo *info);
+
 /* Decide whether the caller of @request may use (@table, @id) as @mode says, from the app's
  * stored permission: "no" refuses and "yes" allows; "ask" asks every time (LIMEN_ACCESS_ASK);
  * with nothing stored the person is asked (LIMEN_ACCESS_ASK) and the answer stored. The same

@@ -68,11 +68,9 @@ desktop_file_exec (LimenAppInfo *info)
 static char *
 display_name (const char *app_id)
 {
-  g_autofree char *desktop_id = g_strconcat (app_id, ".desktop", NULL);
-  g_autoptr(GDesktopAppInfo) desktop = g_desktop_app_info_new (desktop_id);
-  const char *name = desktop ? g_app_info_get_name (G_APP_INFO (desktop)) : NULL;
+  char *name = limen_app_id_dup_display_name (app_id);
 
-  return g_strdup (name && *name ? name : app_id);
+  return name ? name : g_strdup (app_id);
 }
 
 /* The Exec= line, or NULL when there is nothing to run. */
