@@ -1,7 +1,8 @@
 """limen-portal in front of Debian's real backends: xdg-desktop-portal-kde (a real KDE file
 dialog under Xvfb answered with xdotool: pick, cancel, Close mid-dialog; the backend killed
 mid-dialog) and xdg-desktop-portal-gtk, the backend of other desktops (its GTK file dialog,
-its Settings, its notifications to a mock server), as a packager may pair them."""
+its "Open With…" list, its Settings, its notifications to a mock server), as a packager may
+pair them."""
 import os
 import time
 
@@ -171,3 +172,28 @@ def test_gtk_settings_and_notification(gtk):
     assert limentest.wait_until(notified, 10)
     args = notified()[0]
     assert (args[3], args[4]) == ("Build finished", "All green")
+
+
+@needs_gtk
+def test_gtk_app_chooser(gtk):
+    """OpenURI with "ask": the GTK backend's "Open With…" list; the app picked opens the file."""
+    from test_portal_dropin_requests import install_app, write_mime_cache
+
+    bus, x = gtk
+    log = os.path.join(bus.root, "opened.log")
+    open(log, "w").close()
+    for app in ("org.example.Editor", "org.example.Writer"):
+        install_app(bus, app, ["text/plain"], log)
+    write_mime_cache(bus, {"text/plain": ["org.example.Editor", "org.example.Writer"]},
+                     {"text/plain": "org.example.Editor"})
+    notes = os.path.join(bus.root, "notes.txt")
+    with open(notes, "w") as f:
+        f.write("x")
+    client = rh.Client(bus)
+    handle, pending = client.start("org.freedesktop.portal.OpenURI", "OpenURI",
+                                   ("", "file://" + notes, {"ask": v("b", True)}), "(ssa{sv})")
+    win = x.wait_window("Open With", timeout=30)
+    x.press(win, "Down", settle=0.5)
+    x.run("xdotool", "key", "Return")
+    assert pending.wait(30)[0] == 0
+    assert limentest.wait_until(lambda: f"org.example.Writer {notes}" in open(log).read(), 10), open(log).read()
