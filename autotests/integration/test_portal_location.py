@@ -4,7 +4,7 @@ import os
 import time
 
 import pytest
-from gi.repository import Gio, GLib
+from gi.repository import GLib
 
 import limentest
 import request_helpers as rh
@@ -59,7 +59,7 @@ def test_location_updates_reach_the_session_owner(geo):
 
 
 SANDBOXED_START = r'''
-from gi.repository import Gio, GLib
+from gi.repository import GLib
 import time
 c = Gio.bus_get_sync(Gio.BusType.SESSION, None)
 res = []
