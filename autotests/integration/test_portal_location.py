@@ -59,7 +59,7 @@ def test_location_updates_reach_the_session_owner(geo):
 
 
 SANDBOXED_START = r'''
-from gi.repository import GLib
+from gi.repository import Gio, GLib
 import time
 c = Gio.bus_get_sync(Gio.BusType.SESSION, None)
 res = []
