@@ -32,14 +32,16 @@ format_of (const char *table)
   return formats ? g_hash_table_lookup (formats, table) : NULL;
 }
 
-char *
-limen_access_app_label (LimenAppInfo *info)
+/* The app as an Access dialog names it: "Name (app.id)" when the app has a desktop file
+ * with a name, else its id; "" for a host app without an id. */
+static char *
+app_label (LimenAppInfo *info)
 {
   const char *app_id = limen_app_info_get_id (info);
   g_autofree char *name = NULL;
 
   if (*app_id == '\0')
-    return NULL;
+    return g_strdup ("");
   name = limen_app_id_dup_display_name (app_id);
   if (name == NULL || g_str_equal (name, app_id))
     return g_strdup (app_id);
@@ -139,6 +141,8 @@ ask_user (GTask *task)
       check_done (task, FALSE);
       return;
     }
+  if (check->subtitle == NULL)
+    check->subtitle = app_label (limen_request_get_app_info (check->request));
   /* A host app without an app id is stored under the empty id, shared by all such apps: the
    * person is told that the answer counts for them all. */
   if (*app_id_of (check) == '\0')
@@ -224,7 +228,7 @@ limen_access_check_async (LimenPortalContext *context, LimenRequest *request, co
   if (dialog)
     {
       check->title = g_strdup (dialog->title ? dialog->title : "");
-      check->subtitle = g_strdup (dialog->subtitle ? dialog->subtitle : "");
+      check->subtitle = g_strdup (dialog->subtitle);   /* NULL: named when asked */
       check->body = g_strdup (dialog->body ? dialog->body : "");
       check->grant_label = g_strdup (dialog->grant_label);
       check->deny_label = g_strdup (dialog->deny_label);

@@ -18,7 +18,7 @@ typedef enum {
 typedef struct {
   LimenAccessModal modal;   /* the caller's "modal" option, for the Access dialog */
   const char *title;        /* translated */
-  const char *subtitle;
+  const char *subtitle;     /* NULL: the app, as app_label() in access.c names it */
   const char *body;
   const char *grant_label;
   const char *deny_label;
@@ -43,10 +43,6 @@ typedef struct {
 
 /* From now on, entries of @table are read and written as @format says (static, not copied). */
 void limen_access_set_format (const char *table, const LimenAccessFormat *format);
-
-/* The app as an Access dialog names it: "Name (app.id)" when the app has a desktop file
- * with a name, else its id; NULL for a host app without an id. */
-char *limen_access_app_label (LimenAppInfo *info);
 
 /* Decide whether the caller of @request may use (@table, @id) as @mode says, from the app's
  * stored permission: "no" refuses and "yes" allows; "ask" asks every time (LIMEN_ACCESS_ASK);

@@ -66,7 +66,6 @@ on_access_checked (GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 check_access (LimenCall *call, GTask *task)
 {
-  g_autofree char *label = limen_access_app_label (limen_call_get_app_info (call));
   AccessStep *step = g_new0 (AccessStep, 1);
 
   step->call = call;
@@ -75,7 +74,6 @@ check_access (LimenCall *call, GTask *task)
                             LIMEN_ACCESS_ASK,
                             &(LimenAccessDialog) {
                               .title = _("Allow this app to use the camera?"),
-                              .subtitle = label,
                               .body = _("It will see and record what your cameras show until you "
                                         "take the permission back."),
                               .grant_label = _("Allow"),

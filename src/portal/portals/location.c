@@ -360,7 +360,6 @@ check_access (LimenCall *call, GTask *task)
 {
   Loc *l = limen_session_get_data (limen_call_get_session (call));
   g_autoptr(GVariant) window = limen_call_get_arg (call, 1);
-  g_autofree char *label = NULL;
 
   l->started = TRUE;
   if (limen_app_info_is_host (limen_call_get_app_info (call)))
@@ -368,11 +367,9 @@ check_access (LimenCall *call, GTask *task)
       g_task_return_boolean (task, TRUE);
       return;
     }
-  label = limen_access_app_label (limen_call_get_app_info (call));
   limen_access_step (call, task, g_variant_get_string (window, NULL), TABLE, LIMEN_ACCESS_ASK,
                      &(LimenAccessDialog) {
                        .title = _("Allow this app to know your location?"),
-                       .subtitle = label,
                        .body = _("It will be told where you are for as long as it keeps asking."),
                        .grant_label = _("Allow"),
                        .deny_label = _("Deny"),

@@ -28,7 +28,6 @@ static void
 check_access (LimenCall *call, GTask *task)
 {
   g_autoptr(GVariant) window = limen_call_get_arg (call, 0);
-  g_autofree char *label = NULL;
   gboolean interactive = FALSE;
 
   g_variant_lookup (limen_call_get_options (call), "interactive", "b", &interactive);
@@ -37,11 +36,9 @@ check_access (LimenCall *call, GTask *task)
       g_task_return_boolean (task, TRUE);
       return;
     }
-  label = limen_access_app_label (limen_call_get_app_info (call));
   limen_access_step (call, task, g_variant_get_string (window, NULL), TABLE, LIMEN_ACCESS_ASK,
                      &(LimenAccessDialog) {
                        .title = _("Allow this app to take screenshots?"),
-                       .subtitle = label,
                        .body = _("It will see everything on your screen whenever it asks, without showing you."),
                        .grant_label = _("Allow"),
                        .deny_label = _("Deny"),

@@ -68,7 +68,6 @@ static void
 check_permission (LimenCall *call, GTask *task)
 {
   g_autoptr(GVariant) window = limen_call_get_arg (call, 0);
-  g_autofree char *label = NULL;
   gboolean preview = FALSE;
 
   g_variant_lookup (limen_call_get_options (call), "show-preview", "b", &preview);
@@ -77,11 +76,9 @@ check_permission (LimenCall *call, GTask *task)
       limen_access_step (call, task, NULL, TABLE, LIMEN_ACCESS_NOT_DENIED, NULL);
       return;
     }
-  label = limen_access_app_label (limen_call_get_app_info (call));
   limen_access_step (call, task, g_variant_get_string (window, NULL), TABLE, LIMEN_ACCESS_ASK,
                      &(LimenAccessDialog) {
                        .title = _("Allow this app to set the wallpaper?"),
-                       .subtitle = label,
                        .body = _("It will be able to change the desktop and lock screen pictures "
                                  "whenever it asks, without showing them to you first."),
                        .grant_label = _("Allow"),
