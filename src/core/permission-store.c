@@ -3,8 +3,6 @@
 
 #include "errors.h"
 
-#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
-#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 #define STORE_TIMEOUT_MS 3000
 
 static GDBusConnection *store_connection;
@@ -50,7 +48,7 @@ limen_permission_store_get_raw (const char *table, const char *id, const char *a
   char **result = NULL;
 
   g_return_val_if_fail (store_connection != NULL, NULL);
-  reply = g_dbus_connection_call_sync (store_connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+  reply = g_dbus_connection_call_sync (store_connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME, "Lookup",
                                        g_variant_new ("(ss)", table, id), G_VARIANT_TYPE ("(a{sas}v)"),
                                        G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, &error);
   if (reply == NULL)
@@ -72,7 +70,7 @@ limen_permission_store_set_raw (const char *table, const char *id, const char *a
   g_autoptr(GVariant) reply = NULL;
 
   g_return_val_if_fail (store_connection != NULL, FALSE);
-  reply = g_dbus_connection_call_sync (store_connection, STORE_NAME, STORE_PATH, STORE_NAME,
+  reply = g_dbus_connection_call_sync (store_connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME,
                                        "SetPermission",
                                        g_variant_new ("(sbss^as)", table, TRUE, id, app_id, permissions),
                                        NULL, G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, error);

@@ -6,8 +6,8 @@
 
 G_BEGIN_DECLS
 
-#define LIMEN_PERMISSION_STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
-#define LIMEN_PERMISSION_STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
+#define LIMEN_STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
+#define LIMEN_STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 
 typedef enum {
   LIMEN_PERMISSION_UNSET,

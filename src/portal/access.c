@@ -10,8 +10,6 @@
 #include "driver.h"
 #include "permission-store.h"
 
-#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
-#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 #define STORE_TIMEOUT_MS 5000
 #define ACCESS_IFACE "org.freedesktop.impl.portal.Access"
 
@@ -101,7 +99,8 @@ store_answer (AccessCheck *check, gboolean allowed)
   const char * const *stored = format ? (allowed ? format->granted : format->denied) : perms;
 
   /* Fire and forget: failing to remember only means asking again next time. */
-  g_dbus_connection_call (check->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "SetPermission",
+  g_dbus_connection_call (check->context->connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME,
+                          "SetPermission",
                           g_variant_new ("(sbss^as)", check->table, TRUE, check->id, app_id_of (check), stored),
                           NULL, G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, NULL, NULL);
 }
@@ -237,7 +236,7 @@ limen_access_check_async (LimenPortalContext *context, LimenRequest *request, co
     }
   g_task_set_task_data (task, check, (GDestroyNotify) access_check_free);
 
-  g_dbus_connection_call (context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+  g_dbus_connection_call (context->connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME, "Lookup",
                           g_variant_new ("(ss)", table, id), G_VARIANT_TYPE ("(a{sas}v)"),
                           G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, limen_request_get_cancellable (request),
                           on_lookup, task);

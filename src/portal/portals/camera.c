@@ -22,8 +22,6 @@
 
 #define TABLE "devices"
 #define DEVICE "camera"
-#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
-#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 #define STORE_TIMEOUT_MS 5000
 
 static LimenDbusPortalCamera *skeleton;
@@ -217,7 +215,7 @@ on_lockdown (GObject *source, GAsyncResult *result, gpointer user_data)
                                                   "Camera access is disabled"));
       return;
     }
-  g_dbus_connection_call (r->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+  g_dbus_connection_call (r->context->connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME, "Lookup",
                           g_variant_new ("(ss)", TABLE, DEVICE), G_VARIANT_TYPE ("(a{sas}v)"),
                           G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, on_permission, r);
 }

@@ -12,6 +12,7 @@
 #include "driver.h"
 #include "option-tables.h"
 #include "session.h"
+#include "permission-store.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Inhibit"
 #define FLAGS_ALL (1 | 2 | 4 | 8)   /* logout, user switch, suspend, idle */
@@ -37,8 +38,6 @@ check_flags (LimenCall *call, GTask *task)
     g_task_return_boolean (task, TRUE);
 }
 
-#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
-#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 
 static guint
 allowed_flags (GVariant *reply, const char *app_id)
@@ -88,8 +87,9 @@ static void
 mask_flags (LimenCall *call, GTask *task)
 {
   g_task_set_task_data (task, call, NULL);
-  g_dbus_connection_call (limen_call_get_context (call)->connection, STORE_NAME, STORE_PATH, STORE_NAME,
-                          "Lookup", g_variant_new ("(ss)", "inhibit", "inhibit"), G_VARIANT_TYPE ("(a{sas}v)"),
+  g_dbus_connection_call (limen_call_get_context (call)->connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH,
+                          LIMEN_STORE_NAME, "Lookup",
+                          g_variant_new ("(ss)", "inhibit", "inhibit"), G_VARIANT_TYPE ("(a{sas}v)"),
                           G_DBUS_CALL_FLAGS_NONE, 5000, g_task_get_cancellable (task), on_inhibit_permission,
                           g_object_ref (task));
 }

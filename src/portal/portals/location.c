@@ -294,8 +294,8 @@ on_stored (GObject *source, GAsyncResult *result, gpointer user_data)
                    accuracy_names[l->accuracy], accuracy_names[accuracy]);
           l->accuracy = accuracy;
         }
-      g_dbus_connection_call (G_DBUS_CONNECTION (source), LIMEN_PERMISSION_STORE_NAME, LIMEN_PERMISSION_STORE_PATH,
-                              LIMEN_PERMISSION_STORE_NAME, "SetPermission",
+      g_dbus_connection_call (G_DBUS_CONNECTION (source), LIMEN_STORE_NAME, LIMEN_STORE_PATH,
+                              LIMEN_STORE_NAME, "SetPermission",
                               g_variant_new ("(sbss^as)", TABLE, TRUE, TABLE, app_id, entry),
                               NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL, NULL, NULL);
     }
@@ -315,8 +315,8 @@ start_client (LimenCall *call, GTask *task)
       get_client (g_object_ref (task));
       return;
     }
-  g_dbus_connection_call (limen_call_get_context (call)->connection, LIMEN_PERMISSION_STORE_NAME,
-                          LIMEN_PERMISSION_STORE_PATH, LIMEN_PERMISSION_STORE_NAME, "Lookup",
+  g_dbus_connection_call (limen_call_get_context (call)->connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH,
+                          LIMEN_STORE_NAME, "Lookup",
                           g_variant_new ("(ss)", TABLE, TABLE), G_VARIANT_TYPE ("(a{sas}v)"),
                           G_DBUS_CALL_FLAGS_NONE, GC_TIMEOUT_MS, NULL, on_stored, g_object_ref (task));
 }

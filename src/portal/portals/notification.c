@@ -29,6 +29,7 @@
 #include "media-validate.h"
 #include "notification-options.h"
 #include "option-tables.h"
+#include "permission-store.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.Notification"
 #define ID_MAX 256
@@ -278,8 +279,7 @@ check_permission_then_send (Add *a)
       send_to_backend (a);
       return;
     }
-  g_dbus_connection_call (a->context->connection, "org.freedesktop.impl.portal.PermissionStore",
-                          "/org/freedesktop/impl/portal/PermissionStore", "org.freedesktop.impl.portal.PermissionStore",
+  g_dbus_connection_call (a->context->connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME,
                           "Lookup", g_variant_new ("(ss)", "notifications", "notification"),
                           G_VARIANT_TYPE ("(a{sas}v)"), G_DBUS_CALL_FLAGS_NONE, 3000, NULL, on_permission, a);
 }

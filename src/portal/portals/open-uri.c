@@ -21,12 +21,11 @@
 #include "document-path.h"
 #include "host-file.h"
 #include "lockdown.h"
+#include "permission-store.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.AppChooser"
 #define URI_MAX 16384
 #define SCHEME_MAX 255
-#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
-#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 #define USED_APPS_TABLE "desktop-used-apps"
 /* The same handler picked this often in a row is used without asking again. */
 #define USE_WITHOUT_ASKING 3
@@ -183,7 +182,7 @@ remember_choice (Open *o, const char *choice)
   perms[0] = choice;
   perms[1] = count;
   perms[2] = NULL;
-  g_dbus_connection_call (o->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "SetPermission",
+  g_dbus_connection_call (o->context->connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME, "SetPermission",
                           g_variant_new ("(sbss^as)", USED_APPS_TABLE, TRUE, o->content_type, app_id, perms),
                           NULL, G_DBUS_CALL_FLAGS_NONE, 5000, NULL, NULL, NULL);
 }
@@ -407,7 +406,7 @@ on_used_apps (GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 decide (Open *o)
 {
-  g_dbus_connection_call (o->context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+  g_dbus_connection_call (o->context->connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME, "Lookup",
                           g_variant_new ("(ss)", USED_APPS_TABLE, o->content_type), G_VARIANT_TYPE ("(a{sas}v)"),
                           G_DBUS_CALL_FLAGS_NONE, 5000, limen_request_get_cancellable (o->request),
                           on_used_apps, o);

@@ -12,9 +12,8 @@
 #include "restore-tokens.h"
 
 #include "app-info.h"
+#include "permission-store.h"
 
-#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
-#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 #define STORE_TIMEOUT_MS 3000
 #define RESTORE_DATA_TYPE "(suv)"
 #define MAX_RESTORE_DATA 65536
@@ -87,7 +86,7 @@ take_stored (const char *table, const char *app_id, const char *token)
 
   if (store == NULL)
     return NULL;
-  reply = g_dbus_connection_call_sync (store, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+  reply = g_dbus_connection_call_sync (store, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME, "Lookup",
                                        g_variant_new ("(ss)", table, token), G_VARIANT_TYPE ("(a{sas}v)"),
                                        G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, NULL);
   if (reply == NULL)
@@ -96,7 +95,7 @@ take_stored (const char *table, const char *app_id, const char *token)
   if (!g_variant_lookup (perms, app_id, "^a&s", &app_perms))
     return NULL;
   /* Single use: gone before it is used, whether or not the backend can use it. */
-  g_dbus_connection_call (store, STORE_NAME, STORE_PATH, STORE_NAME, "Delete",
+  g_dbus_connection_call (store, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME, "Delete",
                           g_variant_new ("(ss)", table, token), NULL, G_DBUS_CALL_FLAGS_NONE,
                           STORE_TIMEOUT_MS, NULL, NULL, NULL);
   if (!g_variant_is_of_type (data, G_VARIANT_TYPE (RESTORE_DATA_TYPE)))
@@ -152,7 +151,7 @@ limen_restore_token_store (const char *table, const char *app_id, const char *se
     return NULL;
   g_variant_builder_init (&perms, G_VARIANT_TYPE ("a{sas}"));
   g_variant_builder_add (&perms, "{s^as}", app_id, (const char * const[]) { "yes", NULL });
-  reply = g_dbus_connection_call_sync (store, STORE_NAME, STORE_PATH, STORE_NAME, "Set",
+  reply = g_dbus_connection_call_sync (store, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME, "Set",
                                        g_variant_new ("(sbs@a{sas}v)", table, TRUE, token,
                                                       g_variant_builder_end (&perms), restore_data),
                                        NULL, G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, &error);

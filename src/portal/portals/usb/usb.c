@@ -33,8 +33,6 @@
 #define MAX_RELEASE 256       /* ids in one ReleaseDevices */
 #define MAX_ID 64             /* portal ids are UUIDs (36 bytes) */
 #define FDS_PER_BATCH 8       /* fds in one FinishAcquireDevices reply */
-#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
-#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 #define STORE_TIMEOUT_MS 3000
 #define CACHE_MAX 4096        /* remembered (app, id) permissions */
 
@@ -152,7 +150,8 @@ lookup_store (const char *app_id, const char *id, LimenPermission *out)
   g_autofree const char **strings = NULL;
 
   *out = LIMEN_PERMISSION_UNSET;
-  reply = g_dbus_connection_call_sync (portal_context->connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
+  reply = g_dbus_connection_call_sync (portal_context->connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH,
+                                       LIMEN_STORE_NAME, "Lookup",
                                        g_variant_new ("(ss)", TABLE, id), G_VARIANT_TYPE ("(a{sas}v)"),
                                        G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, NULL, &error);
   if (reply == NULL)
@@ -920,8 +919,8 @@ limen_usb_new (LimenPortalContext *context)
   senders = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) sender_free);
   sessions = g_hash_table_new (g_str_hash, g_str_equal);
   permissions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  g_dbus_connection_signal_subscribe (context->connection, STORE_NAME, STORE_NAME, "Changed", STORE_PATH, TABLE,
-                                      G_DBUS_SIGNAL_FLAGS_NONE, on_store_changed, NULL, NULL);
+  g_dbus_connection_signal_subscribe (context->connection, LIMEN_STORE_NAME, LIMEN_STORE_NAME, "Changed",
+                                      LIMEN_STORE_PATH, TABLE, G_DBUS_SIGNAL_FLAGS_NONE, on_store_changed, NULL, NULL);
   limen_app_info_add_vanished_watch (on_peer_vanished, NULL);
   object = limen_driver_offer (context, limen_dbus_portal_usb_skeleton_new (), 1, usb_methods);
   g_signal_connect (object, "handle-enumerate-devices", G_CALLBACK (handle_enumerate), NULL);
