@@ -4,7 +4,8 @@ limen-portal and limen-kde with getDisplayMedia(), the way a video call in the b
 Chromium picks nothing itself on Wayland: it asks the ScreenCast portal, whose picker
 (limen-kde's) the person answers (keys through KWin's fake input), then reads the stream
 through the PipeWire remote the portal handed it. The page must see the shared window's
-pixels; stopping the track in the page must end the portal's session."""
+pixels; stopping the track in the page must end the portal's session. Firefox (on Wayland,
+driven over Marionette) does the same as a host app."""
 
 import os
 import time
@@ -12,13 +13,13 @@ import time
 import pytest
 
 import browser
+import firefox
 import kde_helpers as kh
 import limentest
 import wayland_session
-from test_kde_screencast import KEY_ENTER, press, rd_start
+from test_kde_screencast import KEY_DOWN, KEY_ENTER, press, rd_start
 from test_portal_screencast import start_limen_on_kde
 
-pytestmark = pytest.mark.skipif(not browser.available(), reason="chromium not installed")
 
 GREEN = (0x20, 0xc0, 0x40)
 
@@ -107,6 +108,7 @@ def start_chromium(bus, session, page_path, sandboxed):
         raise
 
 
+@pytest.mark.skipif(not browser.available(), reason="chromium not installed")
 @pytest.mark.parametrize("sandboxed", [False, True], ids=["host", "flatpak"])
 def test_chromium_shares_a_window(bus, sandboxed):
     """As a host app, and as the Flatpak app org.chromium.Chromium (named in the picker from
@@ -187,4 +189,66 @@ def test_chromium_shares_a_window(bus, sandboxed):
             chromium.close()
         if info_fd is not None:
             os.close(info_fd)
+        session.close()
+
+
+def write_page(bus, html):
+    page_dir = os.path.join(bus.root, "site")
+    os.makedirs(page_dir, exist_ok=True)
+    page_path = os.path.join(page_dir, "meeting.html")
+    with open(page_path, "w") as f:
+        f.write(html)
+    return page_path
+
+
+@pytest.mark.skipif(not firefox.available(), reason="firefox not installed")
+def test_firefox_shares_a_window(bus):
+    """Firefox on Wayland asks the ScreenCast portal for a screen or a window with no
+    dialog of its own (its permission prompt switched off, as a site allowed before).
+    The person picks the window in limen-kde's picker (the second item: the screen comes
+    first, and a whole screen of the headless KWin sends no frames). The page sees the
+    window; stopping the track ends the portal's session."""
+    if not os.path.exists(os.path.join(limentest.BUILD_DIR, "kde-backend", "limen-kde")):
+        pytest.skip("limen-kde not built")
+    session = wayland_session.WaylandSession(bus)
+    ff = None
+    try:
+        kde = session.start_kde()
+        start_limen_on_kde(bus)
+        probe = session.probe("Shared window", GREEN)
+        probe.wait_for("FOCUS")
+        page_path = write_page(bus, PAGE.replace("<video", '<button id="share" onclick="share()">Share</button><video'))
+        env = dict(session.client_env(), XDG_CURRENT_DESKTOP="KDE", XDG_SESSION_TYPE="wayland", MOZ_ENABLE_WAYLAND="1",
+                   HOME=os.path.join(bus.root, "firefox-home"))
+        ff = firefox.Firefox(env, os.path.join(bus.root, "firefox-profile"),
+                             prefs={"media.navigator.permission.disabled": True},
+                             log_path=os.path.join(bus.logs, "firefox.log"))
+        ff.navigate("file://" + page_path)
+        ff.click("#share")
+        title = "Screen Sharing"
+        picker = session.wait_window(title, timeout=30)
+        assert picker["pid"] == kde.pid
+        rd, _ = rd_start(bus, devices=1)
+        for _ in range(3):
+            session.activate(title)
+            time.sleep(0.5)
+            press(bus, rd, KEY_DOWN, KEY_ENTER)
+            if limentest.wait_until(lambda: not any(w["caption"] == title for w in session.windows()), 4):
+                break
+        assert not any(w["caption"] == title for w in session.windows()), "the picker did not take Down, Enter"
+        assert limentest.wait_until(lambda: ff.script("return window.state") != "asking", 20), \
+            "getDisplayMedia never answered"
+        assert ff.script("return window.state") == "shared"
+        sample = {}
+        assert limentest.wait_until(
+            lambda: sample.update(ff.script("return window.sample()") or {}) or
+            (sample.get("width"), sample.get("height")) == (400, 300) and close_enough(sample["rgb"], GREEN), 20), \
+            sample
+        assert len(portal_sessions(bus)) == 1
+        assert ff.script("return window.stop()") is True
+        assert limentest.wait_until(lambda: portal_sessions(bus) == [], 10), portal_sessions(bus)
+        assert kde.alive()
+    finally:
+        if ff:
+            ff.close()
         session.close()
