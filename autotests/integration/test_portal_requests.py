@@ -173,7 +173,6 @@ BAD = [
     ("screenshot", "org.freedesktop.portal.Screenshot", "Screenshot", ("", {"interactive": v("s", "y")}), "(sa{sv})", "interactive"),
     ("screenshot", "org.freedesktop.portal.Screenshot", "Screenshot", ("", {"handle_token": v("s", "..")}), "(sa{sv})", "handle_token"),
     ("print", "org.freedesktop.portal.Print", "PreparePrint", ("", "T", {"x": v("as", ["a"])}, {}, {}), "(ssa{sv}a{sv}a{sv})", "settings"),
-    ("print", "org.freedesktop.portal.Print", "PreparePrint", ("", "T", {}, {}, {"modal": v("s", "no")}), "(ssa{sv}a{sv}a{sv})", "modal"),
     ("email", "org.freedesktop.portal.Email", "ComposeEmail", ("", {"address": v("s", "not an address")}), "(sa{sv})", "address"),
     ("email", "org.freedesktop.portal.Email", "ComposeEmail", ("", {"cc": v("as", ["a@b", "x"])}), "(sa{sv})", "cc"),
     ("email", "org.freedesktop.portal.Email", "ComposeEmail", ("", {"subject": v("s", "a\nBcc: x@y")}), "(sa{sv})", "subject"),
@@ -307,6 +306,34 @@ def test_print_sends_the_checked_fd(env, tmp_path):
     assert response == 0
     assert bytes(backend.args("Print")[0][0]).startswith(b"%PDF-1.4")
     assert backend.requests("Print")[0][3] == {"token": 7}
+
+
+def test_print_options_as_the_reference_takes_them(env, tmp_path):
+    """Print's options are filtered as the reference filters them: a key of the wrong type or
+    an unknown output format is left out and the call goes on (a token that is not a u
+    prints nothing without a dialog); supported_output_file_formats (version 3) reaches the
+    backend for Print as for PreparePrint. The settings dicts are still checked strictly."""
+    bus, backend, client, log = env
+    doc = tmp_path / "doc.pdf"
+    doc.write_bytes(b"%PDF-1.4 test")
+    fd = os.open(str(doc), os.O_RDONLY)
+    try:
+        for options, reached in [
+                ({"token": v("s", "token"), "modal": v("b", True), "supported_output_file_formats": v("as", ["svg"])},
+                 {"modal": True, "supported_output_file_formats": ["svg"]}),
+                ({"modal": v("s", "no"), "supported_output_file_formats": v("as", ["doc"]), "token": v("u", 3)},
+                 {"token": 3})]:
+            response, _ = client.request("org.freedesktop.portal.Print", "Print", ("", "Doc", 0, options),
+                                         "(ssha{sv})", fds=[fd])
+            assert response == 0
+            assert backend.requests("Print")[-1][3] == reached
+    finally:
+        os.close(fd)
+    response, _ = client.request("org.freedesktop.portal.Print", "PreparePrint",
+                                 ("", "T", {}, {}, {"modal": v("s", "no"), "accept_label": v("u", 1),
+                                                    "has_current_page": v("b", True)}), "(ssa{sv}a{sv}a{sv})")
+    assert response == 0
+    assert backend.requests("PreparePrint")[-1][3] == {"has_current_page": True}
 
 
 def test_print_refuses_a_directory_fd_and_lockdown(bus, tmp_path):

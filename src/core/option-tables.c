@@ -206,6 +206,7 @@ const LimenOption limen_options_print_prepare_print[] = {
 const LimenOption limen_options_print_print[] = {
   { "modal", "b", limen_validate_bool, 0 },
   { "token", "u", NULL, 0 },
+  { "supported_output_file_formats", "as", limen_validate_output_file_formats, 0 },  /* version 3 */
   { NULL }
 };
 

@@ -396,8 +396,8 @@ limen_options_filter (GVariant        *options,
 }
 
 void
-limen_options_filter_from_backend (GVariant *options, GVariantBuilder *builder, const char *what,
-                                   const LimenOption *table)
+limen_options_filter_lenient (GVariant *options, GVariantBuilder *builder, const char *what,
+                              const LimenOption *table)
 {
   GVariantIter iter;
   const char *key;

@@ -30,14 +30,15 @@ gboolean limen_options_filter (GVariant        *options,
                                const LimenOption *table,
                                ...) G_GNUC_NULL_TERMINATED;
 
-/* For what a backend sends (signals, results): the keys of @options that @table knows and
- * that pass its checks go to @builder; a key of the wrong type or refused by its validator
- * is left out with a message naming @what, and the rest still travels (one malformed
- * detail must not cost the app the whole event). */
-void limen_options_filter_from_backend (GVariant          *options,
-                                        GVariantBuilder   *builder,
-                                        const char        *what,
-                                        const LimenOption *table);
+/* Key by key: the keys of @options that @table knows and that pass its checks go to
+ * @builder; a key of the wrong type or refused by its validator is left out with a message
+ * naming @what, and the rest still travels. For what a backend sends (signals, results: one
+ * malformed detail must not cost the app the whole event), and for the few methods whose
+ * options the reference filters this way (LIMEN_DRIVER_LENIENT_OPTIONS). */
+void limen_options_filter_lenient (GVariant          *options,
+                                   GVariantBuilder   *builder,
+                                   const char        *what,
+                                   const LimenOption *table);
 
 /* Validators. */
 /* A parent_window argument as a frontend takes it: "", "x11:…" or "wayland:…", at most 256

@@ -529,7 +529,9 @@ call_start (const Binding *binding, GDBusMethodInvocation *invocation)
       call_refuse (call, error);
       return;
     }
-  if (call->row->options && !limen_options_filter (call->caller_options, &b, &error, call->row->options, NULL))
+  if (call->row->options && (call->row->flags & LIMEN_DRIVER_LENIENT_OPTIONS))
+    limen_options_filter_lenient (call->caller_options, &b, call->row->method, call->row->options);
+  else if (call->row->options && !limen_options_filter (call->caller_options, &b, &error, call->row->options, NULL))
     {
       call_refuse (call, error);
       return;

@@ -4,7 +4,8 @@
  * static table row, and the driver runs every row in the same order:
  *
  *   1. identify the caller (LimenAppInfo; an unknown caller gets the error, nothing else);
- *   2. check the options against the row's table: InvalidArgument before anything else;
+ *   2. check the options against the row's table: InvalidArgument before anything else
+ *      (or, for a row flagged LIMEN_DRIVER_LENIENT_OPTIONS, the bad option left out);
  *   3. the row's pre-steps marked LIMEN_STEP_BEFORE_HANDLE (Lockdown key, argument and fd
  *      checks, path translation): a refusal is the method's D-Bus error;
  *   4. find the backend (none: Error.Failed), create the Request (and the Session), answer
@@ -80,6 +81,10 @@ typedef enum {
                                             capabilities); otherwise only session_handle */
   LIMEN_DRIVER_UNATTENDED = 1 << 3,      /* the Request finishes if its caller leaves, until
                                             the run step asks someone (OpenURI) */
+  LIMEN_DRIVER_LENIENT_OPTIONS = 1 << 4, /* an option of the wrong type, or refused by its
+                                            validator, is left out (logged) and the call goes
+                                            on, as the reference does for Print; otherwise
+                                            such an option is InvalidArgument */
 } LimenDriverFlags;
 
 /* A step: complete @task as the header comment says. */

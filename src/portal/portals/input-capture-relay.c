@@ -73,7 +73,7 @@ relay_signal (const char *backend, const char *signal, GVariant *params, const c
   if ((table = signal_table (signal)) == NULL)
     return NULL;
   what = g_strdup_printf ("%s from %s for %s", signal, backend, session_path);
-  limen_options_filter_from_backend (raw, &options, what, table);
+  limen_options_filter_lenient (raw, &options, what, table);
   if (!signal_allowed (capture, signal))
     return NULL;
   *destination = limen_session_get_sender (capture->session);

@@ -117,11 +117,14 @@ static const LimenStep print_pre[] = {
   { NULL }
 };
 
+/* Options as the reference takes them for Print: one of the wrong type or an unknown format
+ * is left out and the person still gets the dialog (a token that is not a u prints nothing
+ * unasked). The settings, page setup and document are still checked strictly (the pre-steps). */
 static const LimenDriverMethod print_methods[] = {
   { .method = "PreparePrint", .options = limen_options_print_prepare_print, .impl_interface = IMPL_IFACE,
-    .impl_method = "PreparePrint", .pre = prepare_pre },
+    .impl_method = "PreparePrint", .pre = prepare_pre, .flags = LIMEN_DRIVER_LENIENT_OPTIONS },
   { .method = "Print", .options = limen_options_print_print, .impl_interface = IMPL_IFACE,
-    .impl_method = "Print", .pre = print_pre },
+    .impl_method = "Print", .pre = print_pre, .flags = LIMEN_DRIVER_LENIENT_OPTIONS },
   { NULL }
 };
 
