@@ -7,9 +7,15 @@
 #include "db-journal.h"
 #include "errors.h"
 
-/* How long answered changes may wait in the journal before the database takes them over. */
-#define JOURNAL_FLUSH_MS 250
-#define JOURNAL_FLUSH_COUNT 256
+/* When the database takes the journal's changes over: once no change has come for
+ * JOURNAL_QUIET_MS, so that a burst of Adds (an app exporting files one by one) waits for no
+ * SQLite transaction; in a steady stream, at the latest JOURNAL_MAX_AGE_MS after the oldest
+ * waiting one; at once when JOURNAL_MAX_PENDING wait (a bound on memory and on the journal's
+ * size). The journal keeps them through a crash meanwhile, and everything the store answers
+ * comes from memory, so nothing an app sees depends on when this happens. */
+#define JOURNAL_QUIET_MS 250
+#define JOURNAL_MAX_AGE_MS 2000
+#define JOURNAL_MAX_PENDING 1024
 #define JOURNAL_SEQ_KEY "journal-applied"
 
 /* Bump when the schema changes; migrate() brings older files forward. */
@@ -31,6 +37,8 @@ struct _LimenDb {
   GPtrArray    *pending;         /* "(tav)" transactions in the journal, not in SQLite yet */
   guint64       next_seq;
   GSource      *flush_source;
+  gint64        first_pending_us;  /* monotonic time the oldest of @pending was answered */
+  gint64        last_pending_us;   /* ... and the newest */
 };
 
 /* A journaled document row and a row of its rights. */
@@ -617,14 +625,35 @@ on_flush_due (gpointer user_data)
 {
   LimenDb *db = user_data;
   g_autoptr(GError) error = NULL;
+  gint64 now = g_get_monotonic_time ();
 
   if (db->depth > 0)
-    return G_SOURCE_CONTINUE;   /* runs between calls only; try again shortly */
+    {
+      /* Runs between calls only: try again shortly. */
+      g_source_set_ready_time (db->flush_source, now + 10 * 1000);
+      return G_SOURCE_CONTINUE;
+    }
+  /* Changes still coming: wait for a quiet moment, unless the oldest has waited long enough. */
+  if (now - db->last_pending_us < JOURNAL_QUIET_MS * 1000 && now - db->first_pending_us < JOURNAL_MAX_AGE_MS * 1000)
+    {
+      g_source_set_ready_time (db->flush_source, MIN (db->last_pending_us + JOURNAL_QUIET_MS * 1000,
+                                                      db->first_pending_us + JOURNAL_MAX_AGE_MS * 1000));
+      return G_SOURCE_CONTINUE;
+    }
   g_clear_pointer (&db->flush_source, g_source_unref);
   if (!flush_journal (db, &error))
     g_warning ("Changes stay in the journal: %s", error->message);
   return G_SOURCE_REMOVE;
 }
+
+static gboolean
+flush_source_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
+{
+  return callback (user_data);
+}
+
+/* A source that runs at its ready time (set and moved by the code above). */
+static GSourceFuncs flush_source_funcs = { .dispatch = flush_source_dispatch };
 
 static gboolean
 commit_journaled (LimenDb *db, GError **error)
@@ -649,7 +678,10 @@ commit_journaled (LimenDb *db, GError **error)
     return FALSE;
   db->next_seq++;
   g_ptr_array_add (db->pending, g_steal_pointer (&transaction));
-  if (db->pending->len >= JOURNAL_FLUSH_COUNT)
+  db->last_pending_us = g_get_monotonic_time ();
+  if (db->pending->len == 1)
+    db->first_pending_us = db->last_pending_us;
+  if (db->pending->len >= JOURNAL_MAX_PENDING)
     {
       g_autoptr(GError) local_error = NULL;
 
@@ -659,7 +691,8 @@ commit_journaled (LimenDb *db, GError **error)
   else if (db->flush_source == NULL)
     {
       /* On the thread that runs the default main context, between calls. */
-      db->flush_source = g_timeout_source_new (JOURNAL_FLUSH_MS);
+      db->flush_source = g_source_new (&flush_source_funcs, sizeof (GSource));
+      g_source_set_ready_time (db->flush_source, db->last_pending_us + JOURNAL_QUIET_MS * 1000);
       g_source_set_callback (db->flush_source, on_flush_due, db, NULL);
       g_source_set_static_name (db->flush_source, "limen-documents: journal flush");
       g_source_attach (db->flush_source, NULL);

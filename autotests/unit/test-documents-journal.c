@@ -94,6 +94,108 @@ put_doc (LimenDb *db, const char *id, const char *path, const char *app, guint p
   g_assert_no_error (error);
 }
 
+static gsize
+file_size (const char *path)
+{
+  GStatBuf st;
+
+  return g_stat (path, &st) == 0 ? (gsize) st.st_size : 0;
+}
+
+static gboolean
+on_deadline (gpointer user_data)
+{
+  *(gboolean *) user_data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Run the default main context for about @ms milliseconds. */
+static void
+spin (guint ms)
+{
+  gboolean done = FALSE;
+  guint id = g_timeout_add (ms, on_deadline, &done);
+
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+  (void) id;
+}
+
+/* When SQLite takes the journal over: not within a burst of changes (the answers of a burst
+ * wait for no SQLite transaction), once the changes stop, and during a steady stream at the
+ * latest a couple of seconds after the oldest. Only the order of events is checked, with
+ * wide margins: a loaded machine only makes the stream slower. */
+static void
+test_journal_flushed_when_quiet (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "q.sqlite", NULL);
+  g_autofree char *pending = g_strconcat (path, "-pending", NULL);
+  g_autoptr(GError) error = NULL;
+  LimenDb *db = limen_db_open (path, &error);
+  gint64 start;
+  gboolean flushed_during_stream = FALSE;
+  Loaded *l;
+
+  g_assert_no_error (error);
+  for (int i = 0; i < 20; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("burst%d", i);
+
+      put_doc (db, id, "/home/u/burst", NULL, 0);
+    }
+  /* Right after the burst, everything is still in the journal. */
+  g_assert_cmpuint (file_size (pending), >, 0);
+  /* Once nothing more comes, the database takes it over (the journal is emptied). */
+  start = g_get_monotonic_time ();
+  while (file_size (pending) > 0 && g_get_monotonic_time () - start < 10 * G_USEC_PER_SEC)
+    spin (50);
+  g_assert_cmpuint (file_size (pending), ==, 0);
+
+  /* A change every 20 ms for a second: none taken over while the changes keep coming (so
+   * long as no gap between two of them, on a loaded machine, came near the quiet time). */
+  {
+    gint64 last = g_get_monotonic_time (), longest_gap = 0;
+    gboolean flushed = FALSE;
+
+    start = last;
+    for (int i = 0; g_get_monotonic_time () - start < G_USEC_PER_SEC; i++)
+      {
+        g_autofree char *id = g_strdup_printf ("steady%d", i);
+        gint64 now;
+
+        put_doc (db, id, "/home/u/steady", NULL, 0);
+        now = g_get_monotonic_time ();
+        longest_gap = MAX (longest_gap, now - last);
+        last = now;
+        spin (20);
+        flushed = flushed || file_size (pending) == 0;
+      }
+    if (longest_gap < 150 * 1000 && g_get_monotonic_time () - start < 1800 * 1000)
+      g_assert_false (flushed);
+    else
+      g_test_message ("inconclusive: a gap of %" G_GINT64_FORMAT " us", longest_gap);
+  }
+
+  /* A change every 20 ms for six seconds: never quiet, yet taken over meanwhile. */
+  start = g_get_monotonic_time ();
+  for (int i = 0; g_get_monotonic_time () - start < 6 * G_USEC_PER_SEC; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("stream%d", i);
+
+      put_doc (db, id, "/home/u/stream", NULL, 0);
+      spin (20);
+      if (i > 0 && file_size (pending) == 0)
+        flushed_during_stream = TRUE;
+    }
+  g_assert_true (flushed_during_stream);
+  limen_db_close (db);
+
+  l = load (path);
+  g_assert_true (g_hash_table_contains (l->docs, "burst19"));
+  g_assert_true (g_hash_table_contains (l->docs, "stream0"));
+  loaded_free (l);
+}
+
 static void
 test_journal_survives_crash (void)
 {
@@ -244,6 +346,7 @@ main (int argc, char **argv)
   g_test_add_func ("/documents/journal/applied-once", test_journal_applied_once);
   g_test_add_func ("/documents/journal/second-instance", test_journal_second_instance);
   g_test_add_func ("/documents/journal/rollback", test_journal_rollback);
+  g_test_add_func ("/documents/journal/flushed-when-quiet", test_journal_flushed_when_quiet);
   ret = g_test_run ();
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
   if (system (cmd) != 0)
