@@ -114,11 +114,10 @@ static void
 spin (guint ms)
 {
   gboolean done = FALSE;
-  guint id = g_timeout_add (ms, on_deadline, &done);
 
+  g_timeout_add (ms, on_deadline, &done);
   while (!done)
     g_main_context_iteration (NULL, TRUE);
-  (void) id;
 }
 
 /* When SQLite takes the journal over: not within a burst of changes (the answers of a burst
