@@ -34,7 +34,7 @@ gboolean limen_options_filter (GVariant        *options,
  * @builder; a key of the wrong type or refused by its validator is left out with a message
  * naming @what, and the rest still travels. For what a backend sends (signals, results: one
  * malformed detail must not cost the app the whole event), and for the few methods whose
- * options the reference filters this way (LIMEN_DRIVER_LENIENT_OPTIONS). */
+ * options upstream filters this way (LIMEN_DRIVER_LENIENT_OPTIONS). */
 void limen_options_filter_lenient (GVariant          *options,
                                    GVariantBuilder   *builder,
                                    const char        *what,

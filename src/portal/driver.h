@@ -83,7 +83,7 @@ typedef enum {
                                             the run step asks someone (OpenURI) */
   LIMEN_DRIVER_LENIENT_OPTIONS = 1 << 4, /* an option of the wrong type, or refused by its
                                             validator, is left out (logged) and the call goes
-                                            on, as the reference does for Print; otherwise
+                                            on, as upstream does for Print; otherwise
                                             such an option is InvalidArgument */
 } LimenDriverFlags;
 

@@ -117,7 +117,7 @@ static const LimenStep print_pre[] = {
   { NULL }
 };
 
-/* Options as the reference takes them for Print: one of the wrong type or an unknown format
+/* Options as upstream takes them for Print: one of the wrong type or an unknown format
  * is left out and the person still gets the dialog (a token that is not a u prints nothing
  * unasked). The settings, page setup and document are still checked strictly (the pre-steps). */
 static const LimenDriverMethod print_methods[] = {
