@@ -308,8 +308,9 @@ def test_print_sends_the_checked_fd(env, tmp_path):
     assert backend.requests("Print")[0][3] == {"token": 7}
 
 
-def test_print_options_as_the_reference_takes_them(env, tmp_path):
-    """Print's options are filtered as the reference filters them: a key of the wrong type or
+def test_print_options_as_upstream_takes_them(env, tmp_path):
+    """Print's options are filtered as upstream's frontend filters them (1.16 crashes on a
+    mistyped token): a key of the wrong type or
     an unknown output format is left out and the call goes on (a token that is not a u
     prints nothing without a dialog); supported_output_file_formats (version 3) reaches the
     backend for Print as for PreparePrint. The settings dicts are still checked strictly."""
