@@ -442,6 +442,27 @@ def test_inhibit_monitor_state_reaches_owner_only(env):
     client.conn.signal_unsubscribe(mine)
 
 
+def test_inhibit_monitor_initial_state_follows_the_response(env):
+    """A backend sends the current state right behind its CreateMonitor reply. The owner
+    gets the Response first, then that state, so a client that starts listening on the
+    Response does not depend on the frontend for the order."""
+    bus, backend, client, log = env
+    backend.set_response("CreateMonitor", 0, {"initial-state": v("u", 1)})
+    order = []
+    sub = client.conn.signal_subscribe(None, "org.freedesktop.portal.Inhibit", "StateChanged", None, None, 0,
+                                       lambda *a: order.append(("state", a[5].unpack())))
+    resp = client.conn.signal_subscribe(None, rh.REQUEST_IFACE, "Response", client.handle_path("first"), None, 0,
+                                        lambda *a: order.append(("response", a[5].unpack()[0])))
+    handle, pending = client.start("org.freedesktop.portal.Inhibit", "CreateMonitor",
+                                   ("", {"session_handle_token": v("s", "first")}), "(sa{sv})", token="first")
+    assert pending.wait()[0] == 0
+    assert limentest.wait_until(lambda: len(order) == 2)
+    session = pending.result[1]["session_handle"]
+    assert order == [("response", 0), ("state", (session, {"session-state": 1}))]
+    client.conn.signal_unsubscribe(sub)
+    client.conn.signal_unsubscribe(resp)
+
+
 # ---- Background / Camera -------------------------------------------------------------
 
 BG = "org.freedesktop.portal.Background"

@@ -8,7 +8,14 @@ only). One group of test paths per run: a failed assertion ends the whole binary
 The skipped paths differ on purpose, as the README says: the */exists checks of interfaces
 where Limen offers today's versions, autostart for a host app without an app id, and an
 unknown notification key (dropped, as newer upstream does, not refused). openuri/http2 fails
-against the reference too: GIO finds no default http handler in the harness's environment."""
+against the reference too: GIO finds no default http handler in the harness's environment.
+
+inhibit/monitor is skipped for a race in the client library. Upstream skips it too when
+TEST_IN_CI is set. libportal only subscribes to StateChanged once the CreateMonitor Response
+has reached its main thread. If the initial state, which follows right behind, reaches its
+GDBus worker first, that state is dropped. Under load that happens against Debian's 1.16 as
+well. test_portal_requests checks the part the frontend owns: the order and the recipient of
+StateChanged."""
 
 import os
 import re
@@ -30,7 +37,7 @@ GROUPS = [
     ("test-portals", "/portal/color", []),
     ("test-portals", "/portal/email", ["/portal/email/exists"]),
     ("test-portals", "/portal/gamemode", []),
-    ("test-portals", "/portal/inhibit", []),
+    ("test-portals", "/portal/inhibit", ["/portal/inhibit/monitor"]),
     ("test-portals", "/portal/location", []),
     ("test-portals", "/portal/networkmonitor", []),
     ("test-portals", "/portal/notification", ["/portal/notification/bad-arg"]),

@@ -3,6 +3,7 @@ import os
 import sys
 
 import dbus
+from gi.repository import GLib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import portalmock  # noqa: E402
@@ -29,7 +30,16 @@ def Inhibit(self, handle, app_id, window, flags, options):
 def CreateMonitor(self, handle, session_handle, app_id, window):
     portalmock.record_args(self, "CreateMonitor", session_handle)
     self.limen.requests.append(("CreateMonitor", str(handle), str(app_id), dbus.Dictionary({}, signature="sv")))
-    return dbus.UInt32(self.limen.responses.get("CreateMonitor", (0, {}, 0))[0])
+    response, results, _ = self.limen.responses.get("CreateMonitor", (0, {}, 0))
+    if "initial-state" in results:
+        # As Plasma's and upstream's test backend do: the current state right behind the reply.
+        state = dbus.Dictionary({"session-state": dbus.UInt32(results["initial-state"])}, signature="sv")
+
+        def emit():
+            self.EmitSignal(MAIN_IFACE, "StateChanged", "oa{sv}", [session_handle, state])
+            return False
+        GLib.idle_add(emit)
+    return dbus.UInt32(response)
 
 
 @dbus.service.method(MAIN_IFACE, in_signature="o", out_signature="")
