@@ -162,7 +162,7 @@ def test_chromium_shares_a_window(bus, sandboxed):
             press(bus, rd, KEY_ENTER)
             if limentest.wait_until(lambda: not any(w["caption"] == title for w in session.windows()), 4):
                 break
-        assert not any(w["caption"] == title for w in session.windows()), "the picker did not take Enter"
+        picker_closed(session, title, "Enter")
         # Chromium shows the shared window's live preview; its Share starts a second portal
         # session with the first one's token: restored, no second picker.
         chrome_title = "Meeting - Chromium"
@@ -195,6 +195,18 @@ def test_chromium_shares_a_window(bus, sandboxed):
         if info_fd is not None:
             os.close(info_fd)
         session.close()
+
+
+def picker_closed(session, title, keys):
+    """Fails, with the screen and KWin's window list kept, while the picker is still open."""
+    windows = session.windows()
+    if any(w["caption"] == title for w in windows):
+        shot = os.path.join(kh.artifacts_dir(), "browser-picker-still-open.png")
+        try:
+            session.screenshot(shot)
+        except Exception as e:  # noqa: BLE001 -- the failure below is what counts
+            shot = f"no screenshot: {e}"
+        pytest.fail(f"the picker did not take {keys}; windows: {windows}; screen: {shot}")
 
 
 @pytest.mark.skipif(not firefox.available(), reason="firefox not installed")
@@ -231,7 +243,7 @@ def test_firefox_shares_a_window(bus):
             press(bus, rd, KEY_DOWN, KEY_ENTER)
             if limentest.wait_until(lambda: not any(w["caption"] == title for w in session.windows()), 4):
                 break
-        assert not any(w["caption"] == title for w in session.windows()), "the picker did not take Down, Enter"
+        picker_closed(session, title, "Down, Enter")
         assert limentest.wait_until(lambda: ff.script("return window.state") != "asking", 20), \
             "getDisplayMedia never answered"
         assert ff.script("return window.state") == "shared"
