@@ -606,6 +606,8 @@ def paired_adds(lim, rf, ours, ref):
             next(x for x in fl if not isinstance(x, tuple))
     elif fl is not None:
         ours["Add per call, do-nothing GDBus service (floor), paired ms"] = median([t for t, _ in fl]) / per * 1000
+        ours["Add, a client's first call, do-nothing GDBus service (floor), paired ms"] = \
+            median([f * 1000 for _, f in fl])
         ours["Add, reference / floor: the most a GDBus daemon can show, per round"] = \
             median([y[0] / z[0] for y, z in zip(b, fl)])
         ours["Add, limen / floor: time over the floor, per round"] = median([x[0] / z[0] for x, z in zip(a, fl)])
