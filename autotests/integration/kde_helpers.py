@@ -136,8 +136,10 @@ class Xvfb:
         return subprocess.run(list(argv), env=env, capture_output=True, text=True, timeout=timeout,
                               check=check)
 
-    def wait_window(self, name, timeout=20):
-        """The X window id of the visible window titled @name (xdotool search --sync)."""
+    def wait_window(self, name, timeout=None):
+        """The X window id of the visible window titled @name (xdotool search --sync); by
+        default waited for 20 s, 40 s in the sanitizer build (a first dialog starts slower)."""
+        timeout = timeout or (40 if limentest.SANITIZE else 20)
         # Polled rather than --sync: a window that goes away while xdotool walks the
         # tree makes it die with BadWindow, which must not fail the test.
         deadline = time.time() + timeout
