@@ -96,6 +96,9 @@ class Client:
     def handle_path(self, token):
         return "/org/freedesktop/portal/desktop/request/%s/%s" % (self.unique[1:].replace(".", "_"), token)
 
+    def session_path(self, token):
+        return "/org/freedesktop/portal/desktop/session/%s/%s" % (self.unique[1:].replace(".", "_"), token)
+
     def start(self, iface, method, args, signature, token=None, fds=None, options_index=-1):
         """Call; returns (handle, pending) where pending.wait() gives (response, results)."""
         self.counter += 1
@@ -121,6 +124,12 @@ class Client:
 
     def close(self):
         self.conn.close_sync(None)
+
+
+def object_exported(bus, dest, path):
+    """Whether @dest has an object with an interface at @path."""
+    xml = bus.call("org.freedesktop.DBus.Introspectable", "Introspect", dest=dest, path=path)[0]
+    return "<interface " in xml
 
 
 class Pending:

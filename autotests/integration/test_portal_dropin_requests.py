@@ -80,6 +80,41 @@ def test_backend_closing_a_session_closes_the_apps_session(bus):
         bus.call(INH, "QueryEndResponse", (session,), "(o)", conn=client.conn)
 
 
+REFERENCE_FRONTEND = "/usr/libexec/xdg-desktop-portal"
+
+
+@pytest.mark.parametrize("frontend", ["limen", "reference"])
+def test_session_closed_only_when_the_caller_did_not_close_it(bus, frontend):
+    """Closed tells an app that a session ended without it: after its own Session.Close
+    none comes, as from Debian's 1.16 (Chromium stopping a shared screen closes its session
+    and takes a Closed as the portal ending one it still tears down). A session the
+    backend ends does get one."""
+    if frontend == "reference" and not os.path.exists(REFERENCE_FRONTEND):
+        pytest.skip("xdg-desktop-portal 1.16 not installed")
+    rh.write_config(bus, ["inhibit"])
+    rh.Backend(bus, ["inhibit"])
+    if frontend == "limen":
+        bus.start_portal()
+    else:
+        bus.start([REFERENCE_FRONTEND, "--verbose"], env={"XDG_CURRENT_DESKTOP": "test"},
+                  wait_name=limentest.PORTAL_BUS_NAME)
+    client = rh.Client(bus)
+    closed = []
+    client.conn.signal_subscribe(None, "org.freedesktop.portal.Session", "Closed", None, None, 0,
+                                 lambda *a: closed.append(a[2]))
+    sessions = []
+    for token in ("mine", "backends"):
+        response, results = client.request(INH, "CreateMonitor", ("", {"session_handle_token": v("s", token)}),
+                                           "(sa{sv})")
+        assert response == 0
+        sessions.append(results["session_handle"])
+    bus.call("org.freedesktop.portal.Session", "Close", path=sessions[0], conn=client.conn)
+    bus.call("org.limen.MockBackend", "CloseSession", (sessions[1],), "(o)", dest=rh.BACKEND_NAME)
+    assert limentest.wait_until(lambda: closed, 5)
+    limentest.pump(0.3)
+    assert closed == [sessions[1]]
+
+
 def test_session_closed_signal_from_another_peer_is_ignored(bus):
     backend = rh.setup(bus, ["inhibit"])
     client = rh.Client(bus)

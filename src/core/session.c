@@ -45,8 +45,12 @@ limen_session_unref (LimenSession *session)
   g_free (session);
 }
 
-void
-limen_session_close (LimenSession *session)
+/* @notify: tell the caller with Closed. Not when it closed the session itself, when it has
+ * left the bus, or when the call that made the session failed: the reference does not
+ * either, and a client tearing a session down can take a Closed it did not wait for as
+ * the portal ending one it still uses. */
+static void
+session_close (LimenSession *session, gboolean notify)
 {
   g_autoptr(LimenSession) hold = NULL;
 
@@ -59,14 +63,27 @@ limen_session_close (LimenSession *session)
     g_dbus_connection_call (session->connection, session->backend, session->path,
                             "org.freedesktop.impl.portal.Session", "Close", NULL, NULL,
                             G_DBUS_CALL_FLAGS_NO_AUTO_START, 5000, NULL, NULL, NULL);
-  g_dbus_connection_emit_signal (session->connection, session->sender, session->path,
-                                 "org.freedesktop.portal.Session", "Closed",
-                                 g_variant_new ("(@a{sv})", g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
-                                 NULL);
+  if (notify)
+    g_dbus_connection_emit_signal (session->connection, session->sender, session->path,
+                                   "org.freedesktop.portal.Session", "Closed",
+                                   g_variant_new ("(@a{sv})", g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0)),
+                                   NULL);
   g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (session->skeleton));
   g_hash_table_remove (sessions, session->path);
   if (session->closed_func)
     session->closed_func (session, session->closed_data);
+}
+
+void
+limen_session_close (LimenSession *session)
+{
+  session_close (session, TRUE);
+}
+
+void
+limen_session_discard (LimenSession *session)
+{
+  session_close (session, FALSE);
 }
 
 static gboolean
@@ -78,11 +95,12 @@ handle_close (LimenDbusPortalSession *skeleton, GDBusMethodInvocation *invocatio
                                                      "Only the caller can close its session");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  limen_session_close (session);
+  session_close (session, FALSE);
   limen_dbus_portal_session_complete_close (skeleton, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* Every session of @sender (NULL: of everyone, at shutdown, with Closed). */
 static void
 close_matching (const char *sender)
 {
@@ -97,7 +115,7 @@ close_matching (const char *sender)
     if (sender == NULL || g_str_equal (session->sender, sender))
       g_ptr_array_add (gone, limen_session_ref (session));
   for (guint i = 0; i < gone->len; i++)
-    limen_session_close (g_ptr_array_index (gone, i));
+    session_close (g_ptr_array_index (gone, i), sender == NULL);
 }
 
 static void

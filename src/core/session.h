@@ -39,6 +39,9 @@ void limen_session_set_closed_func (LimenSession *session, LimenSessionClosedFun
 gboolean limen_session_is_open (LimenSession *session);
 /* Close: backend told, Closed emitted to the caller, object unexported. */
 void limen_session_close (LimenSession *session);
+/* The same without Closed: for a session whose creating call failed (the caller got the
+ * error or a Response other than 0). */
+void limen_session_discard (LimenSession *session);
 /* Close every session: daemon shutdown. */
 void limen_session_close_all (void);
 /* Number of open sessions. */

@@ -224,7 +224,7 @@ call_finish (LimenCall *call)
           if (call->response == LIMEN_RESPONSE_SUCCESS)
             limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, session_results (call));
           else
-            limen_session_close (call->session);
+            limen_session_discard (call->session);
         }
       if (!(row->flags & LIMEN_DRIVER_KEEP_OPEN) || call->response != LIMEN_RESPONSE_SUCCESS)
         limen_request_respond (call->request, call->response, g_steal_pointer (&call->results));
@@ -238,9 +238,9 @@ call_refuse (LimenCall *call, GError *error)
 {
   if (call->invocation)
     {
-      limen_call_return_error (call, error);
       if (call->session && call->row->kind != LIMEN_CALL_IN_SESSION)
-        limen_session_close (call->session);
+        limen_session_discard (call->session);
+      limen_call_return_error (call, error);
       call_free (call);
       return;
     }
@@ -407,7 +407,7 @@ call_create (LimenCall *call)
 fail:
   /* A session this call created dies with it; one the call only used is the caller's. */
   if (call->session && call->row->kind != LIMEN_CALL_IN_SESSION)
-    limen_session_close (call->session);
+    limen_session_discard (call->session);
   limen_call_return_error (call, error);
   return FALSE;
 }

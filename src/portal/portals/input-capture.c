@@ -670,10 +670,11 @@ on_created2 (GObject *source, GAsyncResult *result, gpointer user_data)
         g_dbus_error_strip_remote_error (error);
       g_message ("InputCapture.CreateSession2 for %s failed: %s", limen_session_get_path (p->session),
                  error ? error->message : "the session was closed");
+      /* Gone before the caller hears of the failure. */
+      limen_session_discard (p->session);
       g_dbus_method_invocation_return_error (p->invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED, "%s",
                                              old ? "The input capture backend implements version 1 only: use CreateSession"
                                                  : "The input capture backend could not create the session");
-      limen_session_close (p->session);
     }
   else
     {
