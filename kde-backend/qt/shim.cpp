@@ -76,10 +76,13 @@ void pumpInput ()
       input_pump = new QTimer (QCoreApplication::instance ());
       input_pump->setInterval (50);
       QObject::connect (input_pump, &QTimer::timeout, [] {
+        /* Once more after the last dialog closed: what closing it asked of the display
+         * server (on Wayland, destroying its surface) leaves Qt's buffer only when the
+         * dispatcher flushes, at the start of a processEvents(). Without this turn a
+         * closed picker stayed on screen until the next input reached limen-kde. */
         if (open_dialogs == 0)
           input_pump->stop ();
-        else
-          QCoreApplication::processEvents (QEventLoop::AllEvents);
+        QCoreApplication::processEvents (QEventLoop::AllEvents);
       });
     }
   if (!input_pump->isActive ())
