@@ -69,7 +69,10 @@ class Chromium:
         message = {"id": self.next_id, "method": method, "params": params or {}}
         if session:
             message["sessionId"] = session
-        os.write(self.cmd_w, json.dumps(message).encode() + b"\0")
+        try:
+            os.write(self.cmd_w, json.dumps(message).encode() + b"\0")
+        except BrokenPipeError:
+            raise RuntimeError(f"chromium is gone (exit status {self.proc.poll()}):\n" + self.output()[-4000:]) from None
         deadline = time.monotonic() + timeout
         while True:
             reply = self._read_message(deadline)

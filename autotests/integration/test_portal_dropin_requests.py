@@ -86,9 +86,7 @@ REFERENCE_FRONTEND = "/usr/libexec/xdg-desktop-portal"
 @pytest.mark.parametrize("frontend", ["limen", "reference"])
 def test_session_closed_only_when_the_caller_did_not_close_it(bus, frontend):
     """Closed tells an app that a session ended without it: after its own Session.Close
-    none comes, as from Debian's 1.16 (Chromium stopping a shared screen closes its session
-    and takes a Closed as the portal ending one it still tears down). A session the
-    backend ends does get one."""
+    none comes, as from Debian's 1.16. A session the backend ends does get one."""
     if frontend == "reference" and not os.path.exists(REFERENCE_FRONTEND):
         pytest.skip("xdg-desktop-portal 1.16 not installed")
     rh.write_config(bus, ["inhibit"])

@@ -123,7 +123,7 @@ def test_screencast_session_lifecycle(cast, bus):
     assert c.error(SC, "SelectSources", (session, {}), "(oa{sv})")[0] == "org.freedesktop.portal.Error.NotAllowed"
     assert len(cast.requests("ScreenCast.Start")) == 1
     # Closed by the app: the backend's session ends, and the app gets no Closed for it (as
-    # the reference; Chromium, stopping a track, would take one as the portal ending it).
+    # from the reference).
     bus.call(SESSION, "Close", path=session, conn=c.conn)
     assert limentest.wait_until(lambda: session in cast.bus.call(rh.CONTROL_IFACE, "GetClosedSessions",
                                                                   dest=rh.BACKEND_NAME)[0])
