@@ -404,6 +404,18 @@ test_session (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_cmpuint (limen_session_count_open (), ==, 0);
   spin_until (backend_closed_once, f);
+  /* Closed by its caller: no Closed (one would have come before the reply to Close). */
+  g_assert_cmpint (closed, ==, 0);
+
+  /* Ended by the portal: the caller hears of it. */
+  g_variant_dict_init (&d, NULL);
+  g_variant_dict_insert (&d, "session_handle_token", "s", "sess2");
+  g_free (path);
+  path = start (f, f->client, "StartSession", g_variant_dict_end (&d), &error);
+  g_assert_no_error (error);
+  g_dbus_connection_signal_subscribe (f->client, NULL, "org.freedesktop.portal.Session", "Closed", path, NULL,
+                                      G_DBUS_SIGNAL_FLAGS_NONE, on_session_closed, &closed, NULL);
+  limen_session_close (f->last_session);
   session_closed_count = &closed;
   spin_until (session_closed_seen, f);
   g_assert_cmpint (closed, ==, 1);
