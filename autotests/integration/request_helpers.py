@@ -94,10 +94,13 @@ class Client:
         self.counter = 0
 
     def handle_path(self, token):
-        return "/org/freedesktop/portal/desktop/request/%s/%s" % (self.unique[1:].replace(".", "_"), token)
+        return self._object_path("request", token)
 
     def session_path(self, token):
-        return "/org/freedesktop/portal/desktop/session/%s/%s" % (self.unique[1:].replace(".", "_"), token)
+        return self._object_path("session", token)
+
+    def _object_path(self, kind, token):
+        return "/org/freedesktop/portal/desktop/%s/%s/%s" % (kind, self.unique[1:].replace(".", "_"), token)
 
     def start(self, iface, method, args, signature, token=None, fds=None, options_index=-1):
         """Call; returns (handle, pending) where pending.wait() gives (response, results)."""
