@@ -17,6 +17,7 @@ GDBus worker first, that state is dropped. Under load that happens against Debia
 well. test_portal_requests checks the part the frontend owns: the order and the recipient of
 StateChanged."""
 
+import glob
 import os
 import re
 import shutil
@@ -56,7 +57,28 @@ GROUPS = [
 ]
 
 
+# Where the harness makes its scratch files: fixed names under /tmp, whatever TMPDIR says,
+# and it leaves them behind (against Debian's own binaries too).
+LITTER = ("/tmp/xdp-test-*", "/tmp/test-xdp-fuse-*")
+
+
+def litter():
+    return {p for pattern in LITTER for p in glob.glob(pattern)}
+
+
 def run_group(binary, path, skips, tmp_path, system_bus=None):
+    before = litter()
+    try:
+        return run_harness(binary, path, skips, tmp_path, system_bus)
+    finally:
+        for p in litter() - before:
+            if os.path.isdir(p) and not os.path.islink(p):
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                os.unlink(p)
+
+
+def run_harness(binary, path, skips, tmp_path, system_bus):
     portal = limentest.binary("limen-portal")
     docs = limentest.binary("limen-documents")
     args = [os.path.join(TESTS, binary), "-p", path, "--tap"]
