@@ -164,6 +164,8 @@ class Bus:
             "XDG_CONFIG_HOME": self.config_home,
             "XDG_CACHE_HOME": self.cache_home,
             "HOME": self.home,
+            # Scratch files of the programs a test starts (GTK's print spool, say) go with it.
+            "TMPDIR": self._mk("tmp"),
             "DBUS_SESSION_BUS_ADDRESS": self.address,
             "XDG_DESKTOP_PORTAL_DIR": self._mk("portals"),
             "XDG_CURRENT_DESKTOP": "test",
