@@ -442,12 +442,13 @@ urgency_of (const char *priority, const char *category, gboolean tray)
   int urgency = g_str_equal (priority, "low") ? 0 : g_str_equal (priority, "high") ? 2
               : g_str_equal (priority, "urgent") ? 3 : 1;
   static const char *const critical[] = { "alarm.ringing", "call.incoming", "weather.warning.extreme",
-                                          "cellbroadcast.danger.extreme", "cellbroadcast.danger.severe",
-                                          "cellbroadcast.amber-alert", NULL };
+                                          "cellbroadcast.danger.presidential", "cellbroadcast.danger.extreme",
+                                          "cellbroadcast.danger.severe", "cellbroadcast.amber-alert", NULL };
+  static const char *const high[] = { "os.battery.low", "cellbroadcast.public-safety", NULL };
 
   if (category && g_strv_contains (critical, category))
     return 3;
-  if (category && g_str_equal (category, "os.battery.low"))
+  if (category && g_strv_contains (high, category))
     urgency = MAX (urgency, 2);
   if (tray && urgency <= 1)
     urgency = 0;

@@ -125,8 +125,9 @@ def test_display_hint_wrong_type_or_count(env, value):
 
 
 CATEGORIES = ["im.received", "alarm.ringing", "call.incoming", "call.ongoing", "call.unanswered",
-              "weather.warning.extreme", "cellbroadcast.danger.extreme", "cellbroadcast.danger.severe",
-              "cellbroadcast.amber-alert", "cellbroadcast.test", "os.battery.low", "browser.web-notification",
+              "weather.warning.extreme", "cellbroadcast.danger.presidential", "cellbroadcast.danger.extreme",
+              "cellbroadcast.danger.severe", "cellbroadcast.public-safety", "cellbroadcast.amber-alert",
+              "cellbroadcast.test", "os.battery.low", "browser.web-notification",
               "x-kde.kdeconnect.sms", "x-gnome.music"]
 
 
@@ -357,6 +358,14 @@ def test_kde_category_and_display_hints(kde):
     assert last_notify(kde, 4)["timeout"] == 0
     kde_add(kde, "c5", {"title": v("s", "Vendor"), "category": v("s", "x-kde.test")})
     assert last_notify(kde, 5)["hints"]["category"] == "x-kde.test"
+    # xdg-desktop-portal 1.21's cell broadcast levels: a presidential alert is critical like the
+    # other danger alerts; a public safety message is high (the notification server's normal).
+    kde_add(kde, "c6", {"title": v("s", "Alert"), "category": v("s", "cellbroadcast.danger.presidential")})
+    n = last_notify(kde, 6)
+    assert n["hints"]["category"] == "cellbroadcast.danger.presidential" and n["hints"]["urgency"] == 2
+    kde_add(kde, "c7", {"title": v("s", "Advice"), "category": v("s", "cellbroadcast.public-safety")})
+    n = last_notify(kde, 7)
+    assert n["hints"]["category"] == "cellbroadcast.public-safety" and n["hints"]["urgency"] == 1
 
 
 def reply_signals(bus):

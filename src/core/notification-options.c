@@ -20,8 +20,9 @@
 
 const char * const limen_notification_categories[] = {
   "im.received", "alarm.ringing", "call.incoming", "call.ongoing", "call.unanswered",
-  "weather.warning.extreme", "cellbroadcast.danger.extreme", "cellbroadcast.danger.severe",
-  "cellbroadcast.amber-alert", "cellbroadcast.test", "os.battery.low", "browser.web-notification",
+  "weather.warning.extreme", "cellbroadcast.danger.presidential", "cellbroadcast.danger.extreme",
+  "cellbroadcast.danger.severe", "cellbroadcast.public-safety", "cellbroadcast.amber-alert",
+  "cellbroadcast.test", "os.battery.low", "browser.web-notification",
   NULL
 };
 
