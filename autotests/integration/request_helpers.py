@@ -29,6 +29,10 @@ IMPL = {
     "wallpaper": "org.freedesktop.impl.portal.Wallpaper",
     "dynamiclauncher": "org.freedesktop.impl.portal.DynamicLauncher",
     "secret": "org.freedesktop.impl.portal.Secret",
+    "screencast": "org.freedesktop.impl.portal.ScreenCast",
+    "remote_desktop": "org.freedesktop.impl.portal.RemoteDesktop",
+    "globalshortcuts": "org.freedesktop.impl.portal.GlobalShortcuts",
+    "input_capture": "org.freedesktop.impl.portal.InputCapture",
 }
 
 
@@ -140,10 +144,12 @@ class Pending:
         self.conn = conn
         self.path = path
         self.result = None
+        self.raw = None          # the Response's parameters as sent, types and all
         self.sub = conn.signal_subscribe(None, REQUEST_IFACE, "Response", path, None,
                                          Gio.DBusSignalFlags.NONE, self._on_response)
 
     def _on_response(self, conn, sender, path, iface, signal, params):
+        self.raw = params
         self.result = params.unpack()
         self.time = time.monotonic()
 

@@ -113,6 +113,55 @@ def test_session_closed_only_when_the_caller_did_not_close_it(bus, frontend):
     assert closed == [sessions[1]]
 
 
+# (backend template, portal interface, method, its arguments, their signature)
+SESSION_CREATORS = [
+    ("inhibit", "org.freedesktop.portal.Inhibit", "CreateMonitor", ("", {}), "(sa{sv})"),
+    ("screencast", "org.freedesktop.portal.ScreenCast", "CreateSession", ({},), "(a{sv})"),
+    ("remote_desktop", "org.freedesktop.portal.RemoteDesktop", "CreateSession", ({},), "(a{sv})"),
+    ("globalshortcuts", "org.freedesktop.portal.GlobalShortcuts", "CreateSession", ({},), "(a{sv})"),
+]
+
+
+@pytest.mark.parametrize("frontend", ["limen", "reference"])
+@pytest.mark.parametrize("creator", SESSION_CREATORS, ids=[c[0] for c in SESSION_CREATORS])
+def test_session_handle_result_is_a_string(bus, frontend, creator):
+    """CreateSession's (and CreateMonitor's) session_handle is an "s" holding the Session's
+    path, as the specification says of these four and as Debian's 1.16 sends it: clients
+    (libportal, OBS, WebRTC) read it with the "s" format, which finds nothing in an "o"."""
+    if frontend == "reference" and not os.path.exists(REFERENCE_FRONTEND):
+        pytest.skip("xdg-desktop-portal 1.16 not installed")
+    name, iface, method, args, signature = creator
+    rh.write_config(bus, [name])
+    rh.Backend(bus, [name])
+    if frontend == "limen":
+        bus.start_portal()
+    else:
+        bus.start([REFERENCE_FRONTEND, "--verbose"], env={"XDG_CURRENT_DESKTOP": "test"},
+                  wait_name=limentest.PORTAL_BUS_NAME)
+    client = rh.Client(bus)
+    args = args[:-1] + ({"session_handle_token": v("s", "typed")},)
+    _, pending = client.start(iface, method, args, signature)
+    response, _ = pending.wait()
+    assert response == 0
+    handle = pending.raw.get_child_value(1).lookup_value("session_handle", None)
+    assert handle.get_type_string() == "s"
+    assert handle.get_string() == client.session_path("typed")
+
+
+def test_input_capture_session_handle_result_is_an_object_path(bus):
+    """InputCapture's specification types it "o" (and newer upstream sends that)."""
+    rh.write_config(bus, ["input_capture"])
+    rh.Backend(bus, ["input_capture"])
+    bus.start_portal()
+    client = rh.Client(bus)
+    _, pending = client.start("org.freedesktop.portal.InputCapture", "CreateSession",
+                              ("", {"session_handle_token": v("s", "typed"), "capabilities": v("u", 1)}), "(sa{sv})")
+    response, _ = pending.wait()
+    assert response == 0
+    handle = pending.raw.get_child_value(1).lookup_value("session_handle", None)
+    assert handle.get_type_string() == "o" and handle.get_string() == client.session_path("typed")
+
+
 def test_session_closed_signal_from_another_peer_is_ignored(bus):
     backend = rh.setup(bus, ["inhibit"])
     client = rh.Client(bus)

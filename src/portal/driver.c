@@ -190,11 +190,14 @@ session_results (LimenCall *call)
 {
   GVariantBuilder b;
   GVariantIter iter;
-  const char *key;
+  const char *key, *path;
   GVariant *value;
 
   g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&b, "{sv}", "session_handle", g_variant_new_object_path (limen_session_get_path (call->session)));
+  path = limen_session_get_path (call->session);
+  g_variant_builder_add (&b, "{sv}", "session_handle",
+                         (call->row->flags & LIMEN_DRIVER_SESSION_HANDLE_PATH) ? g_variant_new_object_path (path)
+                                                                              : g_variant_new_string (path));
   if ((call->row->flags & LIMEN_DRIVER_SESSION_RESULTS) && call->results)
     {
       g_variant_iter_init (&iter, call->results);

@@ -85,6 +85,13 @@ typedef enum {
                                             validator, is left out (logged) and the call goes
                                             on, as upstream does for Print; otherwise
                                             such an option is InvalidArgument */
+  LIMEN_DRIVER_SESSION_HANDLE_PATH = 1 << 5, /* CreateSession's session_handle result is an
+                                            object path (o), as InputCapture's specification
+                                            has it; otherwise it is a string (s): ScreenCast,
+                                            RemoteDesktop, GlobalShortcuts and Inhibit's
+                                            CreateMonitor answer it so, in the specification
+                                            and in the reference, and clients read it with
+                                            the "s" format, which an "o" fails */
 } LimenDriverFlags;
 
 /* A step: complete @task as the header comment says. */

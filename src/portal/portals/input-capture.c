@@ -635,7 +635,7 @@ static const LimenDriverMethod input_capture_methods[] = {
   { .method = "CreateSession", .kind = LIMEN_CALL_CREATE_SESSION,
     .options = limen_options_input_capture_create_session, .impl_interface = IMPL_IFACE,
     .impl_method = "CreateSession", .pre = create_pre, .post = create_post,
-    .flags = LIMEN_DRIVER_SESSION_RESULTS },
+    .flags = LIMEN_DRIVER_SESSION_RESULTS | LIMEN_DRIVER_SESSION_HANDLE_PATH },
   { .method = "Start", .kind = LIMEN_CALL_IN_SESSION, .options = limen_options_input_capture_start,
     .impl_interface = IMPL_IFACE, .impl_method = "Start", .pre = start_pre, .post = start_post },
   { .method = "GetZones", .kind = LIMEN_CALL_IN_SESSION, .options = limen_options_input_capture_request,
