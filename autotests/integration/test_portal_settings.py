@@ -42,8 +42,9 @@ def read_all(bus, namespaces=()):
 
 def test_defaults_without_backend(bus):
     bus.start_portal()
-    assert read_all(bus) == {"org.freedesktop.appearance": {"color-scheme": 0, "contrast": 0}}
+    assert read_all(bus) == {"org.freedesktop.appearance": {"color-scheme": 0, "contrast": 0, "reduced-motion": 0}}
     assert bus.call(S, "ReadOne", ("org.freedesktop.appearance", "color-scheme"), "(ss)")[0] == 0
+    assert bus.call(S, "ReadOne", ("org.freedesktop.appearance", "reduced-motion"), "(ss)")[0] == 0
     with pytest.raises(GLib.Error) as e:
         bus.call(S, "ReadOne", ("org.example", "nothing"), "(ss)")
     assert dbus_error_name(e.value) == "org.freedesktop.portal.Error.NotFound"
@@ -55,6 +56,7 @@ def test_merge_first_backend_wins(bus):
     assert all_["org.freedesktop.appearance"]["color-scheme"] == 1
     assert all_["org.freedesktop.appearance"]["accent-color"] == (0.1, 0.2, 0.3)
     assert all_["org.freedesktop.appearance"]["contrast"] == 0
+    assert all_["org.freedesktop.appearance"]["reduced-motion"] == 0
     assert all_["org.example.a"] == {"x": "first", "only1": 1, "only2": 2}
     assert all_["org.other"] == {"y": True}
 
@@ -112,7 +114,7 @@ def test_backend_restart_is_read_again(bus):
 def test_backend_started_after_frontend(bus):
     bus.write_portal_file("first", "org.freedesktop.impl.portal.desktop.first", [IMPL], use_in="test")
     bus.start_portal()
-    assert read_all(bus) == {"org.freedesktop.appearance": {"color-scheme": 0, "contrast": 0}}
+    assert read_all(bus) == {"org.freedesktop.appearance": {"color-scheme": 0, "contrast": 0, "reduced-motion": 0}}
     start_backend(bus, "org.freedesktop.impl.portal.desktop.first", FIRST)
     assert wait_until(lambda: read_all(bus)["org.freedesktop.appearance"]["color-scheme"] == 1, 5)
 

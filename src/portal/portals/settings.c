@@ -270,7 +270,7 @@ lookup_cached (const char *ns, const char *key)
 static GVariant *
 appearance_default (const char *key)
 {
-  if (strcmp (key, "color-scheme") == 0 || strcmp (key, "contrast") == 0)
+  if (strcmp (key, "color-scheme") == 0 || strcmp (key, "contrast") == 0 || strcmp (key, "reduced-motion") == 0)
     return g_variant_ref_sink (g_variant_new_uint32 (0));
   return NULL;
 }
@@ -327,7 +327,7 @@ do_read_all (GDBusMethodInvocation *invocation, gpointer data)
   if (namespace_matches (patterns, "org.freedesktop.appearance"))
     {
       GVariantDict *d = g_hash_table_lookup (merged, "org.freedesktop.appearance");
-      const char *keys[] = { "color-scheme", "contrast" };
+      const char *keys[] = { "color-scheme", "contrast", "reduced-motion" };
 
       if (d == NULL)
         {
