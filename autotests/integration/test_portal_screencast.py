@@ -138,7 +138,7 @@ def test_bad_select_options_name_the_key(cast, bus):
     c = Caller(bus)
     session = c.create()
     limentest.wait_until(lambda: bus.get_property(SC, "AvailableSourceTypes") == 3)
-    for opts, key in (({"types": v("u", 8)}, "types"), ({"types": v("u", 0)}, "types"),
+    for opts, key in (({"types": v("u", 8)}, "types"),
                       ({"types": v("s", "monitor")}, "types"), ({"cursor_mode": v("u", 4)}, "cursor_mode"),
                       ({"cursor_mode": v("u", 3)}, "cursor_mode"), ({"persist_mode": v("u", 3)}, "persist_mode"),
                       ({"multiple": v("s", "yes")}, "multiple"), ({"restore_token": v("u", 1)}, "restore_token"),
@@ -149,6 +149,24 @@ def test_bad_select_options_name_the_key(cast, bus):
     assert cast.requests("ScreenCast.SelectSources") == []
     # Still usable after all that.
     assert c.select(session)[0] == 0
+
+
+def test_types_zero_is_the_default(cast, bus):
+    """types 0 asks for no type in particular: taken as the default (a monitor for
+    SelectSources, every device type for SelectDevices) and passed on as it came, as the
+    reference does, where Limen once refused it."""
+    c = Caller(bus)
+    session = c.create()
+    limentest.wait_until(lambda: bus.get_property(SC, "AvailableSourceTypes") == 3)
+    assert c.select(session, types=v("u", 0))[0] == 0
+    assert last_select_options(cast)["types"] == 0
+    rd = c.create(RD, "r0")
+    assert c.request(RD, "SelectDevices", (rd, {"types": v("u", 0)}), "(oa{sv})")[0] == 0
+    assert cast.requests("RemoteDesktop.SelectDevices")[-1][3]["types"] == 0
+    # Every type the backend grants counts, as when none was asked.
+    cast.set_response("RemoteDesktop.Start", 0, {"devices": v("u", 7)})
+    response, results = c.start_session(rd, RD)
+    assert response == 0 and results["devices"] == 7, results
 
 
 def test_session_belongs_to_its_caller(cast, bus):

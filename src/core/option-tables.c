@@ -285,6 +285,21 @@ const LimenOption limen_options_inhibit_inhibit[] = {
 #define MAX_MIME_TYPES 64
 #define MAX_MIME_LENGTH 255
 
+/* A bitmask an app may leave empty: ScreenCast's and RemoteDesktop's types, where 0 means
+ * the default (a monitor; every device type), as the reference takes it. */
+gboolean
+limen_validate_bits (const LimenOption *o, GVariant *v, GError **e)
+{
+  if ((g_variant_get_uint32 (v) & ~(guint32) o->max) != 0)
+    {
+      g_autofree char *why = g_strdup_printf ("must be a bitmask of %u", (guint) o->max);
+
+      limen_option_set_error (e, o->key, why);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 limen_validate_bitmask (const LimenOption *o, GVariant *v, GError **e)
 {
@@ -375,7 +390,7 @@ const LimenOption limen_options_screen_cast_create_session[] = {
 
 #define SELECT_SOURCES_APP \
   { "handle_token", "s", limen_validate_token, 0 }, \
-  { "types", "u", limen_validate_bitmask, CAST_SOURCES_ALL }, \
+  { "types", "u", limen_validate_bits, CAST_SOURCES_ALL }, \
   { "multiple", "b", limen_validate_bool, 0 }, \
   { "cursor_mode", "u", limen_validate_bitmask, CAST_CURSORS_ALL }, \
   { "persist_mode", "u", limen_validate_persist_mode, 0 }
@@ -402,7 +417,7 @@ const LimenOption limen_options_screen_cast_open_pipewire_remote[] = {
 
 #define SELECT_DEVICES_APP \
   { "handle_token", "s", limen_validate_token, 0 }, \
-  { "types", "u", limen_validate_bitmask, CAST_DEVICES_ALL }, \
+  { "types", "u", limen_validate_bits, CAST_DEVICES_ALL }, \
   { "persist_mode", "u", limen_validate_persist_mode, 0 }
 
 const LimenOption limen_options_remote_desktop_select_devices[] = {

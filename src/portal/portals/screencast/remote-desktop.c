@@ -63,8 +63,9 @@ check_select_devices (LimenCall *call, GTask *task)
                                                       : "Not a remote desktop session");
       return;
     }
-  cast->devices = LIMEN_DEVICE_ALL;
-  g_variant_lookup (limen_call_get_options (call), "types", "u", &cast->devices);
+  /* None asked (no types, or 0) is every type, as the specification's default. */
+  if (!g_variant_lookup (limen_call_get_options (call), "types", "u", &cast->devices) || cast->devices == 0)
+    cast->devices = LIMEN_DEVICE_ALL;
   limen_cast_restore (call, cast, LIMEN_RESTORE_TABLE_REMOTE_DESKTOP, token);
   g_task_return_boolean (task, TRUE);
 }

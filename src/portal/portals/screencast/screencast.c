@@ -58,7 +58,8 @@ check_sources (LimenCast *cast, GVariant *options, GVariant *caller_options, GEr
   guint32 types = LIMEN_SOURCE_MONITOR, cursor = LIMEN_CURSOR_HIDDEN;
   gboolean has_cursor = g_variant_lookup (options, "cursor_mode", "u", &cursor);
 
-  g_variant_lookup (options, "types", "u", &types);
+  if (g_variant_lookup (options, "types", "u", &types) && types == 0)
+    types = LIMEN_SOURCE_MONITOR;      /* none asked: the default */
   if (available_types != 0 && (types & available_types) == 0)
     {
       limen_option_set_error (error, "types", "none of these source types is available");
