@@ -31,6 +31,16 @@ def env(bus, tmp_path):
     return bus, backend, rh.Client(bus)
 
 
+def test_supported_launcher_types_are_the_backends(bus):
+    """As in the reference: a backend that installs only applications (1) makes the portal
+    say so, so that no app offers web apps it cannot install."""
+    rh.write_config(bus, ["dynamiclauncher"])
+    rh.Backend(bus, ["dynamiclauncher"], {"launcher_types": 1})
+    bus.start_portal()
+    assert limentest.wait_until(lambda: bus.get_property(DL, "SupportedLauncherTypes") == 1, 5), \
+        bus.get_property(DL, "SupportedLauncherTypes")
+
+
 def test_prepare_install_roundtrip(env, tmp_path):
     bus, backend, client = env
     response, results = client.request(DL, "PrepareInstall", ("", "My Tool", icon(tmp_path), {"modal": v("b", True)}),

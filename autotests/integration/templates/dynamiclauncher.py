@@ -17,6 +17,9 @@ SYSTEM_BUS = False
 
 def load(mock, parameters):
     portalmock.setup(mock, parameters)
+    # Both launcher kinds unless the test says otherwise (launcher_types).
+    mock.AddProperties(MAIN_IFACE, {"version": dbus.UInt32(1),
+                                    "SupportedLauncherTypes": dbus.UInt32(int(parameters.get("launcher_types", 3)))})
 
 
 @dbus.service.method(MAIN_IFACE, in_signature="osssva{sv}", out_signature="ua{sv}", async_callbacks=("ok", "err"))

@@ -32,6 +32,21 @@ typedef struct {
 } Token;
 
 static GHashTable *tokens;   /* token → Token */
+static LimenDbusPortalDynamicLauncher *launcher;
+
+/* The backend's SupportedLauncherTypes becomes ours, as in the reference: an app must not be
+ * offered web apps its backend cannot install. Until the backend has been seen, both kinds
+ * (what limen-kde installs). */
+static void
+on_backend_properties (GVariant *props, gpointer user_data)
+{
+  guint32 types;
+
+  if (launcher && g_variant_lookup (props, "SupportedLauncherTypes", "u", &types))
+    limen_dbus_portal_dynamic_launcher_set_supported_launcher_types (launcher,
+                                                                     types & (LIMEN_LAUNCHER_APPLICATION |
+                                                                              LIMEN_LAUNCHER_WEBAPP));
+}
 
 static void
 token_free (Token *t)
@@ -587,6 +602,8 @@ limen_dynamic_launcher_new (LimenPortalContext *context)
   object = limen_dbus_portal_dynamic_launcher_skeleton_new ();
   limen_driver_offer (context, object, 1, dynamic_launcher_methods);
   limen_dbus_portal_dynamic_launcher_set_supported_launcher_types (object, LIMEN_LAUNCHER_APPLICATION | LIMEN_LAUNCHER_WEBAPP);
+  launcher = object;
+  limen_backend_watch_properties (context, IMPL_IFACE, on_backend_properties, NULL);
   g_signal_connect (object, "handle-request-install-token", G_CALLBACK (handle_request_install_token), context);
   g_signal_connect (object, "handle-install", G_CALLBACK (handle_install), context);
   g_signal_connect (object, "handle-uninstall", G_CALLBACK (handle_uninstall), context);
