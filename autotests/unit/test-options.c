@@ -204,6 +204,19 @@ table_ok (const LimenOption *table, const char *text)
   return ok;
 }
 
+/* Accepted, with every key left out. */
+static gboolean
+table_drops (const LimenOption *table, const char *text)
+{
+  g_autoptr(GVariant) in = g_variant_ref_sink (parse (text));
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GVariant) out = NULL;
+
+  g_assert_true (limen_options_filter (in, &b, NULL, table, NULL));
+  out = g_variant_ref_sink (g_variant_builder_end (&b));
+  return g_variant_n_children (out) == 0;
+}
+
 /* One limit per option: what the frontend lets through, the backend accepts too. */
 static void
 test_shared_tables (void)
@@ -216,13 +229,30 @@ test_shared_tables (void)
   g_assert_true (table_ok (limen_options_file_chooser_open_file, label_256));
   g_assert_false (table_ok (limen_options_file_chooser_open_file, label_257));
   g_assert_false (table_ok (limen_options_print_prepare_print, label_257));
-  g_assert_false (table_ok (limen_options_file_chooser_save_file, "{'current_name': <'a/b'>}"));
-  g_assert_false (table_ok (limen_options_file_chooser_open_file, "{'current_folder': <b'relative'>}"));
+  /* Left out, not refused: a name with a directory, a relative folder. */
+  g_assert_true (table_drops (limen_options_file_chooser_save_file, "{'current_name': <'a/b'>}"));
+  g_assert_true (table_drops (limen_options_file_chooser_open_file, "{'current_folder': <b'relative'>}"));
+  g_assert_false (table_drops (limen_options_file_chooser_open_file, "{'current_folder': <b'/tmp'>}"));
   g_assert_true (table_ok (limen_options_wallpaper, "{'set-on': <'both'>}"));
   g_assert_false (table_ok (limen_options_wallpaper, "{'set-on': <'ceiling'>}"));
   g_assert_true (table_ok (limen_options_email_compose, "{'addresses': <['a@b.example']>}"));
   g_assert_false (table_ok (limen_options_email_compose, "{'address': <'a b@c'>}"));
   g_assert_false (table_ok (limen_options_email_compose, "{'subject': <'one\\ntwo'>}"));
+  {
+    /* A subject's 200 are characters, as the reference counts them. */
+    g_autofree char *text = NULL;
+    GString *s = g_string_new (NULL);
+
+    for (int i = 0; i < 200; i++)
+      g_string_append (s, "\u0436");
+    text = g_strdup_printf ("{'subject': <'%s'>}", s->str);
+    g_assert_true (table_ok (limen_options_email_compose, text));
+    g_free (text);
+    g_string_append (s, "\u0436");
+    text = g_strdup_printf ("{'subject': <'%s'>}", s->str);
+    g_assert_false (table_ok (limen_options_email_compose, text));
+    g_string_free (s, TRUE);
+  }
   /* Keys only a frontend adds are not accepted from an app... */
   {
     g_autoptr(GVariant) in = g_variant_ref_sink (parse ("{'attachments': <['/etc/passwd']>}"));

@@ -30,15 +30,44 @@ limen_validate_abs_path (const LimenOption *o, GVariant *v, GError **error)
   return TRUE;
 }
 
+/* A suggested folder: a relative one means nothing to a dialog in another process, and is
+ * left out (the dialog opens where it would without one), as Chromium sends "." for a
+ * suggested name without a folder; the reference passes it on. */
+gboolean
+limen_validate_folder_or_drop (const LimenOption *o, GVariant *v, GError **error)
+{
+  if (!limen_validate_byte_path (o, v, error))
+    return FALSE;
+  return g_variant_get_bytestring (v)[0] == '/';
+}
+
+/* A suggested file name: one with a directory in it is left out (the dialog still opens,
+ * with no name suggested); the reference passes it on. */
 gboolean
 limen_validate_file_name (const LimenOption *o, GVariant *v, GError **error)
 {
-  if (strchr (g_variant_get_string (v, NULL), '/') != NULL)
+  if (!limen_validate_string_length (o, v, error))
+    return FALSE;
+  return strchr (g_variant_get_string (v, NULL), '/') == NULL;
+}
+
+/* One line of at most @max characters (not bytes), as the reference counts a mail subject. */
+static gboolean
+validate_subject (const LimenOption *o, GVariant *v, GError **error)
+{
+  const LimenOption bytes = { o->key, o->type, NULL, 4 * o->max };   /* UTF-8: 4 bytes a character at most */
+  const char *s = g_variant_get_string (v, NULL);
+
+  if (!limen_validate_single_line (&bytes, v, error))
+    return FALSE;
+  if (g_utf8_strlen (s, -1) > (glong) o->max)
     {
-      limen_option_set_error (error, o->key, "must be a file name without a directory");
+      g_autofree char *why = g_strdup_printf ("longer than %u characters", (guint) o->max);
+
+      limen_option_set_error (error, o->key, why);
       return FALSE;
     }
-  return limen_validate_string_length (o, v, error);
+  return TRUE;
 }
 
 gboolean
@@ -152,7 +181,7 @@ const LimenOption limen_options_impl_account_get_user_information[] = {
   { "accept_label", "s", limen_validate_string_length, LABEL_MAX }, \
   { "modal", "b", limen_validate_bool, 0 }, \
   { "choices", "a(ssa(ss)s)", limen_validate_choices, 0 }, \
-  { "current_folder", "ay", limen_validate_abs_path, 0 }
+  { "current_folder", "ay", limen_validate_folder_or_drop, 0 }
 
 const LimenOption limen_options_file_chooser_open_file[] = {
   FILE_CHOOSER_COMMON,
@@ -256,7 +285,7 @@ const LimenOption limen_options_wallpaper[] = {
   { "addresses", "as", limen_validate_email_addresses, 0 }, \
   { "cc", "as", limen_validate_email_addresses, 0 }, \
   { "bcc", "as", limen_validate_email_addresses, 0 }, \
-  { "subject", "s", limen_validate_single_line, 200 },   /* the reference refuses longer ones */ \
+  { "subject", "s", validate_subject, 200 },   /* the reference refuses longer ones */ \
   { "body", "s", limen_validate_string_length, 65536 }, \
   { "activation_token", "s", limen_validate_string_length, 1024 }
 

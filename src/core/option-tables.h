@@ -110,7 +110,8 @@ extern const LimenOption limen_options_usb_device_info[];
 
 /* Validators shared by the tables above and their portals. */
 gboolean limen_validate_abs_path (const LimenOption *o, GVariant *v, GError **e);    /* ay, absolute */
-gboolean limen_validate_file_name (const LimenOption *o, GVariant *v, GError **e);   /* s, no '/' */
+gboolean limen_validate_file_name (const LimenOption *o, GVariant *v, GError **e);   /* s; one with '/' is left out */
+gboolean limen_validate_folder_or_drop (const LimenOption *o, GVariant *v, GError **e); /* ay; a relative one is left out */
 gboolean limen_validate_email_address (const LimenOption *o, GVariant *v, GError **e);
 gboolean limen_validate_email_addresses (const LimenOption *o, GVariant *v, GError **e);
 gboolean limen_validate_single_line (const LimenOption *o, GVariant *v, GError **e); /* no CR/LF, ≤ max */

@@ -158,8 +158,8 @@ limen_validate_byte_path (const LimenOption *o, GVariant *v, GError **e)
 
 /* The dialog-option validators that the frontend and the backend both apply, so one
  * accepts exactly what the other does. */
-#define FILTERS_MAX 256
-#define PATTERNS_MAX 256
+#define FILTERS_MAX 1024
+#define PATTERNS_MAX 4096   /* Chromium sends an upper and a lower case pattern per extension */
 #define CHOICES_MAX 64
 #define CHOICE_OPTIONS_MAX 256
 #define LABEL_MAX 1024
