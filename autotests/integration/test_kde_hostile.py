@@ -15,7 +15,7 @@ CASES = [
     # (iface, method, signature, args builder(handle))
     ("FileChooser", "OpenFile", "(osssa{sv})", lambda h: (h, "a", "", "t", {"multiple": V("s", "yes")})),
     ("FileChooser", "OpenFile", "(osssa{sv})", lambda h: (h, "a", "", BIG, {})),
-    ("FileChooser", "OpenFile", "(osssa{sv})", lambda h: (h, "a", "", "t", {"filters": V("a(sa(us))", [("f", [(0, "*")])] * 300)})),
+    ("FileChooser", "OpenFile", "(osssa{sv})", lambda h: (h, "a", "", "t", {"filters": V("a(sa(us))", [("f", [(0, "*")])] * 1100)})),
     ("FileChooser", "OpenFile", "(osssa{sv})", lambda h: (h, "a", "", "t", {"current_filter": V("(sa(us))", ("f", [(0, "")]))})),
     ("FileChooser", "SaveFile", "(osssa{sv})", lambda h: (h, "a", "", "t", {"current_file": V("ay", b"/etc/x")})),
     ("FileChooser", "SaveFile", "(osssa{sv})", lambda h: (h, "a", "", "t", {"current_name": V("s", BIG)})),
@@ -49,7 +49,7 @@ CASES = [
     ("Inhibit", "QueryEndResponse", "(o)", lambda h: ("/org/freedesktop/portal/desktop/session/x/none",)),
     ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "", {})),
     ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i" * 300, {})),
-    ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i", {"body": V("s", BIG)})),
+    ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i", {"body": V("s", "x" * 300000)})),
     ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i", {"icon": V("v", V("(sv)", ("bytes", V("ay", b"")))) })),
     ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i", {"icon": V("v", V("u", 7))})),
     ("Notification", "AddNotification", "(ssa{sv})", lambda h: ("a", "i", {"default-action": V("s", "")})),

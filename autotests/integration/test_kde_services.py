@@ -181,7 +181,7 @@ def test_bytes_icon(bus, notifications):
     ("title", GLib.Variant("u", 1)),
     ("icon", GLib.Variant("v", GLib.Variant("(sv)", ("file", GLib.Variant("s", "/etc/passwd"))))),
     ("buttons", GLib.Variant("aa{sv}", [{"label": GLib.Variant("s", "x")}])),
-    ("buttons", GLib.Variant("aa{sv}", [{"label": GLib.Variant("s", "x"), "action": GLib.Variant("s", "a")}] * 20)),
+    ("buttons", GLib.Variant("aa{sv}", [{"label": GLib.Variant("s", "x"), "action": GLib.Variant("s", "a")}] * 65)),
 ])
 def test_notification_bad_input(bus, notifications, key, value):
     with pytest.raises(GLib.Error) as e:

@@ -88,10 +88,12 @@ BAD = [
     ("x" * 300, {}, "id"),
     ("n", {"title": v("i", 1)}, "title"),
     ("n", {"priority": v("s", "extreme")}, "priority"),
-    ("n", {"default-action": v("s", "bad action!")}, "default-action"),
+    ("n", {"default-action": v("s", "bad\x01action")}, "default-action"),
+    ("n", {"default-action": v("s", "")}, "default-action"),
     ("n", {"buttons": v("as", ["x"])}, "buttons"),
     ("n", {"buttons": v("aa{sv}", [{"label": v("s", "x")}])}, "buttons"),
-    ("n", {"buttons": v("aa{sv}", [{"label": v("s", "x"), "action": v("s", "a")}] * 9)}, "buttons"),
+    ("n", {"buttons": v("aa{sv}", [{"label": v("s", "x"), "action": v("s", "a")}] * 65)}, "buttons"),
+    ("n", {"title": v("s", "t" * 16385)}, "title"),
     ("n", {"icon": v("v", v("u", 3))}, "icon"),
     ("n", {"sound": v("u", 1)}, "sound"),
     # Icons and sounds not of the specification's form are refused too, as by the reference
@@ -104,6 +106,18 @@ BAD = [
     ("n", {"sound": v("v", v("(sv)", ("file-descriptor", v("s", ""))))}, "sound"),
     ("n", {"sound": v("v", v("(sv)", ("bytes", v("ay", b""))))}, "sound"),
 ]
+
+
+def test_what_the_reference_takes_passes(env):
+    """Ten buttons, a 2 KiB title, a 20 KB body and an action name with a space: the reference
+    passes them on, and so does Limen."""
+    bus, backend, client = env
+    buttons = [{"label": v("s", f"B{i}"), "action": v("s", f"act {i}")} for i in range(10)]
+    add(bus, client, "big", {"title": v("s", "t" * 2048), "body": v("s", "b" * 20000),
+                             "default-action": v("s", "open it"), "buttons": v("aa{sv}", buttons)})
+    (app_id, id, n), = backend.args("AddNotification")
+    assert len(n["title"]) == 2048 and len(n["body"]) == 20000 and n["default-action"] == "open it"
+    assert [b["action"] for b in n["buttons"]] == [f"act {i}" for i in range(10)]
 
 
 # A file path (GIO's ("file", <s>), which GLib apps send; the reference refuses the call) is

@@ -578,10 +578,23 @@ limen_notification_name_is_valid (const char *s)
   return TRUE;
 }
 
+/* Action names travel back to the app only (an "app." one to its GApplication, which judges
+ * it): 1 to 256 bytes of UTF-8 without control characters. The reference takes any string. */
+static gboolean
+action_name_is_valid (const char *s)
+{
+  if (*s == '\0' || strlen (s) > 256 || !g_utf8_validate (s, -1, NULL))
+    return FALSE;
+  for (const char *p = s; *p; p++)
+    if (g_ascii_iscntrl (*p))
+      return FALSE;
+  return TRUE;
+}
+
 gboolean
 limen_validate_notification_action (const LimenOption *o, GVariant *v, GError **error)
 {
-  if (!limen_notification_name_is_valid (g_variant_get_string (v, NULL)))
+  if (!action_name_is_valid (g_variant_get_string (v, NULL)))
     {
       limen_option_set_error (error, o->key, "not an action name");
       return FALSE;
@@ -620,7 +633,7 @@ button_problem (GVariant *button)
     return "a button label has 1 to 256 bytes of UTF-8";
   if (!label && !purpose)
     return "a button needs a label or a purpose";
-  if (!action || !limen_notification_name_is_valid (g_variant_get_string (action, NULL)))
+  if (!action || !action_name_is_valid (g_variant_get_string (action, NULL)))
     return "a button needs an action name";
   if (target && g_variant_get_size (target) > TARGET_MAX)
     return "action target too large";

@@ -11,7 +11,7 @@ G_BEGIN_DECLS
  * '&' or '<' makes the text grow). */
 #define LIMEN_NOTIFICATION_MARKUP_MAX 16384
 #define LIMEN_NOTIFICATION_MARKUP_OUT_MAX (4 * LIMEN_NOTIFICATION_MARKUP_MAX)
-#define LIMEN_NOTIFICATION_BUTTONS_MAX 8
+#define LIMEN_NOTIFICATION_BUTTONS_MAX 64   /* the reference has no bound */
 
 /* The specification's sets (NULL-terminated). */
 extern const char * const limen_notification_categories[];

@@ -585,8 +585,9 @@ const LimenOption limen_options_input_capture_zones_changed[] = {
 
 /* Buttons, markup, hints and category as the specification's version 2 has them. */
 const LimenOption limen_options_notification_add_notification[] = {
-  { "title", "s", limen_validate_string_length, 1024 },
-  { "body", "s", limen_validate_string_length, 16384 },
+  /* Bounds the reference does not have, well above what a notification shows. */
+  { "title", "s", limen_validate_string_length, 16384 },
+  { "body", "s", limen_validate_string_length, 256 * 1024 },
   { "markup-body", "s", limen_validate_notification_markup, LIMEN_NOTIFICATION_MARKUP_MAX },
   { "priority", "s", limen_validate_notification_priority, 0 },
   { "default-action", "s", limen_validate_notification_action, 0 },
