@@ -12,7 +12,7 @@ static const LimenOption app_chooser_options[] = {
   { "last_choice", "s", limen_validate_string_length, 255 },
   { "modal", "b", NULL, 0 },
   { "content_type", "s", limen_validate_string_length, 255 },
-  { "uri", "s", limen_validate_string_length, 4096 },
+  { "uri", "s", limen_validate_string_length, 16384 },   /* as long as OpenURI takes */
   { "filename", "s", limen_validate_string_length, 4096 },
   { "activation_token", "s", limen_validate_string_length, 1024 },
   { NULL }

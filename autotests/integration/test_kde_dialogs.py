@@ -234,6 +234,25 @@ def test_app_chooser(bus, x, kde):
     assert results["choice"] == "org.example.Editor"
 
 
+def test_app_chooser_long_link_fits_the_screen(bus, x, kde):
+    """A link as long as OpenURI takes (16 KiB, no place to wrap) is shown with its middle left
+    out: the dialog stays within the screen, its buttons on it."""
+    write_app(bus, "org.example.Viewer", "Example Viewer")
+    link = "magnet:?xt=urn:btih:" + "a" * 16000 + "&dn=end"
+    call = kh.AsyncCall(bus, "AppChooser", "ChooseApplication",
+                        (kh.new_handle(bus), "org.example.App", "", ["org.example.Viewer"],
+                         {"content_type": GLib.Variant("s", "x-scheme-handler/magnet"),
+                          "uri": GLib.Variant("s", link)}), "(ossasa{sv})")
+    wid = x.wait_window("Open With")
+    time.sleep(0.5)
+    x.screenshot("app-chooser-long-link.png")
+    r = x.run("xdotool", "getwindowgeometry", "--shell", str(wid))
+    g = {k: int(val) for k, val in (line.split("=", 1) for line in r.stdout.split()) if k in "XYWIDTHEIGHT"}
+    assert g["X"] >= 0 and g["X"] + g["WIDTH"] <= 1280 and g["HEIGHT"] <= 800, g
+    x.press(wid, "Escape")
+    assert call.wait()[0] == 1
+
+
 def test_app_chooser_update_unknown_handle(bus, kde):
     with pytest.raises(GLib.Error) as e:
         kh.call_impl(bus, "AppChooser", "UpdateChoices", (kh.new_handle(bus), ["a"]), "(oas)")

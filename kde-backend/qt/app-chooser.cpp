@@ -40,6 +40,9 @@ public:
     QString what = str (spec->uri);
     if (!what.isEmpty ())
       what = QUrl (what).fileName ().isEmpty () ? what : QUrl (what).fileName ();
+    /* A long link (it may run to 16 KiB) has no place to wrap: its middle gives way. */
+    if (what.size () > 120)
+      what = what.left (70) + QStringLiteral ("…") + what.right (49);
     QString type = str (spec->content_type);
     QString typeName = type.isEmpty () ? QString () : QMimeDatabase ().mimeTypeForName (type).comment ();
     QString text = !what.isEmpty () ? i18n ("Choose an application to open “%1”.", what)
