@@ -175,23 +175,30 @@ on_activate_action_done (GObject *source, GAsyncResult *result, gpointer user_da
   delivery_free (d);
 }
 
-/* @reply: the text of an inline reply, which follows the target and the platform data. */
+/* ActionInvoked's parameter, as the specification's version 2 has it: the target (if any),
+ * then the platform data with the activation token the app needs to raise its window on
+ * Wayland (empty when the server gave none), then @reply, an inline reply's text. An app
+ * reached through org.freedesktop.Application gets the target alone as the action's
+ * parameter, the platform data beside it. */
 static void
 emit_action (Notification *n, const char *action, GVariant *target, const char *reply, const char *activation_token)
 {
   GDBusConnection *bus = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (notification_skeleton));
   g_autofree char *path = application_path (n->app_id);
   g_autoptr(GVariant) params = NULL;
+  g_autoptr(GVariant) action_params = NULL;
   GVariantBuilder b;
 
   g_variant_builder_init (&b, G_VARIANT_TYPE ("av"));
   if (target)
     g_variant_builder_add (&b, "v", target);
+  action_params = g_variant_ref_sink (g_variant_builder_end (&b));
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("av"));
+  if (target)
+    g_variant_builder_add (&b, "v", target);
+  g_variant_builder_add (&b, "v", platform_data (activation_token));
   if (reply)
-    {
-      g_variant_builder_add (&b, "v", g_variant_new ("a{sv}", NULL));
-      g_variant_builder_add (&b, "v", g_variant_new_string (reply));
-    }
+    g_variant_builder_add (&b, "v", g_variant_new_string (reply));
   params = g_variant_ref_sink (g_variant_builder_end (&b));
   if (bus && path && !reply && g_str_has_prefix (action, "app.") && action[4])
     {
@@ -204,7 +211,7 @@ emit_action (Notification *n, const char *action, GVariant *target, const char *
       g_debug ("Notification %s/%s: activating %s in the app", n->app_id, n->id, action);
       /* The target is the action's parameter: the same av, target only. */
       g_dbus_connection_call (bus, n->app_id, path, "org.freedesktop.Application", "ActivateAction",
-                              g_variant_new ("(s@av@a{sv})", action + 4, params, platform_data (activation_token)),
+                              g_variant_new ("(s@av@a{sv})", action + 4, action_params, platform_data (activation_token)),
                               NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL, on_activate_action_done, d);
       return;
     }

@@ -410,7 +410,7 @@ def test_kde_reply_is_a_plain_button_without_inline_reply(bus):
              ("org.freedesktop.Notifications", "ActionInvoked", "us", [GLib.Variant("u", 1), GLib.Variant("s", key)]),
              "(sssav)", dest=NOTIFY[0], path=NOTIFY[1])
     assert limentest.wait_until(lambda: got, 5)
-    assert got[0] == ("org.example.App", "r", "reply", [])
+    assert got[0] == ("org.example.App", "r", "reply", [{}])   # the platform data, no token here
 
 
 def closes(bus):
@@ -434,7 +434,7 @@ def test_kde_same_id_updates_show_as_new_replaces(kde):
              ("org.freedesktop.Notifications", "ActionInvoked", "us", [GLib.Variant("u", 1),
                                                                         GLib.Variant("s", second["actions"][0])]),
              "(sssav)", dest=NOTIFY[0], path=NOTIFY[1])
-    assert limentest.wait_until(lambda: got, 5) and got[0] == ("org.example.App", "u", "b", [])
+    assert limentest.wait_until(lambda: got, 5) and got[0] == ("org.example.App", "u", "b", [{}])
 
     kde_add(kde, "v", {"title": v("s", "old")})
     assert last_notify(kde, 3)["replaces"] == 0
