@@ -83,19 +83,25 @@ def test_backend_closing_a_session_closes_the_apps_session(bus):
 REFERENCE_FRONTEND = "/usr/libexec/xdg-desktop-portal"
 
 
-@pytest.mark.parametrize("frontend", ["limen", "reference"])
-def test_session_closed_only_when_the_caller_did_not_close_it(bus, frontend):
-    """Closed tells an app that a session ended without it: after its own Session.Close
-    none comes, as from Debian's 1.16. A session the backend ends does get one."""
+def start_frontend(bus, frontend, names):
+    """@frontend ("limen" or "reference", Debian's 1.16) in front of the mock backends @names;
+    skips when the reference is asked for and not installed."""
     if frontend == "reference" and not os.path.exists(REFERENCE_FRONTEND):
         pytest.skip("xdg-desktop-portal 1.16 not installed")
-    rh.write_config(bus, ["inhibit"])
-    rh.Backend(bus, ["inhibit"])
+    rh.write_config(bus, names)
+    rh.Backend(bus, names)
     if frontend == "limen":
         bus.start_portal()
     else:
         bus.start([REFERENCE_FRONTEND, "--verbose"], env={"XDG_CURRENT_DESKTOP": "test"},
                   wait_name=limentest.PORTAL_BUS_NAME)
+
+
+@pytest.mark.parametrize("frontend", ["limen", "reference"])
+def test_session_closed_only_when_the_caller_did_not_close_it(bus, frontend):
+    """Closed tells an app that a session ended without it: after its own Session.Close
+    none comes, as from Debian's 1.16. A session the backend ends does get one."""
+    start_frontend(bus, frontend, ["inhibit"])
     client = rh.Client(bus)
     closed = []
     client.conn.signal_subscribe(None, "org.freedesktop.portal.Session", "Closed", None, None, 0,
@@ -128,16 +134,8 @@ def test_session_handle_result_is_a_string(bus, frontend, creator):
     """CreateSession's (and CreateMonitor's) session_handle is an "s" holding the Session's
     path, as the specification says of these four and as Debian's 1.16 sends it: clients
     (libportal, OBS, WebRTC) read it with the "s" format, which finds nothing in an "o"."""
-    if frontend == "reference" and not os.path.exists(REFERENCE_FRONTEND):
-        pytest.skip("xdg-desktop-portal 1.16 not installed")
     name, iface, method, args, signature = creator
-    rh.write_config(bus, [name])
-    rh.Backend(bus, [name])
-    if frontend == "limen":
-        bus.start_portal()
-    else:
-        bus.start([REFERENCE_FRONTEND, "--verbose"], env={"XDG_CURRENT_DESKTOP": "test"},
-                  wait_name=limentest.PORTAL_BUS_NAME)
+    start_frontend(bus, frontend, [name])
     client = rh.Client(bus)
     args = args[:-1] + ({"session_handle_token": v("s", "typed")},)
     _, pending = client.start(iface, method, args, signature)
@@ -150,9 +148,7 @@ def test_session_handle_result_is_a_string(bus, frontend, creator):
 
 def test_input_capture_session_handle_result_is_an_object_path(bus):
     """InputCapture's specification types it "o" (and newer upstream sends that)."""
-    rh.write_config(bus, ["input_capture"])
-    rh.Backend(bus, ["input_capture"])
-    bus.start_portal()
+    start_frontend(bus, "limen", ["input_capture"])
     client = rh.Client(bus)
     _, pending = client.start("org.freedesktop.portal.InputCapture", "CreateSession",
                               ("", {"session_handle_token": v("s", "typed"), "capabilities": v("u", 1)}), "(sa{sv})")
