@@ -141,8 +141,10 @@ def test_qt_save_file(bus, x, tmp_path, stack, qt):
 
 def test_qt_choose_folder_by_name(bus, x, tmp_path, stack, qt, request):
     if stack == "reference":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "xdg-desktop-portal-kde 5.27's folder dialog answers the folder shown, not the one typed")))
+        # Not strict: under load the reference has answered the typed folder too (seen once,
+        # in an ASan run); Limen's answer is what this test is for.
+        request.applymarker(pytest.mark.xfail(strict=False, reason=(
+            "xdg-desktop-portal-kde 5.27's folder dialog mostly answers the folder shown, not the one typed")))
     (tmp_path / "inner").mkdir()
     proc = qt_client(bus, x, qt, "folder", str(tmp_path))
     wid = x.wait_window("Qt folder")
