@@ -468,7 +468,8 @@ def test_libadwaita_app_follows_the_colour_scheme(bus, x, tmp_path, stack):
 
 
 # ---- Firefox (Debian's default browser), over Marionette, with the portal prefs Plasma users set
-FIREFOX_PAGE = """<!doctype html><title>Upload</title><input type=file id=f multiple>
+FIREFOX_PAGE = """<!doctype html><title>Upload</title>
+<input type=file id=f multiple oncancel="window.cancels = (window.cancels || 0) + 1">
 <button id=b onclick="document.getElementById('f').click()">Attach</button>"""
 
 
@@ -511,6 +512,8 @@ def test_firefox_uploads_through_the_portal(bus, x, tmp_path, stack, firefox_wit
         r = x.run("xdotool", "search", "--onlyvisible", "--name", "File Upload", check=False)
         return not r.stdout.strip()
     assert limentest.wait_until(closed, 10)
+    # Firefox takes a new click only once it has the answer (the dialog may be gone first).
+    assert limentest.wait_until(lambda: ff.script("return window.cancels || 0") == 1, 10)
     assert ff.script(files) == []
     ff.click("#b")
     wid = x.wait_window("File Upload")
