@@ -266,11 +266,13 @@ lookup_cached (const char *ns, const char *key)
   return NULL;
 }
 
-/* What the specification promises even when no backend says anything. */
+/* What the specification promises even when no backend says anything: these read 0. */
+static const char *const appearance_defaulted[] = { "color-scheme", "contrast", "reduced-motion", NULL };
+
 static GVariant *
 appearance_default (const char *key)
 {
-  if (strcmp (key, "color-scheme") == 0 || strcmp (key, "contrast") == 0 || strcmp (key, "reduced-motion") == 0)
+  if (g_strv_contains (appearance_defaulted, key))
     return g_variant_ref_sink (g_variant_new_uint32 (0));
   return NULL;
 }
@@ -327,18 +329,17 @@ do_read_all (GDBusMethodInvocation *invocation, gpointer data)
   if (namespace_matches (patterns, "org.freedesktop.appearance"))
     {
       GVariantDict *d = g_hash_table_lookup (merged, "org.freedesktop.appearance");
-      const char *keys[] = { "color-scheme", "contrast", "reduced-motion" };
 
       if (d == NULL)
         {
           d = g_variant_dict_new (NULL);
           g_hash_table_insert (merged, g_strdup ("org.freedesktop.appearance"), d);
         }
-      for (guint k = 0; k < G_N_ELEMENTS (keys); k++)
-        if (!g_variant_dict_contains (d, keys[k]))
+      for (const char *const *k = appearance_defaulted; *k; k++)
+        if (!g_variant_dict_contains (d, *k))
           {
-            g_autoptr(GVariant) v = appearance_default (keys[k]);
-            g_variant_dict_insert_value (d, keys[k], v);
+            g_autoptr(GVariant) v = appearance_default (*k);
+            g_variant_dict_insert_value (d, *k, v);
           }
     }
 
