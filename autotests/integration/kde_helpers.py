@@ -171,6 +171,12 @@ class Xvfb:
             self.screenshot(shot)
         self.press(wid, *keys, settle=settle)
 
+    def geometry(self, wid):
+        """Window @wid's (x, y, width, height) on the screen."""
+        r = self.run("xdotool", "getwindowgeometry", "--shell", str(wid))
+        g = dict(line.split("=", 1) for line in r.stdout.split())
+        return int(g["X"]), int(g["Y"]), int(g["WIDTH"]), int(g["HEIGHT"])
+
     def type_text(self, text):
         """Type @text into the focused window, 15 ms a key."""
         self.run("xdotool", "type", "--delay", "15", text)

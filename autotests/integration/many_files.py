@@ -137,17 +137,11 @@ def client_result(proc, timeout):
     return json.loads(lines[-1])
 
 
-def window_geometry(x, wid):
-    r = x.run("xdotool", "getwindowgeometry", "--shell", str(wid))
-    g = dict(line.split("=", 1) for line in r.stdout.split())
-    return int(g["X"]), int(g["Y"]), int(g["WIDTH"]), int(g["HEIGHT"])
-
-
 def select_all_in_view(x, wid):
     """Focus the file view with a ctrl+click in it (no file opens, in single- or
     double-click mode), then select everything."""
     x.focus(wid, 0.3)
-    wx, wy, w, h = window_geometry(x, wid)
+    wx, wy, w, h = x.geometry(wid)
     # Right of the places panel, below the toolbar and location bar, above the Name field.
     x.run("xdotool", "mousemove", "--sync", str(wx + int(w * 0.62)), str(wy + int(h * 0.42)))
     x.run("xdotool", "keydown", "ctrl", "click", "1", "keyup", "ctrl")

@@ -246,9 +246,8 @@ def test_app_chooser_long_link_fits_the_screen(bus, x, kde):
     wid = x.wait_window("Open With")
     time.sleep(0.5)
     x.screenshot("app-chooser-long-link.png")
-    r = x.run("xdotool", "getwindowgeometry", "--shell", str(wid))
-    g = {k: int(val) for k, val in (line.split("=", 1) for line in r.stdout.split()) if k in "XYWIDTHEIGHT"}
-    assert g["X"] >= 0 and g["X"] + g["WIDTH"] <= 1280 and g["HEIGHT"] <= 800, g
+    left, _, width, height = x.geometry(wid)
+    assert left >= 0 and left + width <= 1280 and height <= 800, (left, width, height)
     x.press(wid, "Escape")
     assert call.wait()[0] == 1
 
