@@ -326,21 +326,19 @@ do_read_all (GDBusMethodInvocation *invocation, gpointer data)
           g_variant_unref (nsdict);
         }
     }
-  if (namespace_matches (patterns, "org.freedesktop.appearance"))
+  /* The backends' appearance keys pass as they are (as from the reference and upstream's
+   * frontends); only when none of them has the namespace do the defaults stand in. */
+  if (namespace_matches (patterns, "org.freedesktop.appearance") &&
+      !g_hash_table_contains (merged, "org.freedesktop.appearance"))
     {
-      GVariantDict *d = g_hash_table_lookup (merged, "org.freedesktop.appearance");
+      GVariantDict *d = g_variant_dict_new (NULL);
 
-      if (d == NULL)
-        {
-          d = g_variant_dict_new (NULL);
-          g_hash_table_insert (merged, g_strdup ("org.freedesktop.appearance"), d);
-        }
+      g_hash_table_insert (merged, g_strdup ("org.freedesktop.appearance"), d);
       for (const char *const *k = appearance_defaulted; *k; k++)
-        if (!g_variant_dict_contains (d, *k))
-          {
-            g_autoptr(GVariant) v = appearance_default (*k);
-            g_variant_dict_insert_value (d, *k, v);
-          }
+        {
+          g_autoptr(GVariant) v = appearance_default (*k);
+          g_variant_dict_insert_value (d, *k, v);
+        }
     }
 
   g_variant_builder_init (&out, G_VARIANT_TYPE ("a{sa{sv}}"));
