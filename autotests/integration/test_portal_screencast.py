@@ -4,6 +4,7 @@ the permission store (restore tokens), host callers and bwrap-sandboxed Flatpak 
 a real PipeWire + WirePlumber on the private bus for OpenPipeWireRemote."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -574,7 +575,8 @@ def open_remote(c, session):
     r, fds = c.conn.call_with_unix_fd_list_sync(limentest.PORTAL_BUS_NAME, limentest.PORTAL_PATH, SC,
                                                 "OpenPipeWireRemote", GLib.Variant("(oa{sv})", (session, {})),
                                                 None, 0, 10000, None, None)
-    return fds.get(r.unpack()[0])
+    # Taken out of the list, so that closing it closes the only copy in this process.
+    return fds.steal_fds()[r.unpack()[0]]
 
 
 def probe(fd, *args, timeout=20):
@@ -609,6 +611,64 @@ def test_pipewire_remote_shows_only_the_session_nodes(cast, bus):
     assert watcher.returncode == 0 and f"gone {mine}" in out, out
     # The node itself is still there for everyone else: it was hidden, not destroyed.
     assert pw.node_id("limen-test-mine") == mine
+    os.close(fd)
+
+
+def portal_log(bus):
+    return "".join(d.output() for d in bus.daemons if os.path.basename(d.argv[0]) == "limen-portal")
+
+
+def remote_clients(bus):
+    """(client id, serial) of each PipeWire remote limen-portal handed out, in order."""
+    return [(int(m.group(1)), int(m.group(2)))
+            for m in re.finditer(r"PipeWire remote: client (\d+), serial (\d+)", portal_log(bus))]
+
+
+def test_closing_an_old_session_spares_a_remote_that_reuses_its_client_id(cast, bus):
+    """PipeWire gives a new client the id of one that left. A session whose caller closed its
+    remote, then a second session's remote (the same id, new serial), then the first session
+    closes: its streams are hidden from its own remote only, never from the second one (which
+    Chromium's restored share is, when its first session ends late)."""
+    probe_binary()
+    pw = PipeWire(bus)
+    mine = pw.publish("limen-test-reused")
+    assert mine
+    cast.set_response("ScreenCast.Start", 0, {"streams": v("a(ua{sv})", [(mine, {"source_type": v("u", 1)})])})
+    c = Caller(bus)
+    first = c.create(token="first")
+    assert c.select(first)[0] == 0 and c.start_session(first)[0] == 0
+    os.close(open_remote(c, first))
+    assert limentest.wait_until(lambda: len(remote_clients(bus)) == 1, 10)
+    first_id, first_serial = remote_clients(bus)[0]
+
+    def client_serials():
+        # (By serial: pw-cli's own connection may well get the freed id.)
+        out = subprocess.run(["pw-cli", "ls", "Client"], env=bus.env, capture_output=True, text=True,
+                             timeout=10).stdout
+        return [int(m) for m in re.findall(r'object\.serial = "(\d+)"', out)]
+
+    assert limentest.wait_until(lambda: client_serials() and first_serial not in client_serials(), 10)
+    second = c.create(token="second")
+    assert c.select(second)[0] == 0 and c.start_session(second)[0] == 0
+    fd = open_remote(c, second)
+    assert limentest.wait_until(lambda: len(remote_clients(bus)) == 2, 10)
+    second_id, second_serial = remote_clients(bus)[1]
+    # What makes the case: the id came back (PipeWire hands out the id freed last).
+    assert (second_id, second_serial != first_serial) == (first_id, True), remote_clients(bus)
+    bus.call(SESSION, "Close", path=first, conn=c.conn)
+    # Once the first session's revoke has run, whatever it found:
+    assert limentest.wait_until(lambda: re.search(f"PipeWire remote {first_serial} (is gone|no longer sees)",
+                                                  portal_log(bus)), 10), portal_log(bus)[-2000:]
+    status, out = probe(fd)
+    assert status == 0, out
+    assert [int(line.split()[0]) for line in out.splitlines() if " PipeWire:Interface:Node " in line] == [mine], out
+    assert f"PipeWire remote {first_serial} is gone" in portal_log(bus)
+    # Its own session's end still hides the stream from it.
+    bus.call(SESSION, "Close", path=second, conn=c.conn)
+    assert limentest.wait_until(lambda: f"PipeWire remote {second_serial} no longer sees 1 node(s)" in portal_log(bus),
+                                10), portal_log(bus)[-2000:]
+    status, out = probe(fd)
+    assert " PipeWire:Interface:Node " not in out, out
     os.close(fd)
 
 

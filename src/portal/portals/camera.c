@@ -126,8 +126,8 @@ on_remote_opened (GObject *source, GAsyncResult *result, gpointer user_data)
   RemoteCall *r = user_data;
   GError *error = NULL;
   g_autoptr(GUnixFDList) fds = NULL;
-  guint32 client_id = 0;
-  int fd = limen_pipewire_remote_open_finish (result, &client_id, &error);
+  guint64 client = 0;
+  int fd = limen_pipewire_remote_open_finish (result, &client, &error);
   int index = -1;
 
   if (fd < 0)
@@ -137,7 +137,7 @@ on_remote_opened (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   /* Camera remotes are never revoked by us (WirePlumber follows the store): only the
    * bookkeeping of handed-out remotes is dropped. */
-  limen_pipewire_remote_revoke (client_id, NULL, 0);
+  limen_pipewire_remote_revoke (client, NULL, 0);
   fds = g_unix_fd_list_new ();
   index = g_unix_fd_list_append (fds, fd, &error);
   close (fd);
@@ -146,7 +146,7 @@ on_remote_opened (GObject *source, GAsyncResult *result, gpointer user_data)
       remote_call_finish (r, error);
       return;
     }
-  g_debug ("Camera remote for '%s' (PipeWire client %u)", limen_app_info_get_id (r->info), client_id);
+  g_debug ("Camera remote for '%s' (PipeWire remote %" G_GUINT64_FORMAT ")", limen_app_info_get_id (r->info), client);
   limen_dbus_portal_camera_complete_open_pipewire_remote (skeleton, r->invocation, fds, g_variant_new_handle (index));
   remote_call_finish (r, NULL);
 }

@@ -40,7 +40,7 @@ on_closed (LimenSession *session, gpointer user_data)
   LimenCast *cast = limen_session_get_data (session);
 
   for (guint i = 0; cast && i < cast->remotes->len; i++)
-    limen_pipewire_remote_revoke (g_array_index (cast->remotes, guint32, i),
+    limen_pipewire_remote_revoke (g_array_index (cast->remotes, guint64, i),
                                   (const guint32 *) (gpointer) cast->nodes->data, cast->nodes->len);
   if (cast)
     g_array_set_size (cast->remotes, 0);
@@ -55,7 +55,7 @@ limen_cast_attach (LimenSession *session, LimenCastKind kind, const char *backen
   cast->kind = kind;
   cast->backend = g_strdup (backend);
   cast->nodes = g_array_new (FALSE, FALSE, sizeof (guint32));
-  cast->remotes = g_array_new (FALSE, FALSE, sizeof (guint32));
+  cast->remotes = g_array_new (FALSE, FALSE, sizeof (guint64));
   if (casts == NULL)
     casts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_hash_table_replace (casts, g_strdup (limen_session_get_path (session)), cast);

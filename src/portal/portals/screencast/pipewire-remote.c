@@ -10,8 +10,10 @@
  * PipeWire event source in the GLib main loop, and a stuck PipeWire daemon never stalls
  * the portal. The bookkeeping of handed-out remotes stays on the main thread.
  *
- * PipeWire reuses global ids, so a revoke first checks that the client is still one this
- * process connected (pipewire.sec.pid is set by the daemon; no client can change it). */
+ * PipeWire reuses global ids: the id of a caller's client that went away is soon the id of
+ * the next remote handed out, maybe to another session. So a remote is known by its client's
+ * object.serial, which is never reused, and a revoke looks for the client with that serial
+ * among this process's own (pipewire.sec.pid is set by the daemon; no client can change it). */
 #include "pipewire-remote.h"
 
 #include <errno.h>
@@ -36,12 +38,16 @@ typedef struct {
   char               *error_message;
   guint32             client_id;       /* own client global, from its info event */
   guint32             client_node_factory;  /* what a consumer's stream is made with */
-  guint32             want_client;     /* revoke: the client we look for */
-  gboolean            client_is_ours;
+  GArray             *own_clients;     /* OwnClient: the clients of this process the registry shows */
   const guint32      *want_nodes;      /* serials: the nodes looked up */
   guint               n_want_nodes;
   guint64            *serials;         /* serials: their object.serial, 0 while unseen */
 } Conn;
+
+typedef struct {
+  guint32 id;
+  guint64 serial;
+} OwnClient;
 
 static void
 ensure_init (void)
@@ -102,7 +108,7 @@ on_registry_global (void *data, uint32_t id, uint32_t permissions, const char *t
                     const struct spa_dict *props)
 {
   Conn *c = data;
-  const char *pid;
+  const char *pid, *serial;
 
   if (g_strcmp0 (type, PW_TYPE_INTERFACE_Factory) == 0 && props != NULL &&
       g_strcmp0 (spa_dict_lookup (props, PW_KEY_FACTORY_NAME), "client-node") == 0)
@@ -115,10 +121,16 @@ on_registry_global (void *data, uint32_t id, uint32_t permissions, const char *t
         if (c->want_nodes[i] == id && serial != NULL)
           c->serials[i] = g_ascii_strtoull (serial, NULL, 10);
       }
-  if (id != c->want_client || g_strcmp0 (type, PW_TYPE_INTERFACE_Client) != 0 || props == NULL)
+  if (c->own_clients == NULL || g_strcmp0 (type, PW_TYPE_INTERFACE_Client) != 0 || props == NULL)
     return;
   pid = spa_dict_lookup (props, PW_KEY_SEC_PID);
-  c->client_is_ours = pid != NULL && g_ascii_strtoll (pid, NULL, 10) == (gint64) getpid ();
+  serial = spa_dict_lookup (props, PW_KEY_OBJECT_SERIAL);
+  if (pid != NULL && g_ascii_strtoll (pid, NULL, 10) == (gint64) getpid () && serial != NULL)
+    {
+      OwnClient own = { id, g_ascii_strtoull (serial, NULL, 10) };
+
+      g_array_append_val (c->own_clients, own);
+    }
 }
 
 static const struct pw_registry_events registry_events = {
@@ -144,6 +156,8 @@ conn_close (Conn *c)
     pw_context_destroy (c->context);
   if (c->loop)
     pw_loop_destroy (c->loop);
+  if (c->own_clients)
+    g_array_unref (c->own_clients);
   g_free (c->error_message);
   memset (c, 0, sizeof *c);
 }
@@ -207,12 +221,33 @@ conn_roundtrip (Conn *c, GError **error)
   return FALSE;
 }
 
-/* Client ids of the remotes handed out and not yet revoked. */
+/* Client serials of the remotes handed out and not yet revoked (guint64 keys). */
 static GHashTable *handed_out;
 
-/* Lower @c's own permissions to the core, itself, the client-node factory and @nodes. */
+/* The serial of this process's client @id among those the registry showed; 0 if none. */
+static guint64
+own_client_serial (Conn *c, guint32 id)
+{
+  for (guint i = 0; i < c->own_clients->len; i++)
+    if (g_array_index (c->own_clients, OwnClient, i).id == id)
+      return g_array_index (c->own_clients, OwnClient, i).serial;
+  return 0;
+}
+
+/* The id of this process's client with @serial, now; SPA_ID_INVALID when it is gone. */
+static guint32
+own_client_id (Conn *c, guint64 serial)
+{
+  for (guint i = 0; i < c->own_clients->len; i++)
+    if (g_array_index (c->own_clients, OwnClient, i).serial == serial)
+      return g_array_index (c->own_clients, OwnClient, i).id;
+  return SPA_ID_INVALID;
+}
+
+/* Lower @c's own permissions to the core, itself, the client-node factory and @nodes;
+ * *@serial: its client's object.serial. */
 static gboolean
-restrict_to (Conn *c, const guint32 *nodes, guint n_nodes, GError **error)
+restrict_to (Conn *c, const guint32 *nodes, guint n_nodes, guint64 *serial, GError **error)
 {
   g_autofree struct pw_permission *perms = g_new0 (struct pw_permission, n_nodes + 4);
   guint n = 0;
@@ -221,14 +256,16 @@ restrict_to (Conn *c, const guint32 *nodes, guint n_nodes, GError **error)
    * connection must keep seeing itself and the core, or the daemon stops answering it, and
    * without the factory a consumer cannot connect a stream to the session's nodes. */
   c->client_node_factory = SPA_ID_INVALID;
+  c->own_clients = g_array_new (FALSE, FALSE, sizeof (OwnClient));
   c->registry = pw_core_get_registry (c->core, PW_VERSION_REGISTRY, 0);
   pw_registry_add_listener (c->registry, &c->registry_listener, &registry_events, c);
   if (!conn_roundtrip (c, error))
     return FALSE;
-  if (c->client_id == 0 || c->client_id == SPA_ID_INVALID || c->client_node_factory == SPA_ID_INVALID)
+  if (c->client_id == 0 || c->client_id == SPA_ID_INVALID || c->client_node_factory == SPA_ID_INVALID ||
+      (*serial = own_client_serial (c, c->client_id)) == 0)
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                           "PipeWire did not show the remote's client or the client-node factory");
+                           "PipeWire did not show the remote's client, its serial or the client-node factory");
       return FALSE;
     }
   /* Then everything hidden, present or future, except those and the session's nodes. The
@@ -241,6 +278,14 @@ restrict_to (Conn *c, const guint32 *nodes, guint n_nodes, GError **error)
       perms[n++] = PW_PERMISSION_INIT (nodes[i], PW_PERM_R | PW_PERM_X);
   perms[n++] = PW_PERMISSION_INIT (PW_ID_ANY, 0);
   pw_client_update_permissions (pw_core_get_client (c->core), n, perms);
+  if (!conn_roundtrip (c, error))
+    return FALSE;
+  /* The registry is ours, not the caller's: gone from the daemon before the socket changes
+   * hands, so that no event for it reaches the caller's PipeWire (which knows no such
+   * object, and logs it). */
+  spa_hook_remove (&c->registry_listener);
+  pw_proxy_destroy ((struct pw_proxy *) c->registry);
+  c->registry = NULL;
   return conn_roundtrip (c, error);
 }
 
@@ -248,7 +293,7 @@ typedef struct {
   guint32 *nodes;
   guint    n_nodes;
   guint64 *serials;    /* serials lookups: the answer */
-  guint32  client_id;
+  guint64  client;     /* the remote's client serial */
   char    *app_id;     /* NULL, or the portal app id WirePlumber's access script reads */
   char    *media_roles;
 } Job;
@@ -264,13 +309,13 @@ job_free (Job *job)
 }
 
 static Job *
-job_new (const guint32 *nodes, guint n_nodes, guint32 client_id)
+job_new (const guint32 *nodes, guint n_nodes, guint64 client)
 {
   Job *job = g_new0 (Job, 1);
 
   job->nodes = g_memdup2 (nodes, sizeof (guint32) * n_nodes);
   job->n_nodes = n_nodes;
-  job->client_id = client_id;
+  job->client = client;
   return job;
 }
 
@@ -291,14 +336,14 @@ open_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *cance
   if (job->media_roles)
     pw_properties_setf (props, "pipewire.access.portal.media_roles", "%s", job->media_roles);
   if (!conn_open (&c, props, &error) ||
-      !restrict_to (&c, job->nodes, job->n_nodes, &error))
+      !restrict_to (&c, job->nodes, job->n_nodes, &job->client, &error))
     {
       conn_close (&c);
       g_task_return_error (task, error);
       return;
     }
   fd = pw_core_steal_fd (c.core);
-  job->client_id = c.client_id;
+  g_debug ("PipeWire remote: client %u, serial %" G_GUINT64_FORMAT, c.client_id, job->client);
   conn_close (&c);
   if (fd < 0)
     g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "PipeWire remote has no socket: %s",
@@ -331,50 +376,57 @@ limen_pipewire_remote_open_async (const guint32 *nodes, guint n_nodes, GAsyncRea
 }
 
 int
-limen_pipewire_remote_open_finish (GAsyncResult *result, guint32 *client_id, GError **error)
+limen_pipewire_remote_open_finish (GAsyncResult *result, guint64 *client, GError **error)
 {
   Job *job = g_task_get_task_data (G_TASK (result));
   int fd = (int) g_task_propagate_int (G_TASK (result), error);
 
   if (fd < 0)
     return -1;
-  *client_id = job->client_id;
+  *client = job->client;
   if (handed_out == NULL)
-    handed_out = g_hash_table_new (NULL, NULL);
-  g_hash_table_add (handed_out, GUINT_TO_POINTER (job->client_id));
-  g_debug ("PipeWire remote for client %u: %u node(s) visible", job->client_id, job->n_nodes);
+    handed_out = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  g_hash_table_add (handed_out, g_memdup2 (&job->client, sizeof job->client));
+  g_debug ("PipeWire remote %" G_GUINT64_FORMAT ": %u node(s) visible", job->client, job->n_nodes);
   return fd;
 }
 
-/* On the manager connection @c: lower @client_id's permissions on @nodes to nothing. */
-static gboolean
-revoke_on (Conn *c, guint32 client_id, const guint32 *nodes, guint n_nodes, GError **error)
+typedef enum {
+  REVOKE_FAILED,
+  REVOKE_GONE,   /* the remote's client has gone: nothing left to hide */
+  REVOKE_DONE,
+} RevokeResult;
+
+/* On the manager connection @c: lower the permissions of the client with @serial (one of this
+ * process's) on @nodes to nothing. */
+static RevokeResult
+revoke_on (Conn *c, guint64 serial, const guint32 *nodes, guint n_nodes, GError **error)
 {
   g_autofree struct pw_permission *perms = g_new0 (struct pw_permission, n_nodes);
   struct pw_client *client;
+  guint32 id;
   gboolean ok;
 
+  c->own_clients = g_array_new (FALSE, FALSE, sizeof (OwnClient));
   c->registry = pw_core_get_registry (c->core, PW_VERSION_REGISTRY, 0);
   pw_registry_add_listener (c->registry, &c->registry_listener, &registry_events, c);
   if (!conn_roundtrip (c, error))
-    return FALSE;
-  if (!c->client_is_ours)
-    {
-      g_debug ("PipeWire client %u is gone or not ours: nothing to revoke", client_id);
-      return TRUE;
-    }
-  client = pw_registry_bind (c->registry, client_id, PW_TYPE_INTERFACE_Client, PW_VERSION_CLIENT, 0);
+    return REVOKE_FAILED;
+  id = own_client_id (c, serial);
+  if (id == SPA_ID_INVALID)
+    return REVOKE_GONE;
+  client = pw_registry_bind (c->registry, id, PW_TYPE_INTERFACE_Client, PW_VERSION_CLIENT, 0);
   if (client == NULL)
     {
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "cannot bind the remote's client");
-      return FALSE;
+      return REVOKE_FAILED;
     }
   for (guint i = 0; i < n_nodes; i++)
     perms[i] = PW_PERMISSION_INIT (nodes[i], 0);
   pw_client_update_permissions (client, n_nodes, perms);
   ok = conn_roundtrip (c, error);
   pw_proxy_destroy ((struct pw_proxy *) client);
-  return ok;
+  return ok ? REVOKE_DONE : REVOKE_FAILED;
 }
 
 static void
@@ -386,27 +438,36 @@ revoke_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *can
 
   if (!conn_open (&c, pw_properties_new (PW_KEY_APP_NAME, "limen-portal", NULL), &error))
     {
-      g_message ("Could not hide ended streams from PipeWire client %u: %s", job->client_id, error->message);
+      g_message ("Could not hide ended streams from PipeWire remote %" G_GUINT64_FORMAT ": %s", job->client,
+                 error->message);
       conn_close (&c);
       return;
     }
-  c.want_client = job->client_id;
-  if (!revoke_on (&c, job->client_id, job->nodes, job->n_nodes, &error))
-    g_message ("Could not hide ended streams from PipeWire client %u: %s", job->client_id, error->message);
-  else
-    g_debug ("PipeWire client %u no longer sees %u node(s)", job->client_id, job->n_nodes);
+  switch (revoke_on (&c, job->client, job->nodes, job->n_nodes, &error))
+    {
+    case REVOKE_FAILED:
+      g_message ("Could not hide ended streams from PipeWire remote %" G_GUINT64_FORMAT ": %s", job->client,
+                 error->message);
+      break;
+    case REVOKE_GONE:
+      g_debug ("PipeWire remote %" G_GUINT64_FORMAT " is gone: nothing to hide", job->client);
+      break;
+    case REVOKE_DONE:
+      g_debug ("PipeWire remote %" G_GUINT64_FORMAT " no longer sees %u node(s)", job->client, job->n_nodes);
+      break;
+    }
   conn_close (&c);
 }
 
 void
-limen_pipewire_remote_revoke (guint32 client_id, const guint32 *nodes, guint n_nodes)
+limen_pipewire_remote_revoke (guint64 client, const guint32 *nodes, guint n_nodes)
 {
   g_autoptr(GTask) task = NULL;
 
-  if (handed_out == NULL || !g_hash_table_remove (handed_out, GUINT_TO_POINTER (client_id)) || n_nodes == 0)
+  if (handed_out == NULL || !g_hash_table_remove (handed_out, &client) || n_nodes == 0)
     return;
   task = g_task_new (NULL, NULL, NULL, NULL);
-  g_task_set_task_data (task, job_new (nodes, n_nodes, client_id), (GDestroyNotify) job_free);
+  g_task_set_task_data (task, job_new (nodes, n_nodes, client), (GDestroyNotify) job_free);
   g_task_run_in_thread (task, revoke_in_thread);
 }
 

@@ -19,16 +19,17 @@ void limen_pipewire_remote_open_for_app_async (const guint32 *nodes, guint n_nod
                                                const char *media_roles, GAsyncReadyCallback callback,
                                                gpointer user_data);
 
-/* The remote's fd (the caller owns it); @client_id gets the connection's client global
- * (for limen_pipewire_remote_revoke). -1 + Error.NotFound/Failed when PipeWire is not there
- * or did not answer within a few seconds. */
-int limen_pipewire_remote_open_finish (GAsyncResult *result, guint32 *client_id, GError **error);
+/* The remote's fd (the caller owns it); @client gets the object.serial of the connection's
+ * client (for limen_pipewire_remote_revoke: unlike its id, never reused by another client).
+ * -1 + Error.NotFound/Failed when PipeWire is not there or did not answer within a few
+ * seconds. */
+int limen_pipewire_remote_open_finish (GAsyncResult *result, guint64 *client, GError **error);
 
-/* Hide @nodes from the remote whose client global is @client_id, if it is still one of ours:
- * the session ended, so its streams must disappear from the caller's view even where the
- * backend keeps the nodes alive. Runs in a worker thread, bounded in time; failures are
- * logged. */
-void limen_pipewire_remote_revoke (guint32 client_id, const guint32 *nodes, guint n_nodes);
+/* Hide @nodes from the remote @client (a serial from limen_pipewire_remote_open_finish), if
+ * it is still connected: the session ended, so its streams must disappear from the caller's
+ * view even where the backend keeps the nodes alive. Runs in a worker thread, bounded in
+ * time; failures are logged. With no @nodes only the bookkeeping is dropped. */
+void limen_pipewire_remote_revoke (guint64 client, const guint32 *nodes, guint n_nodes);
 
 /* The PipeWire object.serial of each of @nodes (never reused, unlike node ids: what
  * ScreenCast version 6 hands out as pipewire-serial), looked up in a worker thread. */

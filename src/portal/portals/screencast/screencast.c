@@ -147,8 +147,8 @@ on_remote_opened (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr(GError) error = NULL;
   g_autoptr(GUnixFDList) fds = NULL;
   LimenCast *cast = limen_cast_lookup_path (limen_session_get_path (r->session));
-  guint32 client_id = 0;
-  int fd = limen_pipewire_remote_open_finish (result, &client_id, &error);
+  guint64 client = 0;
+  int fd = limen_pipewire_remote_open_finish (result, &client, &error);
   int index = -1;
 
   if (cast && cast->session == r->session)
@@ -157,14 +157,14 @@ on_remote_opened (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       /* Closed while PipeWire was asked. Nobody else holds this socket, so closing it ends
        * the PipeWire client itself; only the bookkeeping is left to drop. */
-      limen_pipewire_remote_revoke (client_id, NULL, 0);
+      limen_pipewire_remote_revoke (client, NULL, 0);
       close (fd);
       fd = -1;
       g_set_error_literal (&error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The session was closed");
     }
   if (fd >= 0)
     {
-      g_array_append_val (cast->remotes, client_id);
+      g_array_append_val (cast->remotes, client);
       fds = g_unix_fd_list_new ();
       index = g_unix_fd_list_append (fds, fd, &error);
       close (fd);
