@@ -397,6 +397,31 @@ def rd_start(c, types=7, sources=False, clipboard=False, token="r1"):
     return session, results
 
 
+def test_remote_desktop_streams_the_backend_gave_without_select_sources(cast, bus):
+    """A remote-desktop backend may answer Start with streams nobody selected (absolute input
+    names one): the app gets them and may use them, as from upstream's frontend; a stream
+    without a size takes any position."""
+    cast.set_response("RemoteDesktop.Start", 0, {
+        "devices": v("u", 2),
+        "streams": v("a(ua{sv})", [(42, {"size": v("(ii)", (640, 480))}), (43, {})])})
+    c = Caller(bus)
+    session = c.create(RD, "r8")
+    assert c.request(RD, "SelectDevices", (session, {"types": v("u", 2)}), "(oa{sv})")[0] == 0
+    response, results = c.start_session(session, RD)
+    assert response == 0, results
+    assert [node for node, _ in results["streams"]] == [42, 43]
+    c.call(RD, "NotifyPointerMotionAbsolute", (session, {}, 42, 639.0, 479.0), "(oa{sv}udd)")
+    c.call(RD, "NotifyPointerMotionAbsolute", (session, {}, 43, 5000.0, 5000.0), "(oa{sv}udd)")
+    assert limentest.wait_until(lambda: len(cast.args("NotifyPointerMotionAbsolute")) == 2)
+    assert "Invalid position" in c.error(RD, "NotifyPointerMotionAbsolute", (session, {}, 42, 640.0, 0.0),
+                                         "(oa{sv}udd)")[1]
+    # Malformed streams are left out; the session still starts.
+    cast.set_response("RemoteDesktop.Start", 0, {"devices": v("u", 2), "streams": v("a(ua{sv})", [(0, {})])})
+    s2 = c.create(RD, "r7")
+    response, results = c.start_session(s2, RD)
+    assert response == 0 and "streams" not in results, results
+
+
 def test_remote_desktop_starts_without_select_devices(cast, bus):
     """SelectDevices is optional before Start (the reference starts such a session too): the
     backend decides the devices, and only those it granted may be used."""
@@ -449,8 +474,19 @@ def test_remote_desktop_with_streams(cast, bus):
     c.call(RD, "NotifyPointerAxis", (session, {"finish": v("b", True)}, 0.0, 3.0), "(oa{sv}dd)")
     assert limentest.wait_until(lambda: len(cast.args("NotifyPointerAxis")) == 1)
     assert cast.args("NotifyPointerAxis")[0][1] == {"finish": True}
-    assert c.error(RD, "NotifyPointerMotionAbsolute", (session, {}, 7, 1.0, 1.0), "(oa{sv}udd)")[0] == \
-        "org.freedesktop.portal.Error.InvalidArgument"
+    name, msg = c.error(RD, "NotifyPointerMotionAbsolute", (session, {}, 7, 1.0, 1.0), "(oa{sv}udd)")
+    assert name == "org.freedesktop.portal.Error.InvalidArgument" and "Invalid position" in msg, msg
+    # Positions lie within the stream's size (1280x800 from the backend), as upstream checks.
+    for x, y in ((-1.0, 0.0), (0.0, -1.0), (1280.0, 0.0), (0.0, 800.0)):
+        for method, args, sig in (("NotifyPointerMotionAbsolute", (session, {}, 42, x, y), "(oa{sv}udd)"),
+                                  ("NotifyTouchDown", (session, {}, 42, 1, x, y), "(oa{sv}uudd)"),
+                                  ("NotifyTouchMotion", (session, {}, 42, 1, x, y), "(oa{sv}uudd)")):
+            name, msg = c.error(RD, method, args, sig)
+            assert name == "org.freedesktop.portal.Error.InvalidArgument" and "Invalid position" in msg, (method, msg)
+    c.call(RD, "NotifyPointerMotionAbsolute", (session, {}, 42, 1279.5, 799.5), "(oa{sv}udd)")
+    assert limentest.wait_until(lambda: len(cast.args("NotifyPointerMotionAbsolute")) == 2)
+    assert [a[2:] for a in cast.args("NotifyPointerMotionAbsolute")] == [[42, 10.0, 20.0], [42, 1279.5, 799.5]]
+    assert len(cast.args("NotifyTouchDown")) == 1 and cast.args("NotifyTouchMotion") == []
     assert c.error(RD, "NotifyPointerMotion", (session, {}, float("nan"), 1.0), "(oa{sv}dd)")[0] == \
         "org.freedesktop.portal.Error.InvalidArgument"
     assert c.error(RD, "NotifyPointerAxis", (session, {"finish": v("s", "x")}, 0.0, 1.0), "(oa{sv}dd)")[0] == \

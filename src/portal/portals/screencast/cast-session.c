@@ -16,6 +16,7 @@ cast_free (LimenCast *cast)
   g_free (cast->backend);
   g_clear_pointer (&cast->transfers, g_hash_table_unref);
   g_array_unref (cast->nodes);
+  g_array_unref (cast->sizes);
   g_array_unref (cast->remotes);
   g_free (cast);
 }
@@ -55,6 +56,7 @@ limen_cast_attach (LimenSession *session, LimenCastKind kind, const char *backen
   cast->kind = kind;
   cast->backend = g_strdup (backend);
   cast->nodes = g_array_new (FALSE, FALSE, sizeof (guint32));
+  cast->sizes = g_array_new (FALSE, FALSE, sizeof (LimenCastSize));
   cast->remotes = g_array_new (FALSE, FALSE, sizeof (guint64));
   if (casts == NULL)
     casts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -126,7 +128,7 @@ limen_cast_take_streams (LimenCast *cast, GVariant *streams)
       (n = g_variant_n_children (streams)) == 0 || n > LIMEN_CAST_MAX_STREAMS)
     return NULL;
   /* The app asked for one source: it gets one, and only that node on its remote. */
-  if (n > 1 && !cast->multiple)
+  if (n > 1 && cast->sources_selected && !cast->multiple)
     {
       g_message ("Backend answered %" G_GSIZE_FORMAT " streams where one was asked: the first is kept", n);
       n = 1;
@@ -135,15 +137,22 @@ limen_cast_take_streams (LimenCast *cast, GVariant *streams)
   g_variant_iter_init (&iter, streams);
   while (cast->nodes->len < n && g_variant_iter_next (&iter, "(u@a{sv})", &node, &props))
     {
+      LimenCastSize size = { 0, 0 };
+
       /* 0 is the PipeWire core and ~0 means "any object": never a stream. */
       if (node == 0 || node == G_MAXUINT32)
         {
           g_variant_unref (props);
           g_variant_builder_clear (&b);
           g_array_set_size (cast->nodes, 0);
+          g_array_set_size (cast->sizes, 0);
           return NULL;
         }
+      if (!g_variant_lookup (props, "size", "(ii)", &size.width, &size.height) || size.width <= 0 ||
+          size.height <= 0)
+        size.width = size.height = 0;
       g_array_append_val (cast->nodes, node);
+      g_array_append_val (cast->sizes, size);
       g_variant_builder_add (&b, "(u@a{sv})", node, stream_properties (props));
       g_variant_unref (props);
     }

@@ -35,6 +35,10 @@ typedef enum {
 } LimenCastState;
 
 typedef struct {
+  gint32 width, height;
+} LimenCastSize;
+
+typedef struct {
   LimenSession      *session;          /* not owned: this is the session's data */
   LimenCastKind      kind;
   LimenCastState     state;
@@ -49,7 +53,8 @@ typedef struct {
   guint32            devices;          /* granted by Start */
   guint32            persist_mode;     /* asked for in Select* */
   GArray            *nodes;            /* guint32 PipeWire node ids from Start */
-  GArray            *remotes;          /* guint32 PipeWire client ids handed out */
+  GArray            *sizes;            /* LimenCastSize of each node, {0, 0} when not given */
+  GArray            *remotes;          /* guint64 PipeWire client serials handed out */
   guint              remotes_pending;  /* OpenPipeWireRemote calls with PipeWire now */
   GHashTable        *transfers;        /* clipboard serials announced and not yet done */
 } LimenCast;

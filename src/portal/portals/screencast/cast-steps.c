@@ -234,6 +234,16 @@ started_results (LimenCast *cast, const char *app_id, GVariant *results)
         }
       g_variant_builder_add (&b, "{sv}", "streams", checked);
     }
+  else if (cast->kind == LIMEN_CAST_REMOTE_DESKTOP && streams != NULL)
+    {
+      /* A remote-desktop backend may give streams nobody selected (absolute pointer and
+       * touch positions name one): passed on as upstream's frontend does; malformed ones
+       * are left out rather than failing the session. */
+      GVariant *checked = limen_cast_take_streams (cast, streams);
+
+      if (checked)
+        g_variant_builder_add (&b, "{sv}", "streams", checked);
+    }
   if (cast->kind == LIMEN_CAST_REMOTE_DESKTOP && results)
     {
       g_variant_lookup (results, "devices", "u", &devices);

@@ -125,21 +125,35 @@ input_session (GDBusMethodInvocation *invocation, const char *session_handle, gu
   return NULL;
 }
 
-/* TRUE when @node is one of the session's streams. */
+/* An absolute position names one of the session's streams and lies within its size, where
+ * the backend gave one (as upstream's frontend checks: the backend places it on that stream). */
 static gboolean
-is_stream (LimenCast *cast, guint32 node)
+check_position (LimenCast *cast, guint32 stream, double x, double y, GError **error)
 {
   for (guint i = 0; i < cast->nodes->len; i++)
-    if (g_array_index (cast->nodes, guint32, i) == node)
-      return TRUE;
+    if (g_array_index (cast->nodes, guint32, i) == stream)
+      {
+        LimenCastSize size = g_array_index (cast->sizes, LimenCastSize, i);
+
+        if (size.width == 0 || (x >= 0.0 && x < size.width && y >= 0.0 && y < size.height))
+          return TRUE;
+        g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                     "Invalid position: (%g, %g) is outside stream %u, which is %dx%d", x, y, stream, size.width,
+                     size.height);
+        return FALSE;
+      }
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+               "Invalid position: %u is not a stream of this session", stream);
   return FALSE;
 }
 
 /* Check and forward one input event: @args are the method's arguments after
- * (session_handle, options); @stream is checked when >= 0. */
+ * (session_handle, options); @stream and the position (@x, @y) are checked when @stream
+ * >= 0. */
 static gboolean
 notify (GDBusMethodInvocation *invocation, const char *session_handle, GVariant *options,
-        const LimenOption *table, guint32 device, const char *method, gint64 stream, GVariant *args)
+        const LimenOption *table, guint32 device, const char *method, gint64 stream, double x, double y,
+        GVariant *args)
 {
   g_autoptr(GError) error = NULL;
   g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
@@ -153,9 +167,8 @@ notify (GDBusMethodInvocation *invocation, const char *session_handle, GVariant 
   if (!limen_options_filter (options, &b, &error, table, NULL) ||
       (cast = input_session (invocation, session_handle, device, &session, &error)) == NULL)
     return limen_cast_return_error (invocation, g_steal_pointer (&error));
-  if (stream >= 0 && !is_stream (cast, (guint32) stream))
-    return limen_cast_return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                                     "Invalid value for stream: not a stream of this session"));
+  if (stream >= 0 && !check_position (cast, (guint32) stream, x, y, &error))
+    return limen_cast_return_error (invocation, g_steal_pointer (&error));
   g_variant_builder_init (&params, G_VARIANT_TYPE_TUPLE);
   g_variant_builder_add (&params, "o", limen_session_get_path (session));
   g_variant_builder_add_value (&params, g_variant_builder_end (&b));
@@ -189,7 +202,7 @@ handle_motion (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, cons
 {
   if (!FINITE2 (dx, dy))
     return refuse (inv, "dx/dy: not a finite number");
-  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerMotion", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerMotion", -1, 0, 0,
                  g_variant_new ("(dd)", dx, dy));
 }
 
@@ -199,7 +212,7 @@ handle_motion_absolute (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *
 {
   if (!FINITE2 (x, y))
     return refuse (inv, "x/y: not a finite number");
-  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerMotionAbsolute", stream,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerMotionAbsolute", stream, x, y,
                  g_variant_new ("(udd)", stream, x, y));
 }
 
@@ -209,7 +222,7 @@ handle_button (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, cons
 {
   if (state > 1)
     return refuse (inv, "state: 0 (released) or 1 (pressed)");
-  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerButton", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerButton", -1, 0, 0,
                  g_variant_new ("(iu)", button, state));
 }
 
@@ -219,7 +232,7 @@ handle_axis (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const 
 {
   if (!FINITE2 (dx, dy))
     return refuse (inv, "dx/dy: not a finite number");
-  return notify (inv, s, opts, limen_options_remote_desktop_notify_pointer_axis, LIMEN_DEVICE_POINTER, "NotifyPointerAxis", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify_pointer_axis, LIMEN_DEVICE_POINTER, "NotifyPointerAxis", -1, 0, 0,
                  g_variant_new ("(dd)", dx, dy));
 }
 
@@ -229,7 +242,7 @@ handle_axis_discrete (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *in
 {
   if (axis > 1)
     return refuse (inv, "axis: 0 (vertical) or 1 (horizontal)");
-  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerAxisDiscrete", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_POINTER, "NotifyPointerAxisDiscrete", -1, 0, 0,
                  g_variant_new ("(ui)", axis, steps));
 }
 
@@ -239,7 +252,7 @@ handle_keycode (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, con
 {
   if (state > 1)
     return refuse (inv, "state: 0 (released) or 1 (pressed)");
-  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_KEYBOARD, "NotifyKeyboardKeycode", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_KEYBOARD, "NotifyKeyboardKeycode", -1, 0, 0,
                  g_variant_new ("(iu)", keycode, state));
 }
 
@@ -249,7 +262,7 @@ handle_keysym (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, cons
 {
   if (state > 1)
     return refuse (inv, "state: 0 (released) or 1 (pressed)");
-  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_KEYBOARD, "NotifyKeyboardKeysym", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_KEYBOARD, "NotifyKeyboardKeysym", -1, 0, 0,
                  g_variant_new ("(iu)", keysym, state));
 }
 
@@ -259,7 +272,7 @@ handle_touch_down (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, 
 {
   if (!FINITE2 (x, y))
     return refuse (inv, "x/y: not a finite number");
-  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchDown", stream,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchDown", stream, x, y,
                  g_variant_new ("(uudd)", stream, slot, x, y));
 }
 
@@ -269,7 +282,7 @@ handle_touch_motion (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv
 {
   if (!FINITE2 (x, y))
     return refuse (inv, "x/y: not a finite number");
-  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchMotion", stream,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchMotion", stream, x, y,
                  g_variant_new ("(uudd)", stream, slot, x, y));
 }
 
@@ -277,7 +290,7 @@ static gboolean
 handle_touch_up (LimenDbusPortalRemoteDesktop *o, GDBusMethodInvocation *inv, const char *s, GVariant *opts,
                  guint slot, gpointer c)
 {
-  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchUp", -1,
+  return notify (inv, s, opts, limen_options_remote_desktop_notify, LIMEN_DEVICE_TOUCHSCREEN, "NotifyTouchUp", -1, 0, 0,
                  g_variant_new ("(u)", slot));
 }
 
