@@ -164,6 +164,12 @@ def test_sandboxed_app_sees_only_allowed_devices(bus, tb):
     info = usb_helpers.flatpak_info(APP, enumerable="cls:03:00;vnd:zz;dev:5678;")
     out = usb_helpers.run_in_sandbox(bus, APP, [["enumerate"]], info=info)
     assert [i["properties"]["ID_SERIAL"] for i in dict(out[0][1]).values()] == ["Other_Hid_C"]
+    # The entitlement data group (flatpak --add-policy=org.freedesktop.portal.Usb.Devices.…)
+    # is merged with [USB Devices]: its enumerable query adds a device, its hidden one hides.
+    info = usb_helpers.flatpak_info(APP, enumerable="cls:03:00;") + \
+        "\n[Policy org.freedesktop.portal.Usb.Devices]\nenumerable-devices=vnd:1234;\nhidden-devices=vnd:1234+dev:9999;\n"
+    out = usb_helpers.run_in_sandbox(bus, APP, [["enumerate"]], info=info)
+    assert sorted(i["properties"]["ID_SERIAL"] for i in dict(out[0][1]).values()) == ["Acme_Key_A", "Other_Hid_C"]
 
     # A host app sees every device.
     assert sorted(by_serial(Host(bus).enumerate())) == ["Acme_Hidden_B", "Acme_Key_A", "Other_Hid_C"]

@@ -7,7 +7,9 @@
  * A query is one or more parts joined by '+', and matches when every part does. A device is
  * visible when an enumerable query matches it and no hidden one does: hiding always wins,
  * even over "all". --device=usb or --device=all change nothing here (they are about the
- * sandbox's /dev, not the portal).
+ * sandbox's /dev, not the portal). The same keys in [Policy org.freedesktop.portal.Usb.Devices]
+ * (what `flatpak --add-policy=org.freedesktop.portal.Usb.Devices.KEY=...` writes, the
+ * specification's entitlement data) are merged in.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "usb.h"
 
@@ -141,6 +143,30 @@ limen_usb_rules_new (const char * const *enumerable, const char * const *hidden)
   return rules;
 }
 
+/* @key of the app's USB queries: the [USB Devices] group and the entitlement data group
+ * [Policy org.freedesktop.portal.Usb.Devices] (flatpak --add-policy), merged. */
+static GStrv
+metadata_queries (GKeyFile *metadata, const char *key)
+{
+  static const char * const groups[] = { "USB Devices", "Policy org.freedesktop.portal.Usb.Devices" };
+  GPtrArray *all = g_ptr_array_new ();
+
+  for (guint g = 0; g < G_N_ELEMENTS (groups); g++)
+    {
+      g_auto(GStrv) list = g_key_file_get_string_list (metadata, groups[g], key, NULL, NULL);
+
+      for (guint i = 0; list && list[i]; i++)
+        g_ptr_array_add (all, g_strdup (list[i]));
+    }
+  if (all->len == 0)
+    {
+      g_ptr_array_free (all, TRUE);
+      return NULL;
+    }
+  g_ptr_array_add (all, NULL);
+  return (GStrv) g_ptr_array_free (all, FALSE);
+}
+
 LimenUsbRules *
 limen_usb_rules_new_for_app (LimenAppInfo *info)
 {
@@ -154,8 +180,8 @@ limen_usb_rules_new_for_app (LimenAppInfo *info)
   metadata = limen_app_info_get_metadata (info);
   if (limen_app_info_get_kind (info) != LIMEN_APP_KIND_FLATPAK || metadata == NULL)
     return limen_usb_rules_new (NULL, NULL);
-  enumerable = g_key_file_get_string_list (metadata, "USB Devices", "enumerable-devices", NULL, NULL);
-  hidden = g_key_file_get_string_list (metadata, "USB Devices", "hidden-devices", NULL, NULL);
+  enumerable = metadata_queries (metadata, "enumerable-devices");
+  hidden = metadata_queries (metadata, "hidden-devices");
   return limen_usb_rules_new ((const char * const *) enumerable, (const char * const *) hidden);
 }
 
