@@ -43,6 +43,15 @@ def cast(bus):
     return start_suite(bus)
 
 
+def portal_daemon(bus):
+    """The limen-portal started last."""
+    return [d for d in bus.daemons if "limen-portal" in d.argv[0]][-1]
+
+
+def portal_log(bus):
+    return portal_daemon(bus).output()
+
+
 class Caller(rh.Client):
     """A host app driving sessions over a connection of its own."""
 
@@ -339,8 +348,7 @@ def test_restore_tokens_are_single_use_and_per_app(cast, bus):
 
 def test_restore_token_survives_a_restart(cast, bus):
     first = _run_cast(bus, APP_A, 2, None)
-    portal = [d for d in bus.daemons if "limen-portal" in d.argv[0]][-1]
-    portal.stop()
+    portal_daemon(bus).stop()
     bus.wait_for_name_gone(limentest.PORTAL_BUS_NAME)
     bus.start_portal()
     again = _run_cast(bus, APP_A, 2, first["token"])
@@ -648,10 +656,6 @@ def test_pipewire_remote_shows_only_the_session_nodes(cast, bus):
     # The node itself is still there for everyone else: it was hidden, not destroyed.
     assert pw.node_id("limen-test-mine") == mine
     os.close(fd)
-
-
-def portal_log(bus):
-    return "".join(d.output() for d in bus.daemons if os.path.basename(d.argv[0]) == "limen-portal")
 
 
 def remote_clients(bus):

@@ -566,7 +566,8 @@ limen_validate_notification_priority (const LimenOption *o, GVariant *v, GError 
   return TRUE;
 }
 
-/* Action and themed icon names: 1 to 256 of [A-Za-z0-9._-], as GAction names are. */
+/* Themed icon names: 1 to 256 of [A-Za-z0-9._-], nothing a theme lookup could take for a
+ * path. */
 gboolean
 limen_notification_name_is_valid (const char *s)
 {

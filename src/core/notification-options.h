@@ -30,7 +30,8 @@ char *limen_notification_markup_to_plain (const char *sanitized);
 
 /* TRUE for a category of the specification or a vendor's "x-VENDOR.NAME". */
 gboolean limen_notification_category_is_valid (const char *category);
-/* An action or themed icon name: 1 to 256 of [A-Za-z0-9._-]. */
+/* A themed icon name: 1 to 256 of [A-Za-z0-9._-] (action names are judged apart, more
+ * loosely: see limen_validate_notification_action). */
 gboolean limen_notification_name_is_valid (const char *name);
 /* TRUE for a button purpose of the specification or a vendor's "x-VENDOR.NAME". */
 gboolean limen_notification_purpose_is_valid (const char *purpose);
