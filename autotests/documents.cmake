@@ -19,15 +19,12 @@ limen_add_pytest(integration-documents-revoke test_documents_revoke.py TIMEOUT 3
 limen_add_pytest(integration-documents-host-changes test_documents_host_changes.py TIMEOUT 300)
 
 # Benchmark (label bench, not in the default run): against xdg-document-portal in the same run.
-# Its lean PermissionStore client needs sd-bus; without it the bench prints only GDBus figures.
-pkg_check_modules(LIBSYSTEMD IMPORTED_TARGET libsystemd)
-if(LIBSYSTEMD_FOUND)
-  add_executable(store-client bench/store-client.c)
-  target_link_libraries(store-client PRIVATE PkgConfig::LIBSYSTEMD)
-endif()
-# The floor under an Add: a GDBus service that answers Add on its worker without any work.
+# Its lean client (sd-bus, which limen-documents needs anyway).
+add_executable(store-client bench/store-client.c)
+target_link_libraries(store-client PRIVATE PkgConfig::LIBSYSTEMD)
+# The floor under an Add: a service that answers Add without any work (sd-bus, or GDBus).
 add_executable(add-floor bench/add-floor.c)
-target_link_libraries(add-floor PRIVATE PkgConfig::GLIB)
+target_link_libraries(add-floor PRIVATE PkgConfig::GLIB PkgConfig::LIBSYSTEMD)
 add_test(NAME bench-documents COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-documents.py)
 set_tests_properties(bench-documents PROPERTIES LABELS bench TIMEOUT 3600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};PYTHONDONTWRITEBYTECODE=1")

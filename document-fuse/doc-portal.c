@@ -25,14 +25,13 @@
 #include "compat.h"
 #include "errors.h"
 #include "fd-check.h"
-#include "limen-dbus.h"
+#include "docs-bus.h"
 
 #define ADD_FULL_MAX_FDS 16384
 
 struct _LimenDocPortal {
   LimenDocModel *model;
   LimenFuse     *fs;
-  LimenDbusPortalDocuments *skeleton;
   gboolean       mount_settled;   /* the mount is up, or will not come */
   GPtrArray     *mount_waiters;   /* GetMountPoint calls that came before */
   guint          mount_timeout;
@@ -41,18 +40,23 @@ struct _LimenDocPortal {
   GList         *lookups;         /* LookupCall*: Lookup calls opening their path */
 };
 
-static gboolean
-return_error (GDBusMethodInvocation *invocation, GError *error)
+static void
+return_error (LimenDocsCall *call, GError *error)
 {
-  limen_invocation_return_gerror (invocation, error);
+  limen_docs_call_return_gerror (call, error);
   g_error_free (error);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-static gboolean
-return_not_allowed (GDBusMethodInvocation *invocation, const char *what)
+static void
+return_not_allowed (LimenDocsCall *call, const char *what)
 {
-  return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "%s", what));
+  return_error (call, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "%s", what));
+}
+
+static void
+return_mount_point (LimenDocPortal *portal, LimenDocsCall *call)
+{
+  limen_docs_call_return_value (call, g_variant_new ("(^ay)", limen_fuse_get_mountpoint (portal->fs)));
 }
 
 /* export_fd() for a sandboxed AddFull naming the caller's own app: the app gets what it
@@ -480,8 +484,7 @@ answer_mount_waiters (LimenDocPortal *portal)
   g_autoptr(GPtrArray) waiters = g_steal_pointer (&portal->mount_waiters);
 
   for (guint i = 0; waiters && i < waiters->len; i++)
-    limen_dbus_portal_documents_complete_get_mount_point (portal->skeleton, g_ptr_array_index (waiters, i),
-                                                          limen_fuse_get_mountpoint (portal->fs));
+    return_mount_point (portal, g_ptr_array_index (waiters, i));
 }
 
 static gboolean
@@ -515,22 +518,6 @@ limen_doc_portal_is_mount_settled (LimenDocPortal *portal)
   return portal->mount_settled;
 }
 
-/* Every method call on the Documents or FileTransfer object comes here first, on the main
- * thread, before the caller is identified; the call goes on to its handlers. */
-static void
-want_mount_marshal (GClosure *closure, GValue *return_value, guint n_param_values, const GValue *param_values,
-                    gpointer invocation_hint, gpointer marshal_data)
-{
-  limen_doc_portal_want_mount (closure->data);
-  g_value_set_boolean (return_value, FALSE);
-}
-
-void
-limen_doc_portal_mount_before_calls (LimenDocPortal *portal, GDBusInterfaceSkeleton *skeleton)
-{
-  limen_skeleton_connect_calls (skeleton, want_mount_marshal, portal);
-}
-
 void
 limen_doc_portal_mount_settled (LimenDocPortal *portal)
 {
@@ -539,22 +526,21 @@ limen_doc_portal_mount_settled (LimenDocPortal *portal)
   answer_mount_waiters (portal);
 }
 
-static gboolean
-handle_get_mount_point (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation,
-                        LimenDocPortal *portal)
+static void
+handle_get_mount_point (LimenDocsCall *call, gpointer user_data)
 {
+  LimenDocPortal *portal = user_data;
+
   if (!portal->mount_settled)
     {
       if (portal->mount_waiters == NULL)
         portal->mount_waiters = g_ptr_array_new ();
-      g_ptr_array_add (portal->mount_waiters, invocation);
+      g_ptr_array_add (portal->mount_waiters, call);
       if (portal->mount_timeout == 0)
         portal->mount_timeout = g_timeout_add (MOUNT_WAIT_MS, on_mount_wait_timeout, portal);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      return;
     }
-  limen_dbus_portal_documents_complete_get_mount_point (object, invocation,
-                                                        limen_fuse_get_mountpoint (portal->fs));
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  return_mount_point (portal, call);
 }
 
 /* Argument @index of @params as a byte string: with or without the customary trailing
@@ -577,9 +563,9 @@ bytestring_child (GVariant *params, gsize index, const char *key, GError **error
 }
 
 static char *
-bytestring_arg (GDBusMethodInvocation *invocation, gsize index, const char *key, GError **error)
+bytestring_arg (LimenDocsCall *call, gsize index, const char *key, GError **error)
 {
-  return bytestring_child (g_dbus_method_invocation_get_parameters (invocation), index, key, error);
+  return bytestring_child (limen_docs_call_get_parameters (call), index, key, error);
 }
 
 #define KNOWN_FLAGS (LIMEN_DOC_EXPORT_REUSE | LIMEN_DOC_EXPORT_PERSISTENT | LIMEN_DOC_EXPORT_AS_NEEDED | \
@@ -685,7 +671,7 @@ fail_committed:
  * checked them: the fds (and the name) before the caller's identity. */
 typedef struct {
   gboolean full;          /* AddFull / AddNamedFull: (as a{sv}) or (s a{sv}) answers */
-  int     *fds;          /* borrowed from the call's fd list */
+  int     *fds;          /* borrowed from the call's message */
   gsize    n;
   char    *name;          /* AddNamed / AddNamedFull */
   guint    flags;
@@ -703,23 +689,23 @@ add_call_clear (AddCall *call)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (AddCall, add_call_clear)
 
-/* One fd of @fd_list for @handle into @call: borrowed, the call's message keeps it open. */
+/* The fd of @dcall for @handle into @call: borrowed, the call's message keeps it open. */
 static gboolean
-add_call_take_fd (AddCall *call, GUnixFDList *fd_list, gint32 handle, const char *key, GError **error)
+add_call_take_fd (AddCall *call, LimenDocsCall *dcall, gint32 handle, const char *key, GError **error)
 {
-  if (handle < 0 || fd_list == NULL || handle >= g_unix_fd_list_get_length (fd_list))
-    {
-      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                   "Invalid value for %s: no file descriptor at index %d", key, handle);
-      return FALSE;
-    }
-  call->fds[call->n++] = g_unix_fd_list_peek_fds (fd_list, NULL)[handle];
+  int fd = limen_docs_call_peek_fd (dcall, handle, key, error);
+
+  if (fd < 0)
+    return FALSE;
+  call->fds[call->n++] = fd;
   return TRUE;
 }
 
 static gboolean
-add_call_parse (AddCall *call, const char *method, GVariant *params, GUnixFDList *fd_list, GError **error)
+add_call_parse (AddCall *call, LimenDocsCall *dcall, GError **error)
 {
+  const char *method = limen_docs_call_get_method (dcall);
+  GVariant *params = limen_docs_call_get_parameters (dcall);
   gboolean named = strcmp (method, "AddNamed") == 0 || strcmp (method, "AddNamedFull") == 0;
   gboolean reuse, persistent;
   g_autoptr(GVariant) handles = NULL;
@@ -739,7 +725,7 @@ add_call_parse (AddCall *call, const char *method, GVariant *params, GUnixFDList
       for (gsize i = 0; i < g_variant_n_children (handles); i++)
         {
           g_variant_get_child (handles, i, "h", &handle);
-          if (!add_call_take_fd (call, fd_list, handle, "o_path_fds", error))
+          if (!add_call_take_fd (call, dcall, handle, "o_path_fds", error))
             return FALSE;
         }
       return TRUE;
@@ -755,7 +741,7 @@ add_call_parse (AddCall *call, const char *method, GVariant *params, GUnixFDList
         g_variant_get (params, "(hbb)", &handle, &reuse, &persistent);
       call->flags = (reuse ? LIMEN_DOC_EXPORT_REUSE : 0) | (persistent ? LIMEN_DOC_EXPORT_PERSISTENT : 0);
     }
-  if (!add_call_take_fd (call, fd_list, handle, named ? (call->full ? "o_path_fd" : "o_path_parent_fd") : "o_path_fd",
+  if (!add_call_take_fd (call, dcall, handle, named ? (call->full ? "o_path_fd" : "o_path_parent_fd") : "o_path_fd",
                          error))
     return FALSE;
   if (named && !(call->name = bytestring_child (params, 1, "filename", error)))
@@ -793,83 +779,44 @@ add_call_run (LimenDocPortal *portal, LimenAppInfo *info, AddCall *call, GError 
   return g_variant_new ("(^as@a{sv})", ids->pdata, extra_out (portal));
 }
 
-GVariant *
-limen_doc_portal_call_add (LimenDocPortal *portal, LimenAppInfo *info, const char *method, GVariant *params,
-                           GUnixFDList *fd_list, GError **error)
+/* Add, AddNamed, AddFull and AddNamedFull. */
+static void
+handle_add_call (LimenDocsCall *dcall, gpointer user_data)
 {
-  g_auto(AddCall) call = { 0 };
-
-  if (!add_call_parse (&call, method, params, fd_list, error))
-    return NULL;
-  return add_call_run (portal, info, &call, error);
-}
-
-/* Add, AddNamed, AddFull and AddNamedFull dispatched on the main thread. */
-static gboolean
-handle_add_call (GDBusMethodInvocation *invocation, GUnixFDList *fd_list, LimenDocPortal *portal)
-{
+  LimenDocPortal *portal = user_data;
   g_autoptr(LimenAppInfo) info = NULL;
   g_auto(AddCall) call = { 0 };
   GError *error = NULL;
   GVariant *reply;
 
-  if (!add_call_parse (&call, g_dbus_method_invocation_get_method_name (invocation),
-                       g_dbus_method_invocation_get_parameters (invocation), fd_list, &error))
-    return return_error (invocation, error);
-  if (!(info = limen_app_info_get_for_invocation (invocation)))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  if (!add_call_parse (&call, dcall, &error))
+    {
+      return_error (dcall, error);
+      return;
+    }
+  if (!(info = limen_docs_call_get_app_info (dcall)))
+    return;
   reply = add_call_run (portal, info, &call, &error);
   if (reply == NULL)
-    return return_error (invocation, error);
-  g_dbus_method_invocation_return_value (invocation, reply);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+    return_error (dcall, error);
+  else
+    limen_docs_call_return_value (dcall, reply);
 }
 
-static gboolean
-handle_add (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
-            GVariant *arg_fd, gboolean reuse, gboolean persistent, LimenDocPortal *portal)
-{
-  return handle_add_call (invocation, fd_list, portal);
-}
-
-static gboolean
-handle_add_named (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
-                  GVariant *arg_fd, const char *filename, gboolean reuse, gboolean persistent,
-                  LimenDocPortal *portal)
-{
-  return handle_add_call (invocation, fd_list, portal);
-}
-
-static gboolean
-handle_add_full (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
-                 GVariant *arg_fds, guint flags, const char *app_id, const char * const *permissions,
-                 LimenDocPortal *portal)
-{
-  return handle_add_call (invocation, fd_list, portal);
-}
-
-static gboolean
-handle_add_named_full (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation,
-                       GUnixFDList *fd_list, GVariant *arg_fd, const char *filename, guint flags,
-                       const char *app_id, const char * const *permissions, LimenDocPortal *portal)
-{
-  return handle_add_call (invocation, fd_list, portal);
-}
 /* The document @doc_id for a permission change by the caller; NULL after answering. */
 static LimenDoc *
-doc_for_change (LimenDocPortal *portal, GDBusMethodInvocation *invocation, const char *doc_id,
-                guint need, LimenAppInfo **info_out)
+doc_for_change (LimenDocPortal *portal, LimenDocsCall *call, const char *doc_id, guint need,
+                LimenAppInfo **info_out)
 {
   g_autoptr(LimenAppInfo) info = NULL;
   LimenDoc *doc;
 
   if (!limen_doc_id_is_valid (doc_id))
     {
-      return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                     "Invalid doc_id"));
+      return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid doc_id"));
       return NULL;
     }
-  if (!(info = limen_app_info_get_for_invocation (invocation)))
+  if (!(info = limen_docs_call_get_app_info (call)))
     return NULL;
   doc = limen_doc_model_lookup (portal->model, doc_id);
   /* A sandbox learns nothing about documents it has no rights on: NotFound either way. */
@@ -877,91 +824,93 @@ doc_for_change (LimenDocPortal *portal, GDBusMethodInvocation *invocation, const
                       limen_doc_get_perms (doc, limen_app_info_get_id (info)) == 0))
     {
       g_clear_pointer (&doc, limen_doc_unref);
-      return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No document %s", doc_id));
+      return_error (call, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No document %s", doc_id));
       return NULL;
     }
   if (!limen_app_info_is_host (info) && (limen_doc_get_perms (doc, limen_app_info_get_id (info)) & need) != need)
     {
       limen_doc_unref (doc);
-      return_not_allowed (invocation, "The application lacks the permission for this document");
+      return_not_allowed (call, "The application lacks the permission for this document");
       return NULL;
     }
   *info_out = g_steal_pointer (&info);
   return doc;
 }
 
-static gboolean
-change_perms (LimenDocPortal *portal, GDBusMethodInvocation *invocation, const char *doc_id,
-              const char *app_id, const char * const *permissions, gboolean grant)
+/* GrantPermissions and RevokePermissions. */
+static void
+handle_change_perms (LimenDocsCall *call, gpointer user_data)
 {
+  LimenDocPortal *portal = user_data;
+  gboolean grant = strcmp (limen_docs_call_get_method (call), "GrantPermissions") == 0;
   g_autoptr(LimenAppInfo) info = NULL;
   g_autoptr(LimenDoc) doc = NULL;
+  g_autofree const char **permissions = NULL;
+  const char *doc_id, *app_id;
   GError *error = NULL;
   guint perms, held, current;
 
+  g_variant_get (limen_docs_call_get_parameters (call), "(&s&s^a&s)", &doc_id, &app_id, &permissions);
   if (!limen_doc_perms_from_strv (permissions, "permissions", &perms, &error))
-    return return_error (invocation, error);
+    {
+      return_error (call, error);
+      return;
+    }
   if (!limen_app_id_is_valid (app_id))
-    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                          "Invalid app_id"));
-  doc = doc_for_change (portal, invocation, doc_id, LIMEN_DOC_PERM_GRANT, &info);
+    {
+      return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid app_id"));
+      return;
+    }
+  doc = doc_for_change (portal, call, doc_id, LIMEN_DOC_PERM_GRANT, &info);
   if (doc == NULL)
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+    return;
   held = limen_app_info_is_host (info) ? LIMEN_DOC_PERM_ALL : limen_doc_get_perms (doc, limen_app_info_get_id (info));
   if ((perms & ~held) != 0)
-    return return_not_allowed (invocation, grant ? "A sandboxed application can only grant permissions it holds"
-                                                 : "A sandboxed application can only revoke permissions it holds");
+    {
+      return_not_allowed (call, grant ? "A sandboxed application can only grant permissions it holds"
+                                     : "A sandboxed application can only revoke permissions it holds");
+      return;
+    }
   current = limen_doc_get_perms (doc, app_id);
   if (!limen_doc_model_set_perms (portal->model, doc, app_id, grant ? (current | perms) : (current & ~perms), &error))
-    return return_error (invocation, error);
-  if (grant)
-    limen_dbus_portal_documents_complete_grant_permissions (portal->skeleton, invocation);
-  else
-    limen_dbus_portal_documents_complete_revoke_permissions (portal->skeleton, invocation);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+    {
+      return_error (call, error);
+      return;
+    }
+  limen_docs_call_return_value (call, NULL);
 }
 
-static gboolean
-handle_grant (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *doc_id,
-              const char *app_id, const char * const *permissions, LimenDocPortal *portal)
+static void
+handle_delete (LimenDocsCall *call, gpointer user_data)
 {
-  return change_perms (portal, invocation, doc_id, app_id, permissions, TRUE);
-}
-
-static gboolean
-handle_revoke (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *doc_id,
-               const char *app_id, const char * const *permissions, LimenDocPortal *portal)
-{
-  return change_perms (portal, invocation, doc_id, app_id, permissions, FALSE);
-}
-
-static gboolean
-handle_delete (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *doc_id,
-               LimenDocPortal *portal)
-{
+  LimenDocPortal *portal = user_data;
   g_autoptr(LimenAppInfo) info = NULL;
-  g_autoptr(LimenDoc) doc = doc_for_change (portal, invocation, doc_id, LIMEN_DOC_PERM_DELETE, &info);
+  g_autoptr(LimenDoc) doc = NULL;
+  const char *doc_id;
   GError *error = NULL;
 
-  if (doc == NULL)
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_variant_get (limen_docs_call_get_parameters (call), "(&s)", &doc_id);
+  if (!(doc = doc_for_change (portal, call, doc_id, LIMEN_DOC_PERM_DELETE, &info)))
+    return;
   if (!limen_doc_model_delete (portal->model, doc, &error))
-    return return_error (invocation, error);
-  limen_dbus_portal_documents_complete_delete (object, invocation);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+    {
+      return_error (call, error);
+      return;
+    }
+  limen_docs_call_return_value (call, NULL);
 }
 
 /* Host-only methods: FALSE after answering a sandboxed caller. */
 static gboolean
-host_only (GDBusMethodInvocation *invocation)
+host_only (LimenDocsCall *call)
 {
-  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (invocation);
+  g_autoptr(LimenAppInfo) info = limen_docs_call_get_app_info (call);
 
   if (info == NULL)
     return FALSE;
   if (!limen_app_info_is_host (info))
     {
-      return_not_allowed (invocation, "Not available to sandboxed applications");
+      return_not_allowed (call, "Not available to sandboxed applications");
       return FALSE;
     }
   return TRUE;
@@ -975,8 +924,8 @@ host_only (GDBusMethodInvocation *invocation)
  * elsewhere names the document exported from its path. A path that does not open is
  * NotFound. */
 typedef struct {
-  LimenDocPortal        *portal;      /* NULL once the portal is gone */
-  GDBusMethodInvocation *invocation;
+  LimenDocPortal *portal;      /* NULL once the portal is gone */
+  LimenDocsCall  *call;
 } LookupCall;
 
 static void
@@ -998,8 +947,8 @@ lookup_open (GTask *task, gpointer source, gpointer task_data, GCancellable *can
 static void
 lookup_opened (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  LookupCall *call = user_data;
-  LimenDocPortal *portal = call->portal;
+  LookupCall *lookup = user_data;
+  LimenDocPortal *portal = lookup->portal;
   GError *error = NULL;
   g_autoptr(LimenDoc) doc = NULL;
   g_autofree char *node_app = NULL;
@@ -1010,14 +959,14 @@ lookup_opened (GObject *source, GAsyncResult *result, gpointer user_data)
   if (portal == NULL)
     {
       g_clear_error (&error);
-      g_free (call);         /* answered when the portal went away */
+      g_free (lookup);         /* answered when the portal went away */
       return;
     }
-  portal->lookups = g_list_remove (portal->lookups, call);
+  portal->lookups = g_list_remove (portal->lookups, lookup);
   if (fd < 0)
     {
-      return_error (call->invocation, error);
-      g_free (call);
+      return_error (lookup->call, error);
+      g_free (lookup);
       return;
     }
   /* Told not to sync, statx asks no filesystem (see export_fd). */
@@ -1038,66 +987,78 @@ lookup_opened (GObject *source, GAsyncResult *result, gpointer user_data)
       if (path && path[0] == '/')
         doc = limen_doc_model_find_by_path (portal->model, path);
     }
-  limen_dbus_portal_documents_complete_lookup (portal->skeleton, call->invocation,
-                                               doc ? limen_doc_get_id (doc) : "");
-  g_free (call);
+  limen_docs_call_return_value (lookup->call, g_variant_new ("(s)", doc ? limen_doc_get_id (doc) : ""));
+  g_free (lookup);
 }
 
-static gboolean
-handle_lookup (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *filename,
-               LimenDocPortal *portal)
+static void
+handle_lookup (LimenDocsCall *call, gpointer user_data)
 {
+  LimenDocPortal *portal = user_data;
   g_autofree char *arg = NULL;
   g_autoptr(GTask) task = NULL;
   GError *error = NULL;
-  LookupCall *call;
+  LookupCall *lookup;
 
-  if (!host_only (invocation))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-  if (!(arg = bytestring_arg (invocation, 0, "filename", &error)))
-    return return_error (invocation, error);
+  if (!host_only (call))
+    return;
+  if (!(arg = bytestring_arg (call, 0, "filename", &error)))
+    {
+      return_error (call, error);
+      return;
+    }
   if (arg[0] != '/')
-    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                          "Invalid filename: not an absolute path"));
-  call = g_new0 (LookupCall, 1);
-  call->portal = portal;
-  call->invocation = invocation;
-  portal->lookups = g_list_prepend (portal->lookups, call);
-  task = g_task_new (NULL, NULL, lookup_opened, call);
+    {
+      return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                               "Invalid filename: not an absolute path"));
+      return;
+    }
+  lookup = g_new0 (LookupCall, 1);
+  lookup->portal = portal;
+  lookup->call = call;
+  portal->lookups = g_list_prepend (portal->lookups, lookup);
+  task = g_task_new (NULL, NULL, lookup_opened, lookup);
   g_task_set_source_tag (task, handle_lookup);
   g_object_set_data_full (G_OBJECT (task), "filename", g_steal_pointer (&arg), g_free);
   g_task_run_in_thread (task, lookup_open);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-static gboolean
-handle_info (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *doc_id,
-             LimenDocPortal *portal)
+static void
+handle_info (LimenDocsCall *call, gpointer user_data)
 {
+  LimenDocPortal *portal = user_data;
   g_autoptr(LimenDoc) doc = NULL;
   g_autofree char *path = NULL;
+  const char *doc_id;
 
-  if (!host_only (invocation))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_variant_get (limen_docs_call_get_parameters (call), "(&s)", &doc_id);
+  if (!host_only (call))
+    return;
   if (!limen_doc_id_is_valid (doc_id) || !(doc = limen_doc_model_lookup (portal->model, doc_id)))
-    return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No document %s", doc_id));
+    {
+      return_error (call, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No document %s", doc_id));
+      return;
+    }
   path = limen_doc_dup_path (doc);
-  limen_dbus_portal_documents_complete_info (object, invocation, path, limen_doc_perms_to_variant (doc));
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  limen_docs_call_return_value (call, g_variant_new ("(^ay@a{sas})", path, limen_doc_perms_to_variant (doc)));
 }
 
-static gboolean
-handle_list (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation, const char *app_id,
-             LimenDocPortal *portal)
+static void
+handle_list (LimenDocsCall *call, gpointer user_data)
 {
+  LimenDocPortal *portal = user_data;
   g_autoptr(GPtrArray) docs = NULL;
+  const char *app_id;
   GVariantBuilder b;
 
-  if (!host_only (invocation))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_variant_get (limen_docs_call_get_parameters (call), "(&s)", &app_id);
+  if (!host_only (call))
+    return;
   if (app_id[0] != '\0' && !limen_app_id_is_valid (app_id))
-    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                          "Invalid app_id"));
+    {
+      return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid app_id"));
+      return;
+    }
   docs = limen_doc_model_list (portal->model, app_id[0] ? app_id : NULL);
   g_variant_builder_init (&b, G_VARIANT_TYPE ("a{say}"));
   for (guint i = 0; i < docs->len; i++)
@@ -1105,19 +1066,20 @@ handle_list (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation
       g_autofree char *path = limen_doc_dup_path (docs->pdata[i]);
       g_variant_builder_add (&b, "{s@ay}", limen_doc_get_id (docs->pdata[i]), g_variant_new_bytestring (path));
     }
-  limen_dbus_portal_documents_complete_list (object, invocation, g_variant_builder_end (&b));
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  limen_docs_call_return_value (call, g_variant_new ("(a{say})", &b));
 }
 
-static gboolean
-handle_get_host_paths (LimenDbusPortalDocuments *object, GDBusMethodInvocation *invocation,
-                       const char * const *doc_ids, LimenDocPortal *portal)
+static void
+handle_get_host_paths (LimenDocsCall *call, gpointer user_data)
 {
-  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (invocation);
+  LimenDocPortal *portal = user_data;
+  g_autoptr(LimenAppInfo) info = NULL;
+  g_autofree const char **doc_ids = NULL;
   GVariantBuilder b;
 
-  if (info == NULL)
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_variant_get (limen_docs_call_get_parameters (call), "(^a&s)", &doc_ids);
+  if (!(info = limen_docs_call_get_app_info (call)))
+    return;
   g_variant_builder_init (&b, G_VARIANT_TYPE ("a{say}"));
   for (guint i = 0; doc_ids[i]; i++)
     {
@@ -1131,8 +1093,7 @@ handle_get_host_paths (LimenDbusPortalDocuments *object, GDBusMethodInvocation *
       path = limen_doc_dup_path (doc);
       g_variant_builder_add (&b, "{s@ay}", doc_ids[i], g_variant_new_bytestring (path));
     }
-  limen_dbus_portal_documents_complete_get_host_paths (object, invocation, g_variant_builder_end (&b));
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  limen_docs_call_return_value (call, g_variant_new ("(a{say})", &b));
 }
 
 LimenDocPortal *
@@ -1145,27 +1106,38 @@ limen_doc_portal_new (LimenDocModel *model, LimenFuse *fs)
   return portal;
 }
 
-gboolean
-limen_doc_portal_export (LimenDocPortal *portal, GDBusConnection *connection, GError **error)
+static void
+want_mount (gpointer user_data)
 {
-  portal->skeleton = limen_dbus_portal_documents_skeleton_new ();
-  limen_dbus_portal_documents_set_version (portal->skeleton, 5);
-  limen_doc_portal_mount_before_calls (portal, G_DBUS_INTERFACE_SKELETON (portal->skeleton));
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (portal->skeleton));
-  g_signal_connect (portal->skeleton, "handle-get-mount-point", G_CALLBACK (handle_get_mount_point), portal);
-  g_signal_connect (portal->skeleton, "handle-add", G_CALLBACK (handle_add), portal);
-  g_signal_connect (portal->skeleton, "handle-add-named", G_CALLBACK (handle_add_named), portal);
-  g_signal_connect (portal->skeleton, "handle-add-full", G_CALLBACK (handle_add_full), portal);
-  g_signal_connect (portal->skeleton, "handle-add-named-full", G_CALLBACK (handle_add_named_full), portal);
-  g_signal_connect (portal->skeleton, "handle-grant-permissions", G_CALLBACK (handle_grant), portal);
-  g_signal_connect (portal->skeleton, "handle-revoke-permissions", G_CALLBACK (handle_revoke), portal);
-  g_signal_connect (portal->skeleton, "handle-delete", G_CALLBACK (handle_delete), portal);
-  g_signal_connect (portal->skeleton, "handle-lookup", G_CALLBACK (handle_lookup), portal);
-  g_signal_connect (portal->skeleton, "handle-info", G_CALLBACK (handle_info), portal);
-  g_signal_connect (portal->skeleton, "handle-list", G_CALLBACK (handle_list), portal);
-  g_signal_connect (portal->skeleton, "handle-get-host-paths", G_CALLBACK (handle_get_host_paths), portal);
-  return g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (portal->skeleton), connection,
-                                           "/org/freedesktop/portal/documents", error);
+  limen_doc_portal_want_mount (user_data);
+}
+
+void
+limen_doc_portal_export (LimenDocPortal *portal, LimenDocsBus *bus)
+{
+  static const struct {
+    const char *method;
+    LimenDocsMethodFunc func;
+  } methods[] = {
+    { "GetMountPoint", handle_get_mount_point },
+    { "Add", handle_add_call },
+    { "AddNamed", handle_add_call },
+    { "AddFull", handle_add_call },
+    { "AddNamedFull", handle_add_call },
+    { "GrantPermissions", handle_change_perms },
+    { "RevokePermissions", handle_change_perms },
+    { "Delete", handle_delete },
+    { "Lookup", handle_lookup },
+    { "Info", handle_info },
+    { "List", handle_list },
+    { "GetHostPaths", handle_get_host_paths },
+  };
+
+  /* Every call on the object, Documents or FileTransfer, asks for the mount first, before
+   * its caller is identified. */
+  limen_docs_bus_set_before_call (bus, want_mount, portal);
+  for (gsize i = 0; i < G_N_ELEMENTS (methods); i++)
+    limen_docs_bus_add_method (bus, LIMEN_DOCS_IFACE, methods[i].method, methods[i].func, portal);
 }
 
 void
@@ -1176,15 +1148,12 @@ limen_doc_portal_free (LimenDocPortal *portal)
   /* A Lookup still opening its path is answered now; its open, when it ends, finds no portal. */
   for (GList *l = portal->lookups; l; l = l->next)
     {
-      LookupCall *call = l->data;
+      LookupCall *lookup = l->data;
 
-      g_dbus_method_invocation_return_error_literal (call->invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
-                                                     "The service is shutting down");
-      call->portal = NULL;
+      return_error (lookup->call,
+                    g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_FAILED, "The service is shutting down"));
+      lookup->portal = NULL;
     }
   g_clear_pointer (&portal->lookups, g_list_free);
-  if (portal->skeleton)
-    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (portal->skeleton));
-  g_clear_object (&portal->skeleton);
   g_free (portal);
 }

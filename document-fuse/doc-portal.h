@@ -3,8 +3,8 @@
 #pragma once
 
 #include <gio/gio.h>
-#include <gio/gunixfdlist.h>
 #include "doc-model.h"
+#include "docs-bus.h"
 #include "fuse-ops.h"
 
 G_BEGIN_DECLS
@@ -13,16 +13,14 @@ typedef struct _LimenDocPortal LimenDocPortal;
 
 /* Serve the documents of @model, with files in @fs, at /org/freedesktop/portal/documents. */
 LimenDocPortal *limen_doc_portal_new (LimenDocModel *model, LimenFuse *fs);
-gboolean limen_doc_portal_export (LimenDocPortal *portal, GDBusConnection *connection, GError **error);
+/* Answer the Documents methods on @bus (whose calls want the mount, see below). */
+void limen_doc_portal_export (LimenDocPortal *portal, LimenDocsBus *bus);
 /* The filesystem is mounted only when it is first needed: @func runs (on the main thread)
  * before every call on Documents or FileTransfer is handled, and mounts it at the first, at
  * once or once the Documents name is ours. A daemon asked only for the permission store
  * mounts nothing, as the reference's separate permission store does not. */
 void limen_doc_portal_set_mount_func (LimenDocPortal *portal, void (*func) (gpointer user_data), gpointer user_data);
 void limen_doc_portal_want_mount (LimenDocPortal *portal);
-/* Every method call on @skeleton wants the filesystem mounted before it is handled
- * (connect before the skeleton's other handlers). */
-void limen_doc_portal_mount_before_calls (LimenDocPortal *portal, GDBusInterfaceSkeleton *skeleton);
 /* The filesystem is mounted (or failed to): GetMountPoint calls waiting for it are answered. */
 void limen_doc_portal_mount_settled (LimenDocPortal *portal);
 gboolean limen_doc_portal_is_mount_settled (LimenDocPortal *portal);
@@ -48,11 +46,5 @@ LimenDoc *limen_doc_portal_export_fd (LimenDocPortal *portal, struct _LimenAppIn
  * grants for this session only), a new session document else. */
 LimenDoc *limen_doc_portal_export_path (LimenDocPortal *portal, const char *path, gboolean is_dir,
                                         const char *app, guint perms, GError **error);
-
-/* Add, AddNamed, AddFull or AddNamedFull (@method) with @params and @fd_list, for @info's
- * caller: the reply's body, or NULL and @error. Called with the store's state held (see
- * doc-portal-thread.h); the Documents object's handlers run the same code. */
-GVariant *limen_doc_portal_call_add (LimenDocPortal *portal, struct _LimenAppInfo *info, const char *method,
-                                     GVariant *params, GUnixFDList *fd_list, GError **error);
 
 G_END_DECLS

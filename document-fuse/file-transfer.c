@@ -15,8 +15,8 @@
 #include "app-info.h"
 #include "compat.h"
 #include "errors.h"
+#include "docs-bus.h"
 #include "fd-check.h"
-#include "limen-dbus.h"
 
 #define MAX_TRANSFERS_PER_PEER 64
 #define MAX_FILES_PER_TRANSFER 16384
@@ -39,7 +39,7 @@ struct _LimenFileTransfer {
   LimenDocPortal *portal;
   LimenFuse      *fs;
   GHashTable     *transfers;  /* key → Transfer */
-  LimenDbusPortalFileTransfer *skeleton;
+  LimenDocsBus   *bus;
 };
 
 static void
@@ -57,12 +57,11 @@ transfer_free (Transfer *t)
   g_free (t);
 }
 
-static gboolean
-return_error (GDBusMethodInvocation *invocation, GError *error)
+static void
+return_error (LimenDocsCall *call, GError *error)
 {
-  limen_invocation_return_gerror (invocation, error);
+  limen_docs_call_return_gerror (call, error);
   g_error_free (error);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 /* 32 hex digits from the kernel's random pool; NULL (and @error) when it cannot be read. */
@@ -94,22 +93,20 @@ new_key (GError **error)
 static void
 stop_transfer (LimenFileTransfer *ft, Transfer *t)
 {
-  GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (ft->skeleton));
-
   /* Only the sender hears that its transfer ended. */
-  if (connection)
-    g_dbus_connection_emit_signal (connection, t->owner, "/org/freedesktop/portal/documents",
-                                   "org.freedesktop.portal.FileTransfer", "TransferClosed",
-                                   g_variant_new ("(s)", t->key), NULL);
+  if (ft->bus)
+    limen_docs_bus_emit_signal (ft->bus, t->owner, LIMEN_FILE_TRANSFER_IFACE, "TransferClosed",
+                                g_variant_new ("(s)", t->key));
   g_hash_table_remove (ft->transfers, t->key);
 }
 
-static gboolean
-handle_start (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *invocation, GVariant *options,
-              LimenFileTransfer *ft)
+static void
+handle_start (LimenDocsCall *call, gpointer user_data)
 {
-  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (invocation);
-  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  LimenFileTransfer *ft = user_data;
+  g_autoptr(GVariant) options = g_variant_get_child_value (limen_docs_call_get_parameters (call), 0);
+  g_autoptr(LimenAppInfo) info = limen_docs_call_get_app_info (call);
+  const char *sender = limen_docs_call_get_sender (call);
   gboolean writable = FALSE, autostop = TRUE;
   GHashTableIter iter;
   gpointer value;
@@ -120,7 +117,7 @@ handle_start (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *invoca
   GError *error = NULL;
 
   if (info == NULL)
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+    return;
   if ((v = g_variant_lookup_value (options, "writable", NULL)))
     {
       gboolean ok = g_variant_is_of_type (v, G_VARIANT_TYPE_BOOLEAN);
@@ -129,8 +126,11 @@ handle_start (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *invoca
         writable = g_variant_get_boolean (v);
       g_variant_unref (v);
       if (!ok)
-        return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                              "Invalid writable: expected a boolean"));
+        {
+          return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                   "Invalid writable: expected a boolean"));
+          return;
+        }
     }
   if ((v = g_variant_lookup_value (options, "autostop", NULL)))
     {
@@ -140,18 +140,27 @@ handle_start (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *invoca
         autostop = g_variant_get_boolean (v);
       g_variant_unref (v);
       if (!ok)
-        return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                              "Invalid autostop: expected a boolean"));
+        {
+          return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                                   "Invalid autostop: expected a boolean"));
+          return;
+        }
     }
   g_hash_table_iter_init (&iter, ft->transfers);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     if (strcmp (((Transfer *) value)->owner, sender) == 0)
       mine++;
   if (mine >= MAX_TRANSFERS_PER_PEER)
-    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                          "Too many transfers"));
+    {
+      return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                               "Too many transfers"));
+      return;
+    }
   if ((key = new_key (&error)) == NULL)
-    return return_error (invocation, error);
+    {
+      return_error (call, error);
+      return;
+    }
   t = g_new0 (Transfer, 1);
   t->key = g_steal_pointer (&key);
   t->owner = g_strdup (sender);
@@ -160,55 +169,65 @@ handle_start (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *invoca
   t->files = g_array_new (FALSE, TRUE, sizeof (TransferFile));
   g_array_set_clear_func (t->files, (GDestroyNotify) transfer_file_clear);
   g_hash_table_insert (ft->transfers, t->key, t);
-  limen_dbus_portal_file_transfer_complete_start_transfer (object, invocation, t->key);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  limen_docs_call_return_value (call, g_variant_new ("(s)", t->key));
 }
 
 static Transfer *
-owned_transfer (LimenFileTransfer *ft, GDBusMethodInvocation *invocation, const char *key)
+owned_transfer (LimenFileTransfer *ft, LimenDocsCall *call, const char *key)
 {
   Transfer *t = g_hash_table_lookup (ft->transfers, key);
 
-  if (t == NULL || strcmp (t->owner, g_dbus_method_invocation_get_sender (invocation)) != 0)
+  if (t == NULL || strcmp (t->owner, limen_docs_call_get_sender (call)) != 0)
     {
-      return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No such transfer"));
+      return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No such transfer"));
       return NULL;
     }
   return t;
 }
 
-static gboolean
-handle_add_files (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *invocation, GUnixFDList *fd_list,
-                  const char *key, GVariant *fds, GVariant *options, LimenFileTransfer *ft)
+static void
+handle_add_files (LimenDocsCall *call, gpointer user_data)
 {
+  LimenFileTransfer *ft = user_data;
+  g_autoptr(GVariant) fds = NULL;
+  const char *key;
   g_autoptr(LimenAppInfo) info = NULL;
   g_autoptr(GArray) added = g_array_new (FALSE, TRUE, sizeof (TransferFile));
-  Transfer *t = owned_transfer (ft, invocation, key);
-  gsize n = g_variant_n_children (fds);
+  Transfer *t;
+  gsize n;
 
+  g_variant_get (limen_docs_call_get_parameters (call), "(&s@ah@a{sv})", &key, &fds, NULL);
+  t = owned_transfer (ft, call, key);
+  n = g_variant_n_children (fds);
   g_array_set_clear_func (added, (GDestroyNotify) transfer_file_clear);
   if (t == NULL)
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+    return;
   if (t->files->len + n > MAX_FILES_PER_TRANSFER)
-    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                          "Invalid fds: too many files"));
-  if (!(info = limen_app_info_get_for_invocation (invocation)))
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+    {
+      return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                                               "Invalid fds: too many files"));
+      return;
+    }
+  if (!(info = limen_docs_call_get_app_info (call)))
+    return;
   for (gsize i = 0; i < n; i++)
     {
       GError *error = NULL;
       g_auto(LimenFdInfo) fdinfo = { 0 };
       TransferFile f = { 0 };
       gint32 handle;
-      g_autofd int fd = -1;
+      int fd;
       char proc[64];
 
       g_variant_get_child (fds, i, "h", &handle);
-      fd = limen_fd_list_get (fd_list, handle, "fds", &error);
+      fd = limen_docs_call_peek_fd (call, handle, "fds", &error);
       if (fd < 0 ||
           !limen_fd_check (info, fd, LIMEN_FD_ALLOW_REGULAR | LIMEN_FD_ALLOW_DIRECTORY | LIMEN_FD_ALLOW_O_PATH |
                            LIMEN_FD_NEED_READ | (t->writable ? LIMEN_FD_NEED_WRITE : 0), &fdinfo, &error))
-        return return_error (invocation, error);
+        {
+          return_error (call, error);
+          return;
+        }
       g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
       f.path = g_file_read_link (proc, NULL);
       f.is_dir = fdinfo.is_dir;
@@ -216,8 +235,11 @@ handle_add_files (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *in
       if (f.path == NULL || f.path[0] != '/')
         {
           g_free (f.path);
-          return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                                "The file has no path"));
+          {
+            return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                                                     "The file has no path"));
+            return;
+          }
         }
       g_array_append_val (added, f);
     }
@@ -229,23 +251,27 @@ handle_add_files (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *in
       g_array_append_val (t->files, f);
     }
   g_array_set_clear_func (added, NULL);
-  limen_dbus_portal_file_transfer_complete_add_files (object, invocation, NULL);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  limen_docs_call_return_value (call, NULL);
 }
 
-static gboolean
-handle_retrieve (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *invocation, const char *key,
-                 GVariant *options, LimenFileTransfer *ft)
+static void
+handle_retrieve (LimenDocsCall *call, gpointer user_data)
 {
-  g_autoptr(LimenAppInfo) info = limen_app_info_get_for_invocation (invocation);
+  LimenFileTransfer *ft = user_data;
+  const char *key;
+  g_autoptr(LimenAppInfo) info = NULL;
   g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
   Transfer *t;
 
-  if (info == NULL)
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  g_variant_get (limen_docs_call_get_parameters (call), "(&s@a{sv})", &key, NULL);
+  if (!(info = limen_docs_call_get_app_info (call)))
+    return;
   t = g_hash_table_lookup (ft->transfers, key);
   if (t == NULL)
-    return return_error (invocation, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No such transfer"));
+    {
+      return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND, "No such transfer"));
+      return;
+    }
   for (guint i = 0; i < t->files->len; i++)
     {
       TransferFile *f = &g_array_index (t->files, TransferFile, i);
@@ -262,28 +288,31 @@ handle_retrieve (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *inv
       perms = LIMEN_DOC_PERM_READ | ((t->writable && f->writable) ? LIMEN_DOC_PERM_WRITE : 0);
       doc = limen_doc_portal_export_path (ft->portal, f->path, f->is_dir, limen_app_info_get_id (info), perms, &error);
       if (doc == NULL)
-        return return_error (invocation, error);
+        {
+          return_error (call, error);
+          return;
+        }
       name = limen_doc_dup_name (doc);
       g_ptr_array_add (paths, g_build_filename (limen_fuse_get_mountpoint (ft->fs), limen_doc_get_id (doc), name, NULL));
     }
   g_ptr_array_add (paths, NULL);
-  limen_dbus_portal_file_transfer_complete_retrieve_files (object, invocation, (const char * const *) paths->pdata);
+  limen_docs_call_return_value (call, g_variant_new ("(^as)", (const char * const *) paths->pdata));
   if (t->autostop)
     stop_transfer (ft, t);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-static gboolean
-handle_stop (LimenDbusPortalFileTransfer *object, GDBusMethodInvocation *invocation, const char *key,
-             LimenFileTransfer *ft)
+static void
+handle_stop (LimenDocsCall *call, gpointer user_data)
 {
-  Transfer *t = owned_transfer (ft, invocation, key);
+  LimenFileTransfer *ft = user_data;
+  const char *key;
+  Transfer *t;
 
-  if (t == NULL)
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-  limen_dbus_portal_file_transfer_complete_stop_transfer (object, invocation);
+  g_variant_get (limen_docs_call_get_parameters (call), "(&s)", &key);
+  if (!(t = owned_transfer (ft, call, key)))
+    return;
+  limen_docs_call_return_value (call, NULL);
   stop_transfer (ft, t);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 static void
@@ -311,18 +340,14 @@ limen_file_transfer_new (LimenDocPortal *portal, LimenFuse *fs)
   return ft;
 }
 
-gboolean
-limen_file_transfer_export (LimenFileTransfer *ft, GDBusConnection *connection, GError **error)
+void
+limen_file_transfer_export (LimenFileTransfer *ft, LimenDocsBus *bus)
 {
-  ft->skeleton = limen_dbus_portal_file_transfer_skeleton_new ();
-  limen_dbus_portal_file_transfer_set_version (ft->skeleton, 1);
-  /* Files retrieved are handed out as paths in the document filesystem: it must be up. */
-  limen_doc_portal_mount_before_calls (ft->portal, G_DBUS_INTERFACE_SKELETON (ft->skeleton));
-  limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (ft->skeleton));
-  g_signal_connect (ft->skeleton, "handle-start-transfer", G_CALLBACK (handle_start), ft);
-  g_signal_connect (ft->skeleton, "handle-add-files", G_CALLBACK (handle_add_files), ft);
-  g_signal_connect (ft->skeleton, "handle-retrieve-files", G_CALLBACK (handle_retrieve), ft);
-  g_signal_connect (ft->skeleton, "handle-stop-transfer", G_CALLBACK (handle_stop), ft);
-  return g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (ft->skeleton), connection,
-                                           "/org/freedesktop/portal/documents", error);
+  /* Files retrieved are handed out as paths in the document filesystem: like every call on
+   * the object, these want it mounted first (limen_doc_portal_export). */
+  ft->bus = bus;
+  limen_docs_bus_add_method (bus, LIMEN_FILE_TRANSFER_IFACE, "StartTransfer", handle_start, ft);
+  limen_docs_bus_add_method (bus, LIMEN_FILE_TRANSFER_IFACE, "AddFiles", handle_add_files, ft);
+  limen_docs_bus_add_method (bus, LIMEN_FILE_TRANSFER_IFACE, "RetrieveFiles", handle_retrieve, ft);
+  limen_docs_bus_add_method (bus, LIMEN_FILE_TRANSFER_IFACE, "StopTransfer", handle_stop, ft);
 }

@@ -4,6 +4,7 @@
 
 #include <gio/gio.h>
 #include "doc-portal.h"
+#include "docs-bus.h"
 #include "fuse-ops.h"
 
 G_BEGIN_DECLS
@@ -13,6 +14,6 @@ typedef struct _LimenFileTransfer LimenFileTransfer;
 /* Transfers export the files for their receiver through @portal. */
 LimenFileTransfer *limen_file_transfer_new (LimenDocPortal *portal, LimenFuse *fs);
 /* Export at /org/freedesktop/portal/documents. */
-gboolean limen_file_transfer_export (LimenFileTransfer *transfer, GDBusConnection *connection, GError **error);
+void limen_file_transfer_export (LimenFileTransfer *transfer, LimenDocsBus *bus);
 
 G_END_DECLS

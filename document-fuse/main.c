@@ -10,7 +10,7 @@
 #include "doc-model.h"
 #include "doc-perm-table.h"
 #include "doc-portal.h"
-#include "doc-portal-thread.h"
+#include "docs-bus.h"
 #include "file-transfer.h"
 #include "fuse-ops.h"
 #include "import.h"
@@ -25,7 +25,7 @@ typedef struct {
   LimenFuse          *fs;
   LimenDocPortal     *portal;
   LimenFileTransfer  *transfer;
-  guint               watch_id;
+  LimenDocsBus       *docs_bus;          /* the Documents name's connection */
   gboolean            documents_owned;   /* the Documents name is ours */
   gboolean            mount_wanted;      /* a Documents or FileTransfer call came */
   gboolean            fuse_started;
@@ -67,18 +67,26 @@ on_mount_wanted (gpointer user_data)
   start_mount (d);
 }
 
+/* The Documents name or its connection went away: another instance took over (--replace),
+ * which unmounts ours and mounts its own, or the bus is gone. */
+static void
+on_documents_lost (gboolean bus_gone, gpointer user_data)
+{
+  limen_daemon_quit (0);
+}
+
 /* Mount only once we own the name: a second instance that loses the race must not
  * unmount the filesystem of the one that serves. */
-static void
-on_documents_name_appeared (GDBusConnection *connection, const char *name, const char *owner,
-                            gpointer user_data)
+static gboolean
+own_documents (gboolean replace, gpointer user_data, GError **error)
 {
   Documents *d = user_data;
 
-  if (d->documents_owned || g_strcmp0 (owner, g_dbus_connection_get_unique_name (connection)) != 0)
-    return;
+  if (!limen_docs_bus_own_name (d->docs_bus, DOCUMENTS_BUS_NAME, replace, on_documents_lost, d, error))
+    return FALSE;
   d->documents_owned = TRUE;
   start_mount (d);
+  return TRUE;
 }
 
 static gboolean
@@ -120,13 +128,14 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
      * harnesses look for the folder); the filesystem goes up with the first call. */
     (void) g_mkdir_with_parents (limen_fuse_get_mountpoint (d->fs), 0700);
   d->transfer = limen_file_transfer_new (d->portal, d->fs);
-  if (!limen_perm_store_export (d->perms, connection, error) ||
-      !limen_doc_portal_export (d->portal, connection, error) ||
-      !limen_file_transfer_export (d->transfer, connection, error))
+  if (!limen_perm_store_export (d->perms, connection, error))
     return FALSE;
-  limen_doc_portal_thread_start (d->portal, connection);
-  d->watch_id = g_bus_watch_name_on_connection (connection, DOCUMENTS_BUS_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
-                                                on_documents_name_appeared, NULL, d, NULL);
+  /* Documents and FileTransfer on a connection of their own (docs-bus.c says why); it
+   * serves once it owns the name (own_documents). */
+  if (!(d->docs_bus = limen_docs_bus_new (connection, error)))
+    return FALSE;
+  limen_doc_portal_export (d->portal, d->docs_bus);
+  limen_file_transfer_export (d->transfer, d->docs_bus);
   return TRUE;
 }
 
@@ -135,9 +144,8 @@ on_shutdown (gpointer user_data)
 {
   Documents *d = user_data;
 
-  limen_doc_portal_thread_stop ();
-  if (d->watch_id)
-    g_bus_unwatch_name (d->watch_id);
+  /* Calls still waiting are answered, queued answers and signals sent, the name released. */
+  g_clear_pointer (&d->docs_bus, limen_docs_bus_free);
   /* Unmount first: open files fail at once and no worker touches the model after. */
   if (d->fs && d->fuse_started)
     limen_fuse_stop (d->fs);
@@ -151,13 +159,14 @@ on_shutdown (gpointer user_data)
 int
 main (int argc, char **argv)
 {
-  static const char *names[] = { DOCUMENTS_BUS_NAME, "org.freedesktop.impl.portal.PermissionStore", NULL };
+  static const char *names[] = { "org.freedesktop.impl.portal.PermissionStore", NULL };
   LimenDaemonSpec spec = {
     .program = "limen-documents",
     .summary = N_("Document store, permission store and document filesystem for sandboxed applications"),
     .bus_names = names,
     .on_bus = on_bus,
     .on_shutdown = on_shutdown,
+    .own_primary = own_documents,
     .user_data = &documents,
   };
 

@@ -1,21 +1,63 @@
-/* The floor under a Documents.Add for bench-documents: a GDBus service on the session bus
- * that owns org.freedesktop.portal.Documents and answers every Add (hbb) with the same
- * document id, on GDBus's worker thread, as soon as the call is read: the way
- * limen-documents answers a known caller's Add, minus all of its work (no fd check, no
- * path, no document, no journal). What a client waits for here is GDBus receiving a call
- * that carries an fd and sending its reply, and dbus-daemon passing both: no daemon built
- * on GDBus and reached through dbus-daemon can answer an Add sooner, so the reference's
- * time over this one is the highest advantage any such daemon could show in the same run.
- * Not a Documents implementation: it creates nothing and its id names nothing.
+/* The floor under a Documents.Add for bench-documents: a service on the session bus that
+ * owns org.freedesktop.portal.Documents and answers every Add (hbb) with the same document
+ * id as soon as the call is read, and does nothing else (no fd check, no path, no document,
+ * no journal). What a client waits for here is the bus library receiving a call that
+ * carries an fd and sending its reply, and dbus-daemon passing both.
  *
- *   add-floor      (prints "ready" once it owns the name, runs until killed)
+ *   add-floor            sd-bus, on the thread that polls the socket, as limen-documents
+ *                        serves Documents: the reference's time over this one is the most
+ *                        a daemon built that way could show in the same run
+ *   add-floor --gdbus    GDBus, in a filter on its worker thread (the earliest a GDBus
+ *                        service can answer): what the same daemon would show on GDBus
+ *
+ * It prints "ready" once it owns the name and runs until killed. Not a Documents
+ * implementation: it creates nothing and its id names nothing.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <gio/gio.h>
 #include <stdio.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
 
 #define DOCS_NAME "org.freedesktop.portal.Documents"
 #define DOCS_PATH "/org/freedesktop/portal/documents"
 #define DOCS_IFACE "org.freedesktop.portal.Documents"
+
+static int
+on_add (sd_bus_message *m, void *user_data, sd_bus_error *ret_error)
+{
+  return sd_bus_reply_method_return (m, "s", "00000000");
+}
+
+static const sd_bus_vtable floor_vtable[] = {
+  SD_BUS_VTABLE_START (0),
+  SD_BUS_METHOD ("Add", "hbb", "s", on_add, SD_BUS_VTABLE_UNPRIVILEGED),
+  SD_BUS_VTABLE_END
+};
+
+static int
+run_sd_bus (void)
+{
+  sd_bus *bus = NULL;
+  int r;
+
+  /* A user bus: sd-bus checks no caller's credentials there, as limen-documents does not. */
+  if ((r = sd_bus_open_user (&bus)) < 0 ||
+      (r = sd_bus_add_object_vtable (bus, NULL, DOCS_PATH, DOCS_IFACE, floor_vtable, NULL)) < 0 ||
+      (r = sd_bus_request_name (bus, DOCS_NAME, 0)) < 0)
+    {
+      fprintf (stderr, "add-floor: cannot serve %s: %s\n", DOCS_NAME, strerror (-r));
+      return 1;
+    }
+  printf ("ready\n");
+  fflush (stdout);
+  for (;;)
+    {
+      if ((r = sd_bus_process (bus, NULL)) < 0)
+        return 1;
+      if (r == 0 && sd_bus_wait (bus, UINT64_MAX) < 0)
+        return 1;
+    }
+}
 
 static GDBusMessage *
 filter (GDBusConnection *connection, GDBusMessage *message, gboolean incoming, gpointer user_data)
@@ -35,8 +77,8 @@ filter (GDBusConnection *connection, GDBusMessage *message, gboolean incoming, g
   return NULL;
 }
 
-int
-main (int argc, char **argv)
+static int
+run_gdbus (void)
 {
   g_autoptr(GDBusConnection) bus = NULL;
   g_autoptr(GVariant) owned = NULL;
@@ -44,11 +86,6 @@ main (int argc, char **argv)
   g_autoptr(GError) error = NULL;
   guint32 result = 0;
 
-  if (argc != 1)
-    {
-      fprintf (stderr, "usage: add-floor\n");
-      return 2;
-    }
   if (!(bus = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error)))
     {
       fprintf (stderr, "add-floor: %s\n", error->message);
@@ -70,4 +107,15 @@ main (int argc, char **argv)
   loop = g_main_loop_new (NULL, FALSE);
   g_main_loop_run (loop);
   return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc == 1)
+    return run_sd_bus ();
+  if (argc == 2 && strcmp (argv[1], "--gdbus") == 0)
+    return run_gdbus ();
+  fprintf (stderr, "usage: add-floor [--gdbus]\n");
+  return 2;
 }

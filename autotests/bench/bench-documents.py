@@ -530,35 +530,40 @@ def paired():
     return ours, ref
 
 
-def start_add_floor():
-    """A bus with add-floor on it (see add-floor.c), or a string saying why there is none."""
+def start_add_floor(*args):
+    """A bus with add-floor (@args) on it (see add-floor.c), or a string saying why there is none."""
     if not os.path.exists(ADD_FLOOR):
         return "no add-floor in this build"
     bus = limentest.Bus()
     try:
-        bus.start([ADD_FLOOR], wait_name=dh.DOCS_NAME)
+        bus.start([ADD_FLOOR, *args], wait_name=dh.DOCS_NAME)
     except Exception as e:       # noqa: BLE001 -- the bench prints why and goes on
         bus.close()
         return f"failed: {str(e)[:60]}"
     return bus
 
 
+FLOOR_KIND = {"floor": "sd-bus", "gdbus floor": "GDBus"}
+
+
 def paired_adds(lim, rf, ours, ref):
     """Add calls one after another (store-client) to both stacks in alternating rounds, a new
     client each round. A round's first call also pays for the client's connection and its
     identification; the calls after it are what a client that stays connected (a frontend, an
-    app) waits for per file. A third side in the same rounds, add-floor, answers every Add
-    without any work: the reference's time over its time is the most any daemon built on
-    GDBus could show in these rounds. A call from a new connection each time (`flatpak
+    app) waits for per file. Two more sides in the same rounds, add-floor, answer every Add
+    without any work, one on sd-bus (as limen-documents serves Documents) and one on GDBus:
+    the reference's time over theirs is the most any daemon built on each could show in
+    these rounds. A call from a new connection each time (`flatpak
     document-export`) is measured call by call, the two stacks' calls of a file right after
     each other."""
     per = ADD_PER_ROUND
-    floor = start_add_floor()
+    floors = {"floor": start_add_floor(), "gdbus floor": start_add_floor("--gdbus")}
     sides = [("limen", lim), ("reference", rf)]
-    if not isinstance(floor, str):
-        sides.append(("floor", (floor, os.path.join(floor.root, "x"))))
-    else:
-        ours["Add per call, do-nothing GDBus service (floor), paired ms"] = floor
+    for which, floor in floors.items():
+        if not isinstance(floor, str):
+            sides.append((which, (floor, os.path.join(floor.root, "x"))))
+        else:
+            ours[f"Add per call, do-nothing {FLOOR_KIND[which]} service, paired ms"] = floor
     files = {}
     for which, st in sides:
         d = os.path.join(os.path.dirname(st[1]), "adds")
@@ -582,8 +587,9 @@ def paired_adds(lim, rf, ours, ref):
                 if which in cpu:
                     cpu[which] += cpu_seconds(st[3]) - time.process_time() - c
     finally:
-        if not isinstance(floor, str):
-            floor.close()
+        for floor in floors.values():
+            if not isinstance(floor, str):
+                floor.close()
     a, b = got["limen"], got["reference"]
     # The daemons' CPU per call (the reference's two processes), which the load hardly changes.
     ours["Add daemon CPU per call µs"] = cpu["limen"] / (per * OPEN_ROUNDS) * 1e6
@@ -600,17 +606,19 @@ def paired_adds(lim, rf, ours, ref):
     ours["Add per call after the first: advantage, per round"] = median([y / x for x, y in zip(*later)])
     ours["Add, a client's first call, paired ms"] = median([f * 1000 for _, f in a])
     ref["Add, a client's first call, paired ms"] = median([f * 1000 for _, f in b])
-    fl = got.get("floor")
-    if fl is not None and not all(isinstance(x, tuple) for x in fl):
-        ours["Add per call, do-nothing GDBus service (floor), paired ms"] = \
-            next(x for x in fl if not isinstance(x, tuple))
-    elif fl is not None:
-        ours["Add per call, do-nothing GDBus service (floor), paired ms"] = median([t for t, _ in fl]) / per * 1000
-        ours["Add, a client's first call, do-nothing GDBus service (floor), paired ms"] = \
-            median([f * 1000 for _, f in fl])
-        ours["Add, reference / floor: the most a GDBus daemon can show, per round"] = \
-            median([y[0] / z[0] for y, z in zip(b, fl)])
-        ours["Add, limen / floor: time over the floor, per round"] = median([x[0] / z[0] for x, z in zip(a, fl)])
+    for which, kind in FLOOR_KIND.items():
+        fl = got.get(which)
+        if fl is not None and not all(isinstance(x, tuple) for x in fl):
+            ours[f"Add per call, do-nothing {kind} service, paired ms"] = \
+                next(x for x in fl if not isinstance(x, tuple))
+        elif fl is not None:
+            ours[f"Add per call, do-nothing {kind} service, paired ms"] = median([t for t, _ in fl]) / per * 1000
+            ours[f"Add, a client's first call, do-nothing {kind} service, paired ms"] = \
+                median([f * 1000 for _, f in fl])
+            ours[f"Add, reference / {kind} floor: the most a daemon on {kind} can show, per round"] = \
+                median([y[0] / z[0] for y, z in zip(b, fl)])
+            ours[f"Add, limen / {kind} floor: time over that floor, per round"] = \
+                median([x[0] / z[0] for x, z in zip(a, fl)])
     kv = store_client(lim[0], "addpair", dh.DOCS_NAME, dh.DOCS_PATH, lim[0].address, rf[0].address, 1,
                       stdin="".join(f + "\n" for f in files["limen"][:N_ADD // 2]))
     key = "Add from a new connection each (connect + Add)"
@@ -657,11 +665,12 @@ def main():
     if all(isinstance(d.get(k), float) for d in (ours, ref) for k in (add_k, ping_k)):
         print(f"ours: {N_ADD} Adds {ours[add_k]:.3f} s; 3x the reference's would be {ref[add_k] / 3:.3f} s; "
               f"{N_ADD} bare Peer.Pings to the same daemon take {ours[ping_k]:.3f} s (reference's: {ref[ping_k]:.3f} s)")
-    adv, most = ours.get("Add, sd-bus client, paired: advantage, per round"), \
-        ours.get("Add, reference / floor: the most a GDBus daemon can show, per round")
-    if isinstance(adv, float) and isinstance(most, float):
-        print(f"ours: paired Add rounds {adv:.2f}x the reference; a GDBus service answering Add with no work "
-              f"at all shows {most:.2f}x in the same rounds")
+    adv = ours.get("Add, sd-bus client, paired: advantage, per round")
+    most = {kind: ours.get(f"Add, reference / {kind} floor: the most a daemon on {kind} can show, per round")
+            for kind in FLOOR_KIND.values()}
+    if isinstance(adv, float) and all(isinstance(m, float) for m in most.values()):
+        print(f"ours: paired Add rounds {adv:.2f}x the reference; a service answering Add with no work at all "
+              f"shows {most['sd-bus']:.2f}x on sd-bus, {most['GDBus']:.2f}x on GDBus, in the same rounds")
     for m in ("Set", "Lookup"):
         k = f"PS {m} {N_APPS} apps ms"
         floor = ours.get(f"PS {m} {N_APPS} apps: GDBus echo floor ms")

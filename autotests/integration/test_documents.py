@@ -62,6 +62,74 @@ def test_host_add_and_queries(bus, work):
     assert read(f) == "hello"                          # the file itself stays
 
 
+def test_the_documents_object_as_a_client_sees_it(bus, work):
+    """The object serves Documents 5 and FileTransfer 1 with the specification's methods and
+    argument names, the standard interfaces, and D-Bus's own errors for what it has not got."""
+    import xml.etree.ElementTree as ET
+    dh.start(bus)
+    xml = bus.call("org.freedesktop.DBus.Introspectable", "Introspect", dest=dh.DOCS_NAME, path=dh.DOCS_PATH)[0]
+    ifaces = {i.get("name"): i for i in ET.fromstring(xml).findall("interface")}
+    assert {dh.DOCS_IFACE, "org.freedesktop.portal.FileTransfer", "org.freedesktop.DBus.Properties",
+            "org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Peer"} <= set(ifaces)
+
+    def args(iface, method):
+        m = ifaces[iface].find(f"method[@name='{method}']")
+        return [(a.get("direction"), a.get("name"), a.get("type")) for a in m.findall("arg")]
+    assert args(dh.DOCS_IFACE, "AddFull") == [
+        ("in", "o_path_fds", "ah"), ("in", "flags", "u"), ("in", "app_id", "s"), ("in", "permissions", "as"),
+        ("out", "doc_ids", "as"), ("out", "extra_out", "a{sv}")]
+    assert {m.get("name") for m in ifaces[dh.DOCS_IFACE].findall("method")} == {
+        "GetMountPoint", "Add", "AddNamed", "AddFull", "AddNamedFull", "GrantPermissions", "RevokePermissions",
+        "Delete", "Lookup", "Info", "List", "GetHostPaths"}
+    ft = "org.freedesktop.portal.FileTransfer"
+    assert {m.get("name") for m in ifaces[ft].findall("method")} == {
+        "StartTransfer", "AddFiles", "RetrieveFiles", "StopTransfer"}
+    assert args(ft, "AddFiles") == [("in", "key", "s"), ("in", "fds", "ah"), ("in", "options", "a{sv}")]
+    assert ifaces[ft].find("signal[@name='TransferClosed']/arg").get("type") == "s"
+    assert bus.get_property(ft, "version", dest=dh.DOCS_NAME, path=dh.DOCS_PATH) == 1
+    everything = bus.call("org.freedesktop.DBus.Properties", "GetAll", (dh.DOCS_IFACE,), "(s)",
+                          dest=dh.DOCS_NAME, path=dh.DOCS_PATH)[0]
+    assert everything == {"version": 5}
+    bus.call("org.freedesktop.DBus.Peer", "Ping", dest=dh.DOCS_NAME, path=dh.DOCS_PATH)
+    assert dh.error_name(dh.docs, bus, "Export", ("x",), "(s)") == "org.freedesktop.DBus.Error.UnknownMethod"
+    assert dh.error_name(dh.docs, bus, "Info", (5,), "(u)") == "org.freedesktop.DBus.Error.InvalidArgs"
+    assert dh.error_name(bus.call, dh.DOCS_IFACE, "Info", ("x",), "(s)", dest=dh.DOCS_NAME,
+                         path="/org/freedesktop/portal/elsewhere") in (
+        "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownMethod")
+    # An fd handle naming no fd the message carries is the caller's mistake, said as such,
+    # and the daemon goes on serving.
+    f = os.path.join(work, "h.txt")
+    write(f, "x")
+    fd = os.open(f, os.O_PATH)
+    try:
+        assert dh.error_name(dh.docs, bus, "Add", (3, True, False), "(hbb)", fds=[fd]) == IA
+        assert dh.error_name(dh.docs, bus, "AddFull", ([0, 7], 0, "", []), "(ahusas)", fds=[fd]) == IA
+        assert dh.error_name(dh.docs, bus, "Add", (0, True, False), "(hbb)") == IA
+    finally:
+        os.close(fd)
+    assert dh.add(bus, f)
+
+
+def test_an_idle_daemon_sleeps(bus, work):
+    """After serving, the daemon waits for the next call without using the CPU (its Documents
+    connection is polled for what it waits for, not woken again and again)."""
+    d = dh.start(bus)
+    f = os.path.join(work, "i.txt")
+    write(f, "x")
+    dh.add(bus, f)
+    dh.docs(bus, "GetMountPoint")
+    time.sleep(0.5)
+
+    def ticks():
+        with open(f"/proc/{d.pid}/stat") as st:
+            fields = st.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])        # utime + stime
+    before = ticks()
+    time.sleep(2)
+    # A busy loop takes ~2 s of CPU here (200 ticks at 100 Hz); waiting takes next to none.
+    assert ticks() - before < 20
+
+
 def test_a_unique_document_is_never_found_by_its_path(bus, work):
     """A document made without reuse_existing is the caller's alone, as in the reference:
     neither Lookup nor a later Add with reuse_existing finds it by its path (so no other

@@ -228,7 +228,7 @@ own_names (const LimenDaemonSpec *spec, gboolean replace, GArray *owned_ids)
       if (replace)
         flags |= G_BUS_NAME_OWNER_FLAGS_REPLACE;
       owned[i].name = spec->bus_names[i];
-      owned[i].primary = (i == 0);
+      owned[i].primary = (i == 0 && spec->own_primary == NULL);
       names_pending++;
       id = g_bus_own_name_on_connection (daemon_connection, spec->bus_names[i], flags,
                                          on_name_acquired, on_name_lost, &owned[i], NULL);
@@ -343,6 +343,13 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
     }
 
   limen_app_info_tracker_ready ();
+  if (spec->own_primary && !spec->own_primary (opt_replace, spec->user_data, &error))
+    {
+      g_printerr ("%s: %s\n", spec->program, error->message);
+      if (spec->on_shutdown)
+        spec->on_shutdown (spec->user_data);
+      return 1;
+    }
   owned = own_names (spec, opt_replace, owned_ids);
   if (!quitting)
     g_main_loop_run (main_loop);

@@ -21,6 +21,10 @@ typedef struct {
    * overlap instead of adding up; on_bus runs on the main thread after both. Objects that
    * attach sources take the global default main context (the thread pushes none). */
   void        (*prepare) (gpointer user_data);
+  /* Optional: own the primary name on a connection of the program's own (@replace from
+   * --replace), after on_bus and before bus_names, which are then all secondary (a name
+   * another process has is only warned about). FALSE+error: exit 1. */
+  gboolean    (*own_primary) (gboolean replace, gpointer user_data, GError **error);
 } LimenDaemonSpec;
 
 /* Run the daemon: parses --replace/--verbose/--version, owns the names, runs the GLib
