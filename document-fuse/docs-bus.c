@@ -86,6 +86,23 @@ call_free (LimenDocsCall *call)
   g_free (call);
 }
 
+static int append_value (sd_bus_message *m, GVariant *v);
+
+/* Append the values in container @v (a tuple: a message's body) to @m, one after another. */
+static int
+append_children (sd_bus_message *m, GVariant *v)
+{
+  for (gsize i = 0, n = g_variant_n_children (v); i < n; i++)
+    {
+      g_autoptr(GVariant) child = g_variant_get_child_value (v, i);
+      int r = append_value (m, child);
+
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
 /* Append @v to @m as D-Bus data of its own type. Replies carry no fds. */
 static int
 append_value (sd_bus_message *m, GVariant *v)
@@ -97,55 +114,23 @@ append_value (sd_bus_message *m, GVariant *v)
     {
     case G_VARIANT_CLASS_BOOLEAN:
       {
-        int b = g_variant_get_boolean (v);
+        int b = g_variant_get_boolean (v);        /* a byte in a GVariant, an int for sd-bus */
         return sd_bus_message_append_basic (m, 'b', &b);
       }
     case G_VARIANT_CLASS_BYTE:
-      {
-        guint8 y = g_variant_get_byte (v);
-        return sd_bus_message_append_basic (m, 'y', &y);
-      }
     case G_VARIANT_CLASS_INT16:
-      {
-        gint16 n = g_variant_get_int16 (v);
-        return sd_bus_message_append_basic (m, 'n', &n);
-      }
     case G_VARIANT_CLASS_UINT16:
-      {
-        guint16 q = g_variant_get_uint16 (v);
-        return sd_bus_message_append_basic (m, 'q', &q);
-      }
     case G_VARIANT_CLASS_INT32:
-      {
-        gint32 i = g_variant_get_int32 (v);
-        return sd_bus_message_append_basic (m, 'i', &i);
-      }
     case G_VARIANT_CLASS_UINT32:
-      {
-        guint32 u = g_variant_get_uint32 (v);
-        return sd_bus_message_append_basic (m, 'u', &u);
-      }
     case G_VARIANT_CLASS_INT64:
-      {
-        gint64 x = g_variant_get_int64 (v);
-        return sd_bus_message_append_basic (m, 'x', &x);
-      }
     case G_VARIANT_CLASS_UINT64:
-      {
-        guint64 t = g_variant_get_uint64 (v);
-        return sd_bus_message_append_basic (m, 't', &t);
-      }
     case G_VARIANT_CLASS_DOUBLE:
-      {
-        double d = g_variant_get_double (v);
-        return sd_bus_message_append_basic (m, 'd', &d);
-      }
+      /* The value in host order, aligned for its type, as sd-bus reads it. */
+      return sd_bus_message_append_basic (m, g_variant_classify (v), g_variant_get_data (v));
     case G_VARIANT_CLASS_STRING:
-      return sd_bus_message_append_basic (m, 's', g_variant_get_string (v, NULL));
     case G_VARIANT_CLASS_OBJECT_PATH:
-      return sd_bus_message_append_basic (m, 'o', g_variant_get_string (v, NULL));
     case G_VARIANT_CLASS_SIGNATURE:
-      return sd_bus_message_append_basic (m, 'g', g_variant_get_string (v, NULL));
+      return sd_bus_message_append_basic (m, g_variant_classify (v), g_variant_get_string (v, NULL));
     case G_VARIANT_CLASS_HANDLE:
       return -EINVAL;
     case G_VARIANT_CLASS_VARIANT:
@@ -168,12 +153,8 @@ append_value (sd_bus_message *m, GVariant *v)
           }
         if ((r = sd_bus_message_open_container (m, 'a', element)) < 0)
           return r;
-        for (gsize i = 0, n = g_variant_n_children (v); i < n; i++)
-          {
-            g_autoptr(GVariant) child = g_variant_get_child_value (v, i);
-            if ((r = append_value (m, child)) < 0)
-              return r;
-          }
+        if ((r = append_children (m, v)) < 0)
+          return r;
         return sd_bus_message_close_container (m);
       }
     case G_VARIANT_CLASS_TUPLE:
@@ -185,12 +166,8 @@ append_value (sd_bus_message *m, GVariant *v)
         if ((r = sd_bus_message_open_container (m, g_variant_is_of_type (v, G_VARIANT_TYPE_DICT_ENTRY) ? 'e' : 'r',
                                                 contents)) < 0)
           return r;
-        for (gsize i = 0, n = g_variant_n_children (v); i < n; i++)
-          {
-            g_autoptr(GVariant) child = g_variant_get_child_value (v, i);
-            if ((r = append_value (m, child)) < 0)
-              return r;
-          }
+        if ((r = append_children (m, v)) < 0)
+          return r;
         return sd_bus_message_close_container (m);
       }
     case G_VARIANT_CLASS_MAYBE:
@@ -208,11 +185,8 @@ limen_docs_call_return_value (LimenDocsCall *call, GVariant *body)
   if (body)
     g_variant_ref_sink (body);
   r = sd_bus_message_new_method_return (call->message, &reply);
-  for (gsize i = 0, n = (r >= 0 && body) ? g_variant_n_children (body) : 0; i < n && r >= 0; i++)
-    {
-      g_autoptr(GVariant) child = g_variant_get_child_value (body, i);
-      r = append_value (reply, child);
-    }
+  if (r >= 0 && body)
+    r = append_children (reply, body);
   if (r >= 0)
     r = sd_bus_send (NULL, reply, NULL);
   if (r < 0)
@@ -246,6 +220,8 @@ limen_docs_call_return_gerror (LimenDocsCall *call, const GError *error)
 }
 
 /* ---- arguments ---------------------------------------------------------------------------- */
+
+static gboolean read_all (LimenDocsCall *call, GVariantBuilder *builder);
 
 /* The next value of @m (of type @type, @contents inside a container) as a GVariant; an fd
  * becomes its handle in @call->fds. NULL when the message cannot be read. */
@@ -308,7 +284,6 @@ read_value (LimenDocsCall *call, char type, const char *contents)
         GVariant *child;
         char inner_type;
         const char *inner_contents;
-        int r;
 
         if (sd_bus_message_enter_container (m, type, contents) <= 0)
           return NULL;
@@ -325,22 +300,8 @@ read_value (LimenDocsCall *call, char type, const char *contents)
               g_variant_builder_init (&builder, G_VARIANT_TYPE (array_type = g_strconcat ("a", contents, NULL)));
             else
               g_variant_builder_init (&builder, type == 'r' ? G_VARIANT_TYPE_TUPLE : G_VARIANT_TYPE_DICT_ENTRY);
-            while ((r = sd_bus_message_peek_type (m, &inner_type, &inner_contents)) > 0)
-              {
-                GVariant *element = read_value (call, inner_type, inner_contents);
-
-                if (element == NULL)
-                  {
-                    g_variant_builder_clear (&builder);
-                    return NULL;
-                  }
-                g_variant_builder_add_value (&builder, element);
-              }
-            if (r < 0)
-              {
-                g_variant_builder_clear (&builder);
-                return NULL;
-              }
+            if (!read_all (call, &builder))
+              return NULL;
             child = g_variant_builder_end (&builder);
           }
         if (sd_bus_message_exit_container (m) < 0)
@@ -355,32 +316,40 @@ read_value (LimenDocsCall *call, char type, const char *contents)
     }
 }
 
-/* The body as a tuple, or NULL (bad_handle says whether a handle was the reason). */
-static GVariant *
-read_body (LimenDocsCall *call)
+/* The values left in the message's current container into @builder; FALSE (@builder
+ * cleared) when one cannot be read. */
+static gboolean
+read_all (LimenDocsCall *call, GVariantBuilder *builder)
 {
-  GVariantBuilder builder;
   char type;
   const char *contents;
   int r;
 
-  g_variant_builder_init (&builder, G_VARIANT_TYPE_TUPLE);
   while ((r = sd_bus_message_peek_type (call->message, &type, &contents)) > 0)
     {
       GVariant *v = read_value (call, type, contents);
 
       if (v == NULL)
-        {
-          g_variant_builder_clear (&builder);
-          return NULL;
-        }
-      g_variant_builder_add_value (&builder, v);
+        break;
+      g_variant_builder_add_value (builder, v);
     }
-  if (r < 0)
+  if (r != 0)
     {
-      g_variant_builder_clear (&builder);
-      return NULL;
+      g_variant_builder_clear (builder);
+      return FALSE;
     }
+  return TRUE;
+}
+
+/* The body as a tuple, or NULL (bad_handle says whether a handle was the reason). */
+static GVariant *
+read_body (LimenDocsCall *call)
+{
+  GVariantBuilder builder;
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE_TUPLE);
+  if (!read_all (call, &builder))
+    return NULL;
   return g_variant_ref_sink (g_variant_builder_end (&builder));
 }
 
@@ -787,11 +756,8 @@ limen_docs_bus_emit_signal (LimenDocsBus *self, const char *destination, const c
   r = sd_bus_message_new_signal (self->bus, &m, LIMEN_DOCS_PATH, interface, member);
   if (r >= 0 && destination)
     r = sd_bus_message_set_destination (m, destination);
-  for (gsize i = 0, n = r >= 0 ? g_variant_n_children (body) : 0; i < n && r >= 0; i++)
-    {
-      g_autoptr(GVariant) child = g_variant_get_child_value (body, i);
-      r = append_value (m, child);
-    }
+  if (r >= 0)
+    r = append_children (m, body);
   if (r >= 0)
     r = sd_bus_send (self->bus, m, NULL);
   if (r < 0)
