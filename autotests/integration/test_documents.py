@@ -96,6 +96,10 @@ def test_the_documents_object_as_a_client_sees_it(bus, work):
     assert dh.error_name(bus.call, dh.DOCS_IFACE, "Info", ("x",), "(s)", dest=dh.DOCS_NAME,
                          path="/org/freedesktop/portal/elsewhere") in (
         "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownMethod")
+    # A call that names no interface is refused as the reference refuses it.
+    msg = Gio.DBusMessage.new_method_call(dh.DOCS_NAME, dh.DOCS_PATH, None, "GetMountPoint")
+    reply = bus.conn.send_message_with_reply_sync(msg, Gio.DBusSendMessageFlags.NONE, 5000, None)[0]
+    assert reply.get_error_name() == "org.freedesktop.DBus.Error.UnknownMethod"
     # An fd handle naming no fd the message carries is the caller's mistake, said as such,
     # and the daemon goes on serving.
     f = os.path.join(work, "h.txt")
