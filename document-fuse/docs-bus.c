@@ -488,11 +488,22 @@ on_method (sd_bus_message *m, void *user_data, sd_bus_error *ret_error)
   return 1;
 }
 
+static guint32
+interface_version (const char *interface)
+{
+  if (g_strcmp0 (interface, LIMEN_DOCS_IFACE) == 0)
+    return DOCUMENTS_VERSION;
+  if (g_strcmp0 (interface, LIMEN_FILE_TRANSFER_IFACE) == 0)
+    return FILE_TRANSFER_VERSION;
+  return 0;
+}
+
+/* For the tables' introspection data; on_filter answers Properties calls itself. */
 static int
 get_version (sd_bus *bus, const char *path, const char *interface, const char *property,
              sd_bus_message *reply, void *user_data, sd_bus_error *ret_error)
 {
-  guint32 version = strcmp (interface, LIMEN_DOCS_IFACE) == 0 ? DOCUMENTS_VERSION : FILE_TRANSFER_VERSION;
+  guint32 version = interface_version (interface);
 
   return sd_bus_message_append_basic (reply, 'u', &version);
 }
@@ -629,19 +640,70 @@ source_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
 
 static GSourceFuncs source_funcs = { source_prepare, source_check, source_dispatch, NULL, NULL, NULL };
 
-/* NameLost for our name (another process took it over), the bus's goodbye, and method
- * calls that name no interface: GDBus services, the reference's among them, answer those
- * UnknownMethod, where sd-bus's object tables would say UnknownObject. */
+/* org.freedesktop.DBus.Properties on the object. sd-bus's own answers would name each
+ * mistake (UnknownInterface, UnknownProperty, PropertyReadOnly); GDBus services, the
+ * reference's among them, answer InvalidArgs to all of them, and so does this. */
+static void
+answer_properties (sd_bus_message *m)
+{
+  const char *member = sd_bus_message_get_member (m);
+  const char *signature = sd_bus_message_get_signature (m, TRUE);
+  const char *interface = NULL, *property = NULL;
+  guint32 version;
+  int r;
+
+  if (strcmp (member, "Get") == 0 && strcmp (signature, "ss") == 0)
+    r = sd_bus_message_read (m, "ss", &interface, &property);
+  else if (strcmp (member, "GetAll") == 0 && strcmp (signature, "s") == 0)
+    r = sd_bus_message_read (m, "s", &interface);
+  else if (strcmp (member, "Set") == 0 && strcmp (signature, "ssv") == 0)
+    r = sd_bus_message_read (m, "ss", &interface, &property);
+  else if (strcmp (member, "Get") == 0 || strcmp (member, "GetAll") == 0 || strcmp (member, "Set") == 0)
+    r = -EINVAL;
+  else
+    {
+      sd_bus_reply_method_errorf (m, SD_BUS_ERROR_UNKNOWN_METHOD, "No such method %s", member);
+      return;
+    }
+  if (r < 0)
+    sd_bus_reply_method_errorf (m, SD_BUS_ERROR_INVALID_ARGS, "Invalid arguments to %s", member);
+  else if ((version = interface_version (interface)) == 0)
+    sd_bus_reply_method_errorf (m, SD_BUS_ERROR_INVALID_ARGS, "No such interface %s", interface);
+  else if (property && strcmp (property, "version") != 0)
+    sd_bus_reply_method_errorf (m, SD_BUS_ERROR_INVALID_ARGS, "No such property %s", property);
+  else if (strcmp (member, "Set") == 0)
+    sd_bus_reply_method_errorf (m, SD_BUS_ERROR_INVALID_ARGS, "Property version is not writable");
+  else if (strcmp (member, "Get") == 0)
+    sd_bus_reply_method_return (m, "v", "u", version);
+  else
+    sd_bus_reply_method_return (m, "a{sv}", 1, "version", "u", version);
+}
+
+/* Method calls the object's tables would answer otherwise than a GDBus service does (see
+ * answer_properties; a call that names no interface or another object is UnknownMethod
+ * there, UnknownObject from sd-bus), NameLost for our name (another process took it over),
+ * and the bus's goodbye. */
 static int
 on_filter (sd_bus_message *m, void *user_data, sd_bus_error *ret_error)
 {
   LimenDocsBus *self = user_data;
   const char *name = NULL;
 
-  if (sd_bus_message_is_method_call (m, NULL, NULL) && sd_bus_message_get_interface (m) == NULL)
+  if (sd_bus_message_is_method_call (m, NULL, NULL))
     {
-      sd_bus_reply_method_errorf (m, SD_BUS_ERROR_UNKNOWN_METHOD, "Method %s names no interface",
-                                  sd_bus_message_get_member (m));
+      const char *interface = sd_bus_message_get_interface (m);
+      gboolean ours = g_strcmp0 (sd_bus_message_get_path (m), LIMEN_DOCS_PATH) == 0;
+
+      if (ours && g_strcmp0 (interface, "org.freedesktop.DBus.Properties") == 0)
+        answer_properties (m);
+      else if (interface == NULL ||
+               (!ours && strcmp (interface, "org.freedesktop.DBus.Introspectable") != 0 &&
+                strcmp (interface, "org.freedesktop.DBus.Peer") != 0))
+        sd_bus_reply_method_errorf (m, SD_BUS_ERROR_UNKNOWN_METHOD, "No such method %s%s%s on %s",
+                                    interface ? interface : "", interface ? "." : "",
+                                    sd_bus_message_get_member (m), sd_bus_message_get_path (m));
+      else
+        return 0;
       return 1;
     }
 

@@ -93,13 +93,20 @@ def test_the_documents_object_as_a_client_sees_it(bus, work):
     bus.call("org.freedesktop.DBus.Peer", "Ping", dest=dh.DOCS_NAME, path=dh.DOCS_PATH)
     assert dh.error_name(dh.docs, bus, "Export", ("x",), "(s)") == "org.freedesktop.DBus.Error.UnknownMethod"
     assert dh.error_name(dh.docs, bus, "Info", (5,), "(u)") == "org.freedesktop.DBus.Error.InvalidArgs"
+    # The mistakes a client can make are named as the reference (a GDBus service) names them.
+    unknown, invalid = "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.InvalidArgs"
     assert dh.error_name(bus.call, dh.DOCS_IFACE, "Info", ("x",), "(s)", dest=dh.DOCS_NAME,
-                         path="/org/freedesktop/portal/elsewhere") in (
-        "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownMethod")
+                         path="/org/freedesktop/portal/elsewhere") == unknown
+    props = "org.freedesktop.DBus.Properties"
+    for method, args, sig in (("Get", (dh.DOCS_IFACE, "nope"), "(ss)"), ("Get", ("x.Nope", "version"), "(ss)"),
+                              ("GetAll", ("x.Nope",), "(s)"), ("Get", (dh.DOCS_IFACE,), "(s)"),
+                              ("Set", (dh.DOCS_IFACE, "version", GLib.Variant("u", 9)), "(ssv)")):
+        assert dh.error_name(bus.call, props, method, args, sig, dest=dh.DOCS_NAME, path=dh.DOCS_PATH) == invalid
+    assert bus.get_property(dh.DOCS_IFACE, "version", dest=dh.DOCS_NAME, path=dh.DOCS_PATH) == 5
     # A call that names no interface is refused as the reference refuses it.
     msg = Gio.DBusMessage.new_method_call(dh.DOCS_NAME, dh.DOCS_PATH, None, "GetMountPoint")
     reply = bus.conn.send_message_with_reply_sync(msg, Gio.DBusSendMessageFlags.NONE, 5000, None)[0]
-    assert reply.get_error_name() == "org.freedesktop.DBus.Error.UnknownMethod"
+    assert reply.get_error_name() == unknown
     # An fd handle naming no fd the message carries is the caller's mistake, said as such,
     # and the daemon goes on serving.
     f = os.path.join(work, "h.txt")
