@@ -186,7 +186,13 @@ limen_docs_call_return_value (LimenDocsCall *call, GVariant *body)
   r = sd_bus_message_new_method_return (call->message, &reply);
   if (r >= 0 && body)
     r = append_children (reply, body);
-  if (r >= 0)
+  if (r < 0)
+    {
+      /* Not a body D-Bus can carry (a bug of ours): the caller still gets an answer. */
+      g_warning ("Cannot build the answer to %s: %s", sd_bus_message_get_member (call->message), g_strerror (-r));
+      r = sd_bus_reply_method_errorf (call->message, "org.freedesktop.portal.Error.Failed", "Internal error");
+    }
+  else
     r = sd_bus_send (NULL, reply, NULL);
   if (r < 0)
     g_debug ("Cannot answer %s from %s: %s", sd_bus_message_get_member (call->message),
