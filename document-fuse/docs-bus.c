@@ -51,7 +51,7 @@ struct _LimenDocsBus {
   GSource         *source;
   GDBusConnection *lookups;
   GCancellable    *cancellable;
-  GHashTable      *methods;     /* "interface\nmember" → Method */
+  GHashTable      *methods;     /* interface → (member → Method) */
   GHashTable      *pending;     /* sender → PendingPeer */
   void           (*before_call) (gpointer user_data);
   gpointer         before_data;
@@ -457,9 +457,9 @@ on_method (sd_bus_message *m, void *user_data, sd_bus_error *ret_error)
 
   if (interface)     /* always: on_filter answers a call that names none */
     {
-      g_autofree char *key = g_strconcat (interface, "\n", member, NULL);
+      GHashTable *members = g_hash_table_lookup (self->methods, interface);
 
-      method = g_hash_table_lookup (self->methods, key);
+      method = members ? g_hash_table_lookup (members, member) : NULL;
     }
   if (method == NULL)
     return sd_bus_error_setf (ret_error, SD_BUS_ERROR_UNKNOWN_METHOD, "No such method %s", member);
@@ -574,13 +574,25 @@ bus_gone (LimenDocsBus *self, gboolean bus_gone)
     self->lost (bus_gone, self->lost_data);
 }
 
+/* sd-bus's next deadline (a pending call's timeout), in g_get_monotonic_time's µs (both
+ * CLOCK_MONOTONIC), or -1 for none. */
+static gint64
+bus_deadline (sd_bus *bus)
+{
+  uint64_t until;
+
+  if (sd_bus_get_timeout (bus, &until) < 0 || until == UINT64_MAX)
+    return -1;
+  return (gint64) MIN (until, (uint64_t) G_MAXINT64);
+}
+
 static gboolean
 source_prepare (GSource *source, gint *timeout)
 {
   BusSource *bs = (BusSource *) source;
-  sd_bus *bus = bs->bus->bus;
-  int events = sd_bus_get_events (bus);
-  uint64_t until;
+  int events = sd_bus_get_events (bs->bus->bus);
+  GIOCondition want = events > 0 ? (GIOCondition) events : G_IO_IN;
+  gint64 deadline, now;
 
   *timeout = -1;
   if (bs->more)
@@ -589,22 +601,19 @@ source_prepare (GSource *source, gint *timeout)
       return TRUE;
     }
   /* Changing what is polled for wakes the context up: only when it changes. */
-  if ((events > 0 ? (GIOCondition) events : G_IO_IN) != bs->events)
+  if (want != bs->events)
     {
-      bs->events = events > 0 ? (GIOCondition) events : G_IO_IN;
-      g_source_modify_unix_fd (source, bs->tag, bs->events);
+      bs->events = want;
+      g_source_modify_unix_fd (source, bs->tag, want);
     }
-  if (sd_bus_get_timeout (bus, &until) >= 0 && until != UINT64_MAX)
+  if ((deadline = bus_deadline (bs->bus->bus)) < 0)
+    return FALSE;
+  if (deadline <= (now = g_get_monotonic_time ()))
     {
-      gint64 now = g_get_monotonic_time ();     /* CLOCK_MONOTONIC, as sd-bus's */
-
-      if ((gint64) until <= now)
-        {
-          *timeout = 0;
-          return TRUE;
-        }
-      *timeout = (gint) MIN ((until - (uint64_t) now + 999) / 1000, (uint64_t) G_MAXINT);
+      *timeout = 0;
+      return TRUE;
     }
+  *timeout = (gint) MIN ((deadline - now + 999) / 1000, G_MAXINT);
   return FALSE;
 }
 
@@ -612,12 +621,12 @@ static gboolean
 source_check (GSource *source)
 {
   BusSource *bs = (BusSource *) source;
-  uint64_t until;
+  gint64 deadline;
 
   if (g_source_query_unix_fd (source, bs->tag) != 0)
     return TRUE;
-  return sd_bus_get_timeout (bs->bus->bus, &until) >= 0 && until != UINT64_MAX &&
-         (gint64) until <= g_get_monotonic_time ();
+  deadline = bus_deadline (bs->bus->bus);
+  return deadline >= 0 && deadline <= g_get_monotonic_time ();
 }
 
 static gboolean
@@ -759,7 +768,7 @@ limen_docs_bus_new (GDBusConnection *lookups, GError **error)
   self->bus = bus;
   self->lookups = g_object_ref (lookups);
   self->cancellable = g_cancellable_new ();
-  self->methods = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->methods = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_hash_table_unref);
   self->pending = g_hash_table_new (g_str_hash, g_str_equal);
   if ((r = sd_bus_add_filter (bus, NULL, on_filter, self)) < 0 ||
       (r = sd_bus_add_object_vtable (bus, NULL, LIMEN_DOCS_PATH, LIMEN_DOCS_IFACE, documents_vtable, self)) < 0 ||
@@ -792,11 +801,17 @@ void
 limen_docs_bus_add_method (LimenDocsBus *self, const char *interface, const char *method, LimenDocsMethodFunc func,
                            gpointer user_data)
 {
+  GHashTable *members = g_hash_table_lookup (self->methods, interface);
   Method *m = g_new0 (Method, 1);
 
   m->func = func;
   m->user_data = user_data;
-  g_hash_table_replace (self->methods, g_strconcat (interface, "\n", method, NULL), m);
+  if (members == NULL)
+    {
+      members = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+      g_hash_table_insert (self->methods, g_strdup (interface), members);
+    }
+  g_hash_table_replace (members, g_strdup (method), m);
 }
 
 gboolean
