@@ -157,6 +157,7 @@ LimenDb *
 limen_db_open (const char *path, GError **error)
 {
   g_autoptr(LimenDb) db = g_new0 (LimenDb, 1);
+  int persist_wal = 1;
 
   if (sqlite3_open_v2 (path, &db->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                        NULL) != SQLITE_OK)
@@ -165,10 +166,16 @@ limen_db_open (const char *path, GError **error)
       return NULL;
     }
   sqlite3_busy_timeout (db->sql, 2000);
+  /* The -wal and -shm files stay when the database is closed (the WAL emptied): SQLite
+   * would otherwise delete them as the daemon exits, and whoever removes the data directory
+   * at that moment (a test's teardown after unmounting the store, a user's rm -r) would
+   * find a file it listed gone. The reference leaves its files alone at exit as well. */
+  sqlite3_file_control (db->sql, "main", SQLITE_FCNTL_PERSIST_WAL, &persist_wal);
   /* WAL + NORMAL: a commit is durable against a crash of this process (kill -9);
-   * only a power loss can cost the last transactions. */
+   * only a power loss can cost the last transactions. A journal size limit is what makes
+   * SQLite empty a persistent WAL at close; it also trims it after checkpoints. */
   if (!db_exec (db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
-                     " PRAGMA cache_size=-512;", error)
+                     " PRAGMA cache_size=-512; PRAGMA journal_size_limit=1048576;", error)
       || !db_migrate (db, error))
     return NULL;
 

@@ -870,6 +870,23 @@ def test_signals_with_open_files(bus, work, sig):
     assert not dh.is_mounted(dh.mountpoint(bus))
 
 
+def test_exit_removes_nothing_from_the_data_directory(bus, work):
+    """Whoever removes the data directory while the daemon exits (upstream's test harness does,
+    right after unmounting the store) finds every file it listed still there: the daemon leaves
+    its files in place at exit, as the reference does, and the next start reads them."""
+    d = dh.start(bus)
+    f = os.path.join(work, "kept.txt")
+    write(f, "k")
+    doc = dh.add(bus, f)
+    data = os.path.join(bus.data_home, "limen")
+    before = set(os.listdir(data))
+    assert {"documents.sqlite", "documents.sqlite-wal"} <= before
+    assert d.stop() == 0
+    assert set(os.listdir(data)) == before
+    dh.start(bus)
+    assert read(f"{dh.mountpoint(bus)}/{doc}/kept.txt") == "k"
+
+
 def flatpak(bus, *args):
     return subprocess.run(["flatpak", *args], env=bus.env, capture_output=True, text=True, timeout=30)
 
