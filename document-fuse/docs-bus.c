@@ -44,6 +44,7 @@ typedef struct {
   gpointer      tag;
   GIOCondition  events;  /* polled for */
   gboolean      more;    /* the last dispatch stopped with messages left */
+  gboolean      running; /* in source_dispatch: sd_bus_process must not be entered twice */
 } BusSource;
 
 struct _LimenDocsBus {
@@ -635,11 +636,18 @@ source_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
   BusSource *bs = (BusSource *) source;
   LimenDocsBus *self = bs->bus;
 
+  /* The source may recurse (see limen_docs_bus_new); a main loop run inside a handler would
+   * come back here, and sd-bus does not process a connection inside its own processing. */
+  if (bs->running)
+    return G_SOURCE_CONTINUE;
   bs->more = FALSE;
   for (guint i = 0; i < DISPATCH_BATCH; i++)
     {
-      int r = sd_bus_process (self->bus, NULL);
+      int r;
 
+      bs->running = TRUE;
+      r = sd_bus_process (self->bus, NULL);
+      bs->running = FALSE;
       if (r < 0)
         {
           g_message ("The Documents connection to the session bus is gone: %s", g_strerror (-r));
@@ -785,6 +793,11 @@ limen_docs_bus_new (GDBusConnection *lookups, GError **error)
   bs->bus = self;
   bs->events = G_IO_IN;
   bs->tag = g_source_add_unix_fd (self->source, sd_bus_get_fd (bus), bs->events);
+  /* GLib takes the fds of a source that may not recurse out of the poll set for each
+   * dispatch and puts them back after it, and each of the two writes the context's wakeup
+   * fd, which then wakes the next poll at once: two writes, a read and an empty main loop
+   * iteration for every call. source_dispatch guards against recursion itself. */
+  g_source_set_can_recurse (self->source, TRUE);
   g_source_set_name (self->source, "limen-documents bus");
   g_source_attach (self->source, NULL);
   return self;
