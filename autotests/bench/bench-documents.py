@@ -8,8 +8,10 @@ about speed (that is the reader's job).
   LIMEN_BENCH_ONLY     comma-separated groups to run (default all): warm, cold, write,
                        stat, open, add, full, readdir, ps
 
-Writes and open+close are measured with both stacks mounted at once, in alternating rounds
-(see paired()); the other groups run one stack after the other.
+Writes, open+close and Add are measured with both stacks mounted at once, in alternating
+rounds (see paired(); Add in short rounds from a new client each, and in long streams from one
+client, beside two services that answer Add and do nothing else, the floors a daemon on sd-bus
+or GDBus cannot go below); the other groups run one stack after the other.
 
 Reads are measured warm (the file is in the page cache: for the mount, the FUSE inode's
 own cache, which limen keeps across opens while the file is unchanged) and cold (all
@@ -43,6 +45,8 @@ N_STAT = 5000 if QUICK else 50000
 N_OPEN = 2000 if QUICK else 20000
 N_ADD = 200 if QUICK else 1000
 ADD_PER_ROUND = 50 if QUICK else 100
+N_STREAM = 300 if QUICK else 1000
+STREAM_ROUNDS = 3 if QUICK else 5
 N_FULL = 1000 if QUICK else 10000
 N_READDIR = 50 if QUICK else 200
 N_APPS = 20000
@@ -564,15 +568,16 @@ def paired_adds(lim, rf, ours, ref):
             sides.append((which, (floor, os.path.join(floor.root, "x"))))
         else:
             ours[f"Add per call, do-nothing {FLOOR_KIND[which]} service, paired ms"] = floor
-    files = {}
+    files, streamed = {}, {}
     for which, st in sides:
         d = os.path.join(os.path.dirname(st[1]), "adds")
         os.makedirs(d)
         files[which] = []
-        for i in range(per * OPEN_ROUNDS):
+        for i in range(per * OPEN_ROUNDS + N_STREAM * STREAM_ROUNDS):
             files[which].append(os.path.join(d, f"f{i}"))
             with open(files[which][-1], "w") as f:
                 f.write("x")
+        streamed[which] = files[which][per * OPEN_ROUNDS:]
     got = {which: [] for which, _ in sides}
     cpu = {"limen": 0.0, "reference": 0.0}
     try:
@@ -586,6 +591,7 @@ def paired_adds(lim, rf, ours, ref):
                 time.sleep(0.05)      # what the reference still writes after the round is its own
                 if which in cpu:
                     cpu[which] += cpu_seconds(st[3]) - time.process_time() - c
+        stream_adds(sides, streamed, ours, ref)
     finally:
         for floor in floors.values():
             if not isinstance(floor, str):
@@ -627,6 +633,35 @@ def paired_adds(lim, rf, ours, ref):
         return
     ours[f"{key}: median ms"], ref[f"{key}: median ms"] = float(kv["a_median_ms"]), float(kv["b_median_ms"])
     ours[f"{key}: advantage, per pair"] = float(kv["ratio_median"])
+
+
+def stream_adds(sides, files, ours, ref):
+    """N_STREAM Adds one right after another from one client, to each side in turn, in
+    STREAM_ROUNDS rounds: an app exporting a long list file by file. Unlike in short rounds,
+    the reference's threads stay busy and warm here and its time per call falls; the
+    do-nothing services show how much of a call is then the bus's alone."""
+    got = {which: [] for which, _ in sides}
+    for r in range(STREAM_ROUNDS):
+        for which, st in sides:
+            time.sleep(0.3)       # the reference writes its table out after a burst; a quiet start for all
+            got[which].append(lean_add(st[0], files[which][r * N_STREAM:(r + 1) * N_STREAM]))
+    key = f"Add, {N_STREAM} in one stream"
+    bad = next((x for v in got.values() for x in v if not isinstance(x, float)), None)
+    if bad is not None:
+        ours[f"{key}, per call ms"] = bad
+        return
+    per_call = {which: [t / N_STREAM * 1000 for t in v] for which, v in got.items()}
+    ours[f"{key}, per call ms"] = median(per_call["limen"])
+    ref[f"{key}, per call ms"] = median(per_call["reference"])
+    ours[f"{key}: advantage, per round"] = median([y / x for x, y in zip(per_call["limen"], per_call["reference"])])
+    for which, kind in FLOOR_KIND.items():
+        if which in per_call:
+            fl = per_call[which]
+            ours[f"{key}, do-nothing {kind} service, per call ms"] = median(fl)
+            ours[f"{key}, reference / {kind} floor, per round"] = \
+                median([y / z for y, z in zip(per_call["reference"], fl)])
+            ours[f"{key}, limen / {kind} floor, per round"] = \
+                median([x / z for x, z in zip(per_call["limen"], fl)])
 
 
 def main():
@@ -671,6 +706,13 @@ def main():
     if isinstance(adv, float) and all(isinstance(m, float) for m in most.values()):
         print(f"ours: paired Add rounds {adv:.2f}x the reference; a service answering Add with no work at all "
               f"shows {most['sd-bus']:.2f}x on sd-bus, {most['GDBus']:.2f}x on GDBus, in the same rounds")
+    key = f"Add, {N_STREAM} in one stream"
+    adv = ours.get(f"{key}: advantage, per round")
+    most = ours.get(f"{key}, reference / sd-bus floor, per round")
+    if isinstance(adv, float) and isinstance(most, float):
+        print(f"ours: {N_STREAM} Adds in one stream {adv:.2f}x the reference; a service answering Add with no "
+              f"work at all shows {most:.2f}x on sd-bus in the same rounds "
+              f"(limen takes {ours[f'{key}, limen / sd-bus floor, per round']:.2f}x its time)")
     for m in ("Set", "Lookup"):
         k = f"PS {m} {N_APPS} apps ms"
         floor = ours.get(f"PS {m} {N_APPS} apps: GDBus echo floor ms")
