@@ -235,11 +235,8 @@ handle_add_files (LimenDocsCall *call, gpointer user_data)
       if (f.path == NULL || f.path[0] != '/')
         {
           g_free (f.path);
-          {
-            return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                     "The file has no path"));
-            return;
-          }
+          return_error (call, g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The file has no path"));
+          return;
         }
       g_array_append_val (added, f);
     }
