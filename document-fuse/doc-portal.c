@@ -512,12 +512,6 @@ limen_doc_portal_want_mount (LimenDocPortal *portal)
     portal->want_mount (portal->want_mount_data);
 }
 
-gboolean
-limen_doc_portal_is_mount_settled (LimenDocPortal *portal)
-{
-  return portal->mount_settled;
-}
-
 void
 limen_doc_portal_mount_settled (LimenDocPortal *portal)
 {
@@ -1140,20 +1134,3 @@ limen_doc_portal_export (LimenDocPortal *portal, LimenDocsBus *bus)
     limen_docs_bus_add_method (bus, LIMEN_DOCS_IFACE, methods[i].method, methods[i].func, portal);
 }
 
-void
-limen_doc_portal_free (LimenDocPortal *portal)
-{
-  g_clear_handle_id (&portal->mount_timeout, g_source_remove);
-  answer_mount_waiters (portal);
-  /* A Lookup still opening its path is answered now; its open, when it ends, finds no portal. */
-  for (GList *l = portal->lookups; l; l = l->next)
-    {
-      LookupCall *lookup = l->data;
-
-      return_error (lookup->call,
-                    g_error_new_literal (LIMEN_ERROR, LIMEN_ERROR_FAILED, "The service is shutting down"));
-      lookup->portal = NULL;
-    }
-  g_clear_pointer (&portal->lookups, g_list_free);
-  g_free (portal);
-}

@@ -77,16 +77,6 @@ limen_permission_store_set_raw (const char *table, const char *id, const char *a
   return reply != NULL;
 }
 
-LimenPermission
-limen_permission_store_get (const char *table, const char *id, const char *app_id)
-{
-  g_auto(GStrv) perms = limen_permission_store_get_raw (table, id, app_id);
-
-  if (perms == NULL || perms[0] == NULL)
-    return LIMEN_PERMISSION_UNSET;
-  return limen_permission_from_string (perms[0]);
-}
-
 gboolean
 limen_permission_store_set (const char *table, const char *id, const char *app_id,
                             LimenPermission permission, GError **error)

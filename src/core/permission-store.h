@@ -26,8 +26,6 @@ char **limen_permission_store_get_raw (const char *table, const char *id, const 
 gboolean limen_permission_store_set_raw (const char *table, const char *id, const char *app_id,
                                          const char * const *permissions, GError **error);
 
-/* The single yes/no/ask permission of @app_id at (@table, @id). */
-LimenPermission limen_permission_store_get (const char *table, const char *id, const char *app_id);
 
 /* Store a single yes/no/ask permission. */
 gboolean limen_permission_store_set (const char *table, const char *id, const char *app_id,
