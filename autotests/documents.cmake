@@ -30,8 +30,5 @@ set_tests_properties(bench-documents PROPERTIES LABELS bench TIMEOUT 3600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};PYTHONDONTWRITEBYTECODE=1")
 limen_add_pytest(hostile-documents test_documents_hostile.py TIMEOUT 600)
 
-# Short fuzz run of the GVDB reader (the import parses files we did not write).
-add_executable(fuzz-documents-gvdb fuzz/fuzz-documents-gvdb.c)
-target_link_libraries(fuzz-documents-gvdb PRIVATE limen-documents-lib)
-add_test(NAME fuzz-documents-gvdb COMMAND fuzz-documents-gvdb 20000 1)
-set_tests_properties(fuzz-documents-gvdb PROPERTIES LABELS fuzz TIMEOUT 300)
+# Fuzz target: the GVDB reader (the import parses files we did not write).
+limen_add_fuzzer(fuzz-documents-gvdb fuzz-documents-gvdb.c 20000 LIBS limen-documents-lib)

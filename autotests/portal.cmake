@@ -38,18 +38,10 @@ set_tests_properties(bench-portal PROPERTIES LABELS bench TIMEOUT 1800
 limen_add_pytest(hostile-portal test_hostile_portal.py)
 limen_add_pytest(integration-portal-gamemode test_portal_gamemode.py)
 
-# Short fuzz run of the notification markup-body sanitiser (apps' markup; both daemons).
-add_executable(fuzz-notification-markup fuzz/fuzz-notification-markup.c)
-target_link_libraries(fuzz-notification-markup PRIVATE limen-core)
-add_test(NAME fuzz-notification-markup COMMAND fuzz-notification-markup 200000 1)
-set_tests_properties(fuzz-notification-markup PROPERTIES LABELS "fuzz;unit" TIMEOUT 300)
-
-# Short fuzz run of the sound validator's checks (apps' sound bytes; limen-validate-sound).
-add_executable(fuzz-validate-sound fuzz/fuzz-validate-sound.c)
-target_link_libraries(fuzz-validate-sound PRIVATE PkgConfig::GLIB)
-add_test(NAME fuzz-validate-sound COMMAND fuzz-validate-sound 300000 1)
-# Also labelled unit so that the ASan build, which runs the unit tests, fuzzes it too.
-set_tests_properties(fuzz-validate-sound PROPERTIES LABELS "fuzz;unit" TIMEOUT 300)
+# Fuzz targets: the notification markup-body sanitiser (apps' markup; both daemons) and the
+# sound validator's checks (apps' sound bytes; limen-validate-sound).
+limen_add_fuzzer(fuzz-notification-markup fuzz-notification-markup.c 200000 LIBS limen-core)
+limen_add_fuzzer(fuzz-validate-sound fuzz-validate-sound.c 300000 LIBS PkgConfig::GLIB)
 
 # ScreenCast, RemoteDesktop, Clipboard (issue 20): limen-pw-probe lists what a PipeWire
 # remote fd shows, for the OpenPipeWireRemote tests.

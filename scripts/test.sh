@@ -6,6 +6,7 @@
 # every test that needed that second run: each is a defect to fix (a test that passes only
 # on its second run leans on timing or on what ran before it), not a pass to forget.
 #   LIMEN_TEST_NO_ASAN=1   skip the sanitizer pass
+#   LIMEN_TEST_NO_FUZZ=1   skip the libFuzzer pass
 #   LIMEN_TEST_ARGS="..."  extra ctest arguments (e.g. -R settings)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,6 +55,23 @@ if [ "${LIMEN_TEST_NO_ASAN:-0}" != 1 ]; then
   fi
   [ $rc -eq 0 ] && rc=$rc_asan
 fi
+if [ "${LIMEN_TEST_NO_FUZZ:-0}" != 1 ]; then
+  # The fuzz targets in a real fuzzing engine: clang's libFuzzer with ASan and UBSan, each
+  # for LIMEN_FUZZ_SECONDS (the default build above runs them with a seeded mutation loop).
+  echo "== build (build-fuzz/, libFuzzer + AddressSanitizer)"
+  if LIMEN_BUILD_TARGET=limen-fuzzers "$top/scripts/build.sh" "$top/build-fuzz" -DCMAKE_C_COMPILER=clang \
+       -DCMAKE_CXX_COMPILER=clang++ -DLIMEN_WERROR=OFF -DLIMEN_BUILD_KDE=OFF -DLIMEN_SANITIZE=ON \
+       -DLIMEN_FUZZ_ENGINE=libfuzzer; then
+    echo "== fuzz (build-fuzz/)"
+    (cd "$top/build-fuzz" && ctest -L fuzz --output-on-failure)
+    rc_fuzz=$?
+  else
+    echo "test.sh: fuzz build failed" >&2
+    rc_fuzz=1
+  fi
+  [ $rc -eq 0 ] && rc=$rc_fuzz
+fi
+
 if [ -n "$rerun_note" ]; then
   echo "== tests that failed once and passed when run again (each is a defect to fix):"
   printf '%s' "$rerun_note"

@@ -1,7 +1,7 @@
-/* Short fuzz run of the GVDB reader used for the one-time import: random files, and
- * mutations of a valid reference-format table (the empty table the permission store
- * publishes for the flatpak CLI plus a value), must be refused or read safely.
- * Runs ITERATIONS rounds (argv[1], default 20000) with a fixed seed (argv[2]).
+/* Fuzz target for the GVDB reader of the one-time import (it parses files Limen did not
+ * write): any file must be refused or read safely, every table, key and value of it. Seed:
+ * a valid reference-format table (the empty table the permission store publishes for the
+ * flatpak CLI plus a value). See fuzz.h for how it runs.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "gvdb-reader.h"
 
 static void
@@ -105,49 +106,38 @@ read_all (const char *path)
   return total;
 }
 
-int
-main (int argc, char **argv)
+const char *const limen_fuzz_tokens[] = { "GVariant", "H", "v", "L", "main", "apps", NULL };
+
+void
+limen_fuzz_seeds (GPtrArray *out)
 {
-  guint iterations = argc > 1 ? atoi (argv[1]) : 20000;
-  GRand *rand = g_rand_new_with_seed (argc > 2 ? atoi (argv[2]) : 1);
-  g_autofree char *dir = g_dir_make_tmp ("limen-fuzz-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "table", NULL);
-  g_autoptr(GByteArray) seed = seed_file ();
-  gsize sane;
+  g_ptr_array_add (out, g_byte_array_free_to_bytes (seed_file ()));
+}
 
-  put (path, seed->data, seed->len);
-  sane = read_all (path);
-  g_assert_cmpuint (sane, >, 0);   /* the seed itself reads */
+static char *path;
 
-  for (guint i = 0; i < iterations; i++)
-    {
-      g_autofree guint8 *buf = NULL;
-      gsize len;
+static void
+remove_file (void)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
 
-      if (i % 8 == 0)
-        {
-          len = g_rand_int_range (rand, 0, 512);
-          buf = g_malloc (len + 1);
-          for (gsize k = 0; k < len; k++)
-            buf[k] = g_rand_int (rand);
-          if (len >= 8 && g_rand_boolean (rand))
-            memcpy (buf, seed->data, 8);      /* a valid signature on random content */
-        }
-      else
-        {
-          len = seed->len;
-          buf = g_memdup2 (seed->data, len);
-          for (int k = g_rand_int_range (rand, 1, 6); k > 0; k--)
-            buf[g_rand_int_range (rand, 0, len)] = g_rand_int (rand);
-          if (g_rand_int_range (rand, 0, 4) == 0)
-            len = g_rand_int_range (rand, 0, len);
-        }
-      put (path, buf, len);
-      read_all (path);
-    }
   g_unlink (path);
   g_rmdir (dir);
-  g_rand_free (rand);
-  g_print ("%u inputs read without a crash\n", iterations);
+}
+
+/* The reader opens files: each input goes to one file of this process's own. */
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  if (path == NULL)
+    {
+      g_autofree char *dir = g_dir_make_tmp ("limen-fuzz-XXXXXX", NULL);
+
+      g_assert_nonnull (dir);
+      path = g_build_filename (dir, "table", NULL);
+      atexit (remove_file);
+    }
+  put (path, data, size);
+  read_all (path);
   return 0;
 }
