@@ -14,9 +14,10 @@
 static void
 consume (const char *key, GVariant *value, gpointer user_data)
 {
-  g_autofree char *s = g_variant_print (value, TRUE);
+  g_autofree char *s = value ? g_variant_print (value, TRUE) : NULL;
 
-  (*(gsize *) user_data) += strlen (key) + strlen (s);
+  /* A NULL value is an item the reader could not read: its key is all there is. */
+  (*(gsize *) user_data) += strlen (key) + (s ? strlen (s) : 0);
 }
 
 /* A table {"main": H {"a": v <(va{sas})>}, "apps": H {}} in the on-disk format. */
