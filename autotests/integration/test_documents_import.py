@@ -285,8 +285,11 @@ def test_a_moved_folder_is_found_by_its_handle(bus, work):
     os.makedirs(gone_folder)
     lost = os.path.join(gone_folder, "lost.txt")
     write(lost, "lost")
+    stays = os.path.join(work, "stays.txt")
+    write(stays, "moved after the import")
     main = {"docmoved": entry(doc_data(f, layout="new"), {APP: ["read"]}),
-            "doclost": entry(doc_data(lost, layout="new"), {APP: ["read"]})}
+            "doclost": entry(doc_data(lost, layout="new"), {APP: ["read"]}),
+            "docstays": entry(doc_data(stays, layout="new"), {APP: ["read"]})}
     write_table(os.path.join(db_dir(bus), "documents"), main)
     # After the reference recorded them: one folder renamed, the other deleted.
     new_folder = os.path.join(work, "Archive", "Projects-2024")
@@ -302,6 +305,12 @@ def test_a_moved_folder_is_found_by_its_handle(bus, work):
     out = d.output()
     assert "1 documents found again through the file handle of their folder, which moved: docmoved" in out, out
     assert "not at their recorded path, kept with it (on a drive not mounted now?): doclost" in out, out
+    # An imported document carries its file's own handle, as ours do: moved on the host
+    # after the import (before anything opened it), it is still found.
+    os.makedirs(os.path.join(work, "elsewhere"))
+    os.rename(stays, os.path.join(work, "elsewhere", "stays.txt"))
+    assert by_app(bus, "docstays", "stays.txt") == "moved after the import"
+    assert info(bus, "docstays")[0] == os.path.join(work, "elsewhere", "stays.txt")
 
 
 @pytest.mark.skipif(not os.path.exists(REF_PERMISSION_STORE), reason="no reference permission store installed")
