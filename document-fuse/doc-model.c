@@ -535,7 +535,7 @@ limen_doc_model_add (LimenDocModel *model, const char *path, guint64 dev, guint6
 
 LimenDoc *
 limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *path, guint64 dev,
-                             guint64 ino, guint flags, GError **error)
+                             guint64 ino, int handle_type, GBytes *handle, guint flags, GError **error)
 {
   LimenDoc *doc;
 
@@ -552,7 +552,7 @@ limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *p
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_EXISTS, "Document %s exists", id);
       return NULL;
     }
-  doc = doc_new (id, path, dev, ino, 0, NULL, flags | LIMEN_DOC_FLAG_PERSISTENT);
+  doc = doc_new (id, path, dev, ino, handle_type, handle, flags | LIMEN_DOC_FLAG_PERSISTENT);
   if (!persist_doc (model, doc, error))
     {
       limen_doc_unref (doc);

@@ -655,6 +655,12 @@ store_set (LimenPermStore *store, const char *table, const char *id, gboolean cr
 }
 
 gboolean
+limen_perm_store_has_entry (LimenPermStore *store, const char *table, const char *id)
+{
+  return get_entry (store, table, id) != NULL;
+}
+
+gboolean
 limen_perm_store_import_entry (LimenPermStore *store, const char *table, const char *id,
                                GVariant *data, GVariant *permissions, GError **error)
 {

@@ -1,7 +1,8 @@
-/* Fuzz target for the GVDB reader of the one-time import (it parses files Limen did not
- * write): any file must be refused or read safely, every table, key and value of it. Seed:
- * a valid reference-format table (the empty table the permission store publishes for the
- * flatpak CLI plus a value). See fuzz.h for how it runs.
+/* Fuzz target for the GVDB reader and the document-entry reader of the one-time import
+ * (they parse files Limen did not write): any file must be refused or read safely, every
+ * table, key and value of it. Seed: a valid reference-format table (the empty table the
+ * permission store publishes for the flatpak CLI plus a document in upstream's layout with a
+ * file handle). See fuzz.h for how it runs.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -11,21 +12,30 @@
 
 #include "fuzz.h"
 #include "gvdb-reader.h"
+#include "import-private.h"
 
 static void
 consume (const char *key, GVariant *value, gpointer user_data)
 {
-  g_autofree char *s = g_variant_print (value, TRUE);
+  g_autofree char *s = value ? g_variant_print (value, TRUE) : NULL;
+  g_auto(LimenRefDoc) doc = { 0 };
+  g_autoptr(GVariant) perms = NULL;
+  g_autofree char *why = NULL;
 
-  (*(gsize *) user_data) += strlen (key) + strlen (s);
+  /* A NULL value is an item the reader could not read: its key is all there is. */
+  (*(gsize *) user_data) += strlen (key) + (s ? strlen (s) : 0);
+  /* The import's reader of document entries takes whatever the file holds. */
+  if (limen_import_parse_document (value, &doc, &perms, &why) == LIMEN_IMPORT_IMPORTED)
+    (*(gsize *) user_data) += strlen (doc.path) + g_variant_n_children (perms);
 }
 
-/* A table {"main": H {"a": v <(va{sas})>}, "apps": H {}} in the on-disk format. */
+/* A table {"main": H {"a": v <(va{sas})>}, "apps": H {}} in the on-disk format, the value a
+ * document entry in upstream's layout with a file handle. */
 static GByteArray *
 seed_file (void)
 {
-  g_autoptr(GVariant) value = g_variant_ref_sink (
-    g_variant_new_variant (g_variant_new_parsed ("(<'data'>, {'org.a.App': ['yes', 'no']})")));
+  g_autoptr(GVariant) value = g_variant_ref_sink (g_variant_new_variant (g_variant_new_parsed (
+    "(<(b'/home/u/a.txt', @t 2049, @t 1234, @u 1, @ay [1, 0, 0, 0, 9, 0, 0, 0])>, {'org.a.App': ['read']})")));
   GByteArray *b = g_byte_array_new ();
   guint32 hdr[6] = { GUINT32_TO_LE (0x72615647), GUINT32_TO_LE (0x746e6169), 0, 0, GUINT32_TO_LE (24), 0 };
   guint32 root[3 + 12], main_t[3 + 6], apps_t[2];
