@@ -324,6 +324,18 @@ class Bus:
                 f.write(f"UseIn={use_in}\n")
         return path
 
+    def install_app(self, app_id):
+        """ID.desktop in the private data home: an installed application, which is what
+        Registry.Register requires of the id it is given. Named after its id, so that
+        dialogs read the same as for an id no entry describes."""
+        apps = os.path.join(self.data_home, "applications")
+        os.makedirs(apps, exist_ok=True)
+        path = os.path.join(apps, app_id + ".desktop")
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                f.write(f"[Desktop Entry]\nType=Application\nName={app_id}\nExec=true\nNoDisplay=true\n")
+        return path
+
     def write_service_file(self, bus_name, exec_line):
         with open(os.path.join(self.services_dir, f"{bus_name}.service"), "w") as f:
             f.write(f"[D-BUS Service]\nName={bus_name}\nExec={exec_line}\n")

@@ -58,6 +58,7 @@ def start_stack(bus, x, env=None):
 
 def host_client(bus, app_id=HOST):
     client = rh.Client(bus)
+    bus.install_app(app_id)
     bus.call("org.freedesktop.host.portal.Registry", "Register", (app_id, {}), "(sa{sv})", conn=client.conn)
     return client
 

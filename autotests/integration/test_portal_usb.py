@@ -77,6 +77,7 @@ class Host:
         self.conn = bus.new_connection()
         self.client = request_helpers.Client(bus, self.conn)
         if app_id:
+            bus.install_app(app_id)
             bus.call(REGISTRY, "Register", (app_id, {}), "(sa{sv})", conn=self.conn)
         self.events = []
         self.conn.signal_subscribe(None, IFACE, "DeviceEvents", None, None, Gio.DBusSignalFlags.NONE,

@@ -317,6 +317,16 @@ test_document_paths (void)
   g_assert_null (rest);
 }
 
+/* Where each kind of app sees the store: Flatpak's own mount inside the sandbox, the host's
+ * mount point for a Snap (its confinement shows it there) and for the host. */
+static void
+test_document_app_mount (void)
+{
+  g_assert_cmpstr (limen_document_path_app_mount (LIMEN_APP_KIND_FLATPAK, "/tmp/rt/doc"), ==, "/run/flatpak/doc");
+  g_assert_cmpstr (limen_document_path_app_mount (LIMEN_APP_KIND_SNAP, "/tmp/rt/doc"), ==, "/tmp/rt/doc");
+  g_assert_cmpstr (limen_document_path_app_mount (LIMEN_APP_KIND_HOST, "/tmp/rt/doc"), ==, "/tmp/rt/doc");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -329,5 +339,6 @@ main (int argc, char **argv)
   g_test_add_func ("/options/dialog-validators", test_dialog_validators);
   g_test_add_func ("/options/shared-tables", test_shared_tables);
   g_test_add_func ("/options/document-paths", test_document_paths);
+  g_test_add_func ("/options/document-app-mount", test_document_app_mount);
   return g_test_run ();
 }
