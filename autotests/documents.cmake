@@ -17,6 +17,7 @@ limen_add_pytest(integration-documents-upstream-fuse test_documents_upstream_fus
 limen_add_pytest(integration-upstream-installed-tests test_upstream_installed_tests.py TIMEOUT 900)
 limen_add_pytest(integration-documents-revoke test_documents_revoke.py TIMEOUT 300)
 limen_add_pytest(integration-documents-host-changes test_documents_host_changes.py TIMEOUT 300)
+limen_add_pytest(integration-documents-crash test_documents_crash.py TIMEOUT 600)
 
 # Benchmark (label bench, not in the default run): against xdg-document-portal in the same run.
 # Its lean client (sd-bus, which limen-documents needs anyway).

@@ -25,6 +25,8 @@ struct _LimenDb {
   sqlite3      *sql;
   int           depth;      /* nesting of limen_db_begin() */
   gboolean      failed;     /* a nested step failed: the outer commit must roll back */
+  char         *fail_reason; /* SQLite's word for the first failed step, for the caller */
+  char         *path;
   sqlite3_stmt *put_entry, *delete_entry;
   sqlite3_stmt *put_doc, *delete_doc, *put_doc_perm, *delete_doc_perm;
   sqlite3_stmt *get_meta, *set_meta;
@@ -49,6 +51,7 @@ struct _LimenDb {
 static gboolean flush_journal (LimenDb *db, GError **error);
 static gboolean commit_journaled (LimenDb *db, GError **error);
 static void open_journal (LimenDb *db, const char *path);
+static void load_pending (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func, gpointer user_data);
 static gboolean sql_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error);
 static gboolean sql_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error);
 
@@ -57,6 +60,19 @@ db_error (LimenDb *db, GError **error, const char *what)
 {
   g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database error (%s): %s",
                what, sqlite3_errmsg (db->sql));
+  return FALSE;
+}
+
+/* A transaction that failed: SQLite's reason (a full disk, a read-only file) goes back to
+ * the caller, and with the file's name, which callers are not told, to the log. */
+static gboolean
+transaction_failed (LimenDb *db, GError **error)
+{
+  const char *reason = db->fail_reason ? db->fail_reason : sqlite3_errmsg (db->sql);
+
+  g_warning ("A transaction on %s failed: %s", db->path, reason);
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed: %s", reason);
+  g_clear_pointer (&db->fail_reason, g_free);
   return FALSE;
 }
 
@@ -93,6 +109,8 @@ db_step (LimenDb *db, sqlite3_stmt *stmt, GError **error)
   if (rc != SQLITE_DONE && rc != SQLITE_ROW)
     {
       db->failed = TRUE;
+      if (db->fail_reason == NULL)
+        db->fail_reason = g_strdup (sqlite3_errmsg (db->sql));
       return db_error (db, error, "step");
     }
   return TRUE;
@@ -159,6 +177,8 @@ limen_db_open (const char *path, GError **error)
   g_autoptr(LimenDb) db = g_new0 (LimenDb, 1);
   int persist_wal = 1;
 
+  db->path = g_strdup (path);
+
   if (sqlite3_open_v2 (path, &db->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                        NULL) != SQLITE_OK)
     {
@@ -220,6 +240,8 @@ limen_db_close (LimenDb *db)
     sqlite3_finalize (stmts[i]);
   if (db->sql)
     sqlite3_close (db->sql);
+  g_free (db->fail_reason);
+  g_free (db->path);
   g_free (db);
 }
 
@@ -241,6 +263,7 @@ limen_db_begin (LimenDb *db, GError **error)
   if (db->depth++ > 0)
     return TRUE;
   db->failed = FALSE;
+  g_clear_pointer (&db->fail_reason, g_free);
   /* SQLite sees the changes in the order they were answered. */
   if ((db->pending && db->pending->len > 0 && !flush_journal (db, error)) ||
       !db_step_done (db, db->begin, error))
@@ -259,16 +282,12 @@ limen_db_commit (LimenDb *db, GError **error)
     return TRUE;
   if (db->journaling)
     return commit_journaled (db, error);
-  if (db->failed)
+  if (db->failed || !db_step_done (db, db->commit, NULL))
     {
+      if (db->fail_reason == NULL)
+        db->fail_reason = g_strdup (sqlite3_errmsg (db->sql));
       sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
-      return FALSE;
-    }
-  if (!db_step_done (db, db->commit, error))
-    {
-      sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
-      return FALSE;
+      return transaction_failed (db, error);
     }
   return TRUE;
 }
@@ -521,6 +540,7 @@ limen_db_doc_load (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm
   sqlite3_finalize (stmt);
   if (rc != SQLITE_DONE)
     return db_error (db, error, "load");
+  load_pending (db, doc_func, perm_func, user_data);
   return TRUE;
 }
 
@@ -533,6 +553,7 @@ limen_db_begin_journaled (LimenDb *db, GError **error)
     return limen_db_begin (db, error);
   db->depth = 1;
   db->failed = FALSE;
+  g_clear_pointer (&db->fail_reason, g_free);
   db->journaling = TRUE;
   return TRUE;
 }
@@ -545,16 +566,12 @@ applied_seq (LimenDb *db)
   return value ? g_ascii_strtoull (value, NULL, 10) : 0;
 }
 
-/* Apply one journaled transaction "(tav)" unless its sequence number says SQLite has it. */
+/* Hand each record of a journaled transaction "(tav)" to @doc_func or @perm_func. */
 static void
-apply_transaction (LimenDb *db, GVariant *transaction, guint64 applied, guint64 *last)
+walk_transaction (GVariant *transaction, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func, gpointer user_data)
 {
-  g_autoptr(GVariant) records = NULL;
-  guint64 seq;
+  g_autoptr(GVariant) records = g_variant_get_child_value (transaction, 1);
 
-  g_variant_get (transaction, "(t@av)", &seq, &records);
-  if (seq <= applied)
-    return;
   for (gsize i = 0; i < g_variant_n_children (records); i++)
     {
       g_autoptr(GVariant) boxed = g_variant_get_child_value (records, i);
@@ -570,7 +587,7 @@ apply_transaction (LimenDb *db, GVariant *transaction, guint64 applied, guint64 
                          &handle, &doc.flags);
           if (handle)
             doc.handle = bytes = g_variant_get_data_as_bytes (handle);
-          sql_doc_put (db, &doc, NULL);
+          doc_func (&doc, user_data);
         }
       else if (g_variant_is_of_type (record, G_VARIANT_TYPE (PERMS_RECORD)))
         {
@@ -578,12 +595,62 @@ apply_transaction (LimenDb *db, GVariant *transaction, guint64 applied, guint64 
           guint perms;
 
           g_variant_get (record, "(&s&su)", &id, &app, &perms);
-          sql_doc_put_perms (db, id, app, perms, NULL);
+          perm_func (id, app, perms, user_data);
         }
       else
         g_warning ("Skipping a journal record of type %s", g_variant_get_type_string (record));
     }
+}
+
+static guint64
+transaction_seq (GVariant *transaction)
+{
+  guint64 seq;
+
+  g_variant_get_child (transaction, 0, "t", &seq);
+  return seq;
+}
+
+static void
+apply_doc (const LimenDbDoc *doc, gpointer user_data)
+{
+  sql_doc_put (user_data, doc, NULL);
+}
+
+static void
+apply_doc_perm (const char *doc_id, const char *app, guint perms, gpointer user_data)
+{
+  sql_doc_put_perms (user_data, doc_id, app, perms, NULL);
+}
+
+/* Apply one journaled transaction "(tav)" unless its sequence number says SQLite has it. */
+static void
+apply_transaction (LimenDb *db, GVariant *transaction, guint64 applied, guint64 *last)
+{
+  guint64 seq = transaction_seq (transaction);
+
+  if (seq <= applied)
+    return;
+  walk_transaction (transaction, apply_doc, apply_doc_perm, db);
   *last = MAX (*last, seq);
+}
+
+/* The answered transactions the journal holds and SQLite does not have yet (taking them over
+ * failed: a full disk, a read-only file), after the database's rows: they are served all the
+ * same, and taken over once that works. */
+static void
+load_pending (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func, gpointer user_data)
+{
+  guint64 applied;
+
+  if (db->pending == NULL || db->pending->len == 0)
+    return;
+  applied = applied_seq (db);
+  for (guint i = 0; i < db->pending->len; i++)
+    if (transaction_seq (db->pending->pdata[i]) > applied)
+      walk_transaction (db->pending->pdata[i], doc_func, perm_func, user_data);
+  g_message ("%u answered changes are served from the journal until the database takes them over",
+             db->pending->len);
 }
 
 /* Move the answered changes waiting in the journal into SQLite, in one transaction; the
@@ -597,6 +664,7 @@ flush_journal (LimenDb *db, GError **error)
   if (db->pending == NULL || db->pending->len == 0)
     return TRUE;
   db->failed = FALSE;
+  g_clear_pointer (&db->fail_reason, g_free);
   if (!db_step_done (db, db->begin, error))
     return FALSE;
   applied = applied_seq (db);
@@ -607,13 +675,13 @@ flush_journal (LimenDb *db, GError **error)
       g_snprintf (value, sizeof value, "%" G_GUINT64_FORMAT, last);
       limen_db_set_meta (db, JOURNAL_SEQ_KEY, value, NULL);
     }
-  if (db->failed || !db_step_done (db, db->commit, error))
+  if (db->failed || !db_step_done (db, db->commit, NULL))
     {
+      if (db->fail_reason == NULL)
+        db->fail_reason = g_strdup (sqlite3_errmsg (db->sql));
       sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
-      if (error && *error == NULL)
-        g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
       db->failed = FALSE;
-      return FALSE;
+      return transaction_failed (db, error);
     }
   g_ptr_array_set_size (db->pending, 0);
   if (db->journal)
@@ -671,8 +739,7 @@ commit_journaled (LimenDb *db, GError **error)
   if (db->failed)
     {
       g_ptr_array_set_size (db->records, 0);
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
-      return FALSE;
+      return transaction_failed (db, error);
     }
   if (db->records->len == 0)
     return TRUE;

@@ -1,0 +1,134 @@
+"""limen-documents after the faults its journal and database exist for: kill -9 at chosen
+points, damaged files and a full disk. Every answered call must still be served afterwards,
+and what cannot be served is kept aside and said loudly."""
+
+import glob
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+import documents_helpers as dh
+from documents_helpers import write
+import limentest
+
+APP = "org.example.App"
+
+
+@pytest.fixture
+def work(bus):
+    w = os.path.join(bus.root, "work")
+    os.makedirs(w)
+    return w
+
+
+def state(bus, name="documents.sqlite"):
+    return os.path.join(bus.data_home, "limen", name)
+
+
+def size(path):
+    try:
+        return os.path.getsize(path)
+    except FileNotFoundError:
+        return -1
+
+
+def settle(pred, timeout=10.0):
+    """Wait for @pred, but go on without it: a build that never gets there fails later, on
+    what the test checks, not here."""
+    deadline = time.monotonic() + timeout
+    while not pred() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def kill9(bus, d):
+    d.signal(signal.SIGKILL)
+    d.stop()
+    bus.wait_for_name_gone(dh.DOCS_NAME)
+    subprocess.run(["fusermount3", "-u", "-z", dh.mountpoint(bus)], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+def add_files(bus, work, prefix, n):
+    out = []
+    for i in range(n):
+        p = os.path.join(work, f"{prefix}{i}.txt")
+        write(p, str(i))
+        out.append((dh.add(bus, p), p))
+    return out
+
+
+def served(bus, doc):
+    try:
+        return bytes(dh.docs(bus, "Info", (doc,), "(s)")[0]).rstrip(b"\0").decode()
+    except Exception:
+        return None
+
+
+@pytest.fixture
+def tiny_data_home(bus):
+    """XDG_DATA_HOME on a 2 MiB tmpfs of its own (mounting needs root)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0755", "tmpfs", bus.data_home], check=True)
+    try:
+        yield bus.data_home
+    finally:
+        for d in reversed(bus.daemons):
+            d.stop()
+        subprocess.run(["fusermount3", "-u", "-z", dh.mountpoint(bus)], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        subprocess.run(["umount", "-l", bus.data_home], check=False)
+
+
+def fill(directory, leave=0):
+    """Fill the filesystem of @directory, leaving @leave bytes (whole pages) free."""
+    gap = os.path.join(directory, "gap")
+    if leave:
+        with open(gap, "wb") as f:
+            f.write(b"\0" * leave)
+    fd = os.open(os.path.join(directory, "filler"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        while os.write(fd, b"\0" * 4096) == 4096:
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    if leave:
+        os.unlink(gap)
+
+
+def test_restart_on_a_full_disk_serves_what_the_journal_holds(bus, work, tiny_data_home):
+    """Answered Adds that could not be taken over into SQLite (the disk filled up), then a
+    kill -9 and a restart on the still full disk: the journal's documents are served all the
+    same, and taken over into the database once there is room again."""
+    d = dh.start(bus)
+    first = add_files(bus, work, "warm", 1)
+    # The first Add is in the database and the daemon idle (its quiet-time work done).
+    settle(lambda: size(state(bus, "documents.sqlite-pending")) == 0 and
+           size(state(bus, "documents.sqlite-wal")) <= 0)
+    settle(lambda: os.path.exists(state(bus, "documents.sqlite.backup")), timeout=3)
+    time.sleep(0.3)
+    # Room for the journal's frames, not for the database's transaction that takes them over.
+    fill(tiny_data_home, leave=8192)
+    answered = add_files(bus, work, "full", 20)
+    kill9(bus, d)
+    fill(tiny_data_home)
+
+    d = dh.start(bus)
+    for doc, p in first + answered:
+        assert served(bus, doc) == p, doc
+    listing = set(os.listdir(dh.mountpoint(bus)))
+    assert {doc for doc, _ in answered} <= listing
+    # Room again: the next change takes the journal over; after another kill -9 it all comes
+    # from the database.
+    os.unlink(os.path.join(tiny_data_home, "filler"))
+    dh.ps(bus, "SetPermission", ("devices", True, "camera", APP, ["yes"]), "(sbssas)")
+    settle(lambda: size(state(bus, "documents.sqlite-pending")) == 0)
+    kill9(bus, d)
+    dh.start(bus)
+    for doc, p in first + answered:
+        assert served(bus, doc) == p, doc
