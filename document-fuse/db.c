@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include "db-journal.h"
+#include "db-recover.h"
 #include "errors.h"
 
 /* When the database takes the journal's changes over: once no change has come for
@@ -17,6 +18,12 @@
 #define JOURNAL_MAX_AGE_MS 2000
 #define JOURNAL_MAX_PENDING 1024
 #define JOURNAL_SEQ_KEY "journal-applied"
+
+/* The quiet moments' work (the WAL checkpointed empty, a copy of the database) comes once no
+ * change has come for IDLE_MS; a copy at most every BACKUP_INTERVAL_MS, so a steady trickle
+ * of changes does not copy the file over and over. */
+#define IDLE_MS 1000
+#define BACKUP_INTERVAL_MS 10000
 
 /* Bump when the schema changes; migrate() brings older files forward. */
 #define LIMEN_DB_SCHEMA_VERSION 1
@@ -41,6 +48,12 @@ struct _LimenDb {
   GSource      *flush_source;
   gint64        first_pending_us;  /* monotonic time the oldest of @pending was answered */
   gint64        last_pending_us;   /* ... and the newest */
+  /* Work for quiet moments: the WAL checkpointed empty (so damage to it can cost little) and
+   * a copy of the database to start from if the file is ever damaged. */
+  GSource      *idle_source;
+  gint64        last_change_us;
+  gint64        last_backup_us;
+  gboolean      backup_due;        /* changed since the last copy */
 };
 
 /* A journaled document row and a row of its rights. */
@@ -51,6 +64,7 @@ struct _LimenDb {
 static gboolean flush_journal (LimenDb *db, GError **error);
 static gboolean commit_journaled (LimenDb *db, GError **error);
 static void open_journal (LimenDb *db, const char *path);
+static void note_change (LimenDb *db);
 static void load_pending (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func, gpointer user_data);
 static gboolean sql_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error);
 static gboolean sql_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error);
@@ -171,18 +185,55 @@ db_migrate (LimenDb *db, GError **error)
   return TRUE;
 }
 
-LimenDb *
-limen_db_open (const char *path, GError **error)
+/* SQLite says the file is damaged (not a database at all, or a page that makes no sense). */
+static gboolean
+db_is_damaged (LimenDb *db)
+{
+  int rc = sqlite3_errcode (db->sql) & 0xff;
+
+  return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
+}
+
+/* A damaged page shows at once, not at the first read of it by some later call. */
+static gboolean
+db_quick_check (LimenDb *db, gboolean *damaged, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  g_autofree char *first = NULL;
+
+  if (sqlite3_prepare_v2 (db->sql, "PRAGMA quick_check(1)", -1, &stmt, NULL) != SQLITE_OK)
+    {
+      *damaged = db_is_damaged (db);
+      return db_error (db, error, "check");
+    }
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    first = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  else
+    *damaged = db_is_damaged (db);
+  sqlite3_finalize (stmt);
+  if (g_strcmp0 (first, "ok") == 0)
+    return TRUE;
+  if (first)
+    *damaged = TRUE;
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database check failed: %s",
+               first ? first : sqlite3_errmsg (db->sql));
+  return FALSE;
+}
+
+/* Open the file and prepare everything but the journal; *@damaged says whether a failure is
+ * the file's own damage (which a copy can stand in for). */
+static LimenDb *
+db_open_file (const char *path, gboolean *damaged, GError **error)
 {
   g_autoptr(LimenDb) db = g_new0 (LimenDb, 1);
   int persist_wal = 1;
 
+  *damaged = FALSE;
   db->path = g_strdup (path);
-
   if (sqlite3_open_v2 (path, &db->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                        NULL) != SQLITE_OK)
     {
-      db_error (db, error, path);
+      db_error (db, error, "open");
       return NULL;
     }
   sqlite3_busy_timeout (db->sql, 2000);
@@ -197,6 +248,11 @@ limen_db_open (const char *path, GError **error)
   if (!db_exec (db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
                      " PRAGMA cache_size=-512; PRAGMA journal_size_limit=1048576;", error)
       || !db_migrate (db, error))
+    {
+      *damaged = db_is_damaged (db);
+      return NULL;
+    }
+  if (!db_quick_check (db, damaged, error))
     return NULL;
 
   if (!db_prepare (db, &db->put_entry,
@@ -214,6 +270,32 @@ limen_db_open (const char *path, GError **error)
       || !db_prepare (db, &db->begin, "BEGIN IMMEDIATE", error)
       || !db_prepare (db, &db->commit, "COMMIT", error))
     return NULL;
+  return g_steal_pointer (&db);
+}
+
+LimenDb *
+limen_db_open (const char *path, GError **error)
+{
+  g_autoptr(LimenDb) db = NULL;
+  g_autoptr(GError) local_error = NULL;
+  gboolean damaged;
+
+  /* Before SQLite's recovery reads the WAL (and silently drops what follows damage). */
+  limen_db_recover_check_wal (path);
+  db = db_open_file (path, &damaged, &local_error);
+  if (db == NULL && damaged)
+    {
+      g_autofree char *reason = g_strdup (local_error->message);
+
+      g_clear_error (&local_error);
+      if (limen_db_recover_from_backup (path, reason, &local_error))
+        db = db_open_file (path, &damaged, &local_error);
+    }
+  if (db == NULL)
+    {
+      g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "%s: ", path);
+      return NULL;
+    }
   open_journal (db, path);
   return g_steal_pointer (&db);
 }
@@ -230,6 +312,11 @@ limen_db_close (LimenDb *db)
     {
       g_source_destroy (db->flush_source);
       g_clear_pointer (&db->flush_source, g_source_unref);
+    }
+  if (db->idle_source)
+    {
+      g_source_destroy (db->idle_source);
+      g_clear_pointer (&db->idle_source, g_source_unref);
     }
   if (db->journal && db->pending && db->pending->len > 0 && db->put_doc && !flush_journal (db, &error))
     g_warning ("Changes stay in the journal for the next start: %s", error->message);
@@ -289,6 +376,7 @@ limen_db_commit (LimenDb *db, GError **error)
       sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
       return transaction_failed (db, error);
     }
+  note_change (db);
   return TRUE;
 }
 
@@ -752,6 +840,7 @@ commit_journaled (LimenDb *db, GError **error)
     return FALSE;
   db->next_seq++;
   g_ptr_array_add (db->pending, g_steal_pointer (&transaction));
+  note_change (db);
   db->last_pending_us = g_get_monotonic_time ();
   if (db->pending->len == 1)
     db->first_pending_us = db->last_pending_us;
@@ -774,6 +863,77 @@ commit_journaled (LimenDb *db, GError **error)
   return TRUE;
 }
 
+/* ---- quiet moments ----------------------------------------------------------------------- */
+
+/* Empty the WAL into the database: damage to the WAL (a torn write at a power cut, a bad
+ * sector) can then cost only what came since. The file stays (SQLITE_FCNTL_PERSIST_WAL). */
+static void
+checkpoint (LimenDb *db)
+{
+  int rc = sqlite3_wal_checkpoint_v2 (db->sql, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+
+  if (rc != SQLITE_OK)
+    g_debug ("No checkpoint of %s now: %s", db->path, sqlite3_errmsg (db->sql));
+}
+
+static gboolean
+on_idle_due (gpointer user_data)
+{
+  LimenDb *db = user_data;
+  g_autoptr(GError) error = NULL;
+  gint64 now = g_get_monotonic_time ();
+
+  if (db->depth > 0)
+    {
+      g_source_set_ready_time (db->idle_source, now + 10 * 1000);
+      return G_SOURCE_CONTINUE;
+    }
+  if (now - db->last_change_us < IDLE_MS * 1000)
+    {
+      g_source_set_ready_time (db->idle_source, db->last_change_us + IDLE_MS * 1000);
+      return G_SOURCE_CONTINUE;
+    }
+  if (db->pending && db->pending->len > 0 && !flush_journal (db, &error))
+    {
+      /* Tried again at the next change. */
+      g_warning ("Changes stay in the journal: %s", error->message);
+      g_clear_pointer (&db->idle_source, g_source_unref);
+      return G_SOURCE_REMOVE;
+    }
+  checkpoint (db);
+  if (db->backup_due && db->last_backup_us && now - db->last_backup_us < BACKUP_INTERVAL_MS * 1000)
+    {
+      g_source_set_ready_time (db->idle_source, db->last_backup_us + BACKUP_INTERVAL_MS * 1000);
+      return G_SOURCE_CONTINUE;
+    }
+  if (db->backup_due)
+    {
+      db->last_backup_us = now;
+      if (limen_db_recover_write_backup (db->sql, db->path, &error))
+        db->backup_due = FALSE;
+      else
+        g_warning ("No copy of the database to start from if it is damaged: %s", error->message);
+    }
+  g_clear_pointer (&db->idle_source, g_source_unref);
+  return G_SOURCE_REMOVE;
+}
+
+/* A change is in the database or the journal: the quiet moment after it has work to do. Only
+ * the journal's owner does it (a second instance, under --replace, leaves it to the first). */
+static void
+note_change (LimenDb *db)
+{
+  db->last_change_us = g_get_monotonic_time ();
+  db->backup_due = TRUE;
+  if (db->idle_source || db->journal == NULL)
+    return;
+  db->idle_source = g_source_new (&flush_source_funcs, sizeof (GSource));
+  g_source_set_ready_time (db->idle_source, db->last_change_us + IDLE_MS * 1000);
+  g_source_set_callback (db->idle_source, on_idle_due, db, NULL);
+  g_source_set_static_name (db->idle_source, "limen-documents: checkpoint and copy");
+  g_source_attach (db->idle_source, NULL);
+}
+
 /* Take over what a previous run answered but left in the journal (it crashed), then keep
  * the journal for this run's answers if no other instance holds it. */
 static void
@@ -782,8 +942,10 @@ open_journal (LimenDb *db, const char *path)
   g_autofree char *journal_path = g_strconcat (path, "-pending", NULL);
   g_autoptr(LimenDbJournal) journal = NULL;
   g_autoptr(GError) error = NULL;
+  g_autofree char *backup = g_strconcat (path, ".backup", NULL);
   gboolean owner = FALSE;
   guint64 highest;
+  guint had;
 
   db->records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
   journal = limen_db_journal_open (journal_path, &owner, &error);
@@ -804,8 +966,13 @@ open_journal (LimenDb *db, const char *path)
   db->next_seq = highest + 1;
   if (owner)
     db->journal = g_steal_pointer (&journal);
+  had = db->pending->len;
   if (!flush_journal (db, &error))
     g_warning ("The journal's changes are not in the database yet: %s", error->message);
+  else if (owner && had > 0)
+    note_change (db);
+  if (owner && !g_file_test (backup, G_FILE_TEST_EXISTS))
+    note_change (db);   /* a first copy to start from */
   if (!owner)
     g_ptr_array_set_size (db->pending, 0);
 }

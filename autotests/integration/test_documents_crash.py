@@ -132,3 +132,113 @@ def test_restart_on_a_full_disk_serves_what_the_journal_holds(bus, work, tiny_da
     dh.start(bus)
     for doc, p in first + answered:
         assert served(bus, doc) == p, doc
+
+
+def set_entries(bus, prefix, n):
+    for i in range(n):
+        dh.ps(bus, "SetPermission", ("crash", True, f"{prefix}{i}", APP, ["yes"]), "(sbssas)")
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+def served_entries(bus, ids):
+    out = []
+    for i in ids:
+        try:
+            if dh.ps(bus, "Lookup", ("crash", i), "(ss)")[0] == {APP: ["yes"]}:
+                out.append(i)
+        except Exception:
+            pass
+    return out
+
+
+def garbage_in_the_middle(path, n=4096):
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.seek(size // 2)
+        f.write(os.urandom(n))
+
+
+def test_damaged_wal_after_a_quiet_moment_loses_nothing(bus, work):
+    """200 answered permission changes, a quiet moment, kill -9, then 4 KiB of garbage in the
+    middle of the WAL: the changes are all served after the restart, since the quiet moment
+    moved them out of the WAL into the database."""
+    d = dh.start(bus, wait_mount=False)
+    ids = set_entries(bus, "quiet", 200)
+    docs = add_files(bus, work, "quiet", 20)
+    wal = state(bus, "documents.sqlite-wal")
+    settle(lambda: size(wal) == 0)
+    kill9(bus, d)
+    garbage_in_the_middle(wal)
+    dh.start(bus)
+    assert served_entries(bus, ids) == ids
+    for doc, p in docs:
+        assert served(bus, doc) == p
+
+
+def stopped_with_a_full_wal(bus, d, prefix):
+    """Answered changes still in the WAL, the daemon stopped before its quiet moment (SIGSTOP
+    right after the last answer; on a machine so slow that the moment came first, again)."""
+    wal = state(bus, "documents.sqlite-wal")
+    for attempt in range(5):
+        ids = set_entries(bus, f"{prefix}{attempt}-", 200)
+        d.signal(signal.SIGSTOP)
+        if size(wal) > 100 * 4096:
+            return ids
+        d.signal(signal.SIGCONT)
+    pytest.fail("the WAL never held the changes long enough to stop the daemon first")
+
+
+def test_damaged_wal_is_kept_aside_and_said(bus, work):
+    """kill -9 while 200 answered changes are still in the WAL, then 4 KiB of garbage in its
+    middle: SQLite's recovery silently drops every commit after the garbage. The daemon says
+    so, naming the file, and keeps the database and the WAL as they were beside them (a clean
+    stop afterwards empties the WAL, so this is the only copy of what was lost)."""
+    d = dh.start(bus, wait_mount=False)
+    ids = stopped_with_a_full_wal(bus, d, "wal")
+    kill9(bus, d)
+    wal = state(bus, "documents.sqlite-wal")
+    garbage_in_the_middle(wal)
+    with open(wal, "rb") as f:
+        damaged = f.read()
+    d = dh.start(bus, wait_mount=False)
+    kept = glob.glob(wal + ".damaged-*")
+    assert len(kept) == 1, os.listdir(os.path.dirname(wal))
+    with open(kept[0], "rb") as f:
+        assert f.read() == damaged
+    assert glob.glob(state(bus) + ".damaged-*")
+    assert "documents.sqlite-wal is damaged" in d.output() and kept[0] in d.output()
+    served_now = served_entries(bus, ids)
+    assert len(served_now) < len(ids)           # what the garbage took, and what was said
+    assert d.stop() == 0
+    assert os.path.exists(kept[0])
+
+
+@pytest.mark.parametrize("where", ["header", "middle"])
+def test_damaged_database_starts_from_its_copy(bus, work, where):
+    """The database file damaged while the daemon was stopped: it starts from its copy made at
+    a quiet moment, serves every answered change, and keeps the damaged file beside it."""
+    d = dh.start(bus)
+    ids = set_entries(bus, "db", 200)
+    docs = add_files(bus, work, "db", 30)
+    dh.docs(bus, "GrantPermissions", (docs[0][0], APP, ["read"]), "(ssas)")
+    backup = state(bus, "documents.sqlite.backup")
+    settle(lambda: size(backup) > 0 and size(state(bus, "documents.sqlite-wal")) == 0)
+    time.sleep(0.2)
+    assert d.stop() == 0
+    db = state(bus)
+    if where == "header":
+        with open(db, "r+b") as f:
+            f.write(os.urandom(4096))
+    else:
+        garbage_in_the_middle(db)
+    d = dh.start(bus)
+    assert served_entries(bus, ids) == ids
+    for doc, p in docs:
+        assert served(bus, doc) == p
+    assert dh.docs(bus, "Info", (docs[0][0],), "(s)")[1] == {APP: ["read"]}
+    if where == "header":
+        assert glob.glob(db + ".damaged-*")
+        assert f"{db} is damaged" in d.output()
+    # It goes on serving writes as well.
+    dh.ps(bus, "SetPermission", ("crash", True, "after", APP, ["yes"]), "(sbssas)")
+    assert served_entries(bus, ["after"]) == ["after"]
