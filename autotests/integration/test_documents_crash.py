@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import pytest
+from gi.repository import GLib
 
 import documents_helpers as dh
 from documents_helpers import write
@@ -123,6 +124,23 @@ def test_restart_on_a_full_disk_serves_what_the_journal_holds(bus, work, tiny_da
         assert served(bus, doc) == p, doc
     listing = set(os.listdir(dh.mountpoint(bus)))
     assert {doc for doc, _ in answered} <= listing
+    # What cannot be written now is refused with the reason, and no host path. (Adds go on
+    # until the journal's last page is full; those answered must be served as well.)
+    refusals = []
+    for i in range(200):
+        try:
+            answered += add_files(bus, work, f"more{i}-", 1)
+        except GLib.Error as e:
+            refusals.append(e.message)
+            break
+    try:
+        dh.ps(bus, "SetPermission", ("devices", True, "mic", APP, ["yes"]), "(sbssas)")
+    except GLib.Error as e:
+        refusals.append(e.message)
+    assert len(refusals) == 2
+    for message in refusals:
+        assert "full" in message or "No space" in message, message
+        assert bus.root not in message, message
     # Room again: the next change takes the journal over; after another kill -9 it all comes
     # from the database.
     os.unlink(os.path.join(tiny_data_home, "filler"))
