@@ -1,6 +1,7 @@
 # limen-documents tests (document store, permission store, FUSE).
 limen_add_unit_test(test-documents-store SOURCES unit/test-documents-store.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-journal SOURCES unit/test-documents-journal.c LIBS limen-documents-lib)
+limen_add_unit_test(test-documents-recover SOURCES unit/test-documents-recover.c LIBS limen-documents-lib)
 limen_add_unit_test(test-app-access SOURCES unit/test-app-access.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-proc-stat SOURCES unit/test-documents-proc-stat.c LIBS limen-core)
 add_executable(test-documents-stress unit/test-documents-stress.c)

@@ -30,6 +30,21 @@ stamp_now (void)
   return g_date_time_format (now, "%Y%m%dT%H%M%SZ");
 }
 
+/* @file.damaged-@stamp, or with a number after it if that is taken (a second fault within
+ * the same second must not overwrite the first one's evidence). */
+static char *
+aside_name (const char *file, const char *stamp)
+{
+  char *name = g_strdup_printf ("%s.damaged-%s", file, stamp);
+
+  for (int i = 1; g_file_test (name, G_FILE_TEST_EXISTS); i++)
+    {
+      g_free (name);
+      name = g_strdup_printf ("%s.damaged-%s.%d", file, stamp, i);
+    }
+  return name;
+}
+
 static guint32
 be32 (const guint8 *p)
 {
@@ -143,8 +158,8 @@ limen_db_recover_check_wal (const char *path)
                                 &scan) || scan.commits_beyond == 0)
     return 0;
   stamp = stamp_now ();
-  db_aside = g_strdup_printf ("%s.damaged-%s", path, stamp);
-  wal_aside = g_strdup_printf ("%s.damaged-%s", wal, stamp);
+  db_aside = aside_name (path, stamp);
+  wal_aside = aside_name (wal, stamp);
   if (!copy_file (path, db_aside, &error) || !copy_file (wal, wal_aside, &error))
     g_warning ("Cannot keep the damaged files aside: %s", error->message);
   g_warning ("%s is damaged: SQLite's recovery keeps its first %u frames and drops %u later ones "
@@ -160,14 +175,14 @@ limen_db_recover_from_backup (const char *path, const char *reason, GError **err
   static const char *suffixes[] = { "", "-wal", "-shm" };
   g_autofree char *stamp = stamp_now ();
   g_autofree char *backup = g_strconcat (path, ".backup", NULL);
-  g_autofree char *aside = g_strdup_printf ("%s.damaged-%s", path, stamp);
+  g_autofree char *aside = aside_name (path, stamp);
   g_autofree char *when = NULL;
   GStatBuf st;
 
   for (gsize i = 0; i < G_N_ELEMENTS (suffixes); i++)
     {
       g_autofree char *file = g_strconcat (path, suffixes[i], NULL);
-      g_autofree char *to = g_strdup_printf ("%s.damaged-%s", file, stamp);
+      g_autofree char *to = i == 0 ? g_strdup (aside) : aside_name (file, stamp);
 
       if (g_rename (file, to) != 0 && errno != ENOENT)
         {
@@ -193,6 +208,19 @@ limen_db_recover_from_backup (const char *path, const char *reason, GError **err
              "and taken into the database are lost; the damaged file is kept as %s.",
              path, reason, when, backup, aside);
   return TRUE;
+}
+
+void
+limen_db_recover_drop_backup (const char *path)
+{
+  g_autofree char *stamp = stamp_now ();
+  g_autofree char *backup = g_strconcat (path, ".backup", NULL);
+  g_autofree char *aside = aside_name (backup, stamp);
+
+  if (g_rename (backup, aside) != 0)
+    g_warning ("Cannot move %s aside: %s", backup, g_strerror (errno));
+  else
+    g_warning ("The copy %s is damaged as well; it is kept as %s", backup, aside);
 }
 
 gboolean

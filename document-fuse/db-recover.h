@@ -17,6 +17,9 @@ guint limen_db_recover_check_wal (const char *path);
  * (@path.backup) in its place, or nothing when there is none; says loudly what it did. */
 gboolean limen_db_recover_from_backup (const char *path, const char *reason, GError **error);
 
+/* The copy turned out damaged as well: move it aside. */
+void limen_db_recover_drop_backup (const char *path);
+
 /* Write a copy of @sql's main database to @path.backup (atomically replaced). */
 gboolean limen_db_recover_write_backup (sqlite3 *sql, const char *path, GError **error);
 

@@ -283,11 +283,15 @@ limen_db_open (const char *path, GError **error)
   /* Before SQLite's recovery reads the WAL (and silently drops what follows damage). */
   limen_db_recover_check_wal (path);
   db = db_open_file (path, &damaged, &local_error);
-  if (db == NULL && damaged)
+  /* Damaged: start from the copy; if the copy is damaged too, from nothing (every call of the
+   * session failing would serve nobody). The damaged files stay beside, for whoever can. */
+  for (int tries = 0; db == NULL && damaged && tries < 2; tries++)
     {
       g_autofree char *reason = g_strdup (local_error->message);
 
       g_clear_error (&local_error);
+      if (tries > 0)
+        limen_db_recover_drop_backup (path);
       if (limen_db_recover_from_backup (path, reason, &local_error))
         db = db_open_file (path, &damaged, &local_error);
     }
