@@ -734,15 +734,19 @@ static void
 load_pending (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func, gpointer user_data)
 {
   guint64 applied;
+  guint n = 0;
 
   if (db->pending == NULL || db->pending->len == 0)
     return;
   applied = applied_seq (db);
   for (guint i = 0; i < db->pending->len; i++)
     if (transaction_seq (db->pending->pdata[i]) > applied)
-      walk_transaction (db->pending->pdata[i], doc_func, perm_func, user_data);
-  g_message ("%u answered changes are served from the journal until the database takes them over",
-             db->pending->len);
+      {
+        walk_transaction (db->pending->pdata[i], doc_func, perm_func, user_data);
+        n++;
+      }
+  if (n > 0)
+    g_message ("%u answered changes are served from the journal until the database takes them over", n);
 }
 
 /* Move the answered changes waiting in the journal into SQLite, in one transaction; the

@@ -260,3 +260,31 @@ def test_damaged_database_starts_from_its_copy(bus, work, where):
     # It goes on serving writes as well.
     dh.ps(bus, "SetPermission", ("crash", True, "after", APP, ["yes"]), "(sbssas)")
     assert served_entries(bus, ["after"]) == ["after"]
+
+
+def test_damaged_journal_end_then_kill9(bus, work):
+    """What a crash in the middle of a multi-page AddFull frame leaves (a torn frame at the
+    journal's end), a start, 20 answered Adds and a kill -9 before the database took them
+    over: all 20 are served after the next start."""
+    d = dh.start(bus)
+    kill9(bus, d)
+    pending = state(bus, "documents.sqlite-pending")
+    torn = (70000).to_bytes(4, "little") + b"\x01\x02\x03\x04" + os.urandom(5000)
+    for attempt in range(5):
+        with open(pending, "ab") as f:
+            f.write(torn)
+        d = dh.start(bus)
+        answered = add_files(bus, work, f"j{attempt}-", 20)
+        d.signal(signal.SIGSTOP)
+        # Still in the journal (on a machine so slow that the database took them over
+        # before the stop, again).
+        if size(pending) > 20 * 64:
+            break
+        kill9(bus, d)
+    else:
+        pytest.fail("the journal never kept the Adds long enough to stop the daemon first")
+    kill9(bus, d)
+    d = dh.start(bus)
+    for doc, p in answered:
+        assert served(bus, doc) == p, doc
+    assert glob.glob(pending + ".damaged-*")
