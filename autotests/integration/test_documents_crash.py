@@ -288,3 +288,39 @@ def test_damaged_journal_end_then_kill9(bus, work):
     for doc, p in answered:
         assert served(bus, doc) == p, doc
     assert glob.glob(pending + ".damaged-*")
+
+
+def test_kill9_mid_writes_is_not_taken_for_damage(bus, work):
+    """A plain kill -9 in the middle of permission writes, Adds and quiet-moment work leaves
+    nothing the next start takes for damage: no file is set aside and nothing is said."""
+    import random
+    import threading
+    rng = random.Random(39)
+    answered = []
+    for round_ in range(5):
+        d = dh.start(bus)
+        stop = threading.Event()
+        conn = bus.new_connection()
+
+        def writer():
+            i = 0
+            while not stop.is_set():
+                try:
+                    dh.ps(bus, "SetPermission", ("crash", True, f"r{round_}-{i}", APP, ["yes"]), "(sbssas)",
+                          conn=conn)
+                except Exception:
+                    return
+                answered.append(f"r{round_}-{i}")
+                i += 1
+        t = threading.Thread(target=writer)
+        t.start()
+        add_files(bus, work, f"k{round_}-", 10)
+        time.sleep(rng.uniform(0, 1.5))
+        kill9(bus, d)
+        stop.set()
+        t.join(20)
+        conn.close_sync(None)
+    d = dh.start(bus)
+    assert "damaged" not in d.output()
+    assert not glob.glob(state(bus) + "*damaged*")
+    assert served_entries(bus, answered) == answered
