@@ -324,3 +324,24 @@ def test_kill9_mid_writes_is_not_taken_for_damage(bus, work):
     assert "damaged" not in d.output()
     assert not glob.glob(state(bus) + "*damaged*")
     assert served_entries(bus, answered) == answered
+
+
+def test_read_only_data_directory_says_why(bus, work, tiny_data_home):
+    """The data directory read-only (a full quota, a home mounted read-only after an error):
+    the daemon serves what it has, and a permission change is refused with SQLite's reason,
+    and no host path."""
+    d = dh.start(bus)
+    before = set_entries(bus, "ro", 3)
+    assert d.stop() == 0
+    subprocess.run(["mount", "-o", "remount,ro", tiny_data_home], check=True)
+    try:
+        d = dh.start(bus)
+        assert served_entries(bus, before) == before
+        with pytest.raises(GLib.Error) as refused:
+            dh.ps(bus, "SetPermission", ("crash", True, "refused", APP, ["yes"]), "(sbssas)")
+        message = refused.value.message
+        assert "readonly" in message or "read-only" in message, message
+        assert bus.root not in message, message
+        d.stop()
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", tiny_data_home], check=False)
