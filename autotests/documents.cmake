@@ -2,6 +2,7 @@
 limen_add_unit_test(test-documents-store SOURCES unit/test-documents-store.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-import SOURCES unit/test-documents-import.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-journal SOURCES unit/test-documents-journal.c LIBS limen-documents-lib)
+limen_add_unit_test(test-documents-recover SOURCES unit/test-documents-recover.c LIBS limen-documents-lib)
 limen_add_unit_test(test-app-access SOURCES unit/test-app-access.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-proc-stat SOURCES unit/test-documents-proc-stat.c LIBS limen-core)
 add_executable(test-documents-stress unit/test-documents-stress.c)
@@ -19,6 +20,7 @@ limen_add_pytest(integration-upstream-installed-tests test_upstream_installed_te
 limen_add_pytest(integration-documents-revoke test_documents_revoke.py TIMEOUT 300)
 limen_add_pytest(integration-documents-host-changes test_documents_host_changes.py TIMEOUT 300)
 limen_add_pytest(integration-documents-import test_documents_import.py TIMEOUT 300)
+limen_add_pytest(integration-documents-crash test_documents_crash.py TIMEOUT 600)
 
 # Benchmark (label bench, not in the default run): against xdg-document-portal in the same run.
 # Its lean client (sd-bus, which limen-documents needs anyway).

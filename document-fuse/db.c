@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include "db-journal.h"
+#include "db-recover.h"
 #include "errors.h"
 
 /* When the database takes the journal's changes over: once no change has come for
@@ -18,6 +19,12 @@
 #define JOURNAL_MAX_PENDING 1024
 #define JOURNAL_SEQ_KEY "journal-applied"
 
+/* The quiet moments' work (the WAL checkpointed empty, a copy of the database) comes once no
+ * change has come for IDLE_MS; a copy at most every BACKUP_INTERVAL_MS, so a steady trickle
+ * of changes does not copy the file over and over. */
+#define IDLE_MS 1000
+#define BACKUP_INTERVAL_MS 10000
+
 /* Bump when the schema changes; migrate() brings older files forward. */
 #define LIMEN_DB_SCHEMA_VERSION 1
 
@@ -25,6 +32,8 @@ struct _LimenDb {
   sqlite3      *sql;
   int           depth;      /* nesting of limen_db_begin() */
   gboolean      failed;     /* a nested step failed: the outer commit must roll back */
+  char         *fail_reason; /* SQLite's word for the first failed step, for the caller */
+  char         *path;
   sqlite3_stmt *put_entry, *delete_entry;
   sqlite3_stmt *put_doc, *delete_doc, *put_doc_perm, *delete_doc_perm;
   sqlite3_stmt *get_meta, *set_meta;
@@ -39,6 +48,12 @@ struct _LimenDb {
   GSource      *flush_source;
   gint64        first_pending_us;  /* monotonic time the oldest of @pending was answered */
   gint64        last_pending_us;   /* ... and the newest */
+  /* Work for quiet moments: the WAL checkpointed empty (so damage to it can cost little) and
+   * a copy of the database to start from if the file is ever damaged. */
+  GSource      *idle_source;
+  gint64        last_change_us;
+  gint64        last_backup_us;
+  gboolean      backup_due;        /* changed since the last copy */
 };
 
 /* A journaled document row and a row of its rights. */
@@ -49,6 +64,8 @@ struct _LimenDb {
 static gboolean flush_journal (LimenDb *db, GError **error);
 static gboolean commit_journaled (LimenDb *db, GError **error);
 static void open_journal (LimenDb *db, const char *path);
+static void note_change (LimenDb *db);
+static void load_pending (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func, gpointer user_data);
 static gboolean sql_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error);
 static gboolean sql_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error);
 
@@ -57,6 +74,19 @@ db_error (LimenDb *db, GError **error, const char *what)
 {
   g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database error (%s): %s",
                what, sqlite3_errmsg (db->sql));
+  return FALSE;
+}
+
+/* A transaction that failed: SQLite's reason (a full disk, a read-only file) goes back to
+ * the caller, and with the file's name, which callers are not told, to the log. */
+static gboolean
+transaction_failed (LimenDb *db, GError **error)
+{
+  const char *reason = db->fail_reason ? db->fail_reason : sqlite3_errmsg (db->sql);
+
+  g_warning ("A transaction on %s failed: %s", db->path, reason);
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed: %s", reason);
+  g_clear_pointer (&db->fail_reason, g_free);
   return FALSE;
 }
 
@@ -93,6 +123,8 @@ db_step (LimenDb *db, sqlite3_stmt *stmt, GError **error)
   if (rc != SQLITE_DONE && rc != SQLITE_ROW)
     {
       db->failed = TRUE;
+      if (db->fail_reason == NULL)
+        db->fail_reason = g_strdup (sqlite3_errmsg (db->sql));
       return db_error (db, error, "step");
     }
   return TRUE;
@@ -153,16 +185,55 @@ db_migrate (LimenDb *db, GError **error)
   return TRUE;
 }
 
-LimenDb *
-limen_db_open (const char *path, GError **error)
+/* SQLite says the file is damaged (not a database at all, or a page that makes no sense). */
+static gboolean
+db_is_damaged (LimenDb *db)
+{
+  int rc = sqlite3_errcode (db->sql) & 0xff;
+
+  return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
+}
+
+/* A damaged page shows at once, not at the first read of it by some later call. */
+static gboolean
+db_quick_check (LimenDb *db, gboolean *damaged, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  g_autofree char *first = NULL;
+
+  if (sqlite3_prepare_v2 (db->sql, "PRAGMA quick_check(1)", -1, &stmt, NULL) != SQLITE_OK)
+    {
+      *damaged = db_is_damaged (db);
+      return db_error (db, error, "check");
+    }
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    first = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  else
+    *damaged = db_is_damaged (db);
+  sqlite3_finalize (stmt);
+  if (g_strcmp0 (first, "ok") == 0)
+    return TRUE;
+  if (first)
+    *damaged = TRUE;
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database check failed: %s",
+               first ? first : sqlite3_errmsg (db->sql));
+  return FALSE;
+}
+
+/* Open the file and prepare everything but the journal; *@damaged says whether a failure is
+ * the file's own damage (which a copy can stand in for). */
+static LimenDb *
+db_open_file (const char *path, gboolean *damaged, GError **error)
 {
   g_autoptr(LimenDb) db = g_new0 (LimenDb, 1);
   int persist_wal = 1;
 
+  *damaged = FALSE;
+  db->path = g_strdup (path);
   if (sqlite3_open_v2 (path, &db->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                        NULL) != SQLITE_OK)
     {
-      db_error (db, error, path);
+      db_error (db, error, "open");
       return NULL;
     }
   sqlite3_busy_timeout (db->sql, 2000);
@@ -177,6 +248,11 @@ limen_db_open (const char *path, GError **error)
   if (!db_exec (db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
                      " PRAGMA cache_size=-512; PRAGMA journal_size_limit=1048576;", error)
       || !db_migrate (db, error))
+    {
+      *damaged = db_is_damaged (db);
+      return NULL;
+    }
+  if (!db_quick_check (db, damaged, error))
     return NULL;
 
   if (!db_prepare (db, &db->put_entry,
@@ -194,6 +270,36 @@ limen_db_open (const char *path, GError **error)
       || !db_prepare (db, &db->begin, "BEGIN IMMEDIATE", error)
       || !db_prepare (db, &db->commit, "COMMIT", error))
     return NULL;
+  return g_steal_pointer (&db);
+}
+
+LimenDb *
+limen_db_open (const char *path, GError **error)
+{
+  g_autoptr(LimenDb) db = NULL;
+  g_autoptr(GError) local_error = NULL;
+  gboolean damaged;
+
+  /* Before SQLite's recovery reads the WAL (and silently drops what follows damage). */
+  limen_db_recover_check_wal (path);
+  db = db_open_file (path, &damaged, &local_error);
+  /* Damaged: start from the copy; if the copy is damaged too, from nothing (every call of the
+   * session failing would serve nobody). The damaged files stay beside, for whoever can. */
+  for (int tries = 0; db == NULL && damaged && tries < 2; tries++)
+    {
+      g_autofree char *reason = g_strdup (local_error->message);
+
+      g_clear_error (&local_error);
+      if (tries > 0)
+        limen_db_recover_drop_backup (path);
+      if (limen_db_recover_from_backup (path, reason, &local_error))
+        db = db_open_file (path, &damaged, &local_error);
+    }
+  if (db == NULL)
+    {
+      g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "%s: ", path);
+      return NULL;
+    }
   open_journal (db, path);
   return g_steal_pointer (&db);
 }
@@ -211,6 +317,11 @@ limen_db_close (LimenDb *db)
       g_source_destroy (db->flush_source);
       g_clear_pointer (&db->flush_source, g_source_unref);
     }
+  if (db->idle_source)
+    {
+      g_source_destroy (db->idle_source);
+      g_clear_pointer (&db->idle_source, g_source_unref);
+    }
   if (db->journal && db->pending && db->pending->len > 0 && db->put_doc && !flush_journal (db, &error))
     g_warning ("Changes stay in the journal for the next start: %s", error->message);
   g_clear_pointer (&db->journal, limen_db_journal_close);
@@ -220,6 +331,8 @@ limen_db_close (LimenDb *db)
     sqlite3_finalize (stmts[i]);
   if (db->sql)
     sqlite3_close (db->sql);
+  g_free (db->fail_reason);
+  g_free (db->path);
   g_free (db);
 }
 
@@ -241,6 +354,7 @@ limen_db_begin (LimenDb *db, GError **error)
   if (db->depth++ > 0)
     return TRUE;
   db->failed = FALSE;
+  g_clear_pointer (&db->fail_reason, g_free);
   /* SQLite sees the changes in the order they were answered. */
   if ((db->pending && db->pending->len > 0 && !flush_journal (db, error)) ||
       !db_step_done (db, db->begin, error))
@@ -259,17 +373,14 @@ limen_db_commit (LimenDb *db, GError **error)
     return TRUE;
   if (db->journaling)
     return commit_journaled (db, error);
-  if (db->failed)
+  if (db->failed || !db_step_done (db, db->commit, NULL))
     {
+      if (db->fail_reason == NULL)
+        db->fail_reason = g_strdup (sqlite3_errmsg (db->sql));
       sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
-      return FALSE;
+      return transaction_failed (db, error);
     }
-  if (!db_step_done (db, db->commit, error))
-    {
-      sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
-      return FALSE;
-    }
+  note_change (db);
   return TRUE;
 }
 
@@ -521,6 +632,7 @@ limen_db_doc_load (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm
   sqlite3_finalize (stmt);
   if (rc != SQLITE_DONE)
     return db_error (db, error, "load");
+  load_pending (db, doc_func, perm_func, user_data);
   return TRUE;
 }
 
@@ -533,6 +645,7 @@ limen_db_begin_journaled (LimenDb *db, GError **error)
     return limen_db_begin (db, error);
   db->depth = 1;
   db->failed = FALSE;
+  g_clear_pointer (&db->fail_reason, g_free);
   db->journaling = TRUE;
   return TRUE;
 }
@@ -545,16 +658,12 @@ applied_seq (LimenDb *db)
   return value ? g_ascii_strtoull (value, NULL, 10) : 0;
 }
 
-/* Apply one journaled transaction "(tav)" unless its sequence number says SQLite has it. */
+/* Hand each record of a journaled transaction "(tav)" to @doc_func or @perm_func. */
 static void
-apply_transaction (LimenDb *db, GVariant *transaction, guint64 applied, guint64 *last)
+walk_transaction (GVariant *transaction, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func, gpointer user_data)
 {
-  g_autoptr(GVariant) records = NULL;
-  guint64 seq;
+  g_autoptr(GVariant) records = g_variant_get_child_value (transaction, 1);
 
-  g_variant_get (transaction, "(t@av)", &seq, &records);
-  if (seq <= applied)
-    return;
   for (gsize i = 0; i < g_variant_n_children (records); i++)
     {
       g_autoptr(GVariant) boxed = g_variant_get_child_value (records, i);
@@ -570,7 +679,7 @@ apply_transaction (LimenDb *db, GVariant *transaction, guint64 applied, guint64 
                          &handle, &doc.flags);
           if (handle)
             doc.handle = bytes = g_variant_get_data_as_bytes (handle);
-          sql_doc_put (db, &doc, NULL);
+          doc_func (&doc, user_data);
         }
       else if (g_variant_is_of_type (record, G_VARIANT_TYPE (PERMS_RECORD)))
         {
@@ -578,12 +687,66 @@ apply_transaction (LimenDb *db, GVariant *transaction, guint64 applied, guint64 
           guint perms;
 
           g_variant_get (record, "(&s&su)", &id, &app, &perms);
-          sql_doc_put_perms (db, id, app, perms, NULL);
+          perm_func (id, app, perms, user_data);
         }
       else
         g_warning ("Skipping a journal record of type %s", g_variant_get_type_string (record));
     }
+}
+
+static guint64
+transaction_seq (GVariant *transaction)
+{
+  guint64 seq;
+
+  g_variant_get_child (transaction, 0, "t", &seq);
+  return seq;
+}
+
+static void
+apply_doc (const LimenDbDoc *doc, gpointer user_data)
+{
+  sql_doc_put (user_data, doc, NULL);
+}
+
+static void
+apply_doc_perm (const char *doc_id, const char *app, guint perms, gpointer user_data)
+{
+  sql_doc_put_perms (user_data, doc_id, app, perms, NULL);
+}
+
+/* Apply one journaled transaction "(tav)" unless its sequence number says SQLite has it. */
+static void
+apply_transaction (LimenDb *db, GVariant *transaction, guint64 applied, guint64 *last)
+{
+  guint64 seq = transaction_seq (transaction);
+
+  if (seq <= applied)
+    return;
+  walk_transaction (transaction, apply_doc, apply_doc_perm, db);
   *last = MAX (*last, seq);
+}
+
+/* The answered transactions the journal holds and SQLite does not have yet (taking them over
+ * failed: a full disk, a read-only file), after the database's rows: they are served all the
+ * same, and taken over once that works. */
+static void
+load_pending (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func, gpointer user_data)
+{
+  guint64 applied;
+  guint n = 0;
+
+  if (db->pending == NULL || db->pending->len == 0)
+    return;
+  applied = applied_seq (db);
+  for (guint i = 0; i < db->pending->len; i++)
+    if (transaction_seq (db->pending->pdata[i]) > applied)
+      {
+        walk_transaction (db->pending->pdata[i], doc_func, perm_func, user_data);
+        n++;
+      }
+  if (n > 0)
+    g_message ("%u answered changes are served from the journal until the database takes them over", n);
 }
 
 /* Move the answered changes waiting in the journal into SQLite, in one transaction; the
@@ -597,6 +760,7 @@ flush_journal (LimenDb *db, GError **error)
   if (db->pending == NULL || db->pending->len == 0)
     return TRUE;
   db->failed = FALSE;
+  g_clear_pointer (&db->fail_reason, g_free);
   if (!db_step_done (db, db->begin, error))
     return FALSE;
   applied = applied_seq (db);
@@ -607,13 +771,13 @@ flush_journal (LimenDb *db, GError **error)
       g_snprintf (value, sizeof value, "%" G_GUINT64_FORMAT, last);
       limen_db_set_meta (db, JOURNAL_SEQ_KEY, value, NULL);
     }
-  if (db->failed || !db_step_done (db, db->commit, error))
+  if (db->failed || !db_step_done (db, db->commit, NULL))
     {
+      if (db->fail_reason == NULL)
+        db->fail_reason = g_strdup (sqlite3_errmsg (db->sql));
       sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
-      if (error && *error == NULL)
-        g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
       db->failed = FALSE;
-      return FALSE;
+      return transaction_failed (db, error);
     }
   g_ptr_array_set_size (db->pending, 0);
   if (db->journal)
@@ -671,8 +835,7 @@ commit_journaled (LimenDb *db, GError **error)
   if (db->failed)
     {
       g_ptr_array_set_size (db->records, 0);
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
-      return FALSE;
+      return transaction_failed (db, error);
     }
   if (db->records->len == 0)
     return TRUE;
@@ -685,6 +848,7 @@ commit_journaled (LimenDb *db, GError **error)
     return FALSE;
   db->next_seq++;
   g_ptr_array_add (db->pending, g_steal_pointer (&transaction));
+  note_change (db);
   db->last_pending_us = g_get_monotonic_time ();
   if (db->pending->len == 1)
     db->first_pending_us = db->last_pending_us;
@@ -707,6 +871,77 @@ commit_journaled (LimenDb *db, GError **error)
   return TRUE;
 }
 
+/* ---- quiet moments ----------------------------------------------------------------------- */
+
+/* Empty the WAL into the database: damage to the WAL (a torn write at a power cut, a bad
+ * sector) can then cost only what came since. The file stays (SQLITE_FCNTL_PERSIST_WAL). */
+static void
+checkpoint (LimenDb *db)
+{
+  int rc = sqlite3_wal_checkpoint_v2 (db->sql, "main", SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+
+  if (rc != SQLITE_OK)
+    g_debug ("No checkpoint of %s now: %s", db->path, sqlite3_errmsg (db->sql));
+}
+
+static gboolean
+on_idle_due (gpointer user_data)
+{
+  LimenDb *db = user_data;
+  g_autoptr(GError) error = NULL;
+  gint64 now = g_get_monotonic_time ();
+
+  if (db->depth > 0)
+    {
+      g_source_set_ready_time (db->idle_source, now + 10 * 1000);
+      return G_SOURCE_CONTINUE;
+    }
+  if (now - db->last_change_us < IDLE_MS * 1000)
+    {
+      g_source_set_ready_time (db->idle_source, db->last_change_us + IDLE_MS * 1000);
+      return G_SOURCE_CONTINUE;
+    }
+  if (db->pending && db->pending->len > 0 && !flush_journal (db, &error))
+    {
+      /* Tried again at the next change. */
+      g_warning ("Changes stay in the journal: %s", error->message);
+      g_clear_pointer (&db->idle_source, g_source_unref);
+      return G_SOURCE_REMOVE;
+    }
+  checkpoint (db);
+  if (db->backup_due && db->last_backup_us && now - db->last_backup_us < BACKUP_INTERVAL_MS * 1000)
+    {
+      g_source_set_ready_time (db->idle_source, db->last_backup_us + BACKUP_INTERVAL_MS * 1000);
+      return G_SOURCE_CONTINUE;
+    }
+  if (db->backup_due)
+    {
+      db->last_backup_us = now;
+      if (limen_db_recover_write_backup (db->sql, db->path, &error))
+        db->backup_due = FALSE;
+      else
+        g_warning ("No copy of the database to start from if it is damaged: %s", error->message);
+    }
+  g_clear_pointer (&db->idle_source, g_source_unref);
+  return G_SOURCE_REMOVE;
+}
+
+/* A change is in the database or the journal: the quiet moment after it has work to do. Only
+ * the journal's owner does it (a second instance, under --replace, leaves it to the first). */
+static void
+note_change (LimenDb *db)
+{
+  db->last_change_us = g_get_monotonic_time ();
+  db->backup_due = TRUE;
+  if (db->idle_source || db->journal == NULL)
+    return;
+  db->idle_source = g_source_new (&flush_source_funcs, sizeof (GSource));
+  g_source_set_ready_time (db->idle_source, db->last_change_us + IDLE_MS * 1000);
+  g_source_set_callback (db->idle_source, on_idle_due, db, NULL);
+  g_source_set_static_name (db->idle_source, "limen-documents: checkpoint and copy");
+  g_source_attach (db->idle_source, NULL);
+}
+
 /* Take over what a previous run answered but left in the journal (it crashed), then keep
  * the journal for this run's answers if no other instance holds it. */
 static void
@@ -715,8 +950,10 @@ open_journal (LimenDb *db, const char *path)
   g_autofree char *journal_path = g_strconcat (path, "-pending", NULL);
   g_autoptr(LimenDbJournal) journal = NULL;
   g_autoptr(GError) error = NULL;
+  g_autofree char *backup = g_strconcat (path, ".backup", NULL);
   gboolean owner = FALSE;
   guint64 highest;
+  guint had;
 
   db->records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
   journal = limen_db_journal_open (journal_path, &owner, &error);
@@ -737,8 +974,13 @@ open_journal (LimenDb *db, const char *path)
   db->next_seq = highest + 1;
   if (owner)
     db->journal = g_steal_pointer (&journal);
+  had = db->pending->len;
   if (!flush_journal (db, &error))
     g_warning ("The journal's changes are not in the database yet: %s", error->message);
+  else if (owner && had > 0)
+    note_change (db);
+  if (owner && !g_file_test (backup, G_FILE_TEST_EXISTS))
+    note_change (db);   /* a first copy to start from */
   if (!owner)
     g_ptr_array_set_size (db->pending, 0);
 }
