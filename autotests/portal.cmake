@@ -67,6 +67,9 @@ pkg_check_modules(USB_GUDEV REQUIRED IMPORTED_TARGET gudev-1.0)
 limen_add_unit_test(test-usb-rules SOURCES unit/test-usb-rules.c ${PROJECT_SOURCE_DIR}/src/portal/portals/usb/usb-rules.c
                     LIBS PkgConfig::USB_GUDEV)
 target_include_directories(test-usb-rules PRIVATE ${PROJECT_SOURCE_DIR}/src/portal/portals/usb)
+# DynamicLauncher: the allow-listed desktop entry Install writes (src/portal/launcher-entry.c).
+limen_add_unit_test(test-launcher-entry SOURCES unit/test-launcher-entry.c ${PROJECT_SOURCE_DIR}/src/portal/launcher-entry.c)
+target_include_directories(test-launcher-entry PRIVATE ${PROJECT_SOURCE_DIR}/src/portal)
 find_program(UMOCKDEV_WRAPPER umockdev-wrapper)
 if(UMOCKDEV_WRAPPER)
   limen_add_pytest(integration-portal-usb test_portal_usb.py WRAPPER ${UMOCKDEV_WRAPPER})
