@@ -112,14 +112,20 @@ class Desk:
             f"the start left no trace: {done.stdout} {done.stderr}"
 
 
-@pytest.fixture
-def desk(bus, tmp_path):
+def start_portal(bus, tmp_path):
+    """limen-portal, taking every caller for the Flatpak app APP, with a dbusmock backend."""
     meta = tmp_path / "flatpak-info"
     meta.write_text(f"[Application]\nname={APP}\n")
     rh.setup(bus, ["dynamiclauncher"], portal_env={
         "XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND": "flatpak",
         "XDG_DESKTOP_PORTAL_TEST_FLATPAK_METADATA": str(meta)})
-    return Desk(bus), rh.Client(bus)
+    return rh.Client(bus)
+
+
+@pytest.fixture
+def desk(bus, tmp_path):
+    d = Desk(bus)
+    return d, start_portal(bus, tmp_path)
 
 
 def install(bus, client, name, entry):
@@ -213,3 +219,45 @@ def test_file_names_cannot_become_flatpak_options(desk, how):
     path = install(d.bus, client, "fieldcode", "[Desktop Entry]\nType=Application\nName=T\nExec=mytool %f\n")
     d.start(how, path, files=[hostile])
     assert_only_the_app(d, "mytool", [hostile], cwd=d.bus.root if how == "kio" else None)
+
+
+def plant(bus, name, entry):
+    """A launcher as an earlier install left it: the file, its icon and its menu link."""
+    portal_dir = os.path.join(bus.data_home, "xdg-desktop-portal")
+    did = f"{APP}.{name}.desktop"
+    icon = os.path.join(portal_dir, "icons", "1x1", f"{APP}.{name}.png")
+    path = os.path.join(portal_dir, "applications", did)
+    link = os.path.join(bus.data_home, "applications", did)
+    for p in (icon, path, link):
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(icon, "wb") as f:
+        f.write(PNG)
+    with open(path, "w") as f:
+        f.write(entry.format(icon=icon))
+    os.symlink(path, link)
+    return path, link
+
+
+@pytest.mark.parametrize("how", ["kio", "gio"])
+def test_launchers_installed_before_are_repaired_or_disabled(bus, tmp_path, how):
+    """A launcher the reference wrote for a Flatpak app keeps Exec[xx], Terminal,
+    TerminalOptions and Path; one an earlier Limen wrote may carry an action's host command.
+    At start the first is brought under the allow-list, the second leaves the menu."""
+    d = Desk(bus)
+    ref, ref_link = plant(bus, "reference", (
+        "[Desktop Entry]\nType=Application\nName=Tool\nIcon={icon}\n"
+        f"Exec=flatpak run --command=mytool {APP}\nExec[de]={sh(d.marker('de'))}\nTerminal=true\n"
+        f"TerminalOptions=-e {sh(d.marker('terminal'))} --\nPath=/\nTryExec=/bin/true\nX-Flatpak={APP}\n"))
+    old, old_link = plant(bus, "planted", (
+        "[Desktop Entry]\nType=Application\nName=Tool\nIcon={icon}\n"
+        f"Exec=flatpak run --command=mytool {APP}\nX-Flatpak={APP}\nActions=evil;\n\n"
+        f"[Desktop Action evil]\nName=Evil\nExec={sh(d.marker('action'))}\n"))
+    start_portal(bus, tmp_path)
+
+    def repaired():
+        with open(ref) as f:
+            return "Terminal" not in f.read()
+    assert limentest.wait_until(lambda: repaired() and os.path.exists(old + ".unsafe"), 20)
+    assert not os.path.exists(old) and not os.path.lexists(old_link)
+    d.start(how, ref_link, env={"LANG": "de_DE.UTF-8", "LC_ALL": "", "LANGUAGE": "de_DE:de"})
+    assert_only_the_app(d, "mytool")

@@ -188,6 +188,75 @@ test_many_actions (void)
   g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT);
 }
 
+#define ICON_DIR "/home/u/.local/share/xdg-desktop-portal/icons"
+
+static char *
+recheck (const char *id, const char *data)
+{
+  return limen_launcher_entry_recheck (id, data, ICON_DIR, NULL);
+}
+
+/* What today's Install writes is left exactly as it is. */
+static void
+test_recheck_keeps_what_install_writes (void)
+{
+  const char *entry = "[Desktop Entry]\nExec=\"my tool\" --open ~/x 50%% %U\nComment=c\nActions=a;b;\n"
+                      "[Desktop Action a]\nName=A\nExec=tool --a %f\n[Desktop Action b]\nName=B\nExec=tool 'b c'\n";
+  const LimenLauncherTarget *targets[] = { &flatpak, &host };
+
+  for (guint i = 0; i < G_N_ELEMENTS (targets); i++)
+    {
+      g_autoptr(GKeyFile) kf = build (targets[i], entry, NULL);
+      g_autofree char *data = g_key_file_to_data (kf, NULL, NULL);
+      g_autofree char *again = recheck (APP ".t.desktop", data);
+
+      g_assert_cmpstr (again, ==, data);
+    }
+}
+
+/* A launcher the reference (or an earlier Limen) wrote for a Flatpak app loses what could
+ * run anything but the app in its sandbox. */
+static void
+test_recheck_repairs (void)
+{
+  g_autofree char *out = recheck (APP ".t.desktop",
+    "[Desktop Entry]\nType=Application\nName=Tool\nIcon=" ICON "\n"
+    "Exec=flatpak run --command=mytool " APP " --open %u\nExec[de]=/bin/sh -c evil\nTryExec=/x/" APP "\n"
+    "Path=/\nTerminal=true\nTerminalOptions=-e /bin/sh\nX-Flatpak=" APP "\nComment=c\n");
+
+  g_assert_cmpstr (out, ==, "[Desktop Entry]\nType=Application\nName=Tool\nIcon=" ICON "\n"
+                            "Exec=flatpak run --command=mytool " APP " --open %u\nComment=c\nX-Flatpak=" APP "\n");
+}
+
+static const char *const unkeepable[][2] = {
+  /* An action planted before Install rewrote actions. */
+  { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON "\nExec=flatpak run --command=x " APP "\n"
+                      "X-Flatpak=" APP "\nActions=evil;\n[Desktop Action evil]\nName=E\nExec=/bin/sh -c evil\n" },
+  { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON "\nExec=/bin/sh\nX-Flatpak=" APP "\n" },
+  { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON "\nExec=flatpak run --command=x org.other.App\n"
+                      "X-Flatpak=" APP "\n" },
+  { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON "\nExec=flatpak run --command=x org.other.App\n"
+                      "X-Flatpak=org.other.App\n" },
+  { "snap.tool.t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON_DIR "/64x64/snap.tool.t.png\nExec=/bin/sh\n" },
+  { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=/etc/x.png\nExec=flatpak run --command=x " APP "\n"
+                      "X-Flatpak=" APP "\n" },
+  { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON_DIR "/../../x.png\nExec=x\n" },
+};
+
+static void
+test_recheck_refuses (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (unkeepable); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *out = limen_launcher_entry_recheck (unkeepable[i][0], unkeepable[i][1], ICON_DIR, &error);
+
+      if (out != NULL)
+        g_error ("kept: %s", unkeepable[i][1]);
+      g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -198,5 +267,8 @@ main (int argc, char **argv)
   g_test_add_func ("/launcher-entry/host-actions-kept-whole", test_host_actions_kept_whole);
   g_test_add_func ("/launcher-entry/refused", test_refused);
   g_test_add_func ("/launcher-entry/many-actions", test_many_actions);
+  g_test_add_func ("/launcher-entry/recheck-keeps-what-install-writes", test_recheck_keeps_what_install_writes);
+  g_test_add_func ("/launcher-entry/recheck-repairs", test_recheck_repairs);
+  g_test_add_func ("/launcher-entry/recheck-refuses", test_recheck_refuses);
   return g_test_run ();
 }

@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "app-info.h"
 #include "errors.h"
 
 #define ACTION_GROUP_PREFIX "Desktop Action "
@@ -306,21 +307,15 @@ main_copy (GKeyFile *src, GKeyFile *dst, GError **error)
          copy_boolean (src, dst, g, G_KEY_FILE_DESKTOP_KEY_STARTUP_NOTIFY, error);
 }
 
-GKeyFile *
-limen_launcher_entry_build (const char *entry, const LimenLauncherTarget *target, GError **error)
+/* The launcher for the desktop entry in @src. */
+static GKeyFile *
+entry_build (GKeyFile *src, const LimenLauncherTarget *target, GError **error)
 {
-  g_autoptr(GKeyFile) src = g_key_file_new ();
   g_autoptr(GKeyFile) dst = g_key_file_new ();
   g_autofree char *type = NULL;
   g_auto(GStrv) actions = NULL;
   const char *g = G_KEY_FILE_DESKTOP_GROUP;
 
-  if (!g_key_file_load_from_data (src, entry, -1, G_KEY_FILE_KEEP_TRANSLATIONS, NULL) ||
-      !g_key_file_has_group (src, g))
-    {
-      invalid (error, "not a desktop entry");
-      return NULL;
-    }
   type = g_key_file_get_string (src, g, G_KEY_FILE_DESKTOP_KEY_TYPE, NULL);
   if (type && !g_str_equal (type, G_KEY_FILE_DESKTOP_TYPE_APPLICATION))
     {
@@ -342,4 +337,99 @@ limen_launcher_entry_build (const char *entry, const LimenLauncherTarget *target
     if (!action_copy (src, dst, *a, target, error))
       return NULL;
   return g_steal_pointer (&dst);
+}
+
+static GKeyFile *
+entry_load (const char *data, GError **error)
+{
+  g_autoptr(GKeyFile) kf = g_key_file_new ();
+
+  if (!g_key_file_load_from_data (kf, data, -1, G_KEY_FILE_KEEP_TRANSLATIONS, NULL) ||
+      !g_key_file_has_group (kf, G_KEY_FILE_DESKTOP_GROUP))
+    {
+      invalid (error, "not a desktop entry");
+      return NULL;
+    }
+  return g_steal_pointer (&kf);
+}
+
+GKeyFile *
+limen_launcher_entry_build (const char *entry, const LimenLauncherTarget *target, GError **error)
+{
+  g_autoptr(GKeyFile) src = entry_load (entry, error);
+
+  return src ? entry_build (src, target, error) : NULL;
+}
+
+/* ---- launchers installed before ------------------------------------------------------ */
+
+/* The app's own command line inside @group's installed `flatpak run --command=CMD APP ARGS`
+ * (as Limen and the reference write it), put back as Exec; FALSE when it is anything else. */
+static gboolean
+exec_unwrap (GKeyFile *kf, const char *group, const char *app_id)
+{
+  g_autofree char *exec = g_key_file_get_string (kf, group, G_KEY_FILE_DESKTOP_KEY_EXEC, NULL);
+  g_auto(GStrv) argv = NULL;
+  g_autoptr(GString) inner = g_string_new (NULL);
+
+  if (exec == NULL || !g_shell_parse_argv (exec, NULL, &argv, NULL) || g_strv_length (argv) < 4 ||
+      !g_str_equal (argv[0], "flatpak") || !g_str_equal (argv[1], "run") ||
+      !g_str_has_prefix (argv[2], "--command=") || !g_str_equal (argv[3], app_id))
+    return FALSE;
+  for (guint i = 2; argv[i]; i++)
+    {
+      const char *arg = i == 2 ? argv[2] + strlen ("--command=") : argv[i];
+      g_autofree char *q = arg[0] == '%' && arg[1] != '%' ? g_strdup (arg) : exec_quote (arg);
+
+      if (i == 3)
+        continue;
+      if (inner->len)
+        g_string_append_c (inner, ' ');
+      g_string_append (inner, q);
+    }
+  g_key_file_set_string (kf, group, G_KEY_FILE_DESKTOP_KEY_EXEC, inner->str);
+  return TRUE;
+}
+
+char *
+limen_launcher_entry_recheck (const char *desktop_id, const char *data, const char *icon_dir, GError **error)
+{
+  g_autoptr(GKeyFile) kf = entry_load (data, error);
+  g_autofree char *app_id = NULL;
+  g_autofree char *name = NULL;
+  g_autofree char *icon = NULL;
+  g_auto(GStrv) groups = NULL;
+  g_autoptr(GKeyFile) out = NULL;
+  LimenLauncherTarget target = { "", FALSE, NULL, NULL };
+  const char *g = G_KEY_FILE_DESKTOP_GROUP;
+
+  if (kf == NULL)
+    return NULL;
+  app_id = g_key_file_get_string (kf, g, "X-Flatpak", NULL);
+  name = g_key_file_get_string (kf, g, G_KEY_FILE_DESKTOP_KEY_NAME, NULL);
+  icon = g_key_file_get_string (kf, g, G_KEY_FILE_DESKTOP_KEY_ICON, NULL);
+  /* A Snap app's launcher was installed with its command as it was: nothing to keep. */
+  if (g_str_has_prefix (desktop_id, "snap.") ||
+      (app_id && (!limen_app_id_is_valid (app_id) || !g_str_has_prefix (desktop_id, app_id) ||
+                  desktop_id[strlen (app_id)] != '.')))
+    {
+      invalid (error, "not a launcher of the app it names");
+      return NULL;
+    }
+  if (name == NULL || !text_ok (name) || icon == NULL || !g_str_has_prefix (icon, icon_dir) ||
+      icon[strlen (icon_dir)] != '/' || strstr (icon, "/../") || !text_ok (icon))
+    {
+      invalid (error, "Name or Icon");
+      return NULL;
+    }
+  groups = g_key_file_get_groups (kf, NULL);
+  for (char **gr = groups; app_id && *gr; gr++)
+    if (!exec_unwrap (kf, *gr, app_id))
+      {
+        invalid (error, "an Exec that is not the app's own `flatpak run`");
+        return NULL;
+      }
+  target = (LimenLauncherTarget) { app_id ? app_id : "", app_id != NULL, name, icon };
+  out = entry_build (kf, &target, error);
+  return out ? g_key_file_to_data (out, NULL, NULL) : NULL;
 }

@@ -8,6 +8,7 @@
 #include "portal.h"
 
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -574,6 +575,70 @@ handle_launch (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *in
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* ---- launchers installed before ----
+ * One written by the reference or an earlier Limen may hold what Install now leaves out (an
+ * action's host command, Exec[xx], TerminalOptions): each is brought under the allow-list,
+ * or, when its commands are not its app's own, disabled (kept as ID.unsafe, out of the menu). */
+
+#define RECHECK_MAX (4 * ENTRY_MAX)   /* re-quoting may make an entry grow */
+
+static void
+launcher_disable (const char *path, const char *id, const char *why)
+{
+  g_autofree char *link = g_build_filename (g_get_user_data_dir (), "applications", id, NULL);
+  g_autofree char *aside = g_strconcat (path, ".unsafe", NULL);
+  GStatBuf st;
+
+  g_warning ("Launcher %s disabled (kept as %s.unsafe): %s", id, id, why);
+  if (g_lstat (link, &st) == 0 && S_ISLNK (st.st_mode))
+    unlink (link);
+  if (rename (path, aside) != 0)
+    unlink (path);
+}
+
+static void
+launcher_recheck (const char *dir, const char *icon_dir, const char *id)
+{
+  g_autofree char *path = g_build_filename (dir, id, NULL);
+  g_autofree char *data = NULL;
+  g_autofree char *fixed = NULL;
+  g_autoptr(GError) error = NULL;
+  GStatBuf st;
+  gsize len;
+
+  if (g_lstat (path, &st) != 0 || !S_ISREG (st.st_mode))
+    return;
+  if (st.st_size > RECHECK_MAX || !g_file_get_contents (path, &data, &len, NULL) || strlen (data) != len)
+    {
+      launcher_disable (path, id, "unreadable or too large");
+      return;
+    }
+  fixed = limen_launcher_entry_recheck (id, data, icon_dir, &error);
+  if (fixed == NULL)
+    launcher_disable (path, id, error->message);
+  else if (!g_str_equal (fixed, data))
+    {
+      if (g_file_set_contents (path, fixed, -1, &error))
+        g_message ("Launcher %s: removed what could start anything but its app", id);
+      else
+        launcher_disable (path, id, error->message);
+    }
+}
+
+static gboolean
+launchers_recheck_all (gpointer user_data)
+{
+  g_autofree char *dir = data_dir ("applications");
+  g_autofree char *icon_dir = data_dir ("icons");
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d && (name = g_dir_read_name (d)) != NULL)
+    if (g_str_has_suffix (name, ".desktop"))
+      launcher_recheck (dir, icon_dir, name);
+  return G_SOURCE_REMOVE;
+}
+
 /* PrepareInstall/RequestInstallToken (single-use tokens), Install, Uninstall,
  * GetDesktopEntry, GetIcon, Launch of app-created launchers under $XDG_DATA_HOME. */
 GDBusInterfaceSkeleton *
@@ -581,6 +646,8 @@ limen_dynamic_launcher_new (LimenPortalContext *context)
 {
   LimenDbusPortalDynamicLauncher *object;
 
+  /* Whether or not this portal is offered, the menu shows what was installed before. */
+  g_idle_add_full (G_PRIORITY_LOW, launchers_recheck_all, NULL, NULL);
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   tokens = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) token_free);
