@@ -153,6 +153,9 @@ static const struct {
   { "[Desktop Entry]\nExec=x\nStartupNotify=maybe\n", "StartupNotify" },
   { "[Desktop Entry]\nExec=x\nName=a\nName=b\n\n[Desktop Entry\n", "not a desktop entry" },
   { "[Other]\nExec=x\n", "not a desktop entry" },
+  { "[Desktop Entry]\nExec=x\nComment=a\\x\n", "escape" },
+  { "[Desktop Entry]\nExec=x \\\n", "escape" },
+  { "[Desktop Entry]\nExec=x\nX-Dropped=\\x\\\n", "escape" },
 };
 
 static void

@@ -339,16 +339,59 @@ entry_build (GKeyFile *src, const LimenLauncherTarget *target, GError **error)
   return g_steal_pointer (&dst);
 }
 
+/* @raw with every escape one GLib reads without an error (NULL when one is not): the key
+ * file escapes, and the Exec quoting escapes \" \` \$ that desktop files use at this level,
+ * which GLib and KConfig both keep as they are, written as the escaped backslash they
+ * amount to. GLib 2.74 reads a value with two bad escapes by setting an error over an error. */
+static char *
+raw_normalize (const char *raw)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  for (const char *p = raw; *p; p++)
+    {
+      if (*p != '\\')
+        g_string_append_c (out, *p);
+      else if (*++p != '\0' && strchr ("sntr\\;", *p))
+        g_string_append_c (g_string_append_c (out, '\\'), *p);
+      else if (*p != '\0' && strchr ("\"`$", *p))
+        g_string_append_c (g_string_append (out, "\\\\"), *p);
+      else
+        return NULL;
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
 static GKeyFile *
 entry_load (const char *data, GError **error)
 {
   g_autoptr(GKeyFile) kf = g_key_file_new ();
+  g_auto(GStrv) groups = NULL;
 
   if (!g_key_file_load_from_data (kf, data, -1, G_KEY_FILE_KEEP_TRANSLATIONS, NULL) ||
       !g_key_file_has_group (kf, G_KEY_FILE_DESKTOP_GROUP))
     {
       invalid (error, "not a desktop entry");
       return NULL;
+    }
+  groups = g_key_file_get_groups (kf, NULL);
+  for (char **g = groups; *g; g++)
+    {
+      g_auto(GStrv) keys = g_key_file_get_keys (kf, *g, NULL, NULL);
+
+      for (char **k = keys; k && *k; k++)
+        {
+          g_autofree char *raw = g_key_file_get_value (kf, *g, *k, NULL);
+          g_autofree char *normal = raw ? raw_normalize (raw) : NULL;
+
+          if (normal == NULL)
+            {
+              invalid (error, "a value with an escape sequence the specification does not define");
+              return NULL;
+            }
+          if (!g_str_equal (raw, normal))
+            g_key_file_set_value (kf, *g, *k, normal);
+        }
     }
   return g_steal_pointer (&kf);
 }
