@@ -4,7 +4,10 @@
  * user approves each one (PrepareInstall's dialog, or a backend's RequestInstallToken
  * policy) through a single-use token, and the desktop entry is rebuilt from an allow-list
  * (launcher-entry.c) so that the launcher can only start that app again, inside its sandbox
- * for a Flatpak app. */
+ * for a Flatpak app. A host app gets the same allow-list, with its commands kept as its own:
+ * it could write any desktop file itself, but what the portal writes after a dialog is the
+ * launcher the person approved, and one rule keeps the two paths from drifting apart. A Snap
+ * app's command could only be kept as given, outside its confinement: refused. */
 #include "portal.h"
 
 #include <errno.h>
