@@ -231,6 +231,16 @@ test_recheck_repairs (void)
                             "Exec=flatpak run --command=mytool " APP " --open %u\nComment=c\nX-Flatpak=" APP "\n");
 }
 
+/* A host app's launcher crossed no boundary: it stays as its app wrote it. */
+static void
+test_recheck_leaves_host_launchers (void)
+{
+  const char *data = "[Desktop Entry]\nName=T\nExec=sh -c \"tool %u\"\nTerminal=true\nPath=/srv\n";
+  g_autofree char *out = recheck ("org.example.Host.t.desktop", data);
+
+  g_assert_cmpstr (out, ==, data);
+}
+
 static const char *const unkeepable[][2] = {
   /* An action planted before Install rewrote actions. */
   { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON "\nExec=flatpak run --command=x " APP "\n"
@@ -243,7 +253,11 @@ static const char *const unkeepable[][2] = {
   { "snap.tool.t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON_DIR "/64x64/snap.tool.t.png\nExec=/bin/sh\n" },
   { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=/etc/x.png\nExec=flatpak run --command=x " APP "\n"
                       "X-Flatpak=" APP "\n" },
-  { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON_DIR "/../../x.png\nExec=x\n" },
+  { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON_DIR "/../../x.png\nExec=flatpak run --command=x " APP "\n"
+                      "X-Flatpak=" APP "\n" },
+  { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON "\nExec=/bin/sh\nX-Flatpak[de]=" APP "\n" },
+  { APP ".t.desktop", "[Desktop Entry]\nName=T\nIcon=" ICON "\nExec=flatpak run --command=x " APP " \\x\n"
+                      "X-Flatpak=" APP "\n" },
 };
 
 static void
@@ -273,5 +287,6 @@ main (int argc, char **argv)
   g_test_add_func ("/launcher-entry/recheck-keeps-what-install-writes", test_recheck_keeps_what_install_writes);
   g_test_add_func ("/launcher-entry/recheck-repairs", test_recheck_repairs);
   g_test_add_func ("/launcher-entry/recheck-refuses", test_recheck_refuses);
+  g_test_add_func ("/launcher-entry/recheck-leaves-host-launchers", test_recheck_leaves_host_launchers);
   return g_test_run ();
 }

@@ -437,28 +437,32 @@ exec_unwrap (GKeyFile *kf, const char *group, const char *app_id)
 char *
 limen_launcher_entry_recheck (const char *desktop_id, const char *data, const char *icon_dir, GError **error)
 {
-  g_autoptr(GKeyFile) kf = entry_load (data, error);
+  g_autoptr(GKeyFile) kf = NULL;
   g_autofree char *app_id = NULL;
   g_autofree char *name = NULL;
   g_autofree char *icon = NULL;
   g_auto(GStrv) groups = NULL;
   g_autoptr(GKeyFile) out = NULL;
-  LimenLauncherTarget target = { "", FALSE, NULL, NULL };
+  LimenLauncherTarget target;
   const char *g = G_KEY_FILE_DESKTOP_GROUP;
 
-  if (kf == NULL)
+  /* A host app's launcher crosses no boundary and is left as its app and the person made it;
+   * Limen and the reference mark every Flatpak app's with X-Flatpak (any mention of it, here,
+   * even where GLib would not read it). */
+  if (!g_str_has_prefix (desktop_id, "snap.") && strstr (data, "X-Flatpak") == NULL)
+    return g_strdup (data);
+  if ((kf = entry_load (data, error)) == NULL)
     return NULL;
   app_id = g_key_file_get_string (kf, g, "X-Flatpak", NULL);
-  name = g_key_file_get_string (kf, g, G_KEY_FILE_DESKTOP_KEY_NAME, NULL);
-  icon = g_key_file_get_string (kf, g, G_KEY_FILE_DESKTOP_KEY_ICON, NULL);
   /* A Snap app's launcher was installed with its command as it was: nothing to keep. */
-  if (g_str_has_prefix (desktop_id, "snap.") ||
-      (app_id && (!limen_app_id_is_valid (app_id) || !g_str_has_prefix (desktop_id, app_id) ||
-                  desktop_id[strlen (app_id)] != '.')))
+  if (g_str_has_prefix (desktop_id, "snap.") || app_id == NULL || !limen_app_id_is_valid (app_id) ||
+      !g_str_has_prefix (desktop_id, app_id) || desktop_id[strlen (app_id)] != '.')
     {
       invalid (error, "not a launcher of the app it names");
       return NULL;
     }
+  name = g_key_file_get_string (kf, g, G_KEY_FILE_DESKTOP_KEY_NAME, NULL);
+  icon = g_key_file_get_string (kf, g, G_KEY_FILE_DESKTOP_KEY_ICON, NULL);
   if (name == NULL || !text_ok (name) || icon == NULL || !g_str_has_prefix (icon, icon_dir) ||
       icon[strlen (icon_dir)] != '/' || strstr (icon, "/../") || !text_ok (icon))
     {
@@ -466,13 +470,13 @@ limen_launcher_entry_recheck (const char *desktop_id, const char *data, const ch
       return NULL;
     }
   groups = g_key_file_get_groups (kf, NULL);
-  for (char **gr = groups; app_id && *gr; gr++)
+  for (char **gr = groups; *gr; gr++)
     if (!exec_unwrap (kf, *gr, app_id))
       {
         invalid (error, "an Exec that is not the app's own `flatpak run`");
         return NULL;
       }
-  target = (LimenLauncherTarget) { app_id ? app_id : "", app_id != NULL, name, icon };
+  target = (LimenLauncherTarget) { app_id, TRUE, name, icon };
   out = entry_build (kf, &target, error);
   return out ? g_key_file_to_data (out, NULL, NULL) : NULL;
 }

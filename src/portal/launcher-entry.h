@@ -26,11 +26,12 @@ typedef struct {
  * codes inside an argument or in the command, control characters) or a bad allowed value. */
 GKeyFile *limen_launcher_entry_build (const char *entry, const LimenLauncherTarget *target, GError **error);
 
-/* A launcher an earlier install wrote to APP_ID.NAME.desktop (@desktop_id), brought under
- * today's allow-list (a new string, equal to @data when nothing changes). Its Icon must lie
- * in @icon_dir; with an X-Flatpak key, every Exec must be that app's own `flatpak run
- * --command=…`, as Install writes it. NULL + error for a launcher that cannot be kept: a
- * Snap app's, or one whose commands are not its app's own. */
+/* A launcher an earlier install wrote to APP_ID.NAME.desktop (@desktop_id) for a sandboxed
+ * app, brought under today's allow-list (a new string, equal to @data when nothing changes;
+ * a host app's, without X-Flatpak, is left as it is). A Flatpak app's Icon must lie in
+ * @icon_dir and every Exec must be that app's own `flatpak run --command=…`, as Install
+ * writes it. NULL + error for a launcher that cannot be kept: a Snap app's, or a Flatpak
+ * app's whose commands are not its app's own. */
 char *limen_launcher_entry_recheck (const char *desktop_id, const char *data, const char *icon_dir, GError **error);
 
 G_END_DECLS
