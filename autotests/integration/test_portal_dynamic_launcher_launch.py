@@ -221,11 +221,11 @@ def test_file_names_cannot_become_flatpak_options(desk, how):
     assert_only_the_app(d, "mytool", [hostile], cwd=d.bus.root if how == "kio" else None)
 
 
-def plant(bus, name, entry):
+def plant(bus, name, entry, app_id=APP):
     """A launcher as an earlier install left it: the file, its icon and its menu link."""
     portal_dir = os.path.join(bus.data_home, "xdg-desktop-portal")
-    did = f"{APP}.{name}.desktop"
-    icon = os.path.join(portal_dir, "icons", "1x1", f"{APP}.{name}.png")
+    did = f"{app_id}.{name}.desktop"
+    icon = os.path.join(portal_dir, "icons", "1x1", f"{app_id}.{name}.png")
     path = os.path.join(portal_dir, "applications", did)
     link = os.path.join(bus.data_home, "applications", did)
     for p in (icon, path, link):
@@ -242,7 +242,8 @@ def plant(bus, name, entry):
 def test_launchers_installed_before_are_repaired_or_disabled(bus, tmp_path, how):
     """A launcher the reference wrote for a Flatpak app keeps Exec[xx], Terminal,
     TerminalOptions and Path; one an earlier Limen wrote may carry an action's host command.
-    At start the first is brought under the allow-list, the second leaves the menu."""
+    At start the first is brought under the allow-list, the second leaves the menu; a host
+    app's launcher is left alone."""
     d = Desk(bus)
     ref, ref_link = plant(bus, "reference", (
         "[Desktop Entry]\nType=Application\nName=Tool\nIcon={icon}\n"
@@ -252,6 +253,8 @@ def test_launchers_installed_before_are_repaired_or_disabled(bus, tmp_path, how)
         "[Desktop Entry]\nType=Application\nName=Tool\nIcon={icon}\n"
         f"Exec=flatpak run --command=mytool {APP}\nX-Flatpak={APP}\nActions=evil;\n\n"
         f"[Desktop Action evil]\nName=Evil\nExec={sh(d.marker('action'))}\n"))
+    host_entry = "[Desktop Entry]\nType=Application\nName=Host Tool\nExec=htop\nTerminal=true\n"
+    host, host_link = plant(bus, "htop", host_entry, app_id="org.example.Host")
     start_portal(bus, tmp_path)
 
     def repaired():
@@ -259,5 +262,8 @@ def test_launchers_installed_before_are_repaired_or_disabled(bus, tmp_path, how)
             return "Terminal" not in f.read()
     assert limentest.wait_until(lambda: repaired() and os.path.exists(old + ".unsafe"), 20)
     assert not os.path.exists(old) and not os.path.lexists(old_link)
+    # A host app's launcher crossed no boundary: left as it was.
+    with open(host) as f:
+        assert f.read() == host_entry and os.path.islink(host_link)
     d.start(how, ref_link, env={"LANG": "de_DE.UTF-8", "LC_ALL": "", "LANGUAGE": "de_DE:de"})
     assert_only_the_app(d, "mytool")
