@@ -155,3 +155,7 @@ set_tests_properties(qt-kde-launcher PROPERTIES LABELS qt TIMEOUT 120
 add_test(NAME bench-kde-launcher COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-launcher.py)
 set_tests_properties(bench-kde-launcher PROPERTIES LABELS bench TIMEOUT 600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
+# A launcher a sandboxed app installed, started through KIO (kio-launch-probe) and GIO.
+add_executable(kio-launch-probe qt/kio-launch-probe.cpp)
+target_link_libraries(kio-launch-probe PRIVATE KF5::KIOGui KF5::Service Qt5::Gui)
+limen_add_pytest(kde-dynamic-launcher-launch test_portal_dynamic_launcher_launch.py)

@@ -153,7 +153,7 @@ def test_sandboxed_app_renames_and_installs(bus, x):
         client.kill()
     assert res["response"] == 0 and res["name"] == "Renamed Tool" and res["has_token"]
     assert "Name=Renamed Tool" in res["entry"]
-    assert f"Exec=flatpak run --command='mytool' {SANDBOXED} '--open' %u" in res["entry"]
+    assert f"Exec=flatpak run --command=mytool {SANDBOXED} --open %u" in res["entry"]
     link = os.path.join(bus.data_home, "applications", did)
     assert os.path.islink(link)
     with open(link) as f:
