@@ -9,7 +9,9 @@
  * of peers on the bus, the gate that holds a new peer's calls until it is identified, and
  * the dispatch from bus credentials (or a test hook) to the process inspection of
  * app-info-process.c, which hands over to app-info-flatpak.c, app-info-snap.c and
- * app-info-host.c. The Registry's self-naming of host apps is app-info-registry.c.
+ * app-info-host.c. Where the bus gives a pid but no pidfd, app-info-pin.c shows that the
+ * process found is the caller's and not one that got its pid after it exited. The
+ * Registry's self-naming of host apps is app-info-registry.c.
  */
 #include "app-info-private.h"
 
@@ -381,12 +383,13 @@ credentials_pid (const char *sender, GVariant *reply, GUnixFDList *fds, int *pid
       return pid;
     }
   /* Never "now" for a name whose arrival we did not see: a process that took the pid of
-   * an exited caller meanwhile would pass for it. Such a caller has left, or predates
-   * the tracker (not a daemon's peer): it cannot be pinned. */
+   * an exited caller meanwhile would pass for it. On the tracker's connection, the arrival
+   * of a name that is still there was read before this answer (the bus sends in order, and
+   * ListNames covers the names older than us): without it, the caller has left. */
   if (!limen_app_info_pin_arrival (sender, not_after))
     {
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                   "Caller %s (pid %d) cannot be pinned: its arrival on the bus was not seen", sender, pid);
+                   "Caller %s (pid %d) cannot be pinned: it left the bus, or its arrival was not seen", sender, pid);
       return -1;
     }
   return pid;
@@ -550,8 +553,9 @@ limen_app_info_get_for_sender (GDBusConnection *connection, const char *sender, 
 /* ---- identifying asynchronously -------------------------------------------------------
  *
  * The bus is asked for the peer's credentials without blocking; the /proc inspection that
- * follows is local and quick. A peer that leaves the bus before the answer comes is not
- * cached (nothing else would drop the entry). */
+ * follows is local and quick; without a pidfd, the bus is then asked for the peer's pid
+ * again (app-info-pin.c), each question once the previous answer is in. A peer that leaves
+ * the bus before the answer comes is not cached (nothing else would drop the entry). */
 
 typedef struct {
   GDBusConnection *connection;
