@@ -399,7 +399,10 @@ credentials_pid (const char *sender, GVariant *reply, GUnixFDList *fds, int *pid
 static void
 log_refusal (const char *sender, pid_t pid, const GError *error)
 {
-  g_warning ("Refusing caller %s (pid %d): %s", sender, pid, error->message);
+  if (pid > 0)
+    g_warning ("Refusing caller %s (pid %d): %s", sender, pid, error->message);
+  else
+    g_warning ("Refusing caller %s: %s", sender, error->message);
 }
 
 /* The first half of identifying @sender once the bus answered GetConnectionCredentials:
