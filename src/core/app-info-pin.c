@@ -18,17 +18,23 @@
  *    successor can get the pid only after the peer's process was reaped, and a process's
  *    files (its bus socket among them) are closed at its exit, before that. So when the
  *    directory we hold belongs to a successor, the peer's socket was closed before the
- *    question below was sent. dbus-daemon drops a connection in the loop iteration whose
- *    poll reports the close; the question is asked twice in a row, and the second one is
- *    read after the answer to the first was written, by a poll that came after the
- *    close: if both answers still name the peer, it was alive after the open, and its
- *    pid was not free. (A flood of more than 64 ready sockets can stretch dbus-daemon's
- *    notice over several iterations; this remains the evidence the bus allows.)
+ *    questions below were sent. dbus-daemon's loop polls, reads what is ready, then
+ *    dispatches, and drops a connection whose socket it found closed in that dispatch.
+ *    Each question is sent once the previous answer is in: the first may be read by a
+ *    poll older than the close (our socket had data waiting), its answer is written after
+ *    the close, so the second is read no earlier than the next poll, which reports the
+ *    close, and may still be dispatched before it; the third is read after that whole
+ *    dispatch. Three answers that still name the peer show it was alive after the open,
+ *    and its pid not free. (dbus-daemon takes at most 64 ready sockets per poll: a flood of
+ *    more can stretch its notice of a close over several polls. This is as far as the
+ *    bus's pid can be taken.)
  *
- * What neither shows: a peer that handed its socket to another process (fork) before
- * exiting, where the successor took the pid before the stamp, for instance before this
- * daemon started. Only a pidfd from the bus (ProcessFD: dbus-daemon 1.15.8 and later on
- * kernels with SO_PEERPIDFD, dbus-broker) closes that; with one, none of this is needed (app-info.c checks the pidfd instead).
+ * What neither shows: a peer that handed its socket to another process (a fork) before it
+ * exited, whose pid went to a successor before the stamp was read, for instance before
+ * this daemon started: the connection lives on, and the successor is no younger than the
+ * stamp. Only a pidfd from the bus closes that (ProcessFD: dbus-daemon 1.15.8 and later on
+ * kernels with SO_PEERPIDFD, dbus-broker); with one, app-info.c checks the pidfd instead
+ * and none of this is needed.
  */
 #include "app-info-private.h"
 

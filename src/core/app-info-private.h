@@ -54,7 +54,7 @@ LimenAppInfo *limen_app_info_identify_process (int proc_fd, pid_t pid, guint64 n
 /* ---- app-info-pin.c: a peer's process without a pidfd from the bus ---- */
 
 /* How many times in a row the bus is asked for a peer's pid after its /proc/PID was opened. */
-#define LIMEN_APP_INFO_PIN_QUESTIONS 2
+#define LIMEN_APP_INFO_PIN_QUESTIONS 3
 
 /* Now, in /proc/PID/stat's start-time unit (clock ticks since boot). */
 guint64 limen_app_info_now_in_ticks (void);

@@ -389,7 +389,8 @@ credentials_pid (const char *sender, GVariant *reply, GUnixFDList *fds, int *pid
   if (!limen_app_info_pin_arrival (sender, not_after))
     {
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                   "Caller %s (pid %d) cannot be pinned: it left the bus, or its arrival was not seen", sender, pid);
+                   "Caller %s (pid %d) cannot be pinned: it left the bus, or its arrival was not seen",
+                   sender, pid);
       return -1;
     }
   return pid;
