@@ -621,7 +621,7 @@ on_pin_answer (GObject *source, GAsyncResult *result, gpointer user_data)
   GError *error = NULL;
 
   answer = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &bus_error);
-  if (lookup->generation != tracker_generation)
+  if (lookup->generation != tracker_generation || g_error_matches (bus_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
       g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "The service is shutting down");
       return;
