@@ -1,0 +1,99 @@
+"""What a sandboxed app hands over that ends up run, linked or trusted on the host (issue 39,
+item 5): Background's autostart entry, files opened through OpenURI, the mail client's
+command line, notification icons, shortcut ids and USB device ids. Each test plays the
+hostile app and checks that nothing of its choosing runs outside its sandbox."""
+import html
+import os
+import subprocess
+import urllib.parse
+
+import pytest
+from gi.repository import GLib
+
+import limentest
+import request_helpers as rh
+from request_helpers import v
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+APP = "org.example.App"
+BG = "org.freedesktop.portal.Background"
+OPEN = "org.freedesktop.portal.OpenURI"
+
+hooks = pytest.mark.skipif(
+    "test hooks: compiled in" not in subprocess.run([limentest.binary("limen-portal"), "--version"],
+                                                    capture_output=True, text=True).stdout,
+    reason="built without LIMEN_TEST_HOOKS")
+
+
+def read_entry(path):
+    kf = GLib.KeyFile()
+    kf.load_from_file(path, GLib.KeyFileFlags.NONE)
+    return {k: kf.get_string("Desktop Entry", k) for k in kf.get_keys("Desktop Entry")[0]}
+
+
+# ---- Background: the autostart entry ------------------------------------------------------
+
+SNAP_INFO = ("[Snap Info]\nInstanceName=hello\nAppName=hello\nCommonID=org.example.Hello\n"
+             "DesktopFile=hello_hello.desktop\nHasNetworkStatus=true\n")
+
+
+# What snapd writes (GIO loads a desktop file only when its program exists: env does).
+SNAPD_EXEC = "env BAMF_DESKTOP_FILE_HINT=/var/lib/snapd/desktop/applications/hello_hello.desktop /snap/bin/hello %U"
+
+
+def start_as_snap(bus):
+    md = os.path.join(bus.root, "snap-info")
+    with open(md, "w") as f:
+        f.write(SNAP_INFO)
+    rh.setup(bus, ["background", "access"], portal_env={"XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND": "snap",
+                                                        "XDG_DESKTOP_PORTAL_TEST_SNAP_METADATA": md})
+    rh.start_documents(bus)
+
+
+@hooks
+@pytest.mark.parametrize("snapd_wrote_one", [True, False])
+def test_snap_autostart_never_runs_its_own_command_line(bus, snapd_wrote_one):
+    """A Snap asking for autostart with commandline ['/bin/sh', '-c', …]: the session would run
+    that at the next login outside the snap's confinement. The entry starts the snap the way
+    snapd's desktop file for it says, or there is no entry."""
+    if snapd_wrote_one:
+        apps = os.path.join(bus.data_home, "applications")
+        os.makedirs(apps)
+        with open(os.path.join(apps, "hello_hello.desktop"), "w") as f:
+            f.write(f"[Desktop Entry]\nType=Application\nName=Hello\nExec={SNAPD_EXEC}\n")
+    start_as_snap(bus)
+    marker = os.path.join(bus.root, "escaped")
+    response, results = rh.Client(bus).request(BG, "RequestBackground", ("", {
+        "autostart": v("b", True), "commandline": v("as", ["/bin/sh", "-c", f"touch {marker}"])}), "(sa{sv})")
+    path = os.path.join(bus.config_home, "autostart", "snap.hello.desktop")
+    assert response == 0 and results["background"]
+    assert results["autostart"] == snapd_wrote_one
+    if snapd_wrote_one:
+        assert read_entry(path)["Exec"] == SNAPD_EXEC
+    else:
+        assert not os.path.exists(path)
+
+
+def test_flatpak_autostart_quotes_every_hostile_word(bus):
+    """Field codes, quotes, shell words, newlines and option-like words of a Flatpak app's
+    commandline stay words of the app's own command inside its sandbox: parsed back as the
+    session does (GLib's desktop entry rules), the line is exactly `flatpak run --command=W0
+    APP W1 …`."""
+    rh.setup(bus, ["background", "access"])
+    rh.start_documents(bus)
+    words = ["/bin/sh -c 'touch /tmp/x'", "%f", "%%u", "--filesystem=host", '"; rm -rf ~; "', "$(id)",
+             "`id`", "a\nExec=/bin/sh", "back\\slash", ""]
+    text = "('', {'handle_token': <'bg'>, 'autostart': <true>, 'commandline': <%s>})" % (
+        GLib.Variant("as", words).print_(False),)
+    kind, result = rh.sandboxed_request(bus, APP, BG, "RequestBackground", "(sa{sv})", text)
+    assert result == (0, {"background": True, "autostart": True})
+    path = os.path.join(bus.config_home, "autostart", APP + ".desktop")
+    with open(path) as f:
+        groups = [line for line in f if line.startswith("[")]
+    assert groups == ["[Desktop Entry]\n"]
+    entry = read_entry(path)
+    assert set(entry) == {"Type", "Name", "Exec", "X-Flatpak", "X-XDP-Autostart"}
+    # Split as GLib's launcher does, then each word's field codes expanded (only %% is left).
+    ok, argv = GLib.shell_parse_argv(entry["Exec"])
+    assert ok
+    assert [a.replace("%%", "%") for a in argv] == ["flatpak", "run", "--command=" + words[0], APP] + words[1:]
