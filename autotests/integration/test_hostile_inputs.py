@@ -97,3 +97,103 @@ def test_flatpak_autostart_quotes_every_hostile_word(bus):
     ok, argv = GLib.shell_parse_argv(entry["Exec"])
     assert ok
     assert [a.replace("%%", "%") for a in argv] == ["flatpak", "run", "--command=" + words[0], APP] + words[1:]
+
+
+# ---- OpenURI: a file the app hands over to a host handler --------------------------------
+
+def install_app(bus, desktop_id, types, log):
+    """A handler of @types that writes what it was given to @log (it "runs" the file)."""
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    with open(os.path.join(apps, desktop_id + ".desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=" + desktop_id + "\n"
+                f"Exec=sh -c 'echo \"{desktop_id} $1\" >> {log}' sh %f\n"
+                "MimeType=" + ";".join(types) + ";\n")
+    with open(os.path.join(apps, "mimeinfo.cache"), "a") as f:
+        if f.tell() == 0:
+            f.write("[MIME Cache]\n")
+        for t in types:
+            f.write(f"{t}={desktop_id}.desktop;\n")
+
+
+OPEN_FILE_CLIENT = r'''
+import os, sys, time
+from gi.repository import Gio, GLib
+conn = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+path, method = %r
+result = []
+conn.signal_subscribe(None, "org.freedesktop.portal.Request", "Response", None, None, 0,
+                      lambda *a: result.append((a[2], a[5])))
+fds = Gio.UnixFDList.new()
+fds.append(os.open(path, os.O_RDONLY))
+try:
+    r, _ = conn.call_with_unix_fd_list_sync("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
+                                            "org.freedesktop.portal.OpenURI", method,
+                                            GLib.Variant("(sha{sv})", ("", 0, {"handle_token": GLib.Variant("s", "o")})),
+                                            None, 0, 10000, fds, None)
+except GLib.Error as e:
+    print("ERROR " + (Gio.DBusError.get_remote_error(e) or e.message))
+    sys.exit(0)
+handle = r.unpack()[0]
+end = time.time() + 30
+while not [x for p, x in result if p == handle] and time.time() < end:
+    GLib.MainContext.default().iteration(True)
+print("RESPONSE %%d" %% [x for p, x in result if p == handle][0].unpack()[0])
+'''
+
+
+def open_file_sandboxed(bus, path, method="OpenFile"):
+    r = limentest.run_sandboxed(bus, APP, OPEN_FILE_CLIENT % ((path, method),), binds=[os.path.dirname(path)])
+    assert r.stdout.strip(), r.stderr
+    return r.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture
+def opener(bus):
+    log = os.path.join(bus.root, "opened.log")
+    open(log, "w").close()
+    return log
+
+
+PROGRAMS = [
+    ("setup.exe", b"MZ\x90\x00" + bytes(60), "application/x-ms-dos-executable"),
+    ("tool.jar", b"PK\x03\x04" + bytes(60), "application/x-java-archive"),
+    ("evil.desktop", b"[Desktop Entry]\nType=Application\nName=x\nExec=sh -c id\n", "application/x-desktop"),
+    ("run.sh", b"#!/bin/sh\nid\n", "application/x-shellscript"),
+    ("a.out", b"\x7fELF\x02\x01\x01" + bytes(60), "application/x-executable"),
+    ("noext", b"\x7fELF\x02\x01\x01" + bytes(60), "application/x-executable"),
+    ("app.AppImage", b"\x7fELF\x02\x01\x01" + bytes(60), "application/vnd.appimage"),
+]
+
+
+@pytest.mark.parametrize("name,content,mime", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_sandboxed_open_file_of_a_program_is_refused(bus, opener, name, content, mime):
+    """Wine's handler of .exe, Java's of .jar, a launcher, a script, a binary: with the only
+    handler of its type, the reference opens it at once, which runs the app's program on the
+    host. A sandboxed app's program is refused before anything is launched."""
+    install_app(bus, "org.example.Runner", [mime], opener)
+    rh.setup(bus, ["appchooser"])
+    rh.start_documents(bus)
+    folder = os.path.join(bus.root, "sandbox-files")
+    os.makedirs(folder)
+    path = os.path.join(folder, name)
+    with open(path, "wb") as f:
+        f.write(content)
+    os.chmod(path, 0o755)
+    assert open_file_sandboxed(bus, path) == "ERROR org.freedesktop.portal.Error.NotAllowed"
+    assert open(opener).read() == ""
+
+
+def test_sandboxed_open_file_of_a_document_still_opens(bus, opener):
+    """The counterpart: a text file (even one marked executable) opens in its only handler."""
+    install_app(bus, "org.example.Editor", ["text/plain"], opener)
+    rh.setup(bus, ["appchooser"])
+    rh.start_documents(bus)
+    folder = os.path.join(bus.root, "sandbox-files")
+    os.makedirs(folder)
+    path = os.path.join(folder, "notes.txt")
+    with open(path, "w") as f:
+        f.write("words\n")
+    os.chmod(path, 0o755)
+    assert open_file_sandboxed(bus, path) == "RESPONSE 0"
+    assert limentest.wait_until(lambda: f"org.example.Editor {path}" in open(opener).read().splitlines())
