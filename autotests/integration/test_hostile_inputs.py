@@ -197,3 +197,80 @@ def test_sandboxed_open_file_of_a_document_still_opens(bus, opener):
     os.chmod(path, 0o755)
     assert open_file_sandboxed(bus, path) == "RESPONSE 0"
     assert limentest.wait_until(lambda: f"org.example.Editor {path}" in open(opener).read().splitlines())
+
+
+# ---- Email: the mail client's command line ------------------------------------------------
+
+def parse_compose_word(word):
+    """Thunderbird's reading of -compose's key='value',key=value list: a quoted value runs to
+    the next quote, an unquoted one to the next comma. [(key, value)] in order."""
+    pairs, i = [], 0
+    while i < len(word):
+        eq = word.index("=", i)
+        key = word[i:eq]
+        if word[eq + 1:eq + 2] == "'":
+            end = word.index("'", eq + 2)
+            value, i = word[eq + 2:end], end + 2
+        else:
+            end = word.find(",", eq + 1)
+            end = len(word) if end < 0 else end
+            value, i = word[eq + 1:end], end + 1
+        pairs.append((key, value))
+    return pairs
+
+
+def test_thunderbird_compose_line_keeps_every_value_in_its_place(bus, tmp_path):
+    """With Thunderbird as the mailto handler, KIO 5.103 writes the app's subject, body and
+    attachment paths into `-compose to='…',subject='…',attachment='…'` as they are: a quote
+    in any of them adds fields of the app's choosing, such as a second attachment naming the
+    person's SSH key. Each value must stay one value."""
+    import kde_helpers as kh
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    out = tmp_path / "args"
+    (bin_dir / "thunderbird").write_text(f"#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > {out}.tmp\n"
+                                         f"mv {out}.tmp {out}\n")
+    (bin_dir / "thunderbird").chmod(0o755)
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps)
+    with open(os.path.join(apps, "thunderbird.desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Thunderbird\nExec=thunderbird %u\n"
+                "MimeType=x-scheme-handler/mailto;\n")
+    with open(os.path.join(bus.config_home, "mimeapps.list"), "w") as f:
+        f.write("[Default Applications]\nx-scheme-handler/mailto=thunderbird.desktop\n")
+    # A folder of the app's own whose name carries the rest of the attack.
+    folder = os.path.join(bus.home, "x',attachment='", "a,b")
+    os.makedirs(folder)
+    attachment = os.path.join(folder, "report's.pdf")
+    with open(attachment, "w") as f:
+        f.write("%PDF")
+    subject = "Hi',attachment='/home/me/.ssh/id_rsa"
+    body = "Hello',to='evil@example.org,<b>x</b>"
+    kh.start_kde(bus, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    response, _ = kh.call_impl(bus, "Email", "ComposeEmail", (kh.new_handle(bus), "org.example.App", "", {
+        "addresses": GLib.Variant("as", ["a@example.org", "b@example.org"]),
+        "subject": GLib.Variant("s", subject), "body": GLib.Variant("s", body),
+        "attachments": GLib.Variant("as", [attachment])}), "(ossa{sv})", timeout=60000)
+    assert response == 0
+    assert limentest.wait_until(lambda: out.exists(), 10)
+    args = out.read_text().splitlines()
+    assert args[0] == "-compose" and len(args) == 2
+    pairs = parse_compose_word(args[1])
+    keys = [k for k, _ in pairs]
+    assert sorted(keys) == ["attachment", "body", "subject", "to"], pairs
+    fields = dict(pairs)
+    assert fields["to"] == "a@example.org,b@example.org"
+    assert [GLib.filename_from_uri(u)[0] for u in fields["attachment"].split(",")] == [attachment]
+    assert urllib.parse.unquote(fields["subject"]) == subject
+    # Thunderbird takes the body as HTML: the app's markup arrives as text.
+    assert urllib.parse.unquote(fields["body"]) == html.escape(body, quote=False).replace('"', "&quot;")
+
+
+@pytest.mark.parametrize("address", ["o'x@example.org", "a@example.org'"])
+def test_email_address_with_a_quote_is_invalid(bus, address):
+    """A quote would end the address on a mail client's command line: refused like a comma."""
+    rh.setup(bus, ["email"])
+    with pytest.raises(GLib.Error) as e:
+        rh.Client(bus).request("org.freedesktop.portal.Email", "ComposeEmail",
+                               ("", {"addresses": v("as", [address])}), "(sa{sv})")
+    assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
