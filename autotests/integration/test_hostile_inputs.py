@@ -274,3 +274,51 @@ def test_email_address_with_a_quote_is_invalid(bus, address):
         rh.Client(bus).request("org.freedesktop.portal.Email", "ComposeEmail",
                                ("", {"addresses": v("as", [address])}), "(sa{sv})")
     assert limentest.dbus_error_name(e.value) == "org.freedesktop.portal.Error.InvalidArgument"
+
+
+ATTACH_CLIENT = r'''
+import os, socket, sys
+from gi.repository import Gio, GLib
+conn = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+kind, folder = %r
+if kind == "fifo":
+    os.mkfifo(folder + "/pipe")
+    fd = os.open(folder + "/pipe", os.O_RDWR | os.O_NONBLOCK)
+elif kind == "dir":
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+elif kind == "socket":
+    fd = socket.socketpair()[0].detach()
+elif kind == "proc":
+    fd = os.open("/proc/self/environ", os.O_RDONLY)
+else:
+    with open("/tmp/report.txt", "w") as f:   # the sandbox's own /tmp: no such file on the host
+        f.write("x")
+    fd = os.open("/tmp/report.txt", os.O_RDONLY)
+fds = Gio.UnixFDList.new()
+fds.append(fd)
+try:
+    conn.call_with_unix_fd_list_sync("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop",
+                                     "org.freedesktop.portal.Email", "ComposeEmail",
+                                     GLib.Variant("(sa{sv})", ("", {"attachment_fds": GLib.Variant("ah", [0])})),
+                                     None, 0, 10000, fds, None)
+    print("ACCEPTED")
+except GLib.Error as e:
+    print("ERROR " + (Gio.DBusError.get_remote_error(e) or e.message) + " " + e.message)
+'''
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dir", "socket", "proc", "sandbox-tmp"])
+def test_sandboxed_email_attachment_that_is_no_host_file_is_refused(bus, tmp_path, kind):
+    """An attachment becomes a path the mail client opens on the host: a FIFO (which would
+    block it), a folder, a socket, the app's /proc files, or a file the host sees elsewhere
+    (a file of the sandbox's own /tmp, here) never reach the backend, and no host path is told."""
+    backend = rh.setup(bus, ["email"])
+    folder = tmp_path / "files"
+    folder.mkdir()
+    r = limentest.run_sandboxed(bus, APP, ATTACH_CLIENT % ((kind, str(folder)),), binds=[str(folder)])
+    out = r.stdout.strip()
+    assert out.startswith("ERROR "), (out, r.stderr)
+    name = out.split()[1]
+    assert name in ("org.freedesktop.portal.Error.InvalidArgument", "org.freedesktop.portal.Error.NotAllowed"), out
+    assert str(tmp_path) not in out and "/proc/" not in out
+    assert backend.requests("ComposeEmail") == []
