@@ -245,7 +245,9 @@ def test_thunderbird_compose_line_keeps_every_value_in_its_place(bus, tmp_path):
     with open(attachment, "w") as f:
         f.write("%PDF")
     subject = "Hi',attachment='/home/me/.ssh/id_rsa"
-    body = "Hello',to='evil@example.org,<b>x</b>"
+    # Near the option table's 64 KiB, in a script of two bytes a letter: still one word that
+    # the kernel takes (128 KiB at most).
+    body = "Hello',to='evil@example.org,<b>x</b> 100%\n" + "Привет, мир! " * 2700
     kh.start_kde(bus, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
     response, _ = kh.call_impl(bus, "Email", "ComposeEmail", (kh.new_handle(bus), "org.example.App", "", {
         "addresses": GLib.Variant("as", ["a@example.org", "b@example.org"]),

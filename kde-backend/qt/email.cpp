@@ -30,6 +30,24 @@ static bool takesComposeWord (const KService::Ptr &service)
   return path.contains (QLatin1String ("thunderbird")) || path.contains (QLatin1String ("dovecot"));
 }
 
+/* Only what could end the value or change its meaning is percent-encoded: the word stays
+ * within the kernel's 128 KiB for any body the option table allows (64 KiB), which encoding
+ * every byte outside [A-Za-z0-9-._~] would not for most scripts but Latin. */
+static QString encodeValue (const QString &value)
+{
+  QString out;
+  out.reserve (value.size ());
+  for (const QChar c : value)
+    {
+      const ushort u = c.unicode ();
+      if (u < 0x20 || u == 0x7f || u == '%' || u == ',' || u == '\'' || u == '"')
+        out += QString::asprintf ("%%%02X", u);
+      else
+        out += c;
+    }
+  return out;
+}
+
 static QString composeWord (const LimenQtEmailSpec *spec)
 {
   QStringList pairs;
@@ -39,10 +57,10 @@ static QString composeWord (const LimenQtEmailSpec *spec)
     if (!all.isEmpty ())
       pairs += QLatin1String (key) + QLatin1String ("='") + all.join (QLatin1Char (',')) + QLatin1Char ('\'');
   };
-  /* Percent-encoded and unquoted: no quote and no comma is left, and Thunderbird decodes it. */
+  /* Unquoted, with no quote and no comma left: Thunderbird percent-decodes such a value. */
   auto text = [&] (const char *key, const QString &value) {
     if (!value.isEmpty ())
-      pairs += QLatin1String (key) + QLatin1Char ('=') + QString::fromLatin1 (QUrl::toPercentEncoding (value));
+      pairs += QLatin1String (key) + QLatin1Char ('=') + encodeValue (value);
   };
   addresses ("to", spec->to);
   addresses ("cc", spec->cc);
