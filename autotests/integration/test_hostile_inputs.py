@@ -199,6 +199,19 @@ def test_sandboxed_open_file_of_a_document_still_opens(bus, opener):
     assert limentest.wait_until(lambda: f"org.example.Editor {path}" in open(opener).read().splitlines())
 
 
+@pytest.mark.parametrize("uri", ["file:///etc/passwd", "FILE:///etc/passwd", "File://localhost/etc/passwd"])
+def test_sandboxed_open_uri_of_a_host_path_is_refused(bus, opener, uri):
+    """A path names a file of the app's own view: a sandboxed app hands over a file only as an
+    fd (OpenFile), so that a host file it cannot see is never opened for it."""
+    install_app(bus, "org.example.Editor", ["text/plain"], opener)
+    rh.setup(bus, ["appchooser"])
+    rh.start_documents(bus)
+    kind, result = rh.sandboxed_request(bus, APP, OPEN, "OpenURI", "(ssa{sv})",
+                                        "('', %s, {'handle_token': <'o'>})" % GLib.Variant("s", uri).print_(False))
+    assert (kind, result) == ("ERROR", "org.freedesktop.portal.Error.InvalidArgument")
+    assert open(opener).read() == ""
+
+
 # ---- Email: the mail client's command line ------------------------------------------------
 
 def parse_compose_word(word):
