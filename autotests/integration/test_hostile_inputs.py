@@ -19,6 +19,13 @@ APP = "org.example.App"
 BG = "org.freedesktop.portal.Background"
 OPEN = "org.freedesktop.portal.OpenURI"
 
+def built(name):
+    try:
+        return bool(limentest.binary(name))
+    except FileNotFoundError:
+        return False
+
+
 hooks = pytest.mark.skipif(
     "test hooks: compiled in" not in subprocess.run([limentest.binary("limen-portal"), "--version"],
                                                     capture_output=True, text=True).stdout,
@@ -232,6 +239,7 @@ def parse_compose_word(word):
     return pairs
 
 
+@pytest.mark.skipif(not built("limen-kde"), reason="built without the KDE backend")
 def test_thunderbird_compose_line_keeps_every_value_in_its_place(bus, tmp_path):
     """With Thunderbird as the mailto handler, KIO 5.103 writes the app's subject, body and
     attachment paths into `-compose to='…',subject='…',attachment='…'` as they are: a quote
