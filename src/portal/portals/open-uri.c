@@ -488,6 +488,32 @@ open_new (LimenCall *call)
   return o;
 }
 
+/* A mailto: link that names files to attach ("attach", "attachment"): mail clients that take
+ * them (Evolution, KMail, others) attach a host file the app may never have had, such as
+ * ~/.ssh/id_rsa, to a message it addressed. A sandboxed app attaches through Email's fds. */
+static gboolean
+mailto_attaches (const char *uri)
+{
+  const char *query = strchr (uri, '?');
+  g_autofree char *fields = NULL;
+  g_auto(GStrv) parts = NULL;
+
+  if (query == NULL)
+    return FALSE;
+  fields = g_strndup (query + 1, strcspn (query + 1, "#"));
+  parts = g_strsplit (fields, "&", -1);
+  for (guint i = 0; parts[i]; i++)
+    {
+      g_autofree char *raw = g_strndup (parts[i], strcspn (parts[i], "="));
+      g_autofree char *key = g_uri_unescape_string (raw, NULL);
+
+      /* A key that does not decode is taken for the worst. */
+      if (key == NULL || g_ascii_strcasecmp (key, "attach") == 0 || g_ascii_strcasecmp (key, "attachment") == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* Pre-step of OpenURI: a valid URI; a local file only from a host app. */
 static void
 check_uri (LimenCall *call, GTask *task)
@@ -508,6 +534,13 @@ check_uri (LimenCall *call, GTask *task)
       /* A path names a file in the caller's own view; only an fd says which one it means. */
       g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                                "Invalid value for uri: sandboxed apps must use OpenFile for local files");
+      return;
+    }
+  if (g_ascii_strcasecmp (scheme, "mailto") == 0 && !limen_app_info_is_host (limen_call_get_app_info (call)) &&
+      mailto_attaches (uri))
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                               "Invalid value for uri: sandboxed apps attach files through the Email portal");
       return;
     }
   o = open_new (call);
