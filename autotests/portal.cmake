@@ -36,6 +36,8 @@ add_test(NAME bench-portal COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/b
 set_tests_properties(bench-portal PROPERTIES LABELS bench TIMEOUT 1800
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR}")
 limen_add_pytest(hostile-portal test_hostile_portal.py)
+# What a sandboxed app hands over that ends up run, linked or trusted on the host (issue 39).
+limen_add_pytest(hostile-inputs test_hostile_inputs.py)
 limen_add_pytest(integration-portal-gamemode test_portal_gamemode.py)
 
 # Fuzz targets: the notification markup-body sanitiser (apps' markup; both daemons) and the

@@ -78,11 +78,11 @@ static char *
 exec_line (LimenAppInfo *info, const char * const *commandline)
 {
   const char *app_id = limen_app_info_get_id (info);
-  gboolean flatpak = limen_app_info_get_kind (info) == LIMEN_APP_KIND_FLATPAK;
+  LimenAppKind kind = limen_app_info_get_kind (info);
   GString *exec = g_string_new (NULL);
   guint first = 0;
 
-  if (flatpak)
+  if (kind == LIMEN_APP_KIND_FLATPAK)
     {
       g_string_append (exec, "flatpak run");
       if (commandline && commandline[0])
@@ -95,8 +95,12 @@ exec_line (LimenAppInfo *info, const char * const *commandline)
         }
       g_string_append_printf (exec, " %s", app_id);
     }
-  else if (commandline == NULL || commandline[0] == NULL)
+  else if (commandline == NULL || commandline[0] == NULL || kind == LIMEN_APP_KIND_SNAP)
     {
+      /* A Snap's own command line would be run by the session as it stands, outside the
+       * snap's confinement: it starts the way snapd's desktop file for it says, or not at all. */
+      if (kind == LIMEN_APP_KIND_SNAP && commandline && commandline[0])
+        g_message ("Autostart of %s: the command line it gave is not used; its desktop file's is", app_id);
       g_string_free (exec, TRUE);
       return desktop_file_exec (info);
     }
