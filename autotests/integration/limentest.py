@@ -167,6 +167,9 @@ class Bus:
             # Scratch files of the programs a test starts (GTK's print spool, say) go with it.
             "TMPDIR": self._mk("tmp"),
             "DBUS_SESSION_BUS_ADDRESS": self.address,
+            # A test build finds its validators and modules in the build tree only through
+            # this (src/core/uninstalled.h); installed binaries know nothing of it.
+            "LIMEN_BUILD_DIR": os.path.abspath(BUILD_DIR),
             "XDG_DESKTOP_PORTAL_DIR": self._mk("portals"),
             "XDG_CURRENT_DESKTOP": "test",
             "GIO_USE_VFS": "local",
