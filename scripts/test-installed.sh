@@ -62,7 +62,7 @@ finish() {
     for name in org.freedesktop.portal.Desktop org.freedesktop.portal.Documents \
                 org.freedesktop.impl.portal.desktop.limen; do
       pid=$(gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
-              -m org.freedesktop.DBus.GetConnectionUnixProcessID "$name" 2>/dev/null | tr -dc 0-9)
+              -m org.freedesktop.DBus.GetConnectionUnixProcessID "$name" 2>/dev/null | sed -n 's/^(uint32 \([0-9]*\),)$/\1/p')
       [ -n "$pid" ] && kill "$pid" 2>/dev/null
     done
     sleep 0.5
@@ -87,7 +87,7 @@ for _ in $(seq 100); do [ -S "$scratch/runtime/bus" ] && break; sleep 0.05; done
 for name in org.freedesktop.portal.Desktop:limen-portal org.freedesktop.portal.Documents:limen-documents \
             org.freedesktop.impl.portal.desktop.limen:limen-kde; do
   pid=$(gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
-          -m org.freedesktop.DBus.GetConnectionUnixProcessID "${name%%:*}" 2>/dev/null | tr -dc 0-9)
+          -m org.freedesktop.DBus.GetConnectionUnixProcessID "${name%%:*}" 2>/dev/null | sed -n 's/^(uint32 \([0-9]*\),)$/\1/p')
   exe=$([ -n "$pid" ] && readlink "/proc/$pid/exe")
   if [ "$exe" = "/usr/libexec/${name##*:}" ]; then echo "   ${name%%:*}: activated, $exe"
   else echo "   ${name%%:*}: not served by /usr/libexec/${name##*:} (${exe:-no owner})"; rc=1; fi

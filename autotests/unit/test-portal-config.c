@@ -178,8 +178,13 @@ check_shipped_choice (const char *limen_portal)
   g_auto(GStrv) limen_ifaces = interfaces_of (limen_portal);
   g_auto(GStrv) kde_ifaces = interfaces_of (DEBIAN_KDE_PORTAL);
   g_autoptr(LimenPortalConfig) c = limen_portal_config_load ();
+  g_autoptr(GPtrArray) settings = NULL;
 
   g_assert_true (g_str_has_suffix (limen_portal_config_get_conf_path (c), "/share/xdg-desktop-portal/kde-portals.conf"));
+  /* Settings are merged from every backend chosen: limen's alone, so kde's is not started. */
+  settings = limen_portal_config_find_all_for_desktop (c, "org.freedesktop.impl.portal.Settings");
+  g_assert_cmpuint (settings->len, ==, 1);
+  g_assert_cmpstr (((const LimenPortalImpl *) g_ptr_array_index (settings, 0))->source, ==, "limen");
   for (guint i = 0; limen_ifaces[i]; i++)
     if (*limen_ifaces[i])
       g_assert_cmpstr (find (c, limen_ifaces[i]), ==, "limen");
