@@ -39,10 +39,11 @@ def add_and_read(s):
                         fds=[fd])[0]
     finally:
         os.close(fd)
+    state["doc"] = doc_id
     with open(os.path.join(mount, doc_id, "letter.txt")) as f:
         assert f.read() == "dear app\n"
-    assert s.call(DOCUMENTS, "org.freedesktop.portal.Documents", "Lookup", (path,), "(ay)")[0] == doc_id
-    state["doc"] = doc_id
+    assert s.call(DOCUMENTS, "org.freedesktop.portal.Documents", "Lookup", (path.encode() + b"\0",),
+                  "(ay)")[0] == doc_id
 
 
 def grant_and_read_in_sandbox(s):
