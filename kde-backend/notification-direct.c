@@ -119,8 +119,14 @@ on_notify_done (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   if (d->id != id)
     {
+      /* An update sent before the first Notify was answered made a second one: the
+       * first goes. */
       if (d->id)
-        g_hash_table_remove (by_id, GUINT_TO_POINTER (d->id));
+        {
+          g_hash_table_remove (by_id, GUINT_TO_POINTER (d->id));
+          g_dbus_connection_call (bus, NOTIFY_NAME, NOTIFY_PATH, NOTIFY_IFACE, "CloseNotification",
+                                  g_variant_new ("(u)", d->id), NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL, NULL, NULL);
+        }
       d->id = id;
       g_hash_table_insert (by_id, GUINT_TO_POINTER (id), d);
     }
