@@ -14,9 +14,14 @@ build=${LIMEN_INSTALLED_BUILD:-$top/build-installed}
 if [ "${1:-}" != --inside ]; then
   [ "$(id -u)" = 0 ] || { echo "test-installed.sh: needs root for a private mount namespace" >&2; exit 1; }
   echo "== build ($build: prefix /usr, LIMEN_TEST_HOOKS=OFF, LIMEN_INSTALL_TESTS=ON)"
-  cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
-        -DLIMEN_TEST_HOOKS=OFF -DLIMEN_INSTALL_TESTS=ON -DBUILD_TESTING=OFF -DLIMEN_WERROR=ON >/dev/null &&
-    cmake --build "$build" -j"$(nproc)" >/dev/null || { echo "test-installed.sh: build failed" >&2; exit 1; }
+  mkdir -p "$build"
+  if ! { cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
+           -DLIMEN_TEST_HOOKS=OFF -DLIMEN_INSTALL_TESTS=ON -DBUILD_TESTING=OFF -DLIMEN_WERROR=ON &&
+         cmake --build "$build" -j"$(nproc)"; } > "$build/test-installed-build.log" 2>&1; then
+    tail -30 "$build/test-installed-build.log" >&2
+    echo "test-installed.sh: build failed (log: $build/test-installed-build.log)" >&2
+    exit 1
+  fi
   stage=$(mktemp -d /tmp/limen-stage-XXXXXX)
   trap 'rm -rf "$stage"' EXIT
   DESTDIR="$stage" cmake --install "$build" >/dev/null || { echo "test-installed.sh: install failed" >&2; exit 1; }
