@@ -43,6 +43,20 @@ echo "== tests (build/)"
 run_ctest "$top/build" -LE bench
 rc=$?
 
+# ---- installed tests (scripts/test-installed.sh) -------------------------------------------
+# Limen as a package installs it: build-installed/ for /usr without test hooks, staged with
+# DESTDIR, laid over /usr in a private mount namespace; the installed tests and the tour run
+# with every daemon D-Bus-activated. LIMEN_TEST_NO_INSTALLED=1 skips this block.
+if [ "${LIMEN_TEST_NO_INSTALLED:-0}" != 1 ] && [ "$(id -u)" != 0 ]; then
+  echo "== installed tests: skipped (a private mount namespace over /usr needs root)"
+elif [ "${LIMEN_TEST_NO_INSTALLED:-0}" != 1 ]; then
+  echo "== installed tests (build-installed/, laid over /usr in a private mount namespace)"
+  "$top/scripts/test-installed.sh"
+  rc_installed=$?
+  [ $rc -eq 0 ] && rc=$rc_installed
+fi
+# ---- end of installed tests ----------------------------------------------------------------
+
 if [ "${LIMEN_TEST_NO_ASAN:-0}" != 1 ]; then
   echo "== build (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer)"
   if "$top/scripts/build.sh" "$top/build-asan" -DLIMEN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug; then

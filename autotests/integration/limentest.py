@@ -205,6 +205,9 @@ class Bus:
             "TMPDIR": self._mk("tmp"),
             "DBUS_SESSION_BUS_ADDRESS": self.address,
             **isolated_xdg_dirs(self.root),
+            # A test build finds its validators and modules in the build tree only through
+            # this (src/core/uninstalled.h); installed binaries know nothing of it.
+            "LIMEN_BUILD_DIR": os.path.abspath(BUILD_DIR),
             "XDG_DESKTOP_PORTAL_DIR": self._mk("portals"),
             "XDG_CURRENT_DESKTOP": "test",
             "GIO_USE_VFS": "local",
