@@ -62,14 +62,12 @@ limen_add_unit_test(test-usb-rules SOURCES unit/test-usb-rules.c ${PROJECT_SOURC
                     LIBS PkgConfig::USB_GUDEV)
 target_include_directories(test-usb-rules PRIVATE ${PROJECT_SOURCE_DIR}/src/portal/portals/usb)
 # DynamicLauncher: the allow-listed desktop entry Install writes (src/portal/launcher-entry.c).
-limen_add_unit_test(test-launcher-entry SOURCES unit/test-launcher-entry.c ${PROJECT_SOURCE_DIR}/src/portal/launcher-entry.c)
-target_include_directories(test-launcher-entry PRIVATE ${PROJECT_SOURCE_DIR}/src/portal)
-# Short fuzz run of the same (apps' desktop entries); labelled unit too, so the ASan build runs it.
-add_executable(fuzz-launcher-entry fuzz/fuzz-launcher-entry.c ${PROJECT_SOURCE_DIR}/src/portal/launcher-entry.c)
-target_link_libraries(fuzz-launcher-entry PRIVATE limen-core)
-target_include_directories(fuzz-launcher-entry PRIVATE ${PROJECT_SOURCE_DIR}/src/portal)
-add_test(NAME fuzz-launcher-entry COMMAND fuzz-launcher-entry 100000 1)
-set_tests_properties(fuzz-launcher-entry PROPERTIES LABELS "fuzz;unit" TIMEOUT 300)
+add_library(limen-launcher-entry STATIC ${PROJECT_SOURCE_DIR}/src/portal/launcher-entry.c)
+target_link_libraries(limen-launcher-entry PUBLIC limen-core)
+target_include_directories(limen-launcher-entry PUBLIC ${PROJECT_SOURCE_DIR}/src/portal)
+limen_add_unit_test(test-launcher-entry SOURCES unit/test-launcher-entry.c LIBS limen-launcher-entry)
+# Fuzz target for the same (apps' desktop entries).
+limen_add_fuzzer(fuzz-launcher-entry fuzz-launcher-entry.c 100000 LIBS limen-launcher-entry)
 find_program(UMOCKDEV_WRAPPER umockdev-wrapper)
 if(UMOCKDEV_WRAPPER)
   limen_add_pytest(integration-portal-usb test_portal_usb.py WRAPPER ${UMOCKDEV_WRAPPER})

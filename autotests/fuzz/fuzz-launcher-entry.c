@@ -1,13 +1,13 @@
-/* Short fuzz run of the launcher an app's desktop entry becomes (launcher-entry.c): byte
- * mutations of seed entries (quoting, escapes, field codes, translations, actions) must be
- * refused with InvalidArgument or give a launcher that holds only allow-listed keys, whose
- * every Exec splits into `flatpak run --command=CMD APP …` (for a Flatpak app), that GLib reads
- * without a warning, and that a later start's recheck leaves exactly as it is. Runs ITERATIONS
- * rounds (argv[1], default 20000) with seed argv[2].
+/* Fuzz target for the launcher an app's desktop entry becomes (launcher-entry.c): any entry
+ * must be refused with InvalidArgument or give a launcher that holds only allow-listed keys,
+ * whose every Exec splits into `flatpak run --command=CMD APP …` (for a Flatpak app), that
+ * GLib reads without a warning, and that a later start's recheck leaves exactly as it is.
+ * Seeds: entries with quoting, escapes, field codes, translations, actions. See fuzz.h.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
 
 #include "errors.h"
+#include "fuzz.h"
 #include "launcher-entry.h"
 
 #define APP "org.example.App"
@@ -81,39 +81,35 @@ check (const char *in, const LimenLauncherTarget *target)
     g_error ("recheck changed \"%s\" (%s)", data, error ? error->message : again);
 }
 
-int
-main (int argc, char **argv)
+const char *const limen_fuzz_tokens[] = {
+  "%", "'", "\"", "\\", " ", "\n", ";", "=", "[", "]", "$", "`", "~", "%f", "%u", "%U", "%F", "%i", "%c",
+  "%k", "%%", "-", "/", ".", "#", "[Desktop Action ", "Actions=", "Exec=", "Exec[de]=", "Name[de]=", NULL
+};
+
+void
+limen_fuzz_seeds (GPtrArray *out)
 {
-  const LimenLauncherTarget targets[] = {
+  for (guint i = 0; i < G_N_ELEMENTS (seeds); i++)
+    g_ptr_array_add (out, g_bytes_new_static (seeds[i], strlen (seeds[i])));
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  static const LimenLauncherTarget targets[] = {
     { APP, TRUE, "N", ICON_DIR "/64x64/" APP ".t.png" },
     { APP, FALSE, "N", ICON_DIR "/64x64/" APP ".t.png" },
   };
-  guint rounds = argc > 1 ? (guint) g_ascii_strtoull (argv[1], NULL, 10) : 20000;
-  GRand *rand = g_rand_new_with_seed (argc > 2 ? (guint32) g_ascii_strtoull (argv[2], NULL, 10) : 1);
-  static const char inserts[] = "%'\"\\ \n;=[]$`~fuUFick-/.#";
+  g_autofree char *in = g_malloc (size + 1);
 
+  memcpy (in, data, size);
+  in[size] = '\0';
+  /* A D-Bus string is UTF-8 without NUL: anything else never reaches the builder. */
+  if (strlen (in) != size || !g_utf8_validate (in, -1, NULL))
+    return 0;
   /* A GLib warning (an error set over an error while reading a value) is a failure too. */
   g_log_set_always_fatal (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL);
-  for (guint r = 0; r < rounds; r++)
-    {
-      g_autoptr(GString) s = g_string_new (seeds[g_rand_int_range (rand, 0, G_N_ELEMENTS (seeds))]);
-      guint mutations = g_rand_int_range (rand, 0, 6);
-
-      for (guint m = 0; m < mutations; m++)
-        {
-          guint at = s->len ? g_rand_int_range (rand, 0, s->len) : 0;
-          char c = inserts[g_rand_int_range (rand, 0, sizeof inserts - 1)];
-
-          switch (g_rand_int_range (rand, 0, 3))
-            {
-            case 0: if (s->len) s->str[at] = c; break;
-            case 1: g_string_insert_c (s, at, c); break;
-            default: if (s->len) g_string_erase (s, at, 1); break;
-            }
-        }
-      for (guint t = 0; t < G_N_ELEMENTS (targets); t++)
-        check (s->str, &targets[t]);
-    }
-  g_rand_free (rand);
+  for (guint t = 0; t < G_N_ELEMENTS (targets); t++)
+    check (in, &targets[t]);
   return 0;
 }
