@@ -155,3 +155,10 @@ set_tests_properties(qt-kde-launcher PROPERTIES LABELS qt TIMEOUT 120
 add_test(NAME bench-kde-launcher COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-launcher.py)
 set_tests_properties(bench-kde-launcher PROPERTIES LABELS bench TIMEOUT 600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
+
+# The permissions page (kde-backend/kcm), clicked through by test_kcm_permissions.py.
+find_package(KF5 5.103 REQUIRED COMPONENTS ConfigWidgets)
+add_executable(kcm-permissions-driver qt/kcm-permissions-driver.cpp)
+target_link_libraries(kcm-permissions-driver PRIVATE limen-permissions-page Qt5::Test)
+target_compile_definitions(kcm-permissions-driver PRIVATE QT_NO_KEYWORDS)
+limen_add_pytest(integration-kcm-permissions test_kcm_permissions.py)

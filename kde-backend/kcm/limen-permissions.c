@@ -2,6 +2,7 @@
  *
  *   limen-permissions list                  every app that holds something
  *   limen-permissions show APP              what APP holds, in words
+ *   limen-permissions set APP TABLE ID VALUE  answer yes, no or ask for APP at (TABLE, ID)
  *   limen-permissions revoke APP TABLE [ID] take back APP's rights in TABLE (or one entry)
  *   limen-permissions reset APP             take back everything APP holds
  *
@@ -71,7 +72,7 @@ cmd_show (GDBusConnection *bus, const char *app_id, GError **error)
 static int
 usage (void)
 {
-  g_printerr ("%s\n", _("Usage: limen-permissions list | show APP | revoke APP TABLE [ID] | reset APP"));
+  g_printerr ("%s\n", _("Usage: limen-permissions list | show APP | set APP TABLE ID yes|no|ask | revoke APP TABLE [ID] | reset APP"));
   return 2;
 }
 
@@ -95,6 +96,8 @@ main (int argc, char **argv)
     status = cmd_list (bus, &error);
   else if (g_str_equal (argv[1], "show") && argc == 3)
     status = cmd_show (bus, app_arg (argv[2]), &error);
+  else if (g_str_equal (argv[1], "set") && argc == 6)
+    status = limen_perm_model_set (bus, app_arg (argv[2]), argv[3], argv[4], argv[5], &error) ? 0 : 1;
   else if (g_str_equal (argv[1], "revoke") && (argc == 4 || argc == 5))
     status = limen_perm_model_revoke (bus, app_arg (argv[2]), argv[3], argc == 5 ? argv[4] : NULL, &n, &error) ? 0 : 1;
   else if (g_str_equal (argv[1], "reset") && argc == 3)

@@ -284,33 +284,45 @@ limen_grant_value (const LimenGrant *grant)
 }
 
 gboolean
-limen_perm_model_set (GDBusConnection *bus, const char *app_id, const LimenGrant *grant,
+limen_perm_model_set (GDBusConnection *bus, const char *app_id, const char *table, const char *id,
                       const char *value, GError **error)
 {
+  const LimenPermTable *desc = find_desc (table, id);
   g_autoptr(GStrvBuilder) words = g_strv_builder_new ();
   g_auto(GStrv) perms = NULL;
   g_autoptr(GVariant) reply = NULL;
 
-  if (!limen_grant_is_switch (grant)
+  if (desc == NULL || (desc->kind != LIMEN_GRANT_SWITCH && desc->kind != LIMEN_GRANT_LOCATION)
       || !(g_str_equal (value, "yes") || g_str_equal (value, "no") || g_str_equal (value, "ask"))
-      || (grant->desc->kind == LIMEN_GRANT_LOCATION && g_str_equal (value, "ask")))
+      || (desc->kind == LIMEN_GRANT_LOCATION && g_str_equal (value, "ask")))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("“%s” cannot be set to “%s”"),
-                   grant->title, value);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("%s %s cannot be set to “%s”"),
+                   table, id, value);
       return FALSE;
     }
-  if (grant->desc->kind == LIMEN_GRANT_LOCATION)
+  if (desc->kind == LIMEN_GRANT_LOCATION)
     {
-      /* The same words the reference writes: an accuracy, then the time of the grant. */
+      g_autoptr(GVariant) old = store_call (bus, "GetPermission", g_variant_new ("(sss)", table, id, app_id),
+                                            "(as)", NULL);
+      g_autofree const char **old_words = NULL;
+
+      /* The words the reference writes: an accuracy, then the time of the grant (kept). */
       g_strv_builder_add (words, g_str_equal (value, "no") ? "NONE" : "EXACT");
-      if (grant->perms[0] && grant->perms[1])
-        g_strv_builder_add (words, grant->perms[1]);
+      if (old)
+        g_variant_get (old, "(^a&s)", &old_words);
+      if (old_words && old_words[0] && old_words[1])
+        g_strv_builder_add (words, old_words[1]);
+      else
+        {
+          g_autofree char *now = g_strdup_printf ("%" G_GINT64_FORMAT, g_get_monotonic_time ());
+
+          g_strv_builder_add (words, now);
+        }
     }
   else
     g_strv_builder_add (words, value);
   perms = g_strv_builder_end (words);
-  reply = store_call (bus, "SetPermission",
-                      g_variant_new ("(sbss^as)", grant->table, FALSE, grant->id, app_id, perms), NULL, error);
+  reply = store_call (bus, "SetPermission", g_variant_new ("(sbss^as)", table, TRUE, id, app_id, perms), NULL, error);
   return reply != NULL;
 }
 

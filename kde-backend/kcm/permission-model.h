@@ -67,9 +67,10 @@ GPtrArray *limen_perm_model_show_app (GDBusConnection *bus, const char *app_id, 
 gboolean limen_grant_is_switch (const LimenGrant *grant);
 /* The switch's value: "yes", "no", "ask" (or "" when none applies). */
 const char *limen_grant_value (const LimenGrant *grant);
-/* Set a switch grant to "yes", "no" or "ask" (a location: "no" sets accuracy NONE). */
-gboolean limen_perm_model_set (GDBusConnection *bus, const char *app_id, const LimenGrant *grant,
-                               const char *value, GError **error);
+/* Set @app_id's answer at (@table, @id) to "yes", "no" or "ask" (a location: "no" is
+ * accuracy NONE, "yes" EXACT); only for entries whose row is a switch. */
+gboolean limen_perm_model_set (GDBusConnection *bus, const char *app_id, const char *table,
+                               const char *id, const char *value, GError **error);
 
 /* Take back what @app_id holds in @table (every id, or only @id when non-NULL); documents go
  * through Documents.RevokePermissions so a running document portal sees it at once. Sets
