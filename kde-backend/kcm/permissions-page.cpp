@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -66,7 +67,8 @@ LimenPermissionsPage::LimenPermissionsPage (QWidget *parent)
   m_apps = new QListWidget (splitter);
   m_apps->setObjectName (QStringLiteral ("apps"));
   m_apps->setIconSize (QSize (32, 32));
-  m_apps->setMinimumWidth (fontMetrics ().averageCharWidth () * 28);
+  m_apps->setWordWrap (true);
+  m_apps->setHorizontalScrollBarPolicy (Qt::ScrollBarAlwaysOff);
   m_apps->setAccessibleName (i18n ("Apps holding permissions"));
   connect (m_apps, &QListWidget::currentRowChanged, this, &LimenPermissionsPage::showSelected);
 
@@ -144,6 +146,10 @@ void LimenPermissionsPage::reload ()
     }
   g_ptr_array_unref (apps);
   m_apps->sortItems ();
+  /* Wide enough for the longest name (in any language, at any scale), never cut off. */
+  m_apps->setMinimumWidth (std::min (m_apps->sizeHintForColumn (0) + 2 * m_apps->frameWidth ()
+                                       + m_apps->verticalScrollBar ()->sizeHint ().width (),
+                                     fontMetrics ().averageCharWidth () * 48));
   block.unblock ();
   if (!selectApp (keep) && m_apps->count ())
     m_apps->setCurrentRow (0);
@@ -216,7 +222,11 @@ void LimenPermissionsPage::addGrantRow (QWidget *box, void *g, int row)
   QFont bold = title->font ();
   bold.setBold (true);
   title->setFont (bold);
+  /* A plain switch says it all with its combo box; the detail would only repeat it. */
+  const bool plainSwitch = grant->desc->kind == LIMEN_GRANT_SWITCH && *limen_grant_value (grant)
+                           && !g_str_has_prefix (grant->id, "device:");
   auto *detail = new QLabel (QString::fromUtf8 (grant->detail), box);
+  detail->setVisible (!plainSwitch);
   detail->setWordWrap (true);
   detail->setTextInteractionFlags (Qt::TextSelectableByMouse);
   detail->setObjectName (QStringLiteral ("detail:") + key);
