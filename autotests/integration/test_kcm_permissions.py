@@ -64,3 +64,11 @@ def test_page_changes_what_the_store_holds(bus, which):
     assert APP not in dh.docs(bus, "Info", (doc,), "(s)")[1]
     assert APP not in dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0]
     assert OTHER in dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0]
+
+
+def test_kcmshell_finds_the_module(bus):
+    """kcmshell5 (and System Settings) find the module by its plugin id."""
+    env = dict(bus.env, QT_QPA_PLATFORM="offscreen",
+               QT_PLUGIN_PATH=os.path.join(limentest.BUILD_DIR, "kde-backend", "kcm"))
+    r = subprocess.run(["kcmshell5", "--list"], env=env, capture_output=True, text=True, timeout=60)
+    assert any(line.startswith("kcm_limen_permissions ") for line in r.stdout.splitlines()), r.stdout

@@ -63,6 +63,58 @@ limen_permission_store_get_raw (const char *table, const char *id, const char *a
   return result;
 }
 
+static void
+on_lookup (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_autoptr(GVariant) perms = NULL;
+  g_autoptr(GVariant) data = NULL;
+  char **stored = NULL;
+
+  if (reply == NULL)
+    g_debug ("Permission lookup failed: %s", error->message);
+  else
+    {
+      g_variant_get (reply, "(@a{sas}v)", &perms, &data);
+      g_variant_lookup (perms, g_task_get_task_data (task), "^as", &stored);
+    }
+  g_task_return_pointer (task, stored, (GDestroyNotify) g_strfreev);
+}
+
+void
+limen_permission_store_lookup_async (const char *table, const char *id, const char *app_id,
+                                     GCancellable *cancellable, GAsyncReadyCallback callback,
+                                     gpointer user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, limen_permission_store_lookup_async);
+  g_task_set_task_data (task, g_strdup (app_id), g_free);
+  if (store_connection == NULL)
+    {
+      g_task_return_pointer (task, NULL, NULL);
+      g_object_unref (task);
+      return;
+    }
+  g_dbus_connection_call (store_connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME, "Lookup",
+                          g_variant_new ("(ss)", table, id), G_VARIANT_TYPE ("(a{sas}v)"),
+                          G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, cancellable, on_lookup, task);
+}
+
+char **
+limen_permission_store_lookup_finish (GAsyncResult *result)
+{
+  return g_task_propagate_pointer (G_TASK (result), NULL);
+}
+
+gboolean
+limen_permission_is_denied (const char * const *stored)
+{
+  return stored != NULL && g_strv_contains (stored, "no");
+}
+
 gboolean
 limen_permission_store_set_raw (const char *table, const char *id, const char *app_id,
                                 const char * const *permissions, GError **error)

@@ -22,6 +22,18 @@ void limen_permission_store_init (GDBusConnection *connection);
 /* The permission strings of @app_id for (@table, @id); NULL when unset or unreachable. */
 char **limen_permission_store_get_raw (const char *table, const char *id, const char *app_id);
 
+/* Ask for @app_id's permission strings at (@table, @id) without blocking; finish with
+ * limen_permission_store_lookup_finish(). */
+void limen_permission_store_lookup_async (const char *table, const char *id, const char *app_id,
+                                          GCancellable *cancellable, GAsyncReadyCallback callback,
+                                          gpointer user_data);
+/* The strings asked for; NULL when unset or the store did not answer (never an error). */
+char **limen_permission_store_lookup_finish (GAsyncResult *result);
+
+/* TRUE when the answer at (@table, @id) for @app_id is a stored "no": the rule of portals the
+ * reference lets through unless denied (GameMode, Realtime). */
+gboolean limen_permission_is_denied (const char * const *stored);
+
 /* Store @permissions for @app_id at (@table, @id), creating the entry; FALSE + error on failure. */
 gboolean limen_permission_store_set_raw (const char *table, const char *id, const char *app_id,
                                          const char * const *permissions, GError **error);
