@@ -8,7 +8,9 @@
 
 #include <string.h>
 
+#include "permission-store.h"
 #include "pipewire-remote.h"
+#include "restore-tokens.h"
 
 static void
 cast_free (LimenCast *cast)
@@ -18,6 +20,7 @@ cast_free (LimenCast *cast)
   g_array_unref (cast->nodes);
   g_array_unref (cast->sizes);
   g_array_unref (cast->remotes);
+  g_free (cast->restore_token);
   g_free (cast);
 }
 
@@ -45,6 +48,61 @@ on_closed (LimenSession *session, gpointer user_data)
                                   (const guint32 *) (gpointer) cast->nodes->data, cast->nodes->len);
   if (cast)
     g_array_set_size (cast->remotes, 0);
+}
+
+/* The person took back a restore token (the permissions page, flatpak permission-reset,
+ * GNOME's or Plasma 6's pages): the session it would resume, if still running, ends now —
+ * its streams stop reaching the app (on_closed), the backend ends the share, the app hears
+ * Closed. */
+static void
+on_store_changed (GDBusConnection *c, const char *sender, const char *path, const char *iface,
+                  const char *signal, GVariant *params, gpointer user_data)
+{
+  g_autoptr(GVariant) perms = NULL;
+  g_autoptr(GPtrArray) ending = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
+  const char *table, *id;
+  GHashTableIter iter;
+  LimenCast *cast;
+  gboolean deleted;
+
+  if (casts == NULL || !g_variant_is_of_type (params, G_VARIANT_TYPE ("(ssbva{sas})")))
+    return;
+  g_variant_get (params, "(&s&sbv@a{sas})", &table, &id, &deleted, NULL, &perms);
+  g_hash_table_iter_init (&iter, casts);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &cast))
+    {
+      g_autoptr(GVariant) row = NULL;
+      const char *want = cast->kind == LIMEN_CAST_SCREEN_CAST ? LIMEN_RESTORE_TABLE_SCREEN_CAST
+                                                              : LIMEN_RESTORE_TABLE_REMOTE_DESKTOP;
+      const char *app_id = limen_app_info_get_id (limen_session_get_app_info (cast->session));
+
+      if (cast->restore_token == NULL || !g_str_equal (cast->restore_token, id) || !g_str_equal (table, want)
+          || !limen_session_is_open (cast->session))
+        continue;
+      row = deleted ? NULL : g_variant_lookup_value (perms, app_id, NULL);
+      if (row != NULL)
+        continue;
+      g_ptr_array_add (ending, limen_session_ref (cast->session));
+    }
+  for (guint i = 0; i < ending->len; i++)
+    {
+      LimenSession *session = g_ptr_array_index (ending, i);
+
+      g_debug ("Restore token of %s revoked: the session is closed", limen_session_get_path (session));
+      limen_session_close (session);
+    }
+}
+
+void
+limen_cast_watch_store (GDBusConnection *connection)
+{
+  static gboolean watching;
+
+  if (watching)
+    return;
+  watching = TRUE;
+  g_dbus_connection_signal_subscribe (connection, LIMEN_STORE_NAME, LIMEN_STORE_NAME, "Changed", LIMEN_STORE_PATH,
+                                      NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_store_changed, NULL, NULL);
 }
 
 LimenCast *
