@@ -115,6 +115,83 @@ limen_permission_is_denied (const char * const *stored)
   return stored != NULL && g_strv_contains (stored, "no");
 }
 
+typedef struct {
+  GDBusMethodInvocation *invocation;
+  const char            *refusal;
+  void                 (*then) (gpointer data);
+  gpointer               data;
+  GDestroyNotify         free_data;
+} UnlessDenied;
+
+static void
+on_unless_denied (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  UnlessDenied *u = user_data;
+  g_auto(GStrv) stored = limen_permission_store_lookup_finish (result);
+
+  if (limen_permission_is_denied ((const char * const *) stored))
+    {
+      g_dbus_method_invocation_return_error_literal (u->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, u->refusal);
+      u->free_data (u->data);
+    }
+  else
+    u->then (u->data);
+  g_free (u);
+}
+
+void
+limen_permission_unless_denied (const char *table, const char *id, const char *app_id,
+                                GDBusMethodInvocation *invocation, const char *refusal,
+                                void (*then) (gpointer data), gpointer data, GDestroyNotify free_data)
+{
+  UnlessDenied *u = g_new0 (UnlessDenied, 1);
+
+  *u = (UnlessDenied) { invocation, refusal, then, data, free_data };
+  limen_permission_store_lookup_async (table, id, app_id, NULL, on_unless_denied, u);
+}
+
+typedef struct {
+  LimenPermissionChangedFunc func;
+  gpointer                   user_data;
+} Watch;
+
+static void
+on_changed (GDBusConnection *c, const char *sender, const char *path, const char *iface,
+            const char *signal, GVariant *params, gpointer user_data)
+{
+  Watch *w = user_data;
+  g_autoptr(GVariant) perms = NULL;
+  const char *table, *id;
+  gboolean deleted;
+
+  if (!g_variant_is_of_type (params, G_VARIANT_TYPE ("(ssbva{sas})")))
+    return;
+  g_variant_get (params, "(&s&sbv@a{sas})", &table, &id, &deleted, NULL, &perms);
+  w->func (table, id, deleted ? NULL : perms, w->user_data);
+}
+
+void
+limen_permission_store_watch (GDBusConnection *connection, const char *table,
+                              LimenPermissionChangedFunc func, gpointer user_data)
+{
+  Watch *w = g_new0 (Watch, 1);
+
+  w->func = func;
+  w->user_data = user_data;
+  g_dbus_connection_signal_subscribe (connection, LIMEN_STORE_NAME, LIMEN_STORE_NAME, "Changed", LIMEN_STORE_PATH,
+                                      table, G_DBUS_SIGNAL_FLAGS_NONE, on_changed, w, g_free);
+}
+
+const char **
+limen_permission_row (GVariant *perms, const char *app_id)
+{
+  const char **row = NULL;
+
+  if (perms)
+    g_variant_lookup (perms, app_id, "^a&s", &row);
+  return row;
+}
+
 gboolean
 limen_permission_store_set_raw (const char *table, const char *id, const char *app_id,
                                 const char * const *permissions, GError **error)

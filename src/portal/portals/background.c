@@ -176,26 +176,22 @@ handle_set_status (LimenDbusPortalBackground *object, GDBusMethodInvocation *inv
 /* The person (on Limen's page, GNOME's or Plasma 6's, or with flatpak permission-set) said
  * "no" to running in the background: the app no longer starts with the session. */
 static void
-on_store_changed (GDBusConnection *c, const char *sender, const char *path, const char *iface,
-                  const char *signal, GVariant *params, gpointer user_data)
+on_store_changed (const char *table, const char *id, GVariant *perms, gpointer user_data)
 {
-  g_autoptr(GVariant) perms = NULL;
-  const char *table, *id, *app;
-  const char **stored;
-  gboolean deleted;
   GVariantIter iter;
+  const char *app;
+  GVariant *row;
 
-  if (!g_variant_is_of_type (params, G_VARIANT_TYPE ("(ssbva{sas})")))
-    return;
-  g_variant_get (params, "(&s&sbv@a{sas})", &table, &id, &deleted, NULL, &perms);
-  if (deleted || !g_str_equal (id, TABLE))
+  if (perms == NULL || !g_str_equal (id, TABLE))
     return;
   g_variant_iter_init (&iter, perms);
-  while (g_variant_iter_next (&iter, "{&s^a&s}", &app, &stored))
+  while (g_variant_iter_next (&iter, "{&s@as}", &app, &row))
     {
+      g_autofree const char **stored = g_variant_get_strv (row, NULL);
+
       if (g_strv_contains (stored, "no") && limen_autostart_remove_written (app))
         g_debug ("Background denied to %s: its autostart entry is removed", app);
-      g_free (stored);
+      g_variant_unref (row);
     }
 }
 
@@ -210,8 +206,7 @@ limen_background_new (LimenPortalContext *context)
     return NULL;
   skeleton = limen_driver_offer (context, limen_dbus_portal_background_skeleton_new (), 2, background_methods);
   g_signal_connect (skeleton, "handle-set-status", G_CALLBACK (handle_set_status), NULL);
-  g_dbus_connection_signal_subscribe (context->connection, LIMEN_STORE_NAME, LIMEN_STORE_NAME, "Changed",
-                                      LIMEN_STORE_PATH, TABLE, G_DBUS_SIGNAL_FLAGS_NONE, on_store_changed, NULL, NULL);
+  limen_permission_store_watch (context->connection, TABLE, on_store_changed, NULL);
   limen_background_monitor_start (context, IMPL_IFACE);
   return skeleton;
 }

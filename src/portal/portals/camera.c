@@ -154,26 +154,20 @@ remember_remote (const char *app_id, guint64 client)
 
 /* (devices, camera) changed: the remotes of an app without a "yes" now are ended. */
 static void
-on_store_changed (GDBusConnection *c, const char *sender, const char *path, const char *iface,
-                  const char *signal, GVariant *params, gpointer user_data)
+on_store_changed (const char *table, const char *id, GVariant *perms, gpointer user_data)
 {
-  g_autoptr(GVariant) perms = NULL;
-  const char *table, *id, *app_id;
   GHashTableIter iter;
+  const char *app_id;
   GArray *clients;
-  gboolean deleted;
 
-  if (remotes == NULL || !g_variant_is_of_type (params, G_VARIANT_TYPE ("(ssbva{sas})")))
-    return;
-  g_variant_get (params, "(&s&sbv@a{sas})", &table, &id, &deleted, NULL, &perms);
-  if (!g_str_equal (id, DEVICE))
+  if (remotes == NULL || !g_str_equal (id, DEVICE))
     return;
   g_hash_table_iter_init (&iter, remotes);
   while (g_hash_table_iter_next (&iter, (gpointer *) &app_id, (gpointer *) &clients))
     {
-      g_autofree const char **stored = NULL;
-      if (!deleted && g_variant_lookup (perms, app_id, "^a&s", &stored) && stored[0]
-          && g_str_equal (stored[0], "yes"))
+      g_autofree const char **stored = limen_permission_row (perms, app_id);
+
+      if (stored && stored[0] && g_str_equal (stored[0], "yes"))
         continue;
       g_debug ("Camera taken back from '%s': %u remote(s) ended", app_id, clients->len);
       for (guint i = 0; i < clients->len; i++)
@@ -476,7 +470,6 @@ limen_camera_new (LimenPortalContext *context)
   g_signal_connect (skeleton, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
   bus = context->connection;
   g_dbus_connection_add_filter (bus, camera_filter, NULL, NULL);
-  g_dbus_connection_signal_subscribe (bus, LIMEN_STORE_NAME, LIMEN_STORE_NAME, "Changed", LIMEN_STORE_PATH, TABLE,
-                                      G_DBUS_SIGNAL_FLAGS_NONE, on_store_changed, NULL, NULL);
+  limen_permission_store_watch (bus, TABLE, on_store_changed, NULL);
   return G_DBUS_INTERFACE_SKELETON (skeleton);
 }

@@ -40,23 +40,23 @@ on_gamemode_reply (GObject *source, GAsyncResult *result, gpointer user_data)
 }
 
 static void
-on_permission (GObject *source, GAsyncResult *result, gpointer user_data)
+call_gamemode (gpointer data)
 {
-  Call *call = user_data;
-  g_auto(GStrv) stored = limen_permission_store_lookup_finish (result);
+  Call *call = data;
 
-  if (limen_permission_is_denied ((const char * const *) stored))
-    {
-      g_dbus_method_invocation_return_error_literal (call->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                     "GameMode is not allowed for this app");
-      g_variant_unref (g_variant_ref_sink (call->params));
-      g_object_unref (call->object);
-      g_free (call);
-      return;
-    }
   g_dbus_connection_call (connection, GAMEMODE_NAME, GAMEMODE_PATH, GAMEMODE_NAME, call->method, call->params,
                           G_VARIANT_TYPE ("(i)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, GAMEMODE_TIMEOUT_MS,
                           NULL, on_gamemode_reply, call);
+}
+
+static void
+call_free (gpointer data)
+{
+  Call *call = data;
+
+  g_variant_unref (g_variant_ref_sink (call->params));
+  g_object_unref (call->object);
+  g_free (call);
 }
 
 /* Pass @method (@params) on to GameMode unless the person denied it to @info's app. */
@@ -70,8 +70,8 @@ call_if_permitted (LimenDbusPortalGameMode *object, GDBusMethodInvocation *invoc
   call->invocation = invocation;
   call->method = method;
   call->params = params;
-  limen_permission_store_lookup_async (STORE_TABLE, STORE_ID, limen_app_info_get_id (info), NULL,
-                                       on_permission, call);
+  limen_permission_unless_denied (STORE_TABLE, STORE_ID, limen_app_info_get_id (info), invocation,
+                                  "GameMode is not allowed for this app", call_gamemode, call, call_free);
 }
 
 /* FALSE after answering NotFound when GameMode is not on the bus. */

@@ -401,31 +401,21 @@ static const LimenDriverMethod location_methods[] = {
  * Plasma 6's pages): a running session of an app no longer allowed is closed, its GeoClue
  * client stopped; the app hears Closed. */
 static void
-on_store_changed (GDBusConnection *c, const char *sender, const char *path, const char *iface,
-                  const char *signal, GVariant *params, gpointer user_data)
+on_store_changed (const char *table, const char *id, GVariant *perms, gpointer user_data)
 {
-  g_autoptr(GVariant) perms = NULL;
   g_autoptr(GPtrArray) ending = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
-  const char *table, *id;
-  gboolean deleted;
 
-  if (sandboxed_running == NULL || !g_variant_is_of_type (params, G_VARIANT_TYPE ("(ssbva{sas})")))
-    return;
-  g_variant_get (params, "(&s&sbv@a{sas})", &table, &id, &deleted, NULL, &perms);
-  if (!g_str_equal (id, TABLE))
+  if (sandboxed_running == NULL || !g_str_equal (id, TABLE))
     return;
   for (guint i = 0; i < sandboxed_running->len; i++)
     {
       Loc *l = g_ptr_array_index (sandboxed_running, i);
       const char *app_id = limen_app_info_get_id (limen_session_get_app_info (l->session));
-      g_autofree const char **stored = NULL;
+      g_autofree const char **stored = limen_permission_row (perms, app_id);
 
-      if (!limen_session_is_open (l->session))
-        continue;
-      if (!deleted && g_variant_lookup (perms, app_id, "^a&s", &stored) && stored[0]
-          && read_permission (stored) != LIMEN_PERMISSION_NO)
-        continue;
-      g_ptr_array_add (ending, limen_session_ref (l->session));
+      if (limen_session_is_open (l->session)
+          && !(stored && stored[0] && read_permission (stored) != LIMEN_PERMISSION_NO))
+        g_ptr_array_add (ending, limen_session_ref (l->session));
     }
   for (guint i = 0; i < ending->len; i++)
     {
@@ -445,7 +435,6 @@ limen_location_new (LimenPortalContext *context)
   skeleton = limen_dbus_portal_location_skeleton_new ();
   limen_access_set_format (TABLE, &location_format);
   limen_driver_offer (context, skeleton, 1, location_methods);
-  g_dbus_connection_signal_subscribe (context->connection, LIMEN_STORE_NAME, LIMEN_STORE_NAME, "Changed",
-                                      LIMEN_STORE_PATH, TABLE, G_DBUS_SIGNAL_FLAGS_NONE, on_store_changed, NULL, NULL);
+  limen_permission_store_watch (context->connection, TABLE, on_store_changed, NULL);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }

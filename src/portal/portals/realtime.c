@@ -67,24 +67,23 @@ on_rtkit_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   g_free (call);
 }
 
-/* RealtimeKit is asked only when the person did not deny it to the app. */
 static void
-on_permission (GObject *source, GAsyncResult *result, gpointer user_data)
+call_rtkit (gpointer data)
 {
-  Call *call = user_data;
-  g_auto(GStrv) stored = limen_permission_store_lookup_finish (result);
+  Call *call = data;
 
-  if (limen_permission_is_denied ((const char * const *) stored))
-    {
-      g_dbus_method_invocation_return_error_literal (call->invocation, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
-                                                     "Realtime scheduling is not allowed for this app");
-      g_variant_unref (g_variant_ref_sink (call->params));
-      g_object_unref (call->object);
-      g_free (call);
-      return;
-    }
   g_dbus_connection_call (system_bus, RTKIT_NAME, RTKIT_PATH, "org.freedesktop.RealtimeKit1", call->method,
                           call->params, NULL, G_DBUS_CALL_FLAGS_NONE, RTKIT_TIMEOUT_MS, NULL, on_rtkit_reply, call);
+}
+
+static void
+call_free (gpointer data)
+{
+  Call *call = data;
+
+  g_variant_unref (g_variant_ref_sink (call->params));
+  g_object_unref (call->object);
+  g_free (call);
 }
 
 static gboolean
@@ -133,8 +132,9 @@ forward (LimenDbusPortalRealtime *object, GDBusMethodInvocation *invocation, con
   call->invocation = invocation;
   call->method = method;
   call->params = g_variant_new ("(tt@*)", (guint64) pid, (guint64) tid, prio);
-  limen_permission_store_lookup_async (STORE_TABLE, STORE_ID, limen_app_info_get_id (info), NULL,
-                                       on_permission, call);
+  /* RealtimeKit is asked only when the person did not deny it to the app. */
+  limen_permission_unless_denied (STORE_TABLE, STORE_ID, limen_app_info_get_id (info), invocation,
+                                  "Realtime scheduling is not allowed for this app", call_rtkit, call, call_free);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -55,34 +55,25 @@ on_closed (LimenSession *session, gpointer user_data)
  * its streams stop reaching the app (on_closed), the backend ends the share, the app hears
  * Closed. */
 static void
-on_store_changed (GDBusConnection *c, const char *sender, const char *path, const char *iface,
-                  const char *signal, GVariant *params, gpointer user_data)
+on_store_changed (const char *table, const char *id, GVariant *perms, gpointer user_data)
 {
-  g_autoptr(GVariant) perms = NULL;
   g_autoptr(GPtrArray) ending = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
-  const char *table, *id;
   GHashTableIter iter;
   LimenCast *cast;
-  gboolean deleted;
 
-  if (casts == NULL || !g_variant_is_of_type (params, G_VARIANT_TYPE ("(ssbva{sas})")))
+  if (casts == NULL)
     return;
-  g_variant_get (params, "(&s&sbv@a{sas})", &table, &id, &deleted, NULL, &perms);
   g_hash_table_iter_init (&iter, casts);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &cast))
     {
-      g_autoptr(GVariant) row = NULL;
       const char *want = cast->kind == LIMEN_CAST_SCREEN_CAST ? LIMEN_RESTORE_TABLE_SCREEN_CAST
                                                               : LIMEN_RESTORE_TABLE_REMOTE_DESKTOP;
       const char *app_id = limen_app_info_get_id (limen_session_get_app_info (cast->session));
+      g_autofree const char **row = limen_permission_row (perms, app_id);
 
-      if (cast->restore_token == NULL || !g_str_equal (cast->restore_token, id) || !g_str_equal (table, want)
-          || !limen_session_is_open (cast->session))
-        continue;
-      row = deleted ? NULL : g_variant_lookup_value (perms, app_id, NULL);
-      if (row != NULL)
-        continue;
-      g_ptr_array_add (ending, limen_session_ref (cast->session));
+      if (cast->restore_token && g_str_equal (cast->restore_token, id) && g_str_equal (table, want)
+          && limen_session_is_open (cast->session) && row == NULL)
+        g_ptr_array_add (ending, limen_session_ref (cast->session));
     }
   for (guint i = 0; i < ending->len; i++)
     {
@@ -101,8 +92,7 @@ limen_cast_watch_store (GDBusConnection *connection)
   if (watching)
     return;
   watching = TRUE;
-  g_dbus_connection_signal_subscribe (connection, LIMEN_STORE_NAME, LIMEN_STORE_NAME, "Changed", LIMEN_STORE_PATH,
-                                      NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_store_changed, NULL, NULL);
+  limen_permission_store_watch (connection, NULL, on_store_changed, NULL);
 }
 
 LimenCast *
