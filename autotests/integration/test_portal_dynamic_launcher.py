@@ -199,6 +199,7 @@ def test_host_app_gets_the_same_allow_list(bus, tmp_path):
     no more than a sandboxed app's: one rule for what the portal writes after a dialog."""
     rh.setup(bus, ["dynamiclauncher"])
     client = rh.Client(bus)
+    bus.install_app("org.example.Host")
     bus.call("org.freedesktop.host.portal.Registry", "Register", ("org.example.Host", {}), "(sa{sv})",
              conn=client.conn)
     token = bus.call(DL, "RequestInstallToken", ("T", icon(tmp_path), {}), "(sva{sv})", conn=client.conn)[0]
