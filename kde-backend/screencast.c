@@ -124,6 +124,7 @@ on_session_closed (LimenKdeSession *session, gpointer user_data)
     g_source_remove (cast->indicator_source);
   if (cast->indicator && shim)
     shim->limen_qt_cast_indicator_close (g_steal_pointer (&cast->indicator));
+  limen_cast_dnd_end (cast);
   limen_kde_clipboard_session_closed (cast);
   g_hash_table_remove (casts, session);
   g_ptr_array_unref (cast->streams);
@@ -456,6 +457,7 @@ start_answer (LimenCastStart *start)
     g_variant_builder_add (&results, "{sv}", "restore_data", restore_variant (cast));
   cast->state = LIMEN_CAST_STARTED;
   g_debug ("ScreenCast: %s started with %u stream(s), devices %u", cast->app_id, cast->streams->len, cast->devices);
+  limen_cast_dnd_begin (cast, g_dbus_method_invocation_get_connection (start->invocation));
   limen_kde_reply_response (start->invocation, 0, g_variant_builder_end (&results));
   start_free (start);
   if (cast->clipboard_enabled)

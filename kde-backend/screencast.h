@@ -24,6 +24,7 @@ typedef struct {
 } LimenCastStream;
 
 typedef struct _LimenCastStart LimenCastStart;
+typedef struct _LimenCastDnd LimenCastDnd;
 
 typedef struct {
   LimenKdeSession *session;
@@ -47,6 +48,7 @@ typedef struct {
   LimenCastStart  *start;              /* the Start in progress */
   LimenQtCastIndicator *indicator;     /* "sharing" notification with a Stop button */
   guint                 indicator_source; /* until it is shown, just after Start */
+  LimenCastDnd         *dnd;             /* Do Not Disturb held while streaming */
   guint            clipboard_serial;
   GHashTable      *transfers;          /* serial → fd (GINT_TO_POINTER) of a paste waiting */
 } LimenCast;
@@ -62,6 +64,10 @@ void limen_cast_start (LimenCast *cast, GDBusMethodInvocation *invocation, const
                        const char *parent_window);
 /* Parse restore data (suv) of vendor "KDE": the a{sv} payload of version 1, or NULL. */
 GVariant *limen_cast_restore_payload (GVariant *restore_data);
+
+/* screencast-dnd.c: Do Not Disturb while @cast streams (plasmanotifyrc permitting). */
+void limen_cast_dnd_begin (LimenCast *cast, GDBusConnection *connection);
+void limen_cast_dnd_end (LimenCast *cast);
 
 /* clipboard.c: the session started with the clipboard enabled; stop using it. */
 void limen_kde_clipboard_session_started (LimenCast *cast);

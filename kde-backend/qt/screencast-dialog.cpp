@@ -241,6 +241,9 @@ limen_qt_cast_indicator_show (const char *app_id, int sharing, unsigned devices,
   if (app_id && *app_id)
     n->setHint (QStringLiteral ("desktop-entry"), str (app_id));
   n->setActions ({ i18nc ("@action:button stop sharing", "Stop") });
+  /* Plasma keeps showing critical notifications in Do Not Disturb mode, which sharing
+   * turns on (screencast-dnd.c): the person must still see how to stop. */
+  n->setUrgency (KNotification::CriticalUrgency);
   auto *handle = new _LimenQtCastIndicator { n, stop, user_data };
   QObject::connect (n, QOverload<unsigned int>::of (&KNotification::activated), n, [handle] (unsigned int index) {
     if (index == 1 && handle->stop)

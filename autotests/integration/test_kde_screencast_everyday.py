@@ -1,0 +1,115 @@
+"""Screen sharing as a person lives with it every day, on the headless Plasma 5.27 Wayland
+session of wayland_session.py (kwin_wayland --virtual, PipeWire, WirePlumber):
+notifications stay private while sharing (Do Not Disturb through Inhibit on a
+notification server that implements it), and a shared window is found again after its
+app restarted."""
+
+import os
+
+import pytest
+
+import kde_helpers as kh
+import limentest
+import test_kde_screencast as sc
+import wayland_session
+from limentest import GLib
+
+MOCK = "org.freedesktop.DBus.Mock"
+NOTIFY = "org.freedesktop.Notifications"
+NOTIFY_PATH = "/org/freedesktop/Notifications"
+COOKIE = 4711
+
+
+@pytest.fixture
+def session(bus):
+    s = wayland_session.WaylandSession(bus)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def notification_server(bus):
+    """dbusmock's notification server plus Plasma's Inhibit/UnInhibit, every call recorded."""
+    d = os.path.join(bus.data_home, "knotifications5")
+    os.makedirs(d, exist_ok=True)
+    limentest.shutil.copy(os.path.join(limentest.BUILD_DIR, "kde-backend", "limen.notifyrc"), d)
+    bus.start_dbusmock_template("notification_daemon", params={"capabilities": "body actions icon-static"},
+                                wait_name=NOTIFY)
+    for name, in_sig, out_sig, code in [("Inhibit", "ssa{sv}", "u", f"ret = {COOKIE}"),
+                                        ("UnInhibit", "u", "", "")]:
+        bus.call(MOCK, "AddMethod", (NOTIFY, name, in_sig, out_sig, code), "(sssss)", dest=NOTIFY, path=NOTIFY_PATH)
+
+
+def calls(bus, *names):
+    return [(c[1], c[2]) for c in bus.call(MOCK, "GetCalls", None, None, dest=NOTIFY, path=NOTIFY_PATH)[0]
+            if c[1] in names]
+
+
+def close_session(bus, handle):
+    bus.call(kh.IMPL + "Session", "Close", None, None, dest=kh.KDE_NAME, path=handle)
+
+
+def share_screen(bus):
+    s = sc.create(bus)
+    assert sc.select_sources(bus, s, restore_data=sc.restore_data("screen:Virtual-0"))[0] == 0
+    response, results = sc.start(bus, s)
+    assert response == 0, results
+    return s
+
+
+def test_do_not_disturb_for_the_length_of_a_share(bus, session):
+    notification_server(bus)
+    kde = sc.start_kde_in(session, "en")
+    s = share_screen(bus)
+
+    def inhibited():
+        limentest.pump(0.1)
+        return calls(bus, "Inhibit")
+    assert limentest.wait_until(inhibited, 10), "sharing did not turn on Do Not Disturb"
+    (_, (desktop_entry, reason, hints)), = calls(bus, "Inhibit")
+    assert desktop_entry == sc.APP and reason == "Screen sharing in progress"
+    assert not calls(bus, "UnInhibit")
+
+    # The Stop notification still shows: it comes after the inhibition, with critical
+    # urgency, which Plasma shows in Do Not Disturb mode.
+    assert limentest.wait_until(lambda: calls(bus, "Notify"), 10), "no notification says that sharing runs"
+    order = [name for name, _ in calls(bus, "Inhibit", "Notify")]
+    assert order[0] == "Inhibit", order
+    (_, args), = calls(bus, "Notify")
+    summary, actions, hints = args[3], args[5], args[6]
+    assert summary == "Screen sharing" and "Stop" in actions
+    assert hints["urgency"] == 2, hints
+
+    close_session(bus, s)
+    assert limentest.wait_until(lambda: (limentest.pump(0.1), calls(bus, "UnInhibit"))[1], 10), \
+        "Do Not Disturb outlived the share"
+    assert [args for _, args in calls(bus, "UnInhibit")] == [[COOKIE]]
+    assert len(calls(bus, "Inhibit")) == 1
+    assert kde.alive()
+
+
+@pytest.mark.parametrize("value", ["false", "Off", "0"])
+def test_no_do_not_disturb_when_the_settings_say_so(bus, session, value):
+    with open(os.path.join(bus.config_home, "plasmanotifyrc"), "w") as f:
+        f.write(f"[DoNotDisturb]\nWhenScreenSharing={value}\n")
+    notification_server(bus)
+    kde = sc.start_kde_in(session, "en")
+    s = share_screen(bus)
+    # The sharing notification comes after the point where Inhibit would have been asked.
+    assert limentest.wait_until(lambda: (limentest.pump(0.1), calls(bus, "Notify"))[1], 10)
+    assert calls(bus, "Inhibit") == []
+    close_session(bus, s)
+    limentest.pump(0.5)
+    assert calls(bus, "UnInhibit") == []
+    assert kde.alive()
+
+
+def test_a_share_without_a_notification_server_runs(bus, session):
+    """No notification server: Inhibit fails, the share goes on and ends cleanly."""
+    kde = sc.start_kde_in(session, "en")
+    s = share_screen(bus)
+    limentest.pump(1.0)
+    close_session(bus, s)
+    limentest.pump(0.5)
+    assert kde.alive()
