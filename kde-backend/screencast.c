@@ -213,18 +213,22 @@ restorable_sources (GVariant *payload, guint types)
   for (gsize i = 0; ids[i]; i++)
     {
       gboolean found = FALSE;
+      char *window = NULL;
 
       if (g_str_has_prefix (ids[i], "screen:") && (types & LIMEN_CAST_MONITOR))
         for (gsize j = 0; j < n_outputs; j++)
           found = found || g_str_equal (outputs[j].name, ids[i] + 7);
       else if (g_str_equal (ids[i], "virtual") && (types & LIMEN_CAST_VIRTUAL))
         found = TRUE;
-      /* KWin says at Start whether the window still exists (the stream fails). */
+      /* The same window, or its app's new one (screencast-restore.c). */
       else if (g_str_has_prefix (ids[i], "window:") && (types & LIMEN_CAST_WINDOW) && strlen (ids[i]) < 128)
-        found = TRUE;
-      if (!found)
-        return NULL;
-      g_ptr_array_add (out, g_strdup (ids[i]));
+        found = (window = limen_cast_restore_window (payload, ids[i])) != NULL;
+      if (!found || (window && g_ptr_array_find_with_equal_func (out, window, g_str_equal, NULL)))
+        {
+          g_free (window);
+          return NULL;
+        }
+      g_ptr_array_add (out, window ? window : g_strdup (ids[i]));
     }
   g_ptr_array_add (out, NULL);
   return (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
@@ -393,6 +397,7 @@ restore_variant (LimenCast *cast)
   g_variant_builder_init (&payload, G_VARIANT_TYPE_VARDICT);
   if (cast->streams->len)
     g_variant_builder_add (&payload, "{sv}", "sources", g_variant_new_strv ((const char *const *) ids->pdata, -1));
+  limen_cast_restore_describe_windows (cast, &payload);
   if (cast->remote)
     g_variant_builder_add (&payload, "{sv}", "devices", g_variant_new_uint32 (cast->devices));
   return g_variant_new ("(suv)", RESTORE_VENDOR, RESTORE_VERSION, g_variant_builder_end (&payload));

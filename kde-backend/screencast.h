@@ -69,6 +69,12 @@ GVariant *limen_cast_restore_payload (GVariant *restore_data);
 void limen_cast_dnd_begin (LimenCast *cast, GDBusConnection *connection);
 void limen_cast_dnd_end (LimenCast *cast);
 
+/* screencast-restore.c: the source to share for restored window @id ("window:UUID"), found
+ * again after its app restarted; NULL: ask the person. */
+char *limen_cast_restore_window (GVariant *payload, const char *id);
+/* Describe the shared windows in restore data @payload, for limen_cast_restore_window(). */
+void limen_cast_restore_describe_windows (LimenCast *cast, GVariantBuilder *payload);
+
 /* clipboard.c: the session started with the clipboard enabled; stop using it. */
 void limen_kde_clipboard_session_started (LimenCast *cast);
 void limen_kde_clipboard_session_closed (LimenCast *cast);

@@ -113,3 +113,77 @@ def test_a_share_without_a_notification_server_runs(bus, session):
     close_session(bus, s)
     limentest.pump(0.5)
     assert kde.alive()
+
+
+# ---- a shared window found again after its app restarted ----------------------------
+
+CHAT = "org.example.Chat"
+GREEN, RED, BLUE = (0x20, 0xc0, 0x40), (0xd0, 0x20, 0x20), (0x20, 0x40, 0xd0)
+
+
+def share_window_for_good(bus, session, title, app_id, colour):
+    """Share the window of @app_id titled @title with persist_mode 2 (as a person who left
+    "Allow restoring" ticked would): the restore data the app keeps."""
+    probe = session.probe(title, colour, app_id=app_id)
+    win = session.wait_window(title)
+    s = sc.create(bus)
+    assert sc.select_sources(bus, s, types=GLib.Variant("u", 2), persist_mode=GLib.Variant("u", 2),
+                             restore_data=sc.restore_data("window:" + win["uuid"]))[0] == 0
+    response, results = sc.start(bus, s)
+    assert response == 0 and results["persist_mode"] == 2, results
+    close_session(bus, s)
+    return probe, results["restore_data"]
+
+
+def restore(bus, data):
+    s = sc.create(bus)
+    vendor, version, payload = data
+    rd = GLib.Variant("(suv)", (vendor, version, GLib.Variant("a{sv}", {
+        k: GLib.Variant("as" if k == "sources" else "a{s(ss)}" if k == "windows" else "u", v)
+        for k, v in payload.items()})))
+    assert sc.select_sources(bus, s, types=GLib.Variant("u", 2), persist_mode=GLib.Variant("u", 2),
+                             restore_data=rd)[0] == 0
+    return s
+
+
+def test_a_window_is_found_again_after_its_app_restarted(bus, session):
+    kde = sc.start_kde_in(session, "en")
+    probe, data = share_window_for_good(bus, session, "Chat — Team room", CHAT, GREEN)
+    probe.close()
+    # The app restarts: a new window (a new uuid), its title a little different. Another
+    # app shows a window with exactly the old title, and must never be the one shared.
+    session.probe("Chat — Team room", RED, app_id="org.example.Impostor")
+    session.wait_window("Chat — Team room")
+    session.probe("Chat — Team room (3)", BLUE, app_id=CHAT)
+    new = session.wait_window("Chat — Team room (3)")
+    s = restore(bus, data)
+    response, results = sc.start(bus, s)   # no dialog: it would never be answered here
+    assert response == 0, results
+    (node, props), = results["streams"]
+    assert props["mapping_id"] == "window:" + new["uuid"]
+    frame = session.consume(node, count=3)
+    assert frame and sc.rgb_at(frame, 200, 150) == BLUE
+    # The new token describes the new window, for the next restart.
+    assert results["restore_data"][2]["windows"] == {"window:" + new["uuid"]: (CHAT, "Chat — Team room (3)")}
+    assert kde.alive()
+
+
+@pytest.mark.parametrize("case", ["other-app-same-title", "same-app-other-title"])
+def test_no_other_window_is_taken_without_asking(bus, session, case):
+    kde = sc.start_kde_in(session, "en")
+    probe, data = share_window_for_good(bus, session, "Chat — Team room", CHAT, GREEN)
+    probe.close()
+    if case == "other-app-same-title":
+        session.probe("Chat — Team room", RED, app_id="org.example.Impostor")
+        session.wait_window("Chat — Team room")
+    else:
+        session.probe("Settings", RED, app_id=CHAT)
+        session.wait_window("Settings")
+    s = restore(bus, data)
+    # Nothing is taken: the person is asked (the picker opens; the app gives up here).
+    handle = sc.paths(bus)[0]
+    call = kh.AsyncCall(bus, "ScreenCast", "Start", (handle, s, sc.APP, "", {}), "(oossa{sv})")
+    session.wait_window("Screen Sharing")
+    kh.close_request(bus, handle)
+    assert call.wait()[0] == 2
+    assert kde.alive()
