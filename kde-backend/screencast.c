@@ -220,6 +220,8 @@ restorable_sources (GVariant *payload, guint types)
           found = found || g_str_equal (outputs[j].name, ids[i] + 7);
       else if (g_str_equal (ids[i], "virtual") && (types & LIMEN_CAST_VIRTUAL))
         found = TRUE;
+      else if (g_str_equal (ids[i], LIMEN_CAST_ALL_SCREENS) && (types & LIMEN_CAST_MONITOR))
+        found = limen_cast_all_screens_area (NULL, NULL, NULL, NULL, NULL, NULL);
       /* The same window, or its app's new one (screencast-restore.c). */
       else if (g_str_has_prefix (ids[i], "window:") && (types & LIMEN_CAST_WINDOW) && strlen (ids[i]) < 128)
         found = (window = limen_cast_restore_window (payload, ids[i])) != NULL;
@@ -548,6 +550,8 @@ start_streams (LimenCastStart *start, const char *const *ids)
           s->stream = w->limen_wl_stream_window (w->wl, ids[i] + 7, cast->cursor_mode, on_stream_ready,
                                                  on_stream_closed, cast);
         }
+      else if (g_str_equal (ids[i], LIMEN_CAST_ALL_SCREENS))
+        s->stream = limen_cast_stream_all_screens (cast, s, on_stream_ready, on_stream_closed);
       else if (g_str_equal (ids[i], "virtual"))
         {
           s->source_type = LIMEN_CAST_VIRTUAL;
@@ -628,6 +632,8 @@ open_picker (LimenCastStart *start, const char *parent_window, GError **error)
       src.height = outputs[i].pixel_height;
       g_array_append_val (screens, src);
     }
+  if (n_outputs > 1)
+    limen_cast_offer_all_screens (screens);
   wins = w && cast->sources_selected && (cast->types & LIMEN_CAST_WINDOW) ? w->limen_wl_windows (w->wl, &n_windows)
                                                                          : NULL;
   for (gsize i = 0; i < n_windows; i++)

@@ -75,6 +75,13 @@ char *limen_cast_restore_window (GVariant *payload, const char *id);
 /* Describe the shared windows in restore data @payload, for limen_cast_restore_window(). */
 void limen_cast_restore_describe_windows (LimenCast *cast, GVariantBuilder *payload);
 
+/* screencast-region.c: the whole workspace as one source, with two or more screens. */
+#define LIMEN_CAST_ALL_SCREENS "all-screens"
+gboolean limen_cast_all_screens_area (int *x, int *y, int *width, int *height, int *pixel_width, int *pixel_height);
+void limen_cast_offer_all_screens (GArray *screens);
+LimenWlStream *limen_cast_stream_all_screens (LimenCast *cast, LimenCastStream *s, LimenWlStreamReady ready,
+                                              LimenWlStreamClosed closed);
+
 /* clipboard.c: the session started with the clipboard enabled; stop using it. */
 void limen_kde_clipboard_session_started (LimenCast *cast);
 void limen_kde_clipboard_session_closed (LimenCast *cast);

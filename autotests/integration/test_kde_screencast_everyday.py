@@ -187,3 +187,62 @@ def test_no_other_window_is_taken_without_asking(bus, session, case):
     kh.close_request(bus, handle)
     assert call.wait()[0] == 2
     assert kde.alive()
+
+
+# ---- the picker: "All screens" as one source -----------------------------------------
+
+@pytest.fixture
+def two_screens(bus):
+    s = wayland_session.WaylandSession(bus, width=1280, height=800, outputs=2)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_all_screens_as_one_source(bus, two_screens, lang):
+    """With two screens the picker offers the whole workspace first; chosen (by keys through
+    KWin's fake input), it is one stream of KWin's region of both screens, restorable."""
+    session = two_screens
+    kde = sc.start_kde_in(session, lang)
+    s = sc.create(bus)
+    assert sc.select_sources(bus, s, types=GLib.Variant("u", 1), persist_mode=GLib.Variant("u", 2))[0] == 0
+    handle = sc.paths(bus)[0]
+    call = kh.AsyncCall(bus, "ScreenCast", "Start", (handle, s, sc.APP, "", {}), "(oossa{sv})")
+    title = "Bildschirmfreigabe" if lang == "de" else "Screen Sharing"
+    win = session.wait_window(title)
+    limentest.pump(1.0)
+    shot = session.screenshot(os.path.join(bus.root, "picker.png"))
+    sc.crop_window(session, shot, win, f"screencast-picker-all-screens-{lang}.png")
+    rd, _ = sc.rd_start(bus, devices=1)
+    session.activate(title)
+    limentest.pump(0.5)
+    sc.press(bus, rd, sc.KEY_ENTER)   # the first item, selected: All screens
+    response, results = call.wait()
+    assert response == 0, results
+    (node, props), = results["streams"]
+    assert props["mapping_id"] == "all-screens" and props["source_type"] == 1
+    assert props["position"] == (0, 0) and props["size"] == (2560, 800), props
+    assert results["restore_data"][2]["sources"] == ["all-screens"]
+    # Restored without a question.
+    s2 = sc.create(bus)
+    assert sc.select_sources(bus, s2, types=GLib.Variant("u", 1), persist_mode=GLib.Variant("u", 2),
+                             restore_data=sc.restore_data("all-screens"))[0] == 0
+    response, results2 = sc.start(bus, s2)
+    assert response == 0 and results2["streams"][0][1]["mapping_id"] == "all-screens"
+    assert kde.alive()
+
+
+def test_one_screen_offers_no_all_screens(bus, session):
+    """One screen: "All screens" would be the same thing twice; restore data naming it asks."""
+    kde = sc.start_kde_in(session, "en")
+    s = sc.create(bus)
+    assert sc.select_sources(bus, s, types=GLib.Variant("u", 1),
+                             restore_data=sc.restore_data("all-screens"))[0] == 0
+    handle = sc.paths(bus)[0]
+    call = kh.AsyncCall(bus, "ScreenCast", "Start", (handle, s, sc.APP, "", {}), "(oossa{sv})")
+    session.wait_window("Screen Sharing")
+    kh.close_request(bus, handle)
+    assert call.wait()[0] == 2
+    assert kde.alive()

@@ -111,7 +111,7 @@ class Probe:
 
 
 class WaylandSession:
-    def __init__(self, bus, width=1280, height=800):
+    def __init__(self, bus, width=1280, height=800, outputs=1):
         missing = missing_packages()
         if missing:
             pytest.skip("not installed: " + ", ".join(missing))
@@ -133,6 +133,7 @@ class WaylandSession:
                # KWin's switch for test compositors: ScreenShot2 without the .desktop check.
                "KWIN_SCREENSHOT_NO_PERMISSION_CHECKS": "1"}
         self.kwin = bus.start([exe, "--virtual", "--width", str(width), "--height", str(height), "--socket", SOCKET,
+                               "--output-count", str(outputs),
                                "--no-lockscreen", "--no-global-shortcuts", "--no-kactivities"],
                               env=env, wait_name="org.kde.KWin", timeout=30)
         assert limentest.wait_until(lambda: os.path.exists(os.path.join(bus.runtime_dir, SOCKET)), 20)

@@ -158,7 +158,10 @@ private:
     for (size_t i = 0; (spec->types & 1) && i < spec->n_screens; i++)
       {
         const LimenQtCastSource &s = spec->screens[i];
-        QString text = str (s.description).trimmed ().isEmpty () ? str (s.name)
+        /* The C side's "All screens" (the workspace as one region stream) has no name of its own. */
+        const bool all = qstrcmp (s.id, "all-screens") == 0;
+        QString text = all ? i18nc ("@item the whole workspace as one source", "All screens")
+                     : str (s.description).trimmed ().isEmpty () ? str (s.name)
                                                        : i18nc ("@item screen: %1 connector, %2 model", "%1 (%2)",
                                                                 str (s.name), str (s.description));
         /* Sizes are not quantities: no digit grouping ("1,280"). */
