@@ -222,6 +222,8 @@ restorable_sources (GVariant *payload, guint types)
         found = TRUE;
       else if (g_str_equal (ids[i], LIMEN_CAST_ALL_SCREENS) && (types & LIMEN_CAST_MONITOR))
         found = limen_cast_all_screens_area (NULL, NULL, NULL, NULL, NULL, NULL);
+      else if (g_str_has_prefix (ids[i], LIMEN_CAST_REGION ":") && (types & LIMEN_CAST_MONITOR))
+        found = limen_cast_region_valid (ids[i]);
       /* The same window, or its app's new one (screencast-restore.c). */
       else if (g_str_has_prefix (ids[i], "window:") && (types & LIMEN_CAST_WINDOW) && strlen (ids[i]) < 128)
         found = (window = limen_cast_restore_window (payload, ids[i])) != NULL;
@@ -552,6 +554,8 @@ start_streams (LimenCastStart *start, const char *const *ids)
         }
       else if (g_str_equal (ids[i], LIMEN_CAST_ALL_SCREENS))
         s->stream = limen_cast_stream_all_screens (cast, s, on_stream_ready, on_stream_closed);
+      else if (g_str_has_prefix (ids[i], LIMEN_CAST_REGION ":"))
+        s->stream = limen_cast_stream_region (cast, s, ids[i], on_stream_ready, on_stream_closed);
       else if (g_str_equal (ids[i], "virtual"))
         {
           s->source_type = LIMEN_CAST_VIRTUAL;
@@ -634,6 +638,8 @@ open_picker (LimenCastStart *start, const char *parent_window, GError **error)
     }
   if (n_outputs > 1)
     limen_cast_offer_all_screens (screens);
+  if (n_outputs > 0)
+    limen_cast_offer_region (screens);
   wins = w && cast->sources_selected && (cast->types & LIMEN_CAST_WINDOW) ? w->limen_wl_windows (w->wl, &n_windows)
                                                                          : NULL;
   for (gsize i = 0; i < n_windows; i++)

@@ -81,6 +81,15 @@ gboolean limen_cast_all_screens_area (int *x, int *y, int *width, int *height, i
 void limen_cast_offer_all_screens (GArray *screens);
 LimenWlStream *limen_cast_stream_all_screens (LimenCast *cast, LimenCastStream *s, LimenWlStreamReady ready,
                                               LimenWlStreamClosed closed);
+/* A region the person draws: offered as "region", chosen as "region:X,Y,W,H". */
+#define LIMEN_CAST_REGION "region"
+gboolean limen_cast_workspace_area (gsize min_screens, int *x, int *y, int *width, int *height, int *pixel_width,
+                                    int *pixel_height);
+void limen_cast_offer_region (GArray *screens);
+gboolean limen_cast_parse_region (const char *id, int *x, int *y, int *width, int *height);
+gboolean limen_cast_region_valid (const char *id);
+LimenWlStream *limen_cast_stream_region (LimenCast *cast, LimenCastStream *s, const char *id,
+                                         LimenWlStreamReady ready, LimenWlStreamClosed closed);
 
 /* clipboard.c: the session started with the clipboard enabled; stop using it. */
 void limen_kde_clipboard_session_started (LimenCast *cast);

@@ -246,3 +246,78 @@ def test_one_screen_offers_no_all_screens(bus, session):
     kh.close_request(bus, handle)
     assert call.wait()[0] == 2
     assert kde.alive()
+
+
+# ---- the picker: a region the person draws -------------------------------------------
+
+BTN_LEFT = 0x110
+
+
+def pointer(bus, rd, dx, dy):
+    sc.notify(bus, "NotifyPointerMotion", "(oa{sv}dd)", rd, {}, float(dx), float(dy))
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_a_region_the_person_draws(bus, session, lang):
+    """The picker offers a region; chosen, the person drags a rectangle over the dimmed
+    screen (pointer and keys through KWin's fake input) and KWin streams that region of the
+    workspace, in logical coordinates whatever Qt's scale (German at 200%)."""
+    session.probe("Behind", GREEN, size=(1000, 700))   # something for the layer to dim
+    kde = sc.start_kde_in(session, lang)
+    s = sc.create(bus)
+    assert sc.select_sources(bus, s, types=GLib.Variant("u", 1), persist_mode=GLib.Variant("u", 2))[0] == 0
+    handle = sc.paths(bus)[0]
+    call = kh.AsyncCall(bus, "ScreenCast", "Start", (handle, s, sc.APP, "", {}), "(oossa{sv})")
+    title = "Bildschirmfreigabe" if lang == "de" else "Screen Sharing"
+    win = session.wait_window(title)
+    rd, _ = sc.rd_start(bus, devices=3)
+    session.activate(title)
+    limentest.pump(0.5)
+    # Screen, then the region: Down selects it, Enter shares.
+    sc.press(bus, rd, sc.KEY_DOWN)
+    limentest.pump(0.5)
+    shot = session.screenshot(os.path.join(bus.root, "picker.png"))
+    sc.crop_window(session, shot, win, f"screencast-picker-region-{lang}.png")
+    sc.press(bus, rd, sc.KEY_ENTER)
+    layer = "Freizugebenden Bereich aufziehen" if lang == "de" else "Draw the Region to Share"
+    session.wait_window(layer)
+    limentest.pump(0.5)
+    pointer(bus, rd, -5000, -5000)      # into the corner: (0, 0)
+    pointer(bus, rd, 200, 150)
+    limentest.pump(0.3)
+    sc.notify(bus, "NotifyPointerButton", "(oa{sv}iu)", rd, {}, BTN_LEFT, 1)
+    for _ in range(4):
+        pointer(bus, rd, 100, 75)
+        limentest.pump(0.1)
+    limentest.pump(0.5)
+    session.screenshot(os.path.join(kh.artifacts_dir(), f"screencast-region-drawing-{lang}.png"))
+    sc.notify(bus, "NotifyPointerButton", "(oa{sv}iu)", rd, {}, BTN_LEFT, 0)
+    response, results = call.wait()
+    assert response == 0, results
+    (node, props), = results["streams"]
+    assert props["mapping_id"] == "region:200,150,400,300", props
+    assert props["position"] == (200, 150) and props["size"] == (400, 300) and props["source_type"] == 1
+    assert results["restore_data"][2]["sources"] == ["region:200,150,400,300"]
+    assert limentest.wait_until(lambda: not [w for w in session.windows() if w["caption"] in (layer, title)], 10), \
+        "the picker or the region layer stayed"
+    # Restored without a question; a region off the workspace is not.
+    s2 = sc.create(bus)
+    assert sc.select_sources(bus, s2, types=GLib.Variant("u", 1),
+                             restore_data=sc.restore_data("region:200,150,400,300"))[0] == 0
+    response, results2 = sc.start(bus, s2)
+    assert response == 0 and results2["streams"][0][1]["size"] == (400, 300)
+    assert kde.alive()
+
+
+@pytest.mark.parametrize("bad", ["region:1200,700,400,300", "region:0,0,0,10", "region:-5,0,10,10",
+                                 "region:Virtual-0:0,0,10,10", "region:1,2,3", "region:1,2,3,4x"])
+def test_a_region_off_the_workspace_is_not_restored(bus, session, bad):
+    kde = sc.start_kde_in(session, "en")
+    s = sc.create(bus)
+    assert sc.select_sources(bus, s, types=GLib.Variant("u", 1), restore_data=sc.restore_data(bad))[0] == 0
+    handle = sc.paths(bus)[0]
+    call = kh.AsyncCall(bus, "ScreenCast", "Start", (handle, s, sc.APP, "", {}), "(oossa{sv})")
+    session.wait_window("Screen Sharing")
+    kh.close_request(bus, handle)
+    assert call.wait()[0] == 2
+    assert kde.alive()
