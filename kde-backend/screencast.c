@@ -124,6 +124,7 @@ on_session_closed (LimenKdeSession *session, gpointer user_data)
     g_source_remove (cast->indicator_source);
   if (cast->indicator && shim)
     shim->limen_qt_cast_indicator_close (g_steal_pointer (&cast->indicator));
+  limen_cast_dnd_end (cast);
   limen_kde_clipboard_session_closed (cast);
   g_hash_table_remove (casts, session);
   g_ptr_array_unref (cast->streams);
@@ -212,18 +213,26 @@ restorable_sources (GVariant *payload, guint types)
   for (gsize i = 0; ids[i]; i++)
     {
       gboolean found = FALSE;
+      char *window = NULL;
 
       if (g_str_has_prefix (ids[i], "screen:") && (types & LIMEN_CAST_MONITOR))
         for (gsize j = 0; j < n_outputs; j++)
           found = found || g_str_equal (outputs[j].name, ids[i] + 7);
       else if (g_str_equal (ids[i], "virtual") && (types & LIMEN_CAST_VIRTUAL))
         found = TRUE;
-      /* KWin says at Start whether the window still exists (the stream fails). */
+      else if (g_str_equal (ids[i], LIMEN_CAST_ALL_SCREENS) && (types & LIMEN_CAST_MONITOR))
+        found = limen_cast_all_screens_area (NULL, NULL, NULL, NULL, NULL, NULL);
+      else if (g_str_has_prefix (ids[i], LIMEN_CAST_REGION ":") && (types & LIMEN_CAST_MONITOR))
+        found = limen_cast_region_valid (ids[i]);
+      /* The same window, or its app's new one (screencast-restore.c). */
       else if (g_str_has_prefix (ids[i], "window:") && (types & LIMEN_CAST_WINDOW) && strlen (ids[i]) < 128)
-        found = TRUE;
-      if (!found)
-        return NULL;
-      g_ptr_array_add (out, g_strdup (ids[i]));
+        found = (window = limen_cast_restore_window (payload, ids[i])) != NULL;
+      if (!found || (window && g_ptr_array_find_with_equal_func (out, window, g_str_equal, NULL)))
+        {
+          g_free (window);
+          return NULL;
+        }
+      g_ptr_array_add (out, window ? window : g_strdup (ids[i]));
     }
   g_ptr_array_add (out, NULL);
   return (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
@@ -392,6 +401,7 @@ restore_variant (LimenCast *cast)
   g_variant_builder_init (&payload, G_VARIANT_TYPE_VARDICT);
   if (cast->streams->len)
     g_variant_builder_add (&payload, "{sv}", "sources", g_variant_new_strv ((const char *const *) ids->pdata, -1));
+  limen_cast_restore_describe_windows (cast, &payload);
   if (cast->remote)
     g_variant_builder_add (&payload, "{sv}", "devices", g_variant_new_uint32 (cast->devices));
   return g_variant_new ("(suv)", RESTORE_VENDOR, RESTORE_VERSION, g_variant_builder_end (&payload));
@@ -456,6 +466,7 @@ start_answer (LimenCastStart *start)
     g_variant_builder_add (&results, "{sv}", "restore_data", restore_variant (cast));
   cast->state = LIMEN_CAST_STARTED;
   g_debug ("ScreenCast: %s started with %u stream(s), devices %u", cast->app_id, cast->streams->len, cast->devices);
+  limen_cast_dnd_begin (cast, g_dbus_method_invocation_get_connection (start->invocation));
   limen_kde_reply_response (start->invocation, 0, g_variant_builder_end (&results));
   start_free (start);
   if (cast->clipboard_enabled)
@@ -541,6 +552,10 @@ start_streams (LimenCastStart *start, const char *const *ids)
           s->stream = w->limen_wl_stream_window (w->wl, ids[i] + 7, cast->cursor_mode, on_stream_ready,
                                                  on_stream_closed, cast);
         }
+      else if (g_str_equal (ids[i], LIMEN_CAST_ALL_SCREENS))
+        s->stream = limen_cast_stream_all_screens (cast, s, on_stream_ready, on_stream_closed);
+      else if (g_str_has_prefix (ids[i], LIMEN_CAST_REGION ":"))
+        s->stream = limen_cast_stream_region (cast, s, ids[i], on_stream_ready, on_stream_closed);
       else if (g_str_equal (ids[i], "virtual"))
         {
           s->source_type = LIMEN_CAST_VIRTUAL;
@@ -621,6 +636,10 @@ open_picker (LimenCastStart *start, const char *parent_window, GError **error)
       src.height = outputs[i].pixel_height;
       g_array_append_val (screens, src);
     }
+  if (n_outputs > 1)
+    limen_cast_offer_all_screens (screens);
+  if (n_outputs > 0)
+    limen_cast_offer_region (screens);
   wins = w && cast->sources_selected && (cast->types & LIMEN_CAST_WINDOW) ? w->limen_wl_windows (w->wl, &n_windows)
                                                                          : NULL;
   for (gsize i = 0; i < n_windows; i++)

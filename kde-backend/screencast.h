@@ -24,6 +24,7 @@ typedef struct {
 } LimenCastStream;
 
 typedef struct _LimenCastStart LimenCastStart;
+typedef struct _LimenCastDnd LimenCastDnd;
 
 typedef struct {
   LimenKdeSession *session;
@@ -47,6 +48,7 @@ typedef struct {
   LimenCastStart  *start;              /* the Start in progress */
   LimenQtCastIndicator *indicator;     /* "sharing" notification with a Stop button */
   guint                 indicator_source; /* until it is shown, just after Start */
+  LimenCastDnd         *dnd;             /* Do Not Disturb held while streaming */
   guint            clipboard_serial;
   GHashTable      *transfers;          /* serial → fd (GINT_TO_POINTER) of a paste waiting */
 } LimenCast;
@@ -62,6 +64,32 @@ void limen_cast_start (LimenCast *cast, GDBusMethodInvocation *invocation, const
                        const char *parent_window);
 /* Parse restore data (suv) of vendor "KDE": the a{sv} payload of version 1, or NULL. */
 GVariant *limen_cast_restore_payload (GVariant *restore_data);
+
+/* screencast-dnd.c: Do Not Disturb while @cast streams (plasmanotifyrc permitting). */
+void limen_cast_dnd_begin (LimenCast *cast, GDBusConnection *connection);
+void limen_cast_dnd_end (LimenCast *cast);
+
+/* screencast-restore.c: the source to share for restored window @id ("window:UUID"), found
+ * again after its app restarted; NULL: ask the person. */
+char *limen_cast_restore_window (GVariant *payload, const char *id);
+/* Describe the shared windows in restore data @payload, for limen_cast_restore_window(). */
+void limen_cast_restore_describe_windows (LimenCast *cast, GVariantBuilder *payload);
+
+/* screencast-region.c: the whole workspace as one source, with two or more screens. */
+#define LIMEN_CAST_ALL_SCREENS "all-screens"
+gboolean limen_cast_all_screens_area (int *x, int *y, int *width, int *height, int *pixel_width, int *pixel_height);
+void limen_cast_offer_all_screens (GArray *screens);
+LimenWlStream *limen_cast_stream_all_screens (LimenCast *cast, LimenCastStream *s, LimenWlStreamReady ready,
+                                              LimenWlStreamClosed closed);
+/* A region the person draws: offered as "region", chosen as "region:X,Y,W,H". */
+#define LIMEN_CAST_REGION "region"
+gboolean limen_cast_workspace_area (gsize min_screens, int *x, int *y, int *width, int *height, int *pixel_width,
+                                    int *pixel_height);
+void limen_cast_offer_region (GArray *screens);
+gboolean limen_cast_parse_region (const char *id, int *x, int *y, int *width, int *height);
+gboolean limen_cast_region_valid (const char *id);
+LimenWlStream *limen_cast_stream_region (LimenCast *cast, LimenCastStream *s, const char *id,
+                                         LimenWlStreamReady ready, LimenWlStreamClosed closed);
 
 /* clipboard.c: the session started with the clipboard enabled; stop using it. */
 void limen_kde_clipboard_session_started (LimenCast *cast);

@@ -475,7 +475,9 @@ def test_picker_shares_the_chosen_window(bus, session, lang):
     (node, props), = results["streams"]
     assert props["source_type"] == 2 and props["mapping_id"] == "window:" + probe_win["uuid"]
     assert results["persist_mode"] == 2
-    assert results["restore_data"][2] == {"sources": ["window:" + probe_win["uuid"]]}
+    assert results["restore_data"][2]["sources"] == ["window:" + probe_win["uuid"]]
+    assert results["restore_data"][2]["windows"] == {"window:" + probe_win["uuid"]: ("org.limen.WaylandProbe",
+                                                                                   "Shared window")}
     frame = session.consume(node, count=2)
     assert frame and rgb_at(frame, 200, 150) == GREEN
     # The same sources again from the restore data: no dialog.

@@ -51,12 +51,13 @@ def missing_packages():
 class Probe:
     """limen-wayland-probe: a window of @colour; lines() are what it reported."""
 
-    def __init__(self, session, title, colour, size=None):
+    def __init__(self, session, title, colour, size=None, app_id=None):
         exe = os.path.join(limentest.BUILD_DIR, "autotests", "limen-wayland-probe")
         hexcolour = "%02x%02x%02x" % colour
         self.title = title
         argv = [exe, title, hexcolour] + (["%dx%d" % size] if size else [])
-        self.proc = subprocess.Popen(argv, env=session.client_env(), stdin=subprocess.PIPE,
+        env = dict(session.client_env(), **({"LIMEN_PROBE_APP_ID": app_id} if app_id else {}))
+        self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.seen = []
         self.partial = b""
@@ -110,7 +111,7 @@ class Probe:
 
 
 class WaylandSession:
-    def __init__(self, bus, width=1280, height=800):
+    def __init__(self, bus, width=1280, height=800, outputs=1):
         missing = missing_packages()
         if missing:
             pytest.skip("not installed: " + ", ".join(missing))
@@ -132,6 +133,7 @@ class WaylandSession:
                # KWin's switch for test compositors: ScreenShot2 without the .desktop check.
                "KWIN_SCREENSHOT_NO_PERMISSION_CHECKS": "1"}
         self.kwin = bus.start([exe, "--virtual", "--width", str(width), "--height", str(height), "--socket", SOCKET,
+                               "--output-count", str(outputs),
                                "--no-lockscreen", "--no-global-shortcuts", "--no-kactivities"],
                               env=env, wait_name="org.kde.KWin", timeout=30)
         assert limentest.wait_until(lambda: os.path.exists(os.path.join(bus.runtime_dir, SOCKET)), 20)
@@ -228,9 +230,9 @@ if (found) {{ workspace.activeClient = found; out("ok"); }}
         return kh.start_kde(self.bus, env=dict({"WAYLAND_DISPLAY": SOCKET, "DISPLAY": "",
                                                 "QT_QPA_PLATFORM": "wayland"}, **env))
 
-    def probe(self, title, colour, size=None):
-        """A probe window of @colour, 400×300 or @size (width, height)."""
-        p = Probe(self, title, colour, size)
+    def probe(self, title, colour, size=None, app_id=None):
+        """A probe window of @colour, 400×300 or @size (width, height), of app @app_id."""
+        p = Probe(self, title, colour, size, app_id)
         self.probes.append(p)
         return p
 

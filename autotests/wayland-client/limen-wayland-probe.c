@@ -6,6 +6,7 @@
  *   limen-wayland-probe TITLE RRGGBB [WIDTHxHEIGHT]     (400x300 unless given)
  *   stdout: "MAPPED", "KEYBOARD" (the seat has one), "ENTER x y", "MOTION x y", "BUTTON code state", "KEY code state",
  *           "FOCUS", "OFFER type" (per type of a new selection), "PASTE text", "COPIED"
+ *   env:    LIMEN_PROBE_APP_ID (org.limen.WaylandProbe unless set)
  *   stdin:  "copy TEXT" owns the clipboard with TEXT as text/plain;charset=utf-8,
  *           "paste" reads the clipboard's text/plain;charset=utf-8; EOF quits
  *
@@ -456,7 +457,9 @@ main (int argc, char **argv)
   app.toplevel = xdg_surface_get_toplevel (app.xdg_surface);
   xdg_toplevel_add_listener (app.toplevel, &toplevel_listener, &app);
   xdg_toplevel_set_title (app.toplevel, title);
-  xdg_toplevel_set_app_id (app.toplevel, "org.limen.WaylandProbe");
+  /* LIMEN_PROBE_APP_ID: the app a restore test restarts, or another app. */
+  const char *app_id = getenv ("LIMEN_PROBE_APP_ID");
+  xdg_toplevel_set_app_id (app.toplevel, app_id && *app_id ? app_id : "org.limen.WaylandProbe");
   wl_surface_commit (app.surface);
 
   struct pollfd fds[2] = {

@@ -9,11 +9,18 @@
 #include <KService>
 #include <QCheckBox>
 #include <QDialogButtonBox>
+#include <QGuiApplication>
 #include <QIcon>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QListWidget>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPointer>
 #include <QPushButton>
+#include <QScreen>
 #include <QVBoxLayout>
+#include <QWindow>
 
 using LimenQt::str;
 
@@ -43,6 +50,170 @@ QStringList deviceNames (unsigned devices, bool clipboard)
   if (clipboard)
     names += i18nc ("@item remote-control device", "Clipboard");
   return names;
+}
+
+/* A region of the workspace the person draws: one dimmed full-screen layer per screen, a
+ * rectangle dragged across them in workspace (logical) coordinates. Releasing the button
+ * on a rectangle of some size, or Enter, chooses it; Escape gives up (an empty rectangle). */
+class RegionSelection : public QObject
+{
+public:
+  explicit RegionSelection (QObject *owner, std::function<void (const QRect &)> done);
+  ~RegionSelection () override
+  {
+    for (const QPointer<QWidget> &layer : m_layers)
+      delete layer.data ();
+  }
+
+  void setDone (std::function<void (const QRect &)> done) { m_done = std::move (done); }
+  QRect rect () const { return m_rect; }
+  void press (QScreen *screen, const QPoint &global)
+  {
+    m_pressed = true;
+    m_screen = screen;
+    m_origin = global;
+    m_rect = QRect ();
+    updateLayers ();
+  }
+  void move (const QPoint &global)
+  {
+    if (!m_pressed)
+      return;
+    /* From where the button went down to where the pointer is, that many pixels wide. */
+    m_rect = QRect (QPoint (qMin (m_origin.x (), global.x ()), qMin (m_origin.y (), global.y ())),
+                    QSize (qAbs (global.x () - m_origin.x ()), qAbs (global.y () - m_origin.y ())));
+    updateLayers ();
+  }
+  void release ()
+  {
+    m_pressed = false;
+    if (m_rect.width () >= 8 && m_rect.height () >= 8)
+      finish (m_rect);
+  }
+  void finish (const QRect &rect)
+  {
+    auto done = std::move (m_done);
+    m_done = nullptr;
+    for (const QPointer<QWidget> &layer : m_layers)
+      if (layer)
+        layer->hide ();
+    if (done)
+      done (rect);
+  }
+
+private:
+  void updateLayers ()
+  {
+    for (const QPointer<QWidget> &layer : m_layers)
+      if (layer)
+        layer->update ();
+  }
+
+  std::function<void (const QRect &)> m_done;
+  QVector<QPointer<QWidget>> m_layers;
+  QPoint m_origin;
+  QRect m_rect;
+  QPointer<QScreen> m_screen;   /* where the drag began */
+  bool m_pressed = false;
+
+public:
+  /* "region:SCREEN:X,Y,W,H": the rectangle in device pixels from SCREEN's top left corner.
+   * Qt's coordinates are scaled (QT_SCALE_FACTOR, the screen's scale) in ways only the
+   * device pixels undo; the C side knows each screen's place and scale in the workspace. */
+  QByteArray id (const QRect &r) const
+  {
+    if (!m_screen)
+      return QByteArray ();
+    const qreal dpr = m_screen->devicePixelRatio ();
+    const QPoint at = r.topLeft () - m_screen->geometry ().topLeft ();
+    return QStringLiteral ("region:%1:%2,%3,%4,%5").arg (m_screen->name ()).arg (qRound (at.x () * dpr))
+      .arg (qRound (at.y () * dpr)).arg (qRound (r.width () * dpr)).arg (qRound (r.height () * dpr)).toUtf8 ();
+  }
+};
+
+class RegionLayer : public QWidget
+{
+public:
+  RegionLayer (RegionSelection *selection, QScreen *screen) : QWidget (nullptr), m_selection (selection), m_screen (screen)
+  {
+    setObjectName (QStringLiteral ("limen-region-layer"));
+    setWindowTitle (i18nc ("@title:window", "Draw the Region to Share"));
+    setWindowFlags (Qt::FramelessWindowHint | Qt::WindowStaysOnTopHint);
+    setAttribute (Qt::WA_TranslucentBackground);
+    setCursor (Qt::CrossCursor);
+    setMouseTracking (true);
+    setGeometry (screen->geometry ());
+    create ();
+    windowHandle ()->setScreen (screen);
+    showFullScreen ();
+    activateWindow ();
+  }
+
+protected:
+  void paintEvent (QPaintEvent *) override
+  {
+    QPainter p (this);
+    p.fillRect (rect (), QColor (0, 0, 0, 120));
+    const QRect chosen = m_selection->rect ().translated (-m_screen->geometry ().topLeft ());
+    const QString hint = i18nc ("@info", "Drag over the area to share. Escape cancels.");
+    QFont f = font ();
+    f.setPointSizeF (f.pointSizeF () * 1.4);
+    p.setFont (f);
+    p.setPen (Qt::white);
+    p.drawText (rect ().adjusted (0, 40, 0, 0), Qt::AlignHCenter | Qt::AlignTop, hint);
+    if (chosen.isValid () && chosen.intersects (rect ()))
+      {
+        p.setCompositionMode (QPainter::CompositionMode_Source);
+        p.fillRect (chosen, Qt::transparent);
+        p.setCompositionMode (QPainter::CompositionMode_SourceOver);
+        p.setPen (QPen (palette ().color (QPalette::Highlight), 2));
+        p.drawRect (chosen.adjusted (0, 0, -1, -1));
+        /* The stream's size: device pixels, not Qt's scaled ones. */
+        const qreal dpr = m_screen->devicePixelRatio ();
+        const QString size = i18nc ("@item screen size in pixels", "%1 × %2",
+                                    QString::number (qRound (chosen.width () * dpr)),
+                                    QString::number (qRound (chosen.height () * dpr)));
+        /* White on a dark plate: readable over whatever the region shows. */
+        const QRect plate = p.fontMetrics ().boundingRect (size).adjusted (-6, -3, 6, 3)
+                              .translated (chosen.topLeft () - p.fontMetrics ().boundingRect (size).topLeft () +
+                                           QPoint (8, 6));
+        p.fillRect (plate, QColor (0, 0, 0, 170));
+        p.setPen (Qt::white);
+        p.drawText (plate, Qt::AlignCenter, size);
+      }
+  }
+  void mousePressEvent (QMouseEvent *e) override
+  {
+    if (e->button () == Qt::LeftButton)
+      m_selection->press (m_screen, global (e->pos ()));
+  }
+  void mouseMoveEvent (QMouseEvent *e) override { m_selection->move (global (e->pos ())); }
+  void mouseReleaseEvent (QMouseEvent *e) override
+  {
+    if (e->button () == Qt::LeftButton)
+      m_selection->release ();
+  }
+  void keyPressEvent (QKeyEvent *e) override
+  {
+    if (e->key () == Qt::Key_Escape)
+      m_selection->finish (QRect ());
+    else if ((e->key () == Qt::Key_Return || e->key () == Qt::Key_Enter) && m_selection->rect ().isValid ())
+      m_selection->finish (m_selection->rect ());
+  }
+
+private:
+  /* A full-screen layer's origin is its screen's: Wayland tells no client where its window is. */
+  QPoint global (const QPoint &local) const { return m_screen->geometry ().topLeft () + local; }
+
+  RegionSelection *m_selection;
+  QScreen *m_screen;
+};
+
+RegionSelection::RegionSelection (QObject *owner, std::function<void (const QRect &)> done)
+  : QObject (owner), m_done (std::move (done))
+{
+  for (QScreen *screen : QGuiApplication::screens ())
+    m_layers += new RegionLayer (this, screen);
 }
 
 class ScreenCastDialog : public _LimenQtDialog
@@ -115,18 +286,35 @@ protected:
           if (m_multiple ? item->checkState () == Qt::Checked : item->isSelected ())
             ids += item->data (Qt::UserRole).toByteArray ();
         }
+    const int restore = m_restore && m_restore->isChecked () ? 1 : 0;
+    const int region = ids.indexOf (QByteArrayLiteral ("region"));
+    if (accepted && region >= 0)
+      {
+        /* The rectangle is drawn now, over the screens; the answer waits for it. */
+        auto *selection = new RegionSelection (this, nullptr);
+        selection->setDone ([this, selection, ids, region, restore] (const QRect &r) mutable {
+          ids[region] = r.isNull () ? QByteArray () : selection->id (r);
+          report (!ids[region].isEmpty (), ids, restore);
+        });
+        return;
+      }
+    report (accepted, ids, restore);
+  }
+
+private:
+  void report (bool accepted, const QVector<QByteArray> &ids, int restore)
+  {
     QVector<const char *> chosen;
     for (const QByteArray &id : ids)
       chosen += id.constData ();
     chosen += nullptr;
-    const int restore = m_restore && m_restore->isChecked () ? 1 : 0;
     complete ([&] {
       m_done (this, accepted ? LIMEN_QT_RESPONSE_OK : LIMEN_QT_RESPONSE_CANCELLED,
               accepted ? size_t (ids.size ()) : 0, chosen.data (), restore, m_user_data);
     });
   }
 
-private:
+
   void addItem (const QIcon &icon, const QString &text, const char *id)
   {
     auto *item = new QListWidgetItem (icon, text, m_list);
@@ -155,10 +343,19 @@ private:
     m_list->setIconSize (QSize (96, 60));   /* room for a still of the screen or window */
     m_list->setSelectionMode (m_multiple ? QAbstractItemView::NoSelection : QAbstractItemView::SingleSelection);
     const QIcon screen = QIcon::fromTheme (QStringLiteral ("video-display"));
+    bool region = false;
     for (size_t i = 0; (spec->types & 1) && i < spec->n_screens; i++)
       {
         const LimenQtCastSource &s = spec->screens[i];
-        QString text = str (s.description).trimmed ().isEmpty () ? str (s.name)
+        /* The C side's "All screens" (the workspace as one region stream) has no name of its own. */
+        const bool all = qstrcmp (s.id, "all-screens") == 0;
+        if (qstrcmp (s.id, "region") == 0)
+          {
+            region = true;   /* last, after the things that are there already */
+            continue;
+          }
+        QString text = all ? i18nc ("@item the whole workspace as one source", "All screens")
+                     : str (s.description).trimmed ().isEmpty () ? str (s.name)
                                                        : i18nc ("@item screen: %1 connector, %2 model", "%1 (%2)",
                                                                 str (s.name), str (s.description));
         /* Sizes are not quantities: no digit grouping ("1,280"). */
@@ -175,6 +372,11 @@ private:
     if (spec->types & 4)
       addItem (QIcon::fromTheme (QStringLiteral ("video-display-add"), screen),
                i18nc ("@item", "A new virtual screen"), "virtual");
+    if (region)
+      addItem (QIcon::fromTheme (QStringLiteral ("select-rectangular"), screen),
+               i18nc ("@item", "A region you draw") + QLatin1Char ('\n') +
+                 i18nc ("@info below the item", "drawn over the screens after Share"),
+               "region");
     if (!m_multiple && m_list->count () > 0)
       m_list->setCurrentRow (0);
     connect (m_list, &QListWidget::itemChanged, this, [this] { updateAccept (); });
@@ -241,6 +443,9 @@ limen_qt_cast_indicator_show (const char *app_id, int sharing, unsigned devices,
   if (app_id && *app_id)
     n->setHint (QStringLiteral ("desktop-entry"), str (app_id));
   n->setActions ({ i18nc ("@action:button stop sharing", "Stop") });
+  /* Plasma keeps showing critical notifications in Do Not Disturb mode, which sharing
+   * turns on (screencast-dnd.c): the person must still see how to stop. */
+  n->setUrgency (KNotification::CriticalUrgency);
   auto *handle = new _LimenQtCastIndicator { n, stop, user_data };
   QObject::connect (n, QOverload<unsigned int>::of (&KNotification::activated), n, [handle] (unsigned int index) {
     if (index == 1 && handle->stop)

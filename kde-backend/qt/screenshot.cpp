@@ -328,7 +328,8 @@ void
 LimenQt::captureSource (QObject *context, const QString &id, const std::function<void (const QImage &)> &done)
 {
   const bool screen = id.startsWith (QLatin1String ("screen:"));
-  if (!screen && !id.startsWith (QLatin1String ("window:")))
+  const bool workspace = id == QLatin1String ("all-screens");
+  if (!screen && !workspace && !id.startsWith (QLatin1String ("window:")))
     return;
   auto *job = new KWinCapture (context, [done, id] (const QImage &image, const QString &error) {
     if (image.isNull ())
@@ -336,7 +337,7 @@ LimenQt::captureSource (QObject *context, const QString &id, const std::function
     else
       done (image);
   });
-  job->start (screen ? Mode::NamedScreen : Mode::WindowById, id.mid (7));
+  job->start (workspace ? Mode::Workspace : screen ? Mode::NamedScreen : Mode::WindowById, id.mid (7));
 }
 
 namespace {

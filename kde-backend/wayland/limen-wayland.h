@@ -96,6 +96,11 @@ LIMEN_WL_EXPORT LimenWlStream *limen_wl_stream_window (LimenWl *wl, const char *
 LIMEN_WL_EXPORT LimenWlStream *limen_wl_stream_virtual (LimenWl *wl, const char *name, int width, int height,
                                                         guint cursor_mode, LimenWlStreamReady ready,
                                                         LimenWlStreamClosed closed, gpointer user_data);
+/* Stream the workspace's rectangle at (@x, @y) of @width x @height logical pixels, across
+ * screens (needs LIMEN_WL_HAS_REGION). */
+LIMEN_WL_EXPORT LimenWlStream *limen_wl_stream_region (LimenWl *wl, int x, int y, int width, int height,
+                                                       guint cursor_mode, LimenWlStreamReady ready,
+                                                       LimenWlStreamClosed closed, gpointer user_data);
 /* Stop the stream and free it; no callback runs after this. */
 LIMEN_WL_EXPORT void limen_wl_stream_close (LimenWlStream *stream);
 
@@ -162,6 +167,7 @@ LIMEN_WL_EXPORT void limen_wl_activation_free (LimenWlActivation *activation);
   X (limen_wl_stream_output)         \
   X (limen_wl_stream_window)         \
   X (limen_wl_stream_virtual)        \
+  X (limen_wl_stream_region)         \
   X (limen_wl_stream_close)          \
   X (limen_wl_input_motion)          \
   X (limen_wl_input_motion_absolute) \

@@ -110,6 +110,17 @@ limen_wl_stream_virtual (LimenWl *wl, const char *name, int width, int height, g
                      ready, closed, user_data);
 }
 
+LimenWlStream *
+limen_wl_stream_region (LimenWl *wl, int x, int y, int width, int height, guint cursor_mode,
+                        LimenWlStreamReady ready, LimenWlStreamClosed closed, gpointer user_data)
+{
+  if (!wl->screencast || wl->screencast_version < 3 || wl->broken || width <= 0 || height <= 0)
+    return NULL;
+  return stream_new (wl, zkde_screencast_unstable_v1_stream_region (wl->screencast, x, y, width, height,
+                                                                   wl_fixed_from_int (1), cursor_mode),
+                     ready, closed, user_data);
+}
+
 void
 limen_wl_stream_close (LimenWlStream *stream)
 {
