@@ -155,3 +155,9 @@ set_tests_properties(qt-kde-launcher PROPERTIES LABELS qt TIMEOUT 120
 add_test(NAME bench-kde-launcher COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-launcher.py)
 set_tests_properties(bench-kde-launcher PROPERTIES LABELS bench TIMEOUT 600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
+
+# One option, one table: every core table is checked against by a daemon, limen-kde keeps no
+# table or validator of its own, no daemon re-checks parent_window or restore_data.
+add_test(NAME unit-kde-options-tables
+         COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/unit/check-option-tables.py ${PROJECT_SOURCE_DIR})
+set_tests_properties(unit-kde-options-tables PROPERTIES LABELS unit)

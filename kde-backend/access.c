@@ -3,15 +3,7 @@
 #include "limen-kde.h"
 
 #include "errors.h"
-
-static const LimenOption access_options[] = {
-  { "modal", "b", NULL, 0 },
-  { "deny_label", "s", limen_validate_string_length, 256 },
-  { "grant_label", "s", limen_validate_string_length, 256 },
-  { "icon", "s", limen_validate_string_length, 256 },
-  { "choices", "a(ssa(ss)s)", limen_validate_choices, 0 },
-  { NULL }
-};
+#include "option-tables.h"
 
 static void
 on_done (LimenQtDialog *dialog, int response, size_t n_choices, const LimenQtChoiceResult *choices,
@@ -54,7 +46,7 @@ on_access_dialog (LimenDbusImplPortalAccess *skeleton,
       !limen_kde_check_string_arg ("title", title, 1024, &error) ||
       !limen_kde_check_string_arg ("subtitle", subtitle, 4096, &error) ||
       !limen_kde_check_string_arg ("body", body, 16384, &error) ||
-      !limen_options_filter (options, &filtered, &error, access_options, NULL))
+      !limen_options_filter (options, &filtered, &error, limen_options_impl_access_access_dialog, NULL))
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;

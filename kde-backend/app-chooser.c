@@ -5,18 +5,9 @@
 #include <string.h>
 
 #include "errors.h"
+#include "option-tables.h"
 
 #define MAX_CHOICES 512
-
-static const LimenOption app_chooser_options[] = {
-  { "last_choice", "s", limen_validate_string_length, 255 },
-  { "modal", "b", NULL, 0 },
-  { "content_type", "s", limen_validate_string_length, 255 },
-  { "uri", "s", limen_validate_string_length, 16384 },   /* as long as OpenURI takes */
-  { "filename", "s", limen_validate_string_length, 4096 },
-  { "activation_token", "s", limen_validate_string_length, 1024 },
-  { NULL }
-};
 
 typedef struct {
   GDBusMethodInvocation *invocation;
@@ -102,7 +93,7 @@ on_choose_application (LimenDbusImplPortalAppChooser *skeleton,
 
   if (!limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
       !check_choices (choices, &error) ||
-      !limen_options_filter (options, &filtered, &error, app_chooser_options, NULL))
+      !limen_options_filter (options, &filtered, &error, limen_options_impl_app_chooser_choose_application, NULL))
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;

@@ -110,11 +110,8 @@ GVariant *limen_kde_choices_result (size_t n, const LimenQtChoiceResult *results
 /* Check a top-level string argument (title, body, ...): bounded UTF-8. */
 gboolean limen_kde_check_string_arg (const char *name, const char *value, gsize max, GError **error);
 
-/* Check parent_window syntax ("", "x11:HEX", "wayland:HANDLE"). */
-gboolean limen_kde_check_parent_window (const char *parent_window, GError **error);
-
 /* The checks every dialog's impl method starts with, in this order: @handle is a request
- * path, @app_id bounded UTF-8 (255 bytes), @parent_window well-formed. */
+ * path, @app_id bounded UTF-8 (255 bytes), @parent_window well-formed (limen_check_parent_window). */
 gboolean limen_kde_check_request_args (const char *handle,
                                        const char *app_id,
                                        const char *parent_window,

@@ -19,41 +19,8 @@
 
 #define MAX_TOKENS 64
 
-/* GtkPrintSettings keys we understand; all strings. */
-static const LimenOption settings_keys[] = {
-  { "printer", "s", limen_validate_string_length, 256 },
-  { "n-copies", "s", limen_validate_string_length, 16 },
-  { "collate", "s", limen_validate_string_length, 8 },
-  { "duplex", "s", limen_validate_string_length, 16 },
-  { "orientation", "s", limen_validate_string_length, 32 },
-  { "print-pages", "s", limen_validate_string_length, 16 },
-  { "page-ranges", "s", limen_validate_string_length, 256 },
-  { "use-color", "s", limen_validate_string_length, 8 },
-  { "reverse", "s", limen_validate_string_length, 8 },
-  { "paper-format", "s", limen_validate_string_length, 64 },
-  { "paper-width", "s", limen_validate_string_length, 32 },
-  { "paper-height", "s", limen_validate_string_length, 32 },
-  { "output-uri", "s", limen_validate_string_length, 4096 },
-  { "output-file-format", "s", limen_validate_string_length, 8 },
-  { NULL }
-};
-
 /* GTK's name for printing to a file. */
 #define FILE_PRINTER "Print to File"
-
-static const LimenOption page_setup_keys[] = {
-  { "PPDName", "s", limen_validate_string_length, 64 },
-  { "Name", "s", limen_validate_string_length, 64 },
-  { "DisplayName", "s", limen_validate_string_length, 256 },
-  { "Width", "d", NULL, 0 },
-  { "Height", "d", NULL, 0 },
-  { "MarginTop", "d", NULL, 0 },
-  { "MarginBottom", "d", NULL, 0 },
-  { "MarginLeft", "d", NULL, 0 },
-  { "MarginRight", "d", NULL, 0 },
-  { "Orientation", "s", limen_validate_string_length, 32 },
-  { NULL }
-};
 
 static const char *const orientations[] = { "portrait", "landscape", "reverse_landscape", "reverse_portrait" };
 static const char *const duplexes[] = { "simplex", "vertical", "horizontal" };
@@ -621,8 +588,8 @@ on_prepare_print (LimenDbusImplPortalPrint *skeleton,
 
   if (!check_common (handle, app_id, parent_window, title, &error) ||
       !filter_dict (options, "options", limen_options_print_prepare_print, &opts, &error) ||
-      !filter_dict (settings_in, "settings", settings_keys, &settings, &error) ||
-      !filter_dict (page_setup_in, "page_setup", page_setup_keys, &page_setup, &error) ||
+      !filter_dict (settings_in, "settings", limen_options_impl_print_settings, &settings, &error) ||
+      !filter_dict (page_setup_in, "page_setup", limen_options_impl_print_page_setup, &page_setup, &error) ||
       !limen_kde_lockdown_check_printing (&error) ||
       !(shim = limen_kde_shim_get_for_dialog (&error)) ||
       !(call = new_call (invocation, handle, app_id, title, &error)))

@@ -88,34 +88,11 @@ limen_kde_check_string_arg (const char *name, const char *value, gsize max, GErr
 }
 
 gboolean
-limen_kde_check_parent_window (const char *parent_window, GError **error)
-{
-  if (*parent_window == '\0')
-    return TRUE;
-  if (g_str_has_prefix (parent_window, "x11:"))
-    {
-      const char *hex = parent_window + 4;
-      char *end = NULL;
-      guint64 xid;
-
-      xid = g_ascii_strtoull (hex, &end, 16);
-      if (*hex != '\0' && end && *end == '\0' && xid <= G_MAXUINT32)
-        return TRUE;
-    }
-  else if (g_str_has_prefix (parent_window, "wayland:") && strlen (parent_window) < 256 &&
-           g_utf8_validate (parent_window, -1, NULL))
-    return TRUE;
-  g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                       "Invalid parent_window: expected \"x11:HEX\" or \"wayland:HANDLE\"");
-  return FALSE;
-}
-
-gboolean
 limen_kde_check_request_args (const char *handle, const char *app_id, const char *parent_window, GError **error)
 {
   return limen_kde_request_check_handle (handle, error) &&
          limen_kde_check_string_arg ("app_id", app_id, 255, error) &&
-         limen_kde_check_parent_window (parent_window, error);
+         limen_check_parent_window (parent_window, error);
 }
 
 void
