@@ -121,26 +121,6 @@ gboolean limen_kde_check_request_args (const char *handle,
  * @message, and finish @request (its call data is the caller's to free). */
 void limen_kde_fail_dialog (GDBusMethodInvocation *invocation, LimenKdeRequest *request, const char *message);
 
-/* A method call waiting on a dialog, for the dialogs whose Request needs nothing more:
- * Access, Account, Background.NotifyBackground, Screenshot and PickColor. */
-typedef struct {
-  GDBusMethodInvocation *invocation;
-  LimenKdeRequest       *request;
-  LimenQtDialog         *dialog;     /* the caller's, once the shim has opened it */
-} LimenKdeDialogCall;
-
-/* Hold @invocation and export its Request at @handle; Close (or the frontend leaving)
- * closes the dialog, answers 2 and frees the call. NULL, with @invocation answered with
- * the error, when the Request cannot be exported. */
-LimenKdeDialogCall *limen_kde_dialog_call_new (GDBusMethodInvocation *invocation, const char *handle);
-
-/* The dialog answered: reply (u a{sv}) with @response and @results (NULL: empty), finish
- * the Request and free @call. */
-void limen_kde_dialog_call_finish (LimenKdeDialogCall *call, int response, GVariant *results);
-
-/* The dialog could not be opened: limen_kde_fail_dialog() with @message, and free @call. */
-void limen_kde_dialog_call_fail (LimenKdeDialogCall *call, const char *message);
-
 /* The name a person knows @app_id by: its desktop file's Name, else the id itself;
  * "Unidentified application" (translated) for "". */
 char *limen_kde_app_display_name (const char *app_id);

@@ -110,55 +110,6 @@ limen_kde_reply_response (GDBusMethodInvocation *invocation, guint response, GVa
   g_dbus_method_invocation_return_value (invocation, g_variant_new ("(u@a{sv})", response, results));
 }
 
-static void
-dialog_call_free (LimenKdeDialogCall *call)
-{
-  g_clear_object (&call->invocation);
-  g_free (call);
-}
-
-static void
-dialog_call_closed (LimenKdeRequest *request, gpointer user_data)
-{
-  LimenKdeDialogCall *call = user_data;
-
-  limen_kde_shim_get (NULL)->limen_qt_close (call->dialog);
-  limen_kde_reply_response (call->invocation, 2, NULL);
-  dialog_call_free (call);
-}
-
-LimenKdeDialogCall *
-limen_kde_dialog_call_new (GDBusMethodInvocation *invocation, const char *handle)
-{
-  g_autoptr(GError) error = NULL;
-  LimenKdeDialogCall *call = g_new0 (LimenKdeDialogCall, 1);
-
-  call->invocation = g_object_ref (invocation);
-  call->request = limen_kde_request_new (invocation, handle, dialog_call_closed, call, &error);
-  if (!call->request)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      dialog_call_free (call);
-      return NULL;
-    }
-  return call;
-}
-
-void
-limen_kde_dialog_call_finish (LimenKdeDialogCall *call, int response, GVariant *results)
-{
-  limen_kde_reply_response (call->invocation, (guint) response, results);
-  limen_kde_request_finish (call->request);
-  dialog_call_free (call);
-}
-
-void
-limen_kde_dialog_call_fail (LimenKdeDialogCall *call, const char *message)
-{
-  limen_kde_fail_dialog (call->invocation, call->request, message);
-  dialog_call_free (call);
-}
-
 char *
 limen_kde_app_display_name (const char *app_id)
 {
