@@ -117,10 +117,6 @@ gboolean limen_kde_check_request_args (const char *handle,
                                        const char *parent_window,
                                        GError    **error);
 
-/* The dialog of @request could not be opened: answer @invocation with Error.Failed and
- * @message, and finish @request (its call data is the caller's to free). */
-void limen_kde_fail_dialog (GDBusMethodInvocation *invocation, LimenKdeRequest *request, const char *message);
-
 /* The name a person knows @app_id by: its desktop file's Name, else the id itself;
  * "Unidentified application" (translated) for "". */
 char *limen_kde_app_display_name (const char *app_id);

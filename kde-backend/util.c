@@ -1,5 +1,5 @@
-/* Limen — small helpers the limen-kde dialogs share: choices, argument checks, replies,
- * the call that waits on a dialog.
+/* Limen — small helpers the limen-kde dialogs share: choices, argument checks, replies
+ * (the call that waits on a dialog is the driver's, driver.c).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
 
@@ -93,13 +93,6 @@ limen_kde_check_request_args (const char *handle, const char *app_id, const char
   return limen_kde_request_check_handle (handle, error) &&
          limen_kde_check_string_arg ("app_id", app_id, 255, error) &&
          limen_check_parent_window (parent_window, error);
-}
-
-void
-limen_kde_fail_dialog (GDBusMethodInvocation *invocation, LimenKdeRequest *request, const char *message)
-{
-  g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED, message);
-  limen_kde_request_finish (request);
 }
 
 void
