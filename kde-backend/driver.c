@@ -114,7 +114,7 @@ call_start (const LimenKdeMethod *row, GDBusMethodInvocation *invocation)
 
   call->refs = 1;
   call->row = row;
-  call->invocation = g_object_ref (invocation);
+  call->invocation = invocation;   /* the handler's reference: answering consumes it */
   call->connection = g_object_ref (g_dbus_method_invocation_get_connection (invocation));
   fd_list = g_dbus_message_get_unix_fd_list (g_dbus_method_invocation_get_message (invocation));
   call->fd_list = fd_list ? g_object_ref (fd_list) : NULL;
@@ -128,7 +128,8 @@ call_start (const LimenKdeMethod *row, GDBusMethodInvocation *invocation)
       return;
     }
   call->refs += 2;   /* the Request's, and the report's the dialog owes */
-  if (!row->open (call, shim, row->done))
+  /* A dialog that reported while it opened has finished the call already. */
+  if (!row->open (call, shim, row->done) && call->request)
     {
       g_debug ("%s: %s", row->method, row->failed);
       g_dbus_method_invocation_return_error_literal (g_steal_pointer (&call->invocation), LIMEN_ERROR,
