@@ -432,14 +432,15 @@ parent_window_is_valid (const char *window)
   if (g_str_has_prefix (window, "x11:"))
     {
       const char *hex = window + 4;
-      char *end = NULL;
-      guint64 xid;
+      gsize len = strlen (hex);
 
-      /* An XID is 32 bits of hex; strtoull would also take a sign or "0x". */
-      if (!g_ascii_isxdigit (*hex))
-        return FALSE;
-      xid = g_ascii_strtoull (hex, &end, 16);
-      return *end == '\0' && xid <= G_MAXUINT32;
+      /* An XID is 32 bits of hex: no sign, no "0x", no spaces, as strtoull would take. */
+      for (const char *p = hex; *p; p++)
+        if (!g_ascii_isxdigit (*p))
+          return FALSE;
+      while (len > 8 && *hex == '0')
+        hex++, len--;
+      return len > 0 && len <= 8;
     }
   return g_str_has_prefix (window, "wayland:");
 }
