@@ -247,14 +247,6 @@ on_select_sources (LimenDbusImplPortalScreenCast *skeleton, GDBusMethodInvocatio
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (cursor_mode != LIMEN_CURSOR_HIDDEN && cursor_mode != LIMEN_CURSOR_EMBEDDED &&
-      cursor_mode != LIMEN_CURSOR_METADATA)
-    {
-      g_set_error (&error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                   "Invalid value for option cursor_mode: one mode, of AvailableCursorModes");
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
   cast->types = types;
   cast->multiple = multiple;
   cast->cursor_mode = cursor_mode;

@@ -294,7 +294,7 @@ test_parent_window (void)
 }
 
 /* ScreenCast and RemoteDesktop in limen-kde check what a frontend sends with the impl tables:
- * the cursor mode is a non-empty bitmask (0 was let through by the backend's own table), the
+ * the cursor mode is exactly one mode (0 was let through by the backend's own table), the
  * restore data's vendor and size are bounded. */
 static void
 test_cast_tables (void)
@@ -305,6 +305,9 @@ test_cast_tables (void)
   g_assert_true (table_ok (limen_options_impl_screen_cast_select_sources, "{'cursor_mode': <uint32 2>}"));
   g_assert_false (table_ok (limen_options_impl_screen_cast_select_sources, "{'cursor_mode': <uint32 0>}"));
   g_assert_false (table_ok (limen_options_impl_screen_cast_select_sources, "{'cursor_mode': <uint32 8>}"));
+  /* One mode: the frontend and the backend each re-checked this in code of their own. */
+  g_assert_false (table_ok (limen_options_impl_screen_cast_select_sources, "{'cursor_mode': <uint32 3>}"));
+  g_assert_false (table_ok (limen_options_screen_cast_select_sources, "{'cursor_mode': <uint32 3>}"));
   g_assert_false (table_ok (limen_options_impl_screen_cast_select_sources, "{'persist_mode': <uint32 3>}"));
   g_assert_true (table_ok (limen_options_impl_screen_cast_select_sources,
                            "{'restore_data': <('KDE', uint32 1, <@a{sv} {}>)>}"));

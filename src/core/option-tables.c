@@ -331,13 +331,13 @@ limen_validate_bits (const LimenOption *o, GVariant *v, GError **e)
 }
 
 gboolean
-limen_validate_bitmask (const LimenOption *o, GVariant *v, GError **e)
+limen_validate_one_bit (const LimenOption *o, GVariant *v, GError **e)
 {
   guint32 value = g_variant_get_uint32 (v);
 
-  if (value == 0 || (value & ~(guint32) o->max) != 0)
+  if (value == 0 || (value & (value - 1)) != 0 || (value & ~(guint32) o->max) != 0)
     {
-      g_autofree char *why = g_strdup_printf ("must be a non-empty bitmask of %u", (guint) o->max);
+      g_autofree char *why = g_strdup_printf ("must be exactly one of the bits of %u", (guint) o->max);
 
       limen_option_set_error (e, o->key, why);
       return FALSE;
@@ -426,7 +426,7 @@ const LimenOption limen_options_screen_cast_create_session[] = {
   { "handle_token", "s", limen_validate_token, 0 }, \
   { "types", "u", limen_validate_bits, CAST_SOURCES_ALL }, \
   { "multiple", "b", limen_validate_bool, 0 }, \
-  { "cursor_mode", "u", limen_validate_bitmask, CAST_CURSORS_ALL }, \
+  { "cursor_mode", "u", limen_validate_one_bit, CAST_CURSORS_ALL }, \
   { "persist_mode", "u", limen_validate_persist_mode, 0 }
 
 const LimenOption limen_options_screen_cast_select_sources[] = {

@@ -132,8 +132,8 @@ gboolean limen_validate_folder_or_drop (const LimenOption *o, GVariant *v, GErro
 gboolean limen_validate_email_address (const LimenOption *o, GVariant *v, GError **e);
 gboolean limen_validate_email_addresses (const LimenOption *o, GVariant *v, GError **e);
 gboolean limen_validate_single_line (const LimenOption *o, GVariant *v, GError **e); /* no CR/LF, ≤ max */
-gboolean limen_validate_bitmask (const LimenOption *o, GVariant *v, GError **e);     /* u, non-zero, bits of max */
 gboolean limen_validate_bits (const LimenOption *o, GVariant *v, GError **e);        /* u, bits of max (0 too) */
+gboolean limen_validate_one_bit (const LimenOption *o, GVariant *v, GError **e);     /* u, exactly one bit of max */
 gboolean limen_validate_persist_mode (const LimenOption *o, GVariant *v, GError **e); /* u, 0..2 */
 gboolean limen_validate_clipboard_types (const LimenOption *o, GVariant *v, GError **e); /* as, ≤ max types */
 /* A clipboard type as Wayland and X11 owners offer them: a MIME type (type/subtype with
