@@ -195,10 +195,10 @@ limen_kde_call_opened (LimenKdeCall *call, LimenQtDialog *dialog)
 const char *
 limen_kde_call_get_string (LimenKdeCall *call, gsize index)
 {
-  const char *s = NULL;
+  g_autoptr(GVariant) child = g_variant_get_child_value (call->parameters, index);
 
-  g_variant_get_child (call->parameters, index, "&s", &s);
-  return s;
+  /* s or o; the string lives in the parameters, which the call holds. */
+  return g_variant_get_string (child, NULL);
 }
 
 /* (handle, app_id, parent_window, ...) unless the row says otherwise. */
