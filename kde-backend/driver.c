@@ -76,12 +76,9 @@ check_call (LimenKdeCall *call, GError **error)
 {
   g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   gsize n = g_variant_n_children (call->parameters);
-  g_autoptr(GVariant) options = NULL;
+  /* The options dict is the last argument; a row without a table has none. */
+  g_autoptr(GVariant) options = call->row->options ? g_variant_get_child_value (call->parameters, n - 1) : NULL;
 
-  if (call->row->options)
-    options = g_variant_get_child_value (call->parameters, n - 1);
-  else   /* a method without an options dict */
-    options = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
   if (!limen_kde_check_request_args (limen_kde_call_get_string (call, HANDLE_ARG),
                                      limen_kde_call_get_app_id (call), limen_kde_call_get_parent_window (call),
                                      error) ||
