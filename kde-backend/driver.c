@@ -245,6 +245,8 @@ limen_kde_call_window (LimenKdeCall *call, LimenQtWindow *window)
 void
 limen_kde_call_set_data (LimenKdeCall *call, gpointer data, GDestroyNotify destroy)
 {
+  if (call->destroy)
+    call->destroy (call->data);
   call->data = data;
   call->destroy = destroy;
 }
