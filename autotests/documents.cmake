@@ -1,6 +1,8 @@
 # limen-documents tests (document store, permission store, FUSE).
 limen_add_unit_test(test-documents-store SOURCES unit/test-documents-store.c LIBS limen-documents-lib)
+limen_add_unit_test(test-documents-import SOURCES unit/test-documents-import.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-journal SOURCES unit/test-documents-journal.c LIBS limen-documents-lib)
+limen_add_unit_test(test-documents-recover SOURCES unit/test-documents-recover.c LIBS limen-documents-lib)
 limen_add_unit_test(test-app-access SOURCES unit/test-app-access.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-proc-stat SOURCES unit/test-documents-proc-stat.c LIBS limen-core)
 add_executable(test-documents-stress unit/test-documents-stress.c)
@@ -17,6 +19,8 @@ limen_add_pytest(integration-documents-upstream-fuse test_documents_upstream_fus
 limen_add_pytest(integration-upstream-installed-tests test_upstream_installed_tests.py TIMEOUT 900)
 limen_add_pytest(integration-documents-revoke test_documents_revoke.py TIMEOUT 300)
 limen_add_pytest(integration-documents-host-changes test_documents_host_changes.py TIMEOUT 300)
+limen_add_pytest(integration-documents-import test_documents_import.py TIMEOUT 300)
+limen_add_pytest(integration-documents-crash test_documents_crash.py TIMEOUT 600)
 
 # Benchmark (label bench, not in the default run): against xdg-document-portal in the same run.
 # Its lean client (sd-bus, which limen-documents needs anyway).
@@ -30,8 +34,6 @@ set_tests_properties(bench-documents PROPERTIES LABELS bench TIMEOUT 3600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};PYTHONDONTWRITEBYTECODE=1")
 limen_add_pytest(hostile-documents test_documents_hostile.py TIMEOUT 600)
 
-# Short fuzz run of the GVDB reader (the import parses files we did not write).
-add_executable(fuzz-documents-gvdb fuzz/fuzz-documents-gvdb.c)
-target_link_libraries(fuzz-documents-gvdb PRIVATE limen-documents-lib)
-add_test(NAME fuzz-documents-gvdb COMMAND fuzz-documents-gvdb 20000 1)
-set_tests_properties(fuzz-documents-gvdb PROPERTIES LABELS fuzz TIMEOUT 300)
+# Fuzz target: the GVDB reader (the import parses files we did not write).
+limen_add_fuzzer(fuzz-documents-gvdb fuzz-documents-gvdb.c 20000 LIBS limen-documents-lib)
+limen_add_pytest(integration-permissions-cli test_permissions_cli.py)

@@ -155,6 +155,17 @@ set_tests_properties(qt-kde-launcher PROPERTIES LABELS qt TIMEOUT 120
 add_test(NAME bench-kde-launcher COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-launcher.py)
 set_tests_properties(bench-kde-launcher PROPERTIES LABELS bench TIMEOUT 600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
+# A launcher a sandboxed app installed, started through KIO (kio-launch-probe) and GIO.
+add_executable(kio-launch-probe qt/kio-launch-probe.cpp)
+target_link_libraries(kio-launch-probe PRIVATE KF5::KIOGui KF5::Service Qt5::Gui)
+limen_add_pytest(kde-dynamic-launcher-launch test_portal_dynamic_launcher_launch.py)
+
+# The permissions page (kde-backend/kcm), clicked through by test_kcm_permissions.py.
+find_package(KF5 5.103 REQUIRED COMPONENTS ConfigWidgets)
+add_executable(kcm-permissions-driver qt/kcm-permissions-driver.cpp)
+target_link_libraries(kcm-permissions-driver PRIVATE limen-permissions-page Qt5::Test)
+target_compile_definitions(kcm-permissions-driver PRIVATE QT_NO_KEYWORDS)
+limen_add_pytest(integration-kcm-permissions test_kcm_permissions.py)
 
 # One option, one table: every core table is checked against by a daemon, limen-kde keeps no
 # table or validator of its own, no daemon re-checks parent_window or restore_data.

@@ -36,20 +36,14 @@ add_test(NAME bench-portal COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/b
 set_tests_properties(bench-portal PROPERTIES LABELS bench TIMEOUT 1800
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR}")
 limen_add_pytest(hostile-portal test_hostile_portal.py)
+# What a sandboxed app hands over that ends up run, linked or trusted on the host (issue 39).
+limen_add_pytest(hostile-inputs test_hostile_inputs.py)
 limen_add_pytest(integration-portal-gamemode test_portal_gamemode.py)
 
-# Short fuzz run of the notification markup-body sanitiser (apps' markup; both daemons).
-add_executable(fuzz-notification-markup fuzz/fuzz-notification-markup.c)
-target_link_libraries(fuzz-notification-markup PRIVATE limen-core)
-add_test(NAME fuzz-notification-markup COMMAND fuzz-notification-markup 200000 1)
-set_tests_properties(fuzz-notification-markup PROPERTIES LABELS "fuzz;unit" TIMEOUT 300)
-
-# Short fuzz run of the sound validator's checks (apps' sound bytes; limen-validate-sound).
-add_executable(fuzz-validate-sound fuzz/fuzz-validate-sound.c)
-target_link_libraries(fuzz-validate-sound PRIVATE PkgConfig::GLIB)
-add_test(NAME fuzz-validate-sound COMMAND fuzz-validate-sound 300000 1)
-# Also labelled unit so that the ASan build, which runs the unit tests, fuzzes it too.
-set_tests_properties(fuzz-validate-sound PROPERTIES LABELS "fuzz;unit" TIMEOUT 300)
+# Fuzz targets: the notification markup-body sanitiser (apps' markup; both daemons) and the
+# sound validator's checks (apps' sound bytes; limen-validate-sound).
+limen_add_fuzzer(fuzz-notification-markup fuzz-notification-markup.c 200000 LIBS limen-core)
+limen_add_fuzzer(fuzz-validate-sound fuzz-validate-sound.c 300000 LIBS PkgConfig::GLIB)
 
 # ScreenCast, RemoteDesktop, Clipboard (issue 20): limen-pw-probe lists what a PipeWire
 # remote fd shows, for the OpenPipeWireRemote tests.
@@ -67,7 +61,15 @@ pkg_check_modules(USB_GUDEV REQUIRED IMPORTED_TARGET gudev-1.0)
 limen_add_unit_test(test-usb-rules SOURCES unit/test-usb-rules.c ${PROJECT_SOURCE_DIR}/src/portal/portals/usb/usb-rules.c
                     LIBS PkgConfig::USB_GUDEV)
 target_include_directories(test-usb-rules PRIVATE ${PROJECT_SOURCE_DIR}/src/portal/portals/usb)
+# DynamicLauncher: the allow-listed desktop entry Install writes (src/portal/launcher-entry.c).
+add_library(limen-launcher-entry STATIC ${PROJECT_SOURCE_DIR}/src/portal/launcher-entry.c)
+target_link_libraries(limen-launcher-entry PUBLIC limen-core)
+target_include_directories(limen-launcher-entry PUBLIC ${PROJECT_SOURCE_DIR}/src/portal)
+limen_add_unit_test(test-launcher-entry SOURCES unit/test-launcher-entry.c LIBS limen-launcher-entry)
+# Fuzz target for the same (apps' desktop entries).
+limen_add_fuzzer(fuzz-launcher-entry fuzz-launcher-entry.c 100000 LIBS limen-launcher-entry)
 find_program(UMOCKDEV_WRAPPER umockdev-wrapper)
 if(UMOCKDEV_WRAPPER)
   limen_add_pytest(integration-portal-usb test_portal_usb.py WRAPPER ${UMOCKDEV_WRAPPER})
 endif()
+limen_add_pytest(integration-harness-isolation test_harness_isolation.py)

@@ -2,6 +2,8 @@
 limen_add_pytest(integration-portal-file-chooser test_portal_file_chooser.py)
 limen_add_pytest(integration-portal-requests test_portal_requests.py)
 limen_add_pytest(integration-portal-dropin-requests test_portal_dropin_requests.py)
+# What upstream's newest frontend does (issue 39 item 6): documents in the app's own view, Register wants an installed app
+limen_add_pytest(integration-portal-app-view test_portal_app_view.py)
 limen_add_pytest(integration-portal-versions test_portal_versions.py)
 limen_add_pytest(integration-portal-notification test_portal_notification.py)
 

@@ -28,6 +28,7 @@ struct _LimenDbJournal {
   int   fd;
   off_t end;      /* where the next frame goes */
   char *path;
+  gboolean broken; /* a damaged end could not be cut off: appending would lose the frame */
 };
 
 static guint32
@@ -49,6 +50,95 @@ io_error (GError **error, const char *what, const char *path)
   return FALSE;
 }
 
+/* The whole file (its size in *@len), or NULL when it is empty or unreadable. */
+static guint8 *
+read_all (LimenDbJournal *journal, gsize *len)
+{
+  struct stat st;
+  g_autofree guint8 *data = NULL;
+  gsize size, got = 0;
+
+  *len = 0;
+  if (fstat (journal->fd, &st) != 0 || st.st_size <= 0)
+    return NULL;
+  size = st.st_size;
+  data = g_malloc (size);
+  while (got < size)
+    {
+      ssize_t n = pread (journal->fd, data + got, size - got, got);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      got += n;
+    }
+  *len = got;
+  return g_steal_pointer (&data);
+}
+
+/* The length of the frame at @pos of @data, header included, or 0 if it is torn or damaged. */
+static gsize
+frame_at (const guint8 *data, gsize len, gsize pos)
+{
+  guint32 header[2], size, sum;
+
+  if (pos + FRAME_HEADER > len)
+    return 0;
+  memcpy (header, data + pos, sizeof header);
+  size = GUINT32_FROM_LE (header[0]);
+  sum = GUINT32_FROM_LE (header[1]);
+  if (size == 0 || size > FRAME_MAX || size > len - pos - FRAME_HEADER ||
+      fnv1a (data + pos + FRAME_HEADER, size) != sum)
+    return 0;
+  return FRAME_HEADER + size;
+}
+
+/* Where the complete frames at the start of @data end. */
+static gsize
+good_end (const guint8 *data, gsize len)
+{
+  gsize pos = 0, n;
+
+  while ((n = frame_at (data, len, pos)) > 0)
+    pos += n;
+  return pos;
+}
+
+/* Cut a damaged end (a crash in the middle of a frame's write, a power cut) back to the last
+ * complete frame, before anything is appended: a frame written after it would never be read,
+ * since reading stops at the damage. The damaged bytes are kept beside the journal. Only the
+ * owner does this; a reader meanwhile stops at the same place either way. */
+static void
+cut_damaged_end (LimenDbJournal *journal)
+{
+  gsize len, end;
+  g_autofree guint8 *data = read_all (journal, &len);
+  g_autofree char *stamp = NULL, *aside = NULL;
+  g_autoptr(GDateTime) now = NULL;
+  g_autoptr(GError) error = NULL;
+
+  end = good_end (data, len);
+  journal->end = end;
+  if (end == len)
+    return;
+  now = g_date_time_new_now_utc ();
+  stamp = g_date_time_format (now, "%Y%m%dT%H%M%SZ");
+  aside = g_strdup_printf ("%s.damaged-%s", journal->path, stamp);
+  if (!g_file_set_contents_full (aside, (const char *) data + end, len - end, G_FILE_SET_CONTENTS_NONE,
+                                 0600, &error))
+    g_warning ("Cannot keep the damaged end of %s: %s", journal->path, error->message);
+  g_warning ("Ignoring a damaged end of %s (%" G_GSIZE_FORMAT " bytes after %" G_GSIZE_FORMAT
+             " good ones, kept in %s): a change answered in it, if any, is lost",
+             journal->path, len - end, end, aside);
+  if (ftruncate (journal->fd, end) != 0)
+    {
+      g_warning ("Cannot truncate %s: %s", journal->path, g_strerror (errno));
+      /* Appending after the damage would hide every new frame: append nothing. */
+      journal->broken = TRUE;
+    }
+}
+
 LimenDbJournal *
 limen_db_journal_open (const char *path, gboolean *owner, GError **error)
 {
@@ -65,6 +155,8 @@ limen_db_journal_open (const char *path, gboolean *owner, GError **error)
   /* A second instance (--replace starts one while the first still serves) only reads. */
   *owner = flock (journal->fd, LOCK_EX | LOCK_NB) == 0;
   journal->end = st.st_size;
+  if (*owner)
+    cut_damaged_end (journal);
   return g_steal_pointer (&journal);
 }
 
@@ -90,6 +182,12 @@ limen_db_journal_append (LimenDbJournal *journal, GVariant *transaction, GError 
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Journal record of a bad size");
       return FALSE;
     }
+  if (journal->broken)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED,
+                           "The document store's journal is damaged and cannot be repaired");
+      return FALSE;
+    }
   frame = g_malloc (FRAME_HEADER + len);
   g_variant_store (transaction, frame + FRAME_HEADER);
   header[0] = GUINT32_TO_LE ((guint32) len);
@@ -103,7 +201,12 @@ limen_db_journal_append (LimenDbJournal *journal, GVariant *transaction, GError 
         continue;
       if (n <= 0)
         {
-          io_error (error, "Cannot write", journal->path);
+          int errsv = n < 0 ? errno : ENOSPC;
+
+          /* The path goes to the log only: the message goes back to the caller. */
+          g_warning ("Cannot write %s: %s", journal->path, g_strerror (errsv));
+          g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Cannot write the document store's journal: %s",
+                       g_strerror (errsv));
           /* A torn frame would hide every frame after it: take it back. */
           if (ftruncate (journal->fd, journal->end) != 0)
             g_warning ("Cannot truncate %s: %s", journal->path, g_strerror (errno));
@@ -119,45 +222,22 @@ GPtrArray *
 limen_db_journal_read (LimenDbJournal *journal)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
-  struct stat st;
-  g_autofree guint8 *data = NULL;
-  gsize size, pos = 0, got = 0;
+  gsize got, pos = 0, n;
+  g_autofree guint8 *data = read_all (journal, &got);
 
-  if (fstat (journal->fd, &st) != 0 || st.st_size <= 0)
-    return out;
-  size = st.st_size;
-  data = g_malloc (size);
-  while (got < size)
+  while ((n = frame_at (data, got, pos)) > 0)
     {
-      ssize_t n = pread (journal->fd, data + got, size - got, got);
+      gsize len = n - FRAME_HEADER;
+      gpointer copy = g_memdup2 (data + pos + FRAME_HEADER, len);
+      g_autoptr(GVariant) v = g_variant_ref_sink (g_variant_new_from_data (G_VARIANT_TYPE ("(tav)"), copy, len,
+                                                                           FALSE, g_free, copy));
 
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      got += n;
-    }
-  while (pos + FRAME_HEADER <= got)
-    {
-      guint32 header[2], len, sum;
-      g_autoptr(GVariant) v = NULL;
-      gpointer copy;
-
-      memcpy (header, data + pos, sizeof header);
-      len = GUINT32_FROM_LE (header[0]);
-      sum = GUINT32_FROM_LE (header[1]);
-      if (len == 0 || len > FRAME_MAX || pos + FRAME_HEADER + len > got ||
-          fnv1a (data + pos + FRAME_HEADER, len) != sum)
-        {
-          g_warning ("Ignoring a damaged end of %s (%" G_GSIZE_FORMAT " bytes)", journal->path, got - pos);
-          break;
-        }
-      copy = g_memdup2 (data + pos + FRAME_HEADER, len);
-      v = g_variant_ref_sink (g_variant_new_from_data (G_VARIANT_TYPE ("(tav)"), copy, len, FALSE, g_free, copy));
       /* Ours, but read back from a file: normalise before anyone trusts it. */
       g_ptr_array_add (out, g_variant_get_normal_form (v));
-      pos += FRAME_HEADER + len;
+      pos += n;
     }
+  if (pos < got)
+    g_warning ("Ignoring a damaged end of %s (%" G_GSIZE_FORMAT " bytes)", journal->path, got - pos);
   return out;
 }
 

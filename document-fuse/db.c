@@ -1,62 +1,32 @@
 /* limen-documents — the SQLite database behind the document and permission stores.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "db.h"
-
-#include <sqlite3.h>
+#include "db-private.h"
 
 #include "db-journal.h"
+#include "db-recover.h"
 #include "errors.h"
-
-/* When the database takes the journal's changes over: once no change has come for
- * JOURNAL_QUIET_MS, so that a burst of Adds (an app exporting files one by one) waits for no
- * SQLite transaction; in a steady stream, at the latest JOURNAL_MAX_AGE_MS after the oldest
- * waiting one; at once when JOURNAL_MAX_PENDING wait (a bound on memory and on the journal's
- * size). The journal keeps them through a crash meanwhile, and everything the store answers
- * comes from memory, so nothing an app sees depends on when this happens. */
-#define JOURNAL_QUIET_MS 250
-#define JOURNAL_MAX_AGE_MS 2000
-#define JOURNAL_MAX_PENDING 1024
-#define JOURNAL_SEQ_KEY "journal-applied"
 
 /* Bump when the schema changes; migrate() brings older files forward. */
 #define LIMEN_DB_SCHEMA_VERSION 1
-
-struct _LimenDb {
-  sqlite3      *sql;
-  int           depth;      /* nesting of limen_db_begin() */
-  gboolean      failed;     /* a nested step failed: the outer commit must roll back */
-  sqlite3_stmt *put_entry, *delete_entry;
-  sqlite3_stmt *put_doc, *delete_doc, *put_doc_perm, *delete_doc_perm;
-  sqlite3_stmt *get_meta, *set_meta;
-  sqlite3_stmt *begin, *commit;  /* prepared once: parsing them cost each Add ~3% */
-  /* Journaled transactions (limen_db_begin_journaled): their document rows go to the journal
-   * and wait in @pending, oldest first, until flush_journal() applies them to SQLite. */
-  LimenDbJournal *journal;       /* NULL: every transaction is a SQLite one */
-  gboolean      journaling;      /* the open transaction is a journaled one */
-  GPtrArray    *records;         /* its rows, "v" each */
-  GPtrArray    *pending;         /* "(tav)" transactions in the journal, not in SQLite yet */
-  guint64       next_seq;
-  GSource      *flush_source;
-  gint64        first_pending_us;  /* monotonic time the oldest of @pending was answered */
-  gint64        last_pending_us;   /* ... and the newest */
-};
-
-/* A journaled document row and a row of its rights. */
-#define DOC_RECORD "(s^ayttim@ayu)"
-#define DOC_RECORD_TYPE "(sayttimayu)"
-#define PERMS_RECORD "(ssu)"
-
-static gboolean flush_journal (LimenDb *db, GError **error);
-static gboolean commit_journaled (LimenDb *db, GError **error);
-static void open_journal (LimenDb *db, const char *path);
-static gboolean sql_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error);
-static gboolean sql_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error);
 
 static gboolean
 db_error (LimenDb *db, GError **error, const char *what)
 {
   g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database error (%s): %s",
                what, sqlite3_errmsg (db->sql));
+  return FALSE;
+}
+
+/* A transaction that failed: SQLite's reason (a full disk, a read-only file) goes back to
+ * the caller, and with the file's name, which callers are not told, to the log. */
+gboolean
+limen_db_transaction_failed (LimenDb *db, GError **error)
+{
+  const char *reason = db->fail_reason ? db->fail_reason : sqlite3_errmsg (db->sql);
+
+  g_warning ("A transaction on %s failed: %s", db->path, reason);
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed: %s", reason);
+  g_clear_pointer (&db->fail_reason, g_free);
   return FALSE;
 }
 
@@ -93,6 +63,8 @@ db_step (LimenDb *db, sqlite3_stmt *stmt, GError **error)
   if (rc != SQLITE_DONE && rc != SQLITE_ROW)
     {
       db->failed = TRUE;
+      if (db->fail_reason == NULL)
+        db->fail_reason = g_strdup (sqlite3_errmsg (db->sql));
       return db_error (db, error, "step");
     }
   return TRUE;
@@ -153,16 +125,55 @@ db_migrate (LimenDb *db, GError **error)
   return TRUE;
 }
 
-LimenDb *
-limen_db_open (const char *path, GError **error)
+/* SQLite says the file is damaged (not a database at all, or a page that makes no sense). */
+static gboolean
+db_is_damaged (LimenDb *db)
+{
+  int rc = sqlite3_errcode (db->sql) & 0xff;
+
+  return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
+}
+
+/* A damaged page shows at once, not at the first read of it by some later call. */
+static gboolean
+db_quick_check (LimenDb *db, gboolean *damaged, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  g_autofree char *first = NULL;
+
+  if (sqlite3_prepare_v2 (db->sql, "PRAGMA quick_check(1)", -1, &stmt, NULL) != SQLITE_OK)
+    {
+      *damaged = db_is_damaged (db);
+      return db_error (db, error, "check");
+    }
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    first = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  else
+    *damaged = db_is_damaged (db);
+  sqlite3_finalize (stmt);
+  if (g_strcmp0 (first, "ok") == 0)
+    return TRUE;
+  if (first)
+    *damaged = TRUE;
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database check failed: %s",
+               first ? first : sqlite3_errmsg (db->sql));
+  return FALSE;
+}
+
+/* Open the file and prepare everything but the journal; *@damaged says whether a failure is
+ * the file's own damage (which a copy can stand in for). */
+static LimenDb *
+db_open_file (const char *path, gboolean *damaged, GError **error)
 {
   g_autoptr(LimenDb) db = g_new0 (LimenDb, 1);
   int persist_wal = 1;
 
+  *damaged = FALSE;
+  db->path = g_strdup (path);
   if (sqlite3_open_v2 (path, &db->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                        NULL) != SQLITE_OK)
     {
-      db_error (db, error, path);
+      db_error (db, error, "open");
       return NULL;
     }
   sqlite3_busy_timeout (db->sql, 2000);
@@ -177,6 +188,11 @@ limen_db_open (const char *path, GError **error)
   if (!db_exec (db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
                      " PRAGMA cache_size=-512; PRAGMA journal_size_limit=1048576;", error)
       || !db_migrate (db, error))
+    {
+      *damaged = db_is_damaged (db);
+      return NULL;
+    }
+  if (!db_quick_check (db, damaged, error))
     return NULL;
 
   if (!db_prepare (db, &db->put_entry,
@@ -194,7 +210,37 @@ limen_db_open (const char *path, GError **error)
       || !db_prepare (db, &db->begin, "BEGIN IMMEDIATE", error)
       || !db_prepare (db, &db->commit, "COMMIT", error))
     return NULL;
-  open_journal (db, path);
+  return g_steal_pointer (&db);
+}
+
+LimenDb *
+limen_db_open (const char *path, GError **error)
+{
+  g_autoptr(LimenDb) db = NULL;
+  g_autoptr(GError) local_error = NULL;
+  gboolean damaged;
+
+  /* Before SQLite's recovery reads the WAL (and silently drops what follows damage). */
+  limen_db_recover_check_wal (path);
+  db = db_open_file (path, &damaged, &local_error);
+  /* Damaged: start from the copy; if the copy is damaged too, from nothing (every call of the
+   * session failing would serve nobody). The damaged files stay beside, for whoever can. */
+  for (int tries = 0; db == NULL && damaged && tries < 2; tries++)
+    {
+      g_autofree char *reason = g_strdup (local_error->message);
+
+      g_clear_error (&local_error);
+      if (tries > 0)
+        limen_db_recover_drop_backup (path);
+      if (limen_db_recover_from_backup (path, reason, &local_error))
+        db = db_open_file (path, &damaged, &local_error);
+    }
+  if (db == NULL)
+    {
+      g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "%s: ", path);
+      return NULL;
+    }
+  limen_db_open_journal (db, path);
   return g_steal_pointer (&db);
 }
 
@@ -211,7 +257,12 @@ limen_db_close (LimenDb *db)
       g_source_destroy (db->flush_source);
       g_clear_pointer (&db->flush_source, g_source_unref);
     }
-  if (db->journal && db->pending && db->pending->len > 0 && db->put_doc && !flush_journal (db, &error))
+  if (db->idle_source)
+    {
+      g_source_destroy (db->idle_source);
+      g_clear_pointer (&db->idle_source, g_source_unref);
+    }
+  if (db->journal && db->pending && db->pending->len > 0 && db->put_doc && !limen_db_flush_journal (db, &error))
     g_warning ("Changes stay in the journal for the next start: %s", error->message);
   g_clear_pointer (&db->journal, limen_db_journal_close);
   g_clear_pointer (&db->pending, g_ptr_array_unref);
@@ -220,12 +271,14 @@ limen_db_close (LimenDb *db)
     sqlite3_finalize (stmts[i]);
   if (db->sql)
     sqlite3_close (db->sql);
+  g_free (db->fail_reason);
+  g_free (db->path);
   g_free (db);
 }
 
 /* Run a prepared statement that returns no rows. */
-static gboolean
-db_step_done (LimenDb *db, sqlite3_stmt *stmt, GError **error)
+gboolean
+limen_db_step_done (LimenDb *db, sqlite3_stmt *stmt, GError **error)
 {
   int rc = sqlite3_step (stmt);
 
@@ -241,9 +294,10 @@ limen_db_begin (LimenDb *db, GError **error)
   if (db->depth++ > 0)
     return TRUE;
   db->failed = FALSE;
+  g_clear_pointer (&db->fail_reason, g_free);
   /* SQLite sees the changes in the order they were answered. */
-  if ((db->pending && db->pending->len > 0 && !flush_journal (db, error)) ||
-      !db_step_done (db, db->begin, error))
+  if ((db->pending && db->pending->len > 0 && !limen_db_flush_journal (db, error)) ||
+      !limen_db_step_done (db, db->begin, error))
     {
       db->depth = 0;
       return FALSE;
@@ -258,18 +312,15 @@ limen_db_commit (LimenDb *db, GError **error)
   if (--db->depth > 0)
     return TRUE;
   if (db->journaling)
-    return commit_journaled (db, error);
-  if (db->failed)
+    return limen_db_commit_journaled (db, error);
+  if (db->failed || !limen_db_step_done (db, db->commit, NULL))
     {
+      if (db->fail_reason == NULL)
+        db->fail_reason = g_strdup (sqlite3_errmsg (db->sql));
       sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
-      return FALSE;
+      return limen_db_transaction_failed (db, error);
     }
-  if (!db_step_done (db, db->commit, error))
-    {
-      sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
-      return FALSE;
-    }
+  limen_db_note_change (db);
   return TRUE;
 }
 
@@ -416,8 +467,8 @@ limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, gpointer user_
   return TRUE;
 }
 
-static gboolean
-sql_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error)
+gboolean
+limen_db_sql_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error)
 {
   sqlite3_bind_text (db->put_doc, 1, doc->id, -1, SQLITE_STATIC);
   sqlite3_bind_blob (db->put_doc, 2, doc->path, strlen (doc->path), SQLITE_STATIC);
@@ -439,7 +490,7 @@ limen_db_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error)
   GVariant *handle = NULL;
 
   if (!db->journaling)
-    return sql_doc_put (db, doc, error);
+    return limen_db_sql_doc_put (db, doc, error);
   if (doc->handle)
     handle = g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, g_bytes_get_data (doc->handle, NULL),
                                         g_bytes_get_size (doc->handle), 1);
@@ -453,7 +504,7 @@ gboolean
 limen_db_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error)
 {
   if (!db->journaling)
-    return sql_doc_put_perms (db, id, app, perms, error);
+    return limen_db_sql_doc_put_perms (db, id, app, perms, error);
   g_ptr_array_add (db->records, g_variant_ref_sink (g_variant_new_variant (
                      g_variant_new (PERMS_RECORD, id, app, perms))));
   return TRUE;
@@ -467,8 +518,8 @@ limen_db_doc_delete (LimenDb *db, const char *id, GError **error)
   return db_step (db, db->delete_doc, error);
 }
 
-static gboolean
-sql_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error)
+gboolean
+limen_db_sql_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error)
 {
   if (perms == 0)
     {
@@ -521,224 +572,6 @@ limen_db_doc_load (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm
   sqlite3_finalize (stmt);
   if (rc != SQLITE_DONE)
     return db_error (db, error, "load");
+  limen_db_load_pending (db, doc_func, perm_func, user_data);
   return TRUE;
-}
-
-/* ---- the journal ----------------------------------------------------------------------- */
-
-gboolean
-limen_db_begin_journaled (LimenDb *db, GError **error)
-{
-  if (db->journal == NULL || db->depth > 0)
-    return limen_db_begin (db, error);
-  db->depth = 1;
-  db->failed = FALSE;
-  db->journaling = TRUE;
-  return TRUE;
-}
-
-static guint64
-applied_seq (LimenDb *db)
-{
-  g_autofree char *value = limen_db_get_meta (db, JOURNAL_SEQ_KEY);
-
-  return value ? g_ascii_strtoull (value, NULL, 10) : 0;
-}
-
-/* Apply one journaled transaction "(tav)" unless its sequence number says SQLite has it. */
-static void
-apply_transaction (LimenDb *db, GVariant *transaction, guint64 applied, guint64 *last)
-{
-  g_autoptr(GVariant) records = NULL;
-  guint64 seq;
-
-  g_variant_get (transaction, "(t@av)", &seq, &records);
-  if (seq <= applied)
-    return;
-  for (gsize i = 0; i < g_variant_n_children (records); i++)
-    {
-      g_autoptr(GVariant) boxed = g_variant_get_child_value (records, i);
-      g_autoptr(GVariant) record = g_variant_get_variant (boxed);
-
-      if (g_variant_is_of_type (record, G_VARIANT_TYPE (DOC_RECORD_TYPE)))
-        {
-          g_autoptr(GVariant) handle = NULL;
-          g_autoptr(GBytes) bytes = NULL;
-          LimenDbDoc doc = { 0 };
-
-          g_variant_get (record, "(&s^&ayttim@ayu)", &doc.id, &doc.path, &doc.dev, &doc.ino, &doc.handle_type,
-                         &handle, &doc.flags);
-          if (handle)
-            doc.handle = bytes = g_variant_get_data_as_bytes (handle);
-          sql_doc_put (db, &doc, NULL);
-        }
-      else if (g_variant_is_of_type (record, G_VARIANT_TYPE (PERMS_RECORD)))
-        {
-          const char *id, *app;
-          guint perms;
-
-          g_variant_get (record, "(&s&su)", &id, &app, &perms);
-          sql_doc_put_perms (db, id, app, perms, NULL);
-        }
-      else
-        g_warning ("Skipping a journal record of type %s", g_variant_get_type_string (record));
-    }
-  *last = MAX (*last, seq);
-}
-
-/* Move the answered changes waiting in the journal into SQLite, in one transaction; the
- * sequence number stored with them makes applying any of them twice a no-op. */
-static gboolean
-flush_journal (LimenDb *db, GError **error)
-{
-  guint64 applied, last = 0;
-  char value[32];
-
-  if (db->pending == NULL || db->pending->len == 0)
-    return TRUE;
-  db->failed = FALSE;
-  if (!db_step_done (db, db->begin, error))
-    return FALSE;
-  applied = applied_seq (db);
-  for (guint i = 0; i < db->pending->len; i++)
-    apply_transaction (db, db->pending->pdata[i], applied, &last);
-  if (last > applied)
-    {
-      g_snprintf (value, sizeof value, "%" G_GUINT64_FORMAT, last);
-      limen_db_set_meta (db, JOURNAL_SEQ_KEY, value, NULL);
-    }
-  if (db->failed || !db_step_done (db, db->commit, error))
-    {
-      sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
-      if (error && *error == NULL)
-        g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
-      db->failed = FALSE;
-      return FALSE;
-    }
-  g_ptr_array_set_size (db->pending, 0);
-  if (db->journal)
-    {
-      g_autoptr(GError) local_error = NULL;
-
-      /* Harmless if it fails: the sequence numbers keep these from being applied again. */
-      if (!limen_db_journal_clear (db->journal, &local_error))
-        g_warning ("%s", local_error->message);
-    }
-  return TRUE;
-}
-
-static gboolean
-on_flush_due (gpointer user_data)
-{
-  LimenDb *db = user_data;
-  g_autoptr(GError) error = NULL;
-  gint64 now = g_get_monotonic_time ();
-
-  if (db->depth > 0)
-    {
-      /* Runs between calls only: try again shortly. */
-      g_source_set_ready_time (db->flush_source, now + 10 * 1000);
-      return G_SOURCE_CONTINUE;
-    }
-  /* Changes still coming: wait for a quiet moment, unless the oldest has waited long enough. */
-  if (now - db->last_pending_us < JOURNAL_QUIET_MS * 1000 && now - db->first_pending_us < JOURNAL_MAX_AGE_MS * 1000)
-    {
-      g_source_set_ready_time (db->flush_source, MIN (db->last_pending_us + JOURNAL_QUIET_MS * 1000,
-                                                      db->first_pending_us + JOURNAL_MAX_AGE_MS * 1000));
-      return G_SOURCE_CONTINUE;
-    }
-  g_clear_pointer (&db->flush_source, g_source_unref);
-  if (!flush_journal (db, &error))
-    g_warning ("Changes stay in the journal: %s", error->message);
-  return G_SOURCE_REMOVE;
-}
-
-static gboolean
-flush_source_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
-{
-  return callback (user_data);
-}
-
-/* A source that runs at its ready time (set and moved by the code above). */
-static GSourceFuncs flush_source_funcs = { .dispatch = flush_source_dispatch };
-
-static gboolean
-commit_journaled (LimenDb *db, GError **error)
-{
-  g_autoptr(GVariant) transaction = NULL;
-
-  db->journaling = FALSE;
-  if (db->failed)
-    {
-      g_ptr_array_set_size (db->records, 0);
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database transaction failed");
-      return FALSE;
-    }
-  if (db->records->len == 0)
-    return TRUE;
-  transaction = g_variant_ref_sink (g_variant_new ("(t@av)", db->next_seq,
-                                                   g_variant_new_array (G_VARIANT_TYPE_VARIANT,
-                                                                        (GVariant **) db->records->pdata,
-                                                                        db->records->len)));
-  g_ptr_array_set_size (db->records, 0);
-  if (!limen_db_journal_append (db->journal, transaction, error))
-    return FALSE;
-  db->next_seq++;
-  g_ptr_array_add (db->pending, g_steal_pointer (&transaction));
-  db->last_pending_us = g_get_monotonic_time ();
-  if (db->pending->len == 1)
-    db->first_pending_us = db->last_pending_us;
-  if (db->pending->len >= JOURNAL_MAX_PENDING)
-    {
-      g_autoptr(GError) local_error = NULL;
-
-      if (!flush_journal (db, &local_error))
-        g_warning ("Changes stay in the journal: %s", local_error->message);
-    }
-  else if (db->flush_source == NULL)
-    {
-      /* On the thread that runs the default main context, between calls. */
-      db->flush_source = g_source_new (&flush_source_funcs, sizeof (GSource));
-      g_source_set_ready_time (db->flush_source, db->last_pending_us + JOURNAL_QUIET_MS * 1000);
-      g_source_set_callback (db->flush_source, on_flush_due, db, NULL);
-      g_source_set_static_name (db->flush_source, "limen-documents: journal flush");
-      g_source_attach (db->flush_source, NULL);
-    }
-  return TRUE;
-}
-
-/* Take over what a previous run answered but left in the journal (it crashed), then keep
- * the journal for this run's answers if no other instance holds it. */
-static void
-open_journal (LimenDb *db, const char *path)
-{
-  g_autofree char *journal_path = g_strconcat (path, "-pending", NULL);
-  g_autoptr(LimenDbJournal) journal = NULL;
-  g_autoptr(GError) error = NULL;
-  gboolean owner = FALSE;
-  guint64 highest;
-
-  db->records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
-  journal = limen_db_journal_open (journal_path, &owner, &error);
-  if (journal == NULL)
-    {
-      g_warning ("Every change is committed on its own: %s", error->message);
-      return;
-    }
-  db->pending = limen_db_journal_read (journal);
-  highest = applied_seq (db);
-  for (guint i = 0; i < db->pending->len; i++)
-    {
-      guint64 seq;
-
-      g_variant_get (db->pending->pdata[i], "(t@av)", &seq, NULL);
-      highest = MAX (highest, seq);
-    }
-  db->next_seq = highest + 1;
-  if (owner)
-    db->journal = g_steal_pointer (&journal);
-  if (!flush_journal (db, &error))
-    g_warning ("The journal's changes are not in the database yet: %s", error->message);
-  if (!owner)
-    g_ptr_array_set_size (db->pending, 0);
 }

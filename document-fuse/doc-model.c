@@ -337,6 +337,13 @@ load_doc (const LimenDbDoc *row, gpointer user_data)
     }
   doc = doc_new (row->id, row->path, row->dev, row->ino, row->handle_type, row->handle,
                  row->flags | LIMEN_DOC_FLAG_PERSISTENT);
+  /* A row the journal replays over one from the database: the old one leaves its index. */
+  {
+    LimenDoc *old = g_hash_table_lookup (model->docs, row->id);
+
+    if (old && path_index (model, old) && g_hash_table_lookup (path_index (model, old), old->path) == old)
+      g_hash_table_remove (path_index (model, old), old->path);
+  }
   g_hash_table_replace (model->docs, doc->id, doc);
   if (path_index (model, doc))
     g_hash_table_replace (path_index (model, doc), doc->path, doc);
@@ -348,7 +355,10 @@ load_doc_perm (const char *doc_id, const char *app, guint perms, gpointer user_d
   LimenDocModel *model = user_data;
   LimenDoc *doc = g_hash_table_lookup (model->docs, doc_id);
 
-  if (doc && perms)
+  /* No rights: a revoke the journal replays over the database's row. */
+  if (doc && (perms & LIMEN_DOC_PERM_ALL) == 0)
+    g_hash_table_remove (doc->perms, app);
+  else if (doc)
     g_hash_table_replace (doc->perms, g_strdup (app), GUINT_TO_POINTER (perms & LIMEN_DOC_PERM_ALL));
 }
 
@@ -535,7 +545,7 @@ limen_doc_model_add (LimenDocModel *model, const char *path, guint64 dev, guint6
 
 LimenDoc *
 limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *path, guint64 dev,
-                             guint64 ino, guint flags, GError **error)
+                             guint64 ino, int handle_type, GBytes *handle, guint flags, GError **error)
 {
   LimenDoc *doc;
 
@@ -552,7 +562,7 @@ limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *p
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_EXISTS, "Document %s exists", id);
       return NULL;
     }
-  doc = doc_new (id, path, dev, ino, 0, NULL, flags | LIMEN_DOC_FLAG_PERSISTENT);
+  doc = doc_new (id, path, dev, ino, handle_type, handle, flags | LIMEN_DOC_FLAG_PERSISTENT);
   if (!persist_doc (model, doc, error))
     {
       limen_doc_unref (doc);

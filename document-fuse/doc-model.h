@@ -54,9 +54,11 @@ GPtrArray *limen_doc_model_list_apps (LimenDocModel *model);
 /* Create a document; persistent ones are committed before this returns. */
 LimenDoc *limen_doc_model_add (LimenDocModel *model, const char *path, guint64 dev, guint64 ino,
                                int handle_type, GBytes *handle, guint flags, GError **error);
-/* Create a persistent document with a given @id (the import of the reference state). */
+/* Create a persistent document with a given @id (the import of the reference state); @dev,
+ * @ino and the handle are the file's own, as limen_doc_model_add() takes them. */
 LimenDoc *limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *path, guint64 dev,
-                                       guint64 ino, guint flags, GError **error);
+                                       guint64 ino, int handle_type, GBytes *handle, guint flags,
+                                       GError **error);
 /* Set @app's rights to exactly @perms (0 removes the app). */
 gboolean limen_doc_model_set_perms (LimenDocModel *model, LimenDoc *doc, const char *app, guint perms,
                                     GError **error);

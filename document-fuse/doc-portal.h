@@ -23,8 +23,6 @@ void limen_doc_portal_set_mount_func (LimenDocPortal *portal, void (*func) (gpoi
 void limen_doc_portal_want_mount (LimenDocPortal *portal);
 /* The filesystem is mounted (or failed to): GetMountPoint calls waiting for it are answered. */
 void limen_doc_portal_mount_settled (LimenDocPortal *portal);
-gboolean limen_doc_portal_is_mount_settled (LimenDocPortal *portal);
-void limen_doc_portal_free (LimenDocPortal *portal);
 
 /* Export one file (or directory, with LIMEN_DOC_EXPORT_DIRECTORY) for @info's caller;
  * also used by FileTransfer. @fd is the caller's; @name is AddNamed's basename or NULL.

@@ -43,16 +43,6 @@ limen_fuse_pid_cache_new (void)
   return cache;
 }
 
-void
-limen_fuse_pid_cache_free (LimenFusePidCache *cache)
-{
-  if (cache == NULL)
-    return;
-  g_hash_table_unref (cache->pids);
-  g_mutex_clear (&cache->lock);
-  g_free (cache);
-}
-
 int
 limen_fuse_pid_cache_check_recent (LimenFusePidCache *cache, pid_t pid, gint64 now, const char *view_app)
 {

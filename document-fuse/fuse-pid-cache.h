@@ -11,8 +11,6 @@ typedef struct _LimenFusePidCache LimenFusePidCache;
 
 /* An empty cache (thread-safe: every call takes its lock). */
 LimenFusePidCache *limen_fuse_pid_cache_new (void);
-/* Free the cache and what it holds. */
-void limen_fuse_pid_cache_free (LimenFusePidCache *cache);
 /* 1 when @pid, checked against /proc less than the recheck window before @now, may use the
  * view of @view_app (NULL: host view), 0 when it may not, -1 when it must be checked again. */
 int limen_fuse_pid_cache_check_recent (LimenFusePidCache *cache, pid_t pid, gint64 now, const char *view_app);

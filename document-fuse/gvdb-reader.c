@@ -239,10 +239,11 @@ limen_gvdb_get_value (LimenGvdb *db, const char *key)
   return item_value (db, &it);
 }
 
-void
+guint
 limen_gvdb_foreach (LimenGvdb *db, void (*func) (const char *key, GVariant *value, gpointer user_data),
                     gpointer user_data)
 {
+  guint n_nameless = 0;
   Item it;
 
   for (guint32 i = 0; i < db->n_items; i++)
@@ -251,7 +252,12 @@ limen_gvdb_foreach (LimenGvdb *db, void (*func) (const char *key, GVariant *valu
         g_autofree char *key = item_key (db, i);
         g_autoptr(GVariant) value = key ? item_value (db, &it) : NULL;
 
-        if (value)
+        /* A damaged value is reported by its key, so that the caller can say which entry
+         * it could not read; an item without a readable key can only be counted. */
+        if (key)
           func (key, value, user_data);
+        else
+          n_nameless++;
       }
+  return n_nameless;
 }

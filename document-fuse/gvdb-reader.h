@@ -17,8 +17,10 @@ void limen_gvdb_free (LimenGvdb *db);
 LimenGvdb *limen_gvdb_get_table (LimenGvdb *db, const char *key);
 /* The keys of the table's value items, NULL-terminated. */
 char **limen_gvdb_list_keys (LimenGvdb *db);
-/* Call @func for every value item (key, unboxed value) in one pass; damaged items are skipped. */
-void limen_gvdb_foreach (LimenGvdb *db, void (*func) (const char *key, GVariant *value, gpointer user_data),
+/* Call @func for every value item (key, unboxed value) in one pass; the value is NULL for an
+ * item whose value cannot be read. Returns how many items were skipped because even their
+ * key could not be read. */
+guint limen_gvdb_foreach (LimenGvdb *db, void (*func) (const char *key, GVariant *value, gpointer user_data),
                          gpointer user_data);
 /* The value of @key (a new reference, already unboxed from its "v"), or NULL. */
 GVariant *limen_gvdb_get_value (LimenGvdb *db, const char *key);

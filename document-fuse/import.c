@@ -1,10 +1,22 @@
-/* limen-documents — one-time import of the reference implementation's state.
+/* limen-documents — import of the reference implementation's state.
  *
  * xdg-permission-store keeps one GVDB file per table in $XDG_DATA_HOME/flatpak/db; its
- * "main" table maps each id to (v data, a{sas} permissions). The "documents" table's
- * data is (ay path, t device, t inode, u flags) with flags 1 unique, 2 transient,
- * 4 directory, and its permissions are read/write/grant-permissions/delete. We read
- * those files once, never write them, and skip (with a log line) what we cannot read.
+ * "main" table maps each id to (v data, a{sas} permissions); import-document.c reads one
+ * entry. We never write those files.
+ *
+ * Every entry that was read is recorded in the meta table ("reference-import/TABLE/ID"), in
+ * the transaction that stores it, and never looked at again: a document deleted here is
+ * not brought back, a permission changed here is not reset. An entry that was not read (a
+ * layout this version does not know, a damaged value, a database error) is not recorded and
+ * is tried again at every start, by this version or a later one. A file with nothing left
+ * to read is recorded by its identity and size and time ("reference-import-file/TABLE"), so
+ * later starts do not read it again until the reference rewrites it.
+ *
+ * Versions before these records marked the whole import done ("reference-state-imported")
+ * after one pass that accepted only (va{sas}) entries and documents in the old layout
+ * exactly. With that mark and no records, an entry that pass would have accepted counts as
+ * read (imported then, or deleted since: not ours to bring back); every other one, such as
+ * each document in the layout of upstream 1.21.2, is imported now.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "import.h"
 
@@ -12,105 +24,204 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "app-info.h"
 #include "gvdb-reader.h"
+#include "import-private.h"
 
-#define IMPORTED_KEY "reference-state-imported"
-#define REF_DOC_UNIQUE 1
-#define REF_DOC_TRANSIENT 2
-#define REF_DOC_DIRECTORY 4
+#define LEGACY_KEY       "reference-state-imported"
+#define VERSION_KEY      "reference-import-version"
+#define ENTRY_KEY_PREFIX "reference-import/"
+#define FILE_KEY_PREFIX  "reference-import-file/"
+#define IDS_LOGGED       20
+
+static const char *const outcome_names[LIMEN_IMPORT_N_OUTCOMES] = {
+  [LIMEN_IMPORT_IMPORTED] = "imported",
+  [LIMEN_IMPORT_SESSION_ONLY] = "session-only",
+  [LIMEN_IMPORT_PRESENT] = "present",
+  [LIMEN_IMPORT_READ_BEFORE] = "read-before",
+  [LIMEN_IMPORT_UNKNOWN_LAYOUT] = "in a layout this version does not know",
+  [LIMEN_IMPORT_MALFORMED] = "damaged",
+  [LIMEN_IMPORT_FAILED] = "not stored",
+};
+
+static const char *const note_names[LIMEN_IMPORT_N_NOTES] = {
+  "read with members or flags this version leaves out",
+  "found again through the file handle of their folder, which moved",
+  "not at their recorded path, kept with it (on a drive not mounted now?)",
+  "at their recorded path in a folder that is not the recorded one, kept by their path",
+  "with app ids that are not valid, left out",
+};
 
 typedef struct {
-  const char     *table;
+  LimenDb        *db;
   LimenPermStore *perms;
   LimenDocModel  *model;
-  guint           n_ok, n_bad;
-} ImportCtx;
+  LimenImportRun *run;
+  const char     *table;
+  gboolean        legacy;
+  guint           n_recorded;  /* read at an earlier start */
+  guint           counts[LIMEN_IMPORT_N_OUTCOMES];
+  GPtrArray      *ids[LIMEN_IMPORT_N_OUTCOMES];  /* "id (why)" of each entry not read */
+  GPtrArray      *noted[LIMEN_IMPORT_N_NOTES];   /* ids of imported documents with a note */
+} FileImport;
 
 static void
-import_permission_entry (const char *id, GVariant *value, gpointer user_data)
+file_import_clear (FileImport *fi)
 {
-  ImportCtx *ctx = user_data;
-  g_autoptr(GVariant) data = NULL;
-  g_autoptr(GVariant) perms = NULL;
-  g_autoptr(GError) error = NULL;
-
-  if (!g_variant_is_of_type (value, G_VARIANT_TYPE ("(va{sas})")))
-    {
-      ctx->n_bad++;
-      return;
-    }
-  g_variant_get (value, "(v@a{sas})", &data, &perms);
-  if (!limen_perm_store_import_entry (ctx->perms, ctx->table, id, data, perms, &error))
-    {
-      g_message ("Not importing %s/%s: %s", ctx->table, id, error->message);
-      ctx->n_bad++;
-      return;
-    }
-  ctx->n_ok++;
+  for (guint i = 0; i < LIMEN_IMPORT_N_OUTCOMES; i++)
+    g_clear_pointer (&fi->ids[i], g_ptr_array_unref);
+  for (guint i = 0; i < LIMEN_IMPORT_N_NOTES; i++)
+    g_clear_pointer (&fi->noted[i], g_ptr_array_unref);
 }
 
 static void
-import_document (const char *id, GVariant *value, gpointer user_data)
+add_id (GPtrArray **list, char *text)
 {
-  ImportCtx *ctx = user_data;
-  g_autoptr(GVariant) data = NULL;
-  g_autoptr(GVariant) perms = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(LimenDoc) doc = NULL;
-  g_autofree char *path = NULL;
-  guint64 dev, ino;
-  guint32 flags;
-  GVariantIter iter;
-  const char *app;
-  const char **names;
+  if (*list == NULL)
+    *list = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (*list, text);
+}
 
-  if (!g_variant_is_of_type (value, G_VARIANT_TYPE ("(va{sas})")))
-    goto bad;
-  g_variant_get (value, "(v@a{sas})", &data, &perms);
-  if (!g_variant_is_of_type (data, G_VARIANT_TYPE ("(ayttu)")))
-    goto bad;
-  g_variant_get (data, "(^ayttu)", &path, &dev, &ino, &flags);
-  if (flags & REF_DOC_TRANSIENT)
-    return;  /* session documents did not outlive their session there either */
-  doc = limen_doc_model_add_with_id (ctx->model, id, path, dev, ino,
-                                     ((flags & REF_DOC_DIRECTORY) ? LIMEN_DOC_FLAG_DIRECTORY : 0) |
-                                     ((flags & REF_DOC_UNIQUE) ? LIMEN_DOC_FLAG_UNIQUE : 0), &error);
-  if (doc == NULL)
+static void
+import_entry (const char *id, GVariant *value, gpointer user_data)
+{
+  FileImport *fi = user_data;
+  g_autofree char *key = g_strconcat (ENTRY_KEY_PREFIX, fi->table, "/", id, NULL);
+  g_autofree char *recorded = limen_db_get_meta (fi->db, key);
+  g_autofree char *why = NULL;
+  LimenImportOutcome outcome;
+  guint notes = 0;
+
+  if (recorded)
     {
-      g_message ("Not importing document %s: %s", id, error->message);
-      ctx->n_bad++;
+      fi->n_recorded++;
       return;
     }
-  g_variant_iter_init (&iter, perms);
-  while (g_variant_iter_next (&iter, "{&s^a&s}", &app, &names))
+  if (strcmp (fi->table, "documents") == 0)
+    outcome = limen_import_document (fi->run, fi->model, id, value, fi->legacy, &notes, &why);
+  else
+    outcome = limen_import_permission_entry (fi->perms, fi->table, id, value, fi->legacy, &why);
+  fi->counts[outcome]++;
+  if (!LIMEN_IMPORT_OUTCOME_IS_READ (outcome))
     {
-      guint bits = 0;
-
-      for (guint i = 0; names[i]; i++)
-        bits |= limen_doc_perm_from_string (names[i]);
-      if (limen_app_id_is_valid (app) && bits)
-        limen_doc_model_set_perms (ctx->model, doc, app, bits, NULL);
-      g_free (names);
+      add_id (&fi->ids[outcome], g_strdup_printf ("%s (%s)", id, why ? why : "?"));
+      return;
     }
-  ctx->n_ok++;
-  return;
+  for (guint i = 0; i < LIMEN_IMPORT_N_NOTES; i++)
+    if (notes & (1u << i))
+      add_id (&fi->noted[i], g_strdup (id));
+  if (!limen_db_set_meta (fi->db, key, outcome_names[outcome], NULL))
+    g_warning ("Cannot record the import of %s/%s", fi->table, id);
+}
 
-bad:
-  ctx->n_bad++;
+/* "a, b, c" with at most IDS_LOGGED of them. */
+static char *
+join_ids (GPtrArray *ids)
+{
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; i < ids->len && i < IDS_LOGGED; i++)
+    g_string_append_printf (s, "%s%s", i ? ", " : "", (const char *) ids->pdata[i]);
+  if (ids->len > IDS_LOGGED)
+    g_string_append_printf (s, " and %u more", ids->len - IDS_LOGGED);
+  return g_string_free (s, FALSE);
+}
+
+/* One line for what was read, one for what was not (with ids and reasons), one per note. */
+static void
+log_file (FileImport *fi, guint n_nameless)
+{
+  const guint *c = fi->counts;
+  guint n_unread = n_nameless;
+
+  for (guint i = LIMEN_IMPORT_UNKNOWN_LAYOUT; i < LIMEN_IMPORT_N_OUTCOMES; i++)
+    n_unread += c[i];
+  if (c[LIMEN_IMPORT_IMPORTED] + c[LIMEN_IMPORT_SESSION_ONLY] + c[LIMEN_IMPORT_PRESENT] +
+      c[LIMEN_IMPORT_READ_BEFORE] + n_unread == 0)
+    return;
+  {
+    g_autoptr(GString) line = g_string_new (NULL);
+    const struct { guint n; const char *what; } parts[] = {
+      { c[LIMEN_IMPORT_IMPORTED], "imported" },
+      { c[LIMEN_IMPORT_SESSION_ONLY], "session-only documents left out" },
+      { c[LIMEN_IMPORT_PRESENT], "already here, kept as they are" },
+      { c[LIMEN_IMPORT_READ_BEFORE], "read by an earlier version" },
+      { fi->n_recorded, "read at an earlier start" },
+      { n_unread, "not imported" },
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
+      if (parts[i].n || i == 0)
+        g_string_append_printf (line, "%s%u %s", i ? ", " : "", parts[i].n, parts[i].what);
+    g_message ("Reference table %s: %s", fi->table, line->str);
+  }
+  for (guint i = LIMEN_IMPORT_UNKNOWN_LAYOUT; i < LIMEN_IMPORT_N_OUTCOMES; i++)
+    if (fi->ids[i])
+      {
+        g_autofree char *ids = join_ids (fi->ids[i]);
+
+        g_warning ("Reference table %s: %u entries not imported, %s; tried again at the next start: %s",
+                   fi->table, fi->ids[i]->len, outcome_names[i], ids);
+      }
+  if (n_nameless)
+    g_warning ("Reference table %s: %u entries without a readable name not imported; tried again at the next start",
+               fi->table, n_nameless);
+  for (guint i = 0; i < LIMEN_IMPORT_N_NOTES; i++)
+    if (fi->noted[i])
+      {
+        g_autofree char *ids = join_ids (fi->noted[i]);
+
+        g_message ("Reference table %s: %u documents %s: %s", fi->table, fi->noted[i]->len, note_names[i], ids);
+      }
+}
+
+static char *
+file_stamp (const struct stat *st)
+{
+  return g_strdup_printf ("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT ":%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT
+                          ".%09ld", (guint64) st->st_dev, (guint64) st->st_ino, (gint64) st->st_size,
+                          (gint64) st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+}
+
+/* Import one table file; it is recorded as done only when every entry in it was read. */
+static void
+import_file (FileImport *fi, const char *path, const struct stat *st)
+{
+  g_autofree char *key = g_strconcat (FILE_KEY_PREFIX, fi->table, NULL);
+  g_autofree char *stamp = file_stamp (st);
+  g_autofree char *recorded = limen_db_get_meta (fi->db, key);
+  g_autoptr(LimenGvdb) file = NULL;
+  g_autoptr(LimenGvdb) main_table = NULL;
+  g_autoptr(GError) error = NULL;
+  guint n_nameless, n_unread = 0;
+
+  if (recorded && strcmp (recorded, stamp) == 0)
+    return;
+  file = limen_gvdb_open (path, &error);
+  if (file == NULL || (main_table = limen_gvdb_get_table (file, "main")) == NULL)
+    {
+      g_warning ("Cannot read the reference table %s (%s); tried again at the next start", path,
+                 error ? error->message : "no main table");
+      return;
+    }
+  n_nameless = limen_gvdb_foreach (main_table, import_entry, fi);
+  log_file (fi, n_nameless);
+  for (guint i = LIMEN_IMPORT_UNKNOWN_LAYOUT; i < LIMEN_IMPORT_N_OUTCOMES; i++)
+    n_unread += fi->counts[i];
+  if (n_unread + n_nameless == 0)
+    limen_db_set_meta (fi->db, key, stamp, NULL);
 }
 
 void
 limen_import_reference_state (LimenDb *db, LimenPermStore *perms, LimenDocModel *model)
 {
-  g_autofree char *done = limen_db_get_meta (db, IMPORTED_KEY);
+  g_autofree char *legacy_mark = limen_db_get_meta (db, LEGACY_KEY);
+  g_autofree char *version = limen_db_get_meta (db, VERSION_KEY);
   g_autofree char *dir_path = g_build_filename (g_get_user_data_dir (), "flatpak", "db", NULL);
+  g_autoptr(LimenImportRun) run = limen_import_run_new ();
   g_autoptr(GDir) dir = NULL;
   g_autoptr(GError) error = NULL;
   const char *name;
 
-  if (done)
-    return;
   if (!limen_db_begin (db, &error))
     {
       g_warning ("Cannot import %s: %s", dir_path, error->message);
@@ -120,10 +231,7 @@ limen_import_reference_state (LimenDb *db, LimenPermStore *perms, LimenDocModel 
   while (dir && (name = g_dir_read_name (dir)))
     {
       g_autofree char *path = g_build_filename (dir_path, name, NULL);
-      g_autoptr(LimenGvdb) file = NULL;
-      g_autoptr(LimenGvdb) main_table = NULL;
-      g_autoptr(GError) local_error = NULL;
-      ImportCtx ctx = { name, perms, model, 0, 0 };
+      FileImport fi = { db, perms, model, run, name, legacy_mark && !version };
       struct stat st;
 
       /* Only plain files: a symlink or directory is not the reference's state. */
@@ -134,19 +242,16 @@ limen_import_reference_state (LimenDb *db, LimenPermStore *perms, LimenDocModel 
           g_warning ("Skipping %s: not a valid table name", path);
           continue;
         }
-      file = limen_gvdb_open (path, &local_error);
-      if (file == NULL || (main_table = limen_gvdb_get_table (file, "main")) == NULL)
-        {
-          g_warning ("Skipping unreadable permission table %s: %s", path,
-                     local_error ? local_error->message : "no main table");
-          continue;
-        }
-      limen_gvdb_foreach (main_table, strcmp (name, "documents") == 0 ? import_document : import_permission_entry,
-                          &ctx);
-      g_message ("Imported %u entries of %s from the reference permission store%s", ctx.n_ok, name,
-                 ctx.n_bad ? " (some entries could not be read)" : "");
+      import_file (&fi, path, &st);
+      file_import_clear (&fi);
     }
-  limen_db_set_meta (db, IMPORTED_KEY, "1", NULL);
+  if (limen_import_run_lacks_privilege (run))
+    g_message ("Documents whose folder moved can be found by its file handle only with CAP_DAC_READ_SEARCH; "
+               "those are kept at their recorded paths");
+  /* The old mark too: a version before the records then does not import everything again. */
+  limen_db_set_meta (db, VERSION_KEY, "2", NULL);
+  limen_db_set_meta (db, LEGACY_KEY, "1", NULL);
+  /* A failed commit leaves nothing recorded: all of it is tried again at the next start. */
   if (!limen_db_commit (db, &error))
-    g_warning ("Cannot store the import of %s: %s", dir_path, error->message);
+    g_warning ("Cannot store the import of %s (tried again at the next start): %s", dir_path, error->message);
 }

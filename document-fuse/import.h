@@ -8,8 +8,9 @@
 
 G_BEGIN_DECLS
 
-/* On the first start, read the GVDB files in $XDG_DATA_HOME/flatpak/db (read-only) into the
- * stores; unreadable files are logged and skipped. Never runs twice. */
+/* Read the GVDB files in $XDG_DATA_HOME/flatpak/db (read-only) into the stores. Each entry
+ * read is recorded and never read again; what could not be read (a file, an entry) is
+ * logged with its id and reason and tried again at the next start. */
 void limen_import_reference_state (LimenDb *db, LimenPermStore *perms, LimenDocModel *model);
 
 G_END_DECLS

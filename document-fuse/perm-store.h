@@ -37,6 +37,8 @@ typedef struct {
 /* Serve the "documents" table through @docs; call before limen_perm_store_export(). */
 void limen_perm_store_set_documents (LimenPermStore *store, const LimenPermDocuments *docs, gpointer data);
 
+/* TRUE when (@table, @id) has an entry. */
+gboolean limen_perm_store_has_entry (LimenPermStore *store, const char *table, const char *id);
 /* Replace (@table, @id) with @data and @permissions (a{sas}); used by the import. */
 gboolean limen_perm_store_import_entry (LimenPermStore *store, const char *table, const char *id,
                                         GVariant *data, GVariant *permissions, GError **error);

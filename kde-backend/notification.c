@@ -34,6 +34,7 @@
 
 #include "errors.h"
 #include "fd-check.h"
+#include "notification-direct.h"
 #include "notification-options.h"
 #include "option-tables.h"
 
@@ -55,6 +56,17 @@ typedef struct {
 
 static LimenDbusImplPortalNotification *notification_skeleton;
 static GHashTable *notifications;   /* key → Notification */
+
+/* Where notifications go: KNotification through the shim, or (without limen.notifyrc,
+ * which KNotification needs) the notification server directly. */
+typedef struct {
+  LimenQtNotification *(*show) (const LimenQtNotificationSpec *spec, LimenQtNotificationAction action,
+                                LimenQtNotificationClosed closed, void *user_data);
+  void (*update) (LimenQtNotification *handle, const LimenQtNotificationSpec *spec);
+  void (*close) (LimenQtNotification *handle);
+} Sink;
+
+static gboolean direct;   /* no limen.notifyrc: notification-direct.c */
 
 static void
 notification_free (Notification *n)
@@ -560,28 +572,55 @@ move_into (Notification *old, Notification *n)
   notification_free (n);
 }
 
+/* The sink for this process (the shim is loaded for the first KNotification). */
+static gboolean
+get_sink (Sink *sink, GError **error)
+{
+  const LimenKdeShim *shim;
+
+  if (direct)
+    {
+      static gsize initialized;
+
+      if (g_once_init_enter (&initialized))
+        {
+          limen_kde_notify_direct_init (
+            g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (notification_skeleton)));
+          g_once_init_leave (&initialized, 1);
+        }
+      *sink = (Sink) { limen_kde_notify_direct_show, limen_kde_notify_direct_update, limen_kde_notify_direct_close };
+      return TRUE;
+    }
+  shim = limen_kde_shim_get (error);
+  if (!shim)
+    return FALSE;
+  *sink = (Sink) { shim->limen_qt_notification_show, shim->limen_qt_notification_update,
+                   shim->limen_qt_notification_close };
+  return TRUE;
+}
+
 /* Reusing an id updates the shown notification in place, as the specification has it;
  * with show-as-new the old one goes first and a new one is shown (its closed callback then
- * finds itself no longer current and leaves the new entry alone). FALSE if the shim could
- * not send it (@n is freed). */
+ * finds itself no longer current and leaves the new entry alone). FALSE if it could not
+ * be sent (@n is freed). */
 static gboolean
-show (const LimenKdeShim *shim, Notification *n, const LimenQtNotificationSpec *spec, gboolean as_new)
+show (const Sink *sink, Notification *n, const LimenQtNotificationSpec *spec, gboolean as_new)
 {
   Notification *old = g_hash_table_lookup (notifications, n->key);
 
   if (old && !as_new)
     {
       move_into (old, n);
-      shim->limen_qt_notification_update (old->handle, spec);
+      sink->update (old->handle, spec);
       return TRUE;
     }
   if (old)
     {
       g_hash_table_steal (notifications, old->key);
-      shim->limen_qt_notification_close (old->handle);
+      sink->close (old->handle);
     }
   g_hash_table_insert (notifications, n->key, n);
-  n->handle = shim->limen_qt_notification_show (spec, on_action, on_closed, n);
+  n->handle = sink->show (spec, on_action, on_closed, n);
   if (!n->handle)
     {
       g_hash_table_steal (notifications, n->key);
@@ -613,7 +652,7 @@ on_add_notification (LimenDbusImplPortalNotification *skeleton,
   g_autoptr(GVariant) opts = NULL, icon = NULL, buttons = NULL, sound = NULL;
   g_autoptr(GPtrArray) labels = g_ptr_array_new ();
   g_autoptr(GPtrArray) purposes = g_ptr_array_new ();
-  const LimenKdeShim *shim;
+  Sink sink;
   LimenQtNotificationSpec spec = { 0 };
   Notification *n;
 
@@ -630,8 +669,7 @@ on_add_notification (LimenDbusImplPortalNotification *skeleton,
                                                      "Invalid id: must not be empty");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  shim = limen_kde_shim_get (&error);
-  if (!shim)
+  if (!get_sink (&sink, &error))
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -654,7 +692,7 @@ on_add_notification (LimenDbusImplPortalNotification *skeleton,
   spec.app_id = app_id;
   spec.icon_file = n->icon_file;
   spec.has_default_action = n->default_action != NULL;
-  if (!show (shim, n, &spec, has_hint (opts, "show-as-new")))
+  if (!show (&sink, n, &spec, has_hint (opts, "show-as-new")))
     {
       g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
                                                      "The notification could not be sent");
@@ -674,19 +712,51 @@ on_remove_notification (LimenDbusImplPortalNotification *skeleton,
   g_autofree char *key = g_strconcat (app_id, "\n", id, NULL);
   Notification *n = g_hash_table_lookup (notifications, key);
 
+  Sink sink;
+
   /* Removing what is not there is not an error: it may have expired. */
-  if (n)
+  if (n && get_sink (&sink, NULL))
     {
       g_hash_table_steal (notifications, key);
-      limen_kde_shim_get (NULL)->limen_qt_notification_close (n->handle);
+      sink.close (n->handle);
     }
   limen_dbus_impl_portal_notification_complete_remove_notification (skeleton, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* Where KNotification looks for limen.notifyrc (QStandardPaths' GenericDataLocation: the
+ * same XDG data dirs GLib reads), or NULL. */
+static char *
+find_notifyrc (void)
+{
+  g_autofree char *user = g_build_filename (g_get_user_data_dir (), "knotifications5", "limen.notifyrc", NULL);
+
+  if (g_file_test (user, G_FILE_TEST_IS_REGULAR))
+    return g_steal_pointer (&user);
+  for (const char * const *dir = g_get_system_data_dirs (); *dir; dir++)
+    {
+      g_autofree char *path = g_build_filename (*dir, "knotifications5", "limen.notifyrc", NULL);
+
+      if (g_file_test (path, G_FILE_TEST_IS_REGULAR))
+        return g_steal_pointer (&path);
+    }
+  return NULL;
+}
+
 GDBusInterfaceSkeleton *
 limen_kde_notification_new (void)
 {
+  g_autofree char *notifyrc = find_notifyrc ();
+
+  /* KNotification drops, without a word, every event of a component it has no .notifyrc
+   * for: the app would be told its notification was shown. */
+  direct = notifyrc == NULL;
+  if (direct)
+    g_warning ("limen.notifyrc is in no knotifications5/ folder of the data dirs (%s:%s): notifications go "
+               "to org.freedesktop.Notifications directly, without KDE's notification settings",
+               g_get_user_data_dir (), g_getenv ("XDG_DATA_DIRS") ? g_getenv ("XDG_DATA_DIRS") : "/usr/local/share:/usr/share");
+  else
+    g_debug ("Notification events from %s", notifyrc);
   notifications = g_hash_table_new (g_str_hash, g_str_equal);
   notification_skeleton = limen_dbus_impl_portal_notification_skeleton_new ();
   /* Version 2's format (icons and sounds as fds or bytes, markup, hints, categories,

@@ -386,8 +386,3 @@ limen_kde_sm_answer (gboolean cancel, const char *who)
   sm.in_save = FALSE;
 }
 
-gboolean
-limen_kde_sm_is_connected (void)
-{
-  return sm.conn != NULL;
-}

@@ -40,7 +40,5 @@ void limen_kde_sm_release (void);
  * go on. */
 void limen_kde_sm_answer (gboolean cancel, const char *who);
 
-/* TRUE while connected (registered with the session manager). */
-gboolean limen_kde_sm_is_connected (void);
 
 G_END_DECLS

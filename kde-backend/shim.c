@@ -16,6 +16,7 @@
 
 #include "errors.h"
 #include "limen-config.h"
+#include "uninstalled.h"
 
 static LimenKdeShim shim;
 static gboolean shim_loaded;
@@ -89,29 +90,18 @@ shim_dlopen_flags (void)
   return flags;
 }
 
-/* The build tree keeps the module next to the binary (qt/); an installed limen-kde
- * finds it in its private library directory. */
+/* The installed module, from its private library directory; a test build may be pointed
+ * at another (LIMEN_QT_MODULE) or at the build tree's (LIMEN_BUILD_DIR, uninstalled.h). */
 static char *
 find_module (void)
 {
-  const char *env = NULL;
-  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
-
 #ifdef LIMEN_TEST_HOOKS
-  env = g_getenv ("LIMEN_QT_MODULE");
+  const char *env = g_getenv ("LIMEN_QT_MODULE");
+
   if (env && *env)
     return g_strdup (env);
 #endif
-  (void) env;
-  if (exe)
-    {
-      g_autofree char *dir = g_path_get_dirname (exe);
-      g_autofree char *local = g_build_filename (dir, "qt", "liblimen-qt.so", NULL);
-
-      if (g_file_test (local, G_FILE_TEST_EXISTS))
-        return g_steal_pointer (&local);
-    }
-  return g_strdup (LIMEN_QT_MODULE_PATH);
+  return limen_uninstalled_path ("kde-backend/qt/liblimen-qt.so", LIMEN_QT_MODULE_PATH);
 }
 
 /* ---- preloading in a Plasma session ----

@@ -30,6 +30,8 @@ if [ $build = 1 ]; then
   "$top/scripts/build.sh" "$top/build" || exit 1
 fi
 B="$top/build"
+# The build tree's daemons (a test-hooks build) find their validators and modules there.
+export LIMEN_BUILD_DIR="$B"
 portal="$B/src/portal/limen-portal"
 documents="$B/document-fuse/limen-documents"
 kde="$B/kde-backend/limen-kde"

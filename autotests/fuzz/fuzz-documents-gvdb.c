@@ -1,7 +1,8 @@
-/* Short fuzz run of the GVDB reader used for the one-time import: random files, and
- * mutations of a valid reference-format table (the empty table the permission store
- * publishes for the flatpak CLI plus a value), must be refused or read safely.
- * Runs ITERATIONS rounds (argv[1], default 20000) with a fixed seed (argv[2]).
+/* Fuzz target for the GVDB reader and the document-entry reader of the one-time import
+ * (they parse files Limen did not write): any file must be refused or read safely, every
+ * table, key and value of it. Seed: a valid reference-format table (the empty table the
+ * permission store publishes for the flatpak CLI plus a document in upstream's layout with a
+ * file handle). See fuzz.h for how it runs.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -9,22 +10,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "gvdb-reader.h"
+#include "import-private.h"
 
 static void
 consume (const char *key, GVariant *value, gpointer user_data)
 {
-  g_autofree char *s = g_variant_print (value, TRUE);
+  g_autofree char *s = value ? g_variant_print (value, TRUE) : NULL;
+  g_auto(LimenRefDoc) doc = { 0 };
+  g_autoptr(GVariant) perms = NULL;
+  g_autofree char *why = NULL;
 
-  (*(gsize *) user_data) += strlen (key) + strlen (s);
+  /* A NULL value is an item the reader could not read: its key is all there is. */
+  (*(gsize *) user_data) += strlen (key) + (s ? strlen (s) : 0);
+  /* The import's reader of document entries takes whatever the file holds. */
+  if (limen_import_parse_document (value, &doc, &perms, &why) == LIMEN_IMPORT_IMPORTED)
+    (*(gsize *) user_data) += strlen (doc.path) + g_variant_n_children (perms);
 }
 
-/* A table {"main": H {"a": v <(va{sas})>}, "apps": H {}} in the on-disk format. */
+/* A table {"main": H {"a": v <(va{sas})>}, "apps": H {}} in the on-disk format, the value a
+ * document entry in upstream's layout with a file handle. */
 static GByteArray *
 seed_file (void)
 {
-  g_autoptr(GVariant) value = g_variant_ref_sink (
-    g_variant_new_variant (g_variant_new_parsed ("(<'data'>, {'org.a.App': ['yes', 'no']})")));
+  g_autoptr(GVariant) value = g_variant_ref_sink (g_variant_new_variant (g_variant_new_parsed (
+    "(<(b'/home/u/a.txt', @t 2049, @t 1234, @u 1, @ay [1, 0, 0, 0, 9, 0, 0, 0])>, {'org.a.App': ['read']})")));
   GByteArray *b = g_byte_array_new ();
   guint32 hdr[6] = { GUINT32_TO_LE (0x72615647), GUINT32_TO_LE (0x746e6169), 0, 0, GUINT32_TO_LE (24), 0 };
   guint32 root[3 + 12], main_t[3 + 6], apps_t[2];
@@ -105,49 +116,38 @@ read_all (const char *path)
   return total;
 }
 
-int
-main (int argc, char **argv)
+const char *const limen_fuzz_tokens[] = { "GVariant", "H", "v", "L", "main", "apps", NULL };
+
+void
+limen_fuzz_seeds (GPtrArray *out)
 {
-  guint iterations = argc > 1 ? atoi (argv[1]) : 20000;
-  GRand *rand = g_rand_new_with_seed (argc > 2 ? atoi (argv[2]) : 1);
-  g_autofree char *dir = g_dir_make_tmp ("limen-fuzz-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "table", NULL);
-  g_autoptr(GByteArray) seed = seed_file ();
-  gsize sane;
+  g_ptr_array_add (out, g_byte_array_free_to_bytes (seed_file ()));
+}
 
-  put (path, seed->data, seed->len);
-  sane = read_all (path);
-  g_assert_cmpuint (sane, >, 0);   /* the seed itself reads */
+static char *path;
 
-  for (guint i = 0; i < iterations; i++)
-    {
-      g_autofree guint8 *buf = NULL;
-      gsize len;
+static void
+remove_file (void)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
 
-      if (i % 8 == 0)
-        {
-          len = g_rand_int_range (rand, 0, 512);
-          buf = g_malloc (len + 1);
-          for (gsize k = 0; k < len; k++)
-            buf[k] = g_rand_int (rand);
-          if (len >= 8 && g_rand_boolean (rand))
-            memcpy (buf, seed->data, 8);      /* a valid signature on random content */
-        }
-      else
-        {
-          len = seed->len;
-          buf = g_memdup2 (seed->data, len);
-          for (int k = g_rand_int_range (rand, 1, 6); k > 0; k--)
-            buf[g_rand_int_range (rand, 0, len)] = g_rand_int (rand);
-          if (g_rand_int_range (rand, 0, 4) == 0)
-            len = g_rand_int_range (rand, 0, len);
-        }
-      put (path, buf, len);
-      read_all (path);
-    }
   g_unlink (path);
   g_rmdir (dir);
-  g_rand_free (rand);
-  g_print ("%u inputs read without a crash\n", iterations);
+}
+
+/* The reader opens files: each input goes to one file of this process's own. */
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  if (path == NULL)
+    {
+      g_autofree char *dir = g_dir_make_tmp ("limen-fuzz-XXXXXX", NULL);
+
+      g_assert_nonnull (dir);
+      path = g_build_filename (dir, "table", NULL);
+      atexit (remove_file);
+    }
+  put (path, data, size);
+  read_all (path);
   return 0;
 }

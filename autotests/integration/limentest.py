@@ -48,6 +48,43 @@ def binary(name):
 
 OPEN_BUSES = []   # Bus objects not closed yet
 
+# What a test must not take from the machine it runs on: the applications installed there
+# (MIME handlers, terminals, browsers: a base image's vim.desktop answers text/plain and
+# needs a terminal) and the machine's default-application choices. Everything else of the
+# system's data and config dirs (the MIME database, icons, KDE's service and notification
+# data, /etc/xdg's menus and kdeglobals) stays visible through symlinks.
+MACHINE_CHOICES = frozenset({"applications", "mimeapps.list", "defaults.list"})
+
+
+def system_dirs_without_apps(root, variable, default):
+    """One folder under @root that mirrors every folder of the system's @variable search
+    path (first one wins, as in the XDG lookup) but for MACHINE_CHOICES and
+    `*-mimeapps.list`: a test sees exactly the handlers it writes itself."""
+    os.makedirs(root, exist_ok=True)
+    for source in (os.environ.get(variable) or default).split(":"):
+        source = source.rstrip("/") or "/"
+        if not source or not os.path.isdir(source):
+            continue
+        for entry in sorted(os.listdir(source)):
+            if entry in MACHINE_CHOICES or entry.endswith("-mimeapps.list"):
+                continue
+            link = os.path.join(root, entry)
+            if not os.path.lexists(link):
+                os.symlink(os.path.join(source, entry), link)
+    return root
+
+
+def isolated_xdg_dirs(root):
+    """XDG_DATA_DIRS and XDG_CONFIG_DIRS for a test's programs (see MACHINE_CHOICES). The
+    data mirror's path ends in /usr/share: upstream's test harness appends the real
+    /usr/share to an XDG_DATA_DIRS that does not name one."""
+    return {
+        "XDG_DATA_DIRS": system_dirs_without_apps(os.path.join(root, "system", "usr", "share"), "XDG_DATA_DIRS",
+                                                  "/usr/local/share:/usr/share"),
+        "XDG_CONFIG_DIRS": system_dirs_without_apps(os.path.join(root, "system", "etc", "xdg"), "XDG_CONFIG_DIRS",
+                                                    "/etc/xdg"),
+    }
+
 
 def stop_daemons_on_display(display):
     """Stops, newest first, the daemons of every open Bus that were started on X display
@@ -167,6 +204,10 @@ class Bus:
             # Scratch files of the programs a test starts (GTK's print spool, say) go with it.
             "TMPDIR": self._mk("tmp"),
             "DBUS_SESSION_BUS_ADDRESS": self.address,
+            **isolated_xdg_dirs(self.root),
+            # A test build finds its validators and modules in the build tree only through
+            # this (src/core/uninstalled.h); installed binaries know nothing of it.
+            "LIMEN_BUILD_DIR": os.path.abspath(BUILD_DIR),
             "XDG_DESKTOP_PORTAL_DIR": self._mk("portals"),
             "XDG_CURRENT_DESKTOP": "test",
             "GIO_USE_VFS": "local",
@@ -284,6 +325,18 @@ class Bus:
             f.write("Interfaces=" + ";".join(interfaces) + ";\n")
             if use_in:
                 f.write(f"UseIn={use_in}\n")
+        return path
+
+    def install_app(self, app_id):
+        """ID.desktop in the private data home: an installed application, which is what
+        Registry.Register requires of the id it is given. Named after its id, so that
+        dialogs read the same as for an id no entry describes."""
+        apps = os.path.join(self.data_home, "applications")
+        os.makedirs(apps, exist_ok=True)
+        path = os.path.join(apps, app_id + ".desktop")
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                f.write(f"[Desktop Entry]\nType=Application\nName={app_id}\nExec=true\nNoDisplay=true\n")
         return path
 
     def write_service_file(self, bus_name, exec_line):

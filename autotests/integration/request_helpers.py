@@ -214,7 +214,7 @@ while not mine() and time.time() < end:
 print("ELAPSED %%f" %% (time.monotonic() - t0))
 if read_back and mine():
     res = mine()[0].unpack()[1]
-    for uri in res.get("uris", []):
+    for uri in res.get("uris", []) + [res[k] for k in ("uri", "image") if k in res]:
         try:
             with open(GLib.filename_from_uri(uri)[0], "rb") as f:
                 print("READ " + f.read().hex())
@@ -230,9 +230,10 @@ def sandboxed_request(bus, app_id, iface, method, signature, args_text, token="s
     or ("ERROR", name) or ("EXIT", None) with close_after (the caller exits right away)."""
     script = SANDBOX_CLIENT % ((iface, method, signature, args_text, token, close_after, read_back),)
     if read_back:
-        # The app's view of the document store, where Flatpak puts it.
+        # The app's view of the document store, in both places today's Flatpak puts it.
         doc = os.path.join(bus.runtime_dir, "doc")
-        kw["extra_args"] = list(kw.get("extra_args", ())) + ["--bind", os.path.join(doc, "by-app", app_id), doc]
+        view = os.path.join(doc, "by-app", app_id)
+        kw["extra_args"] = list(kw.get("extra_args", ())) + ["--bind", view, doc, "--bind", view, "/run/flatpak/doc"]
     r = limentest.run_sandboxed(bus, app_id, script, **kw)
     out = r.stdout.strip().splitlines()
     if not out:

@@ -397,6 +397,30 @@ def test_hostile_bind_input(bus, x, stack, args, sig, error):
     assert caller.list(session) == (0, {"shortcuts": []})
 
 
+def test_ids_and_descriptions_with_config_syntax_stay_in_the_apps_group(bus, x, stack):
+    """Shortcut ids become keys, descriptions values, in kglobalshortcutsrc: an app's `=`, `[`,
+    `]`, `,`, `$` and backslashes are escaped by KConfig, so they never start a group of another
+    component or a key of its own (issue 39). Control characters are refused before (above)."""
+    ids = ["a=b", "[org.kde.kwin]", "x]y[z", "a/b", "p\\x5b", "k[$e]"]
+    caller = Impl(bus)
+    session = caller.create_session()
+    _, call = caller.bind_async(session, [(i, f"d,[{i}]=x", None) for i in ids])
+    accept_dialog(x)
+    response, results = call.wait()
+    assert response == 0
+    assert sorted(sid for sid, _ in results["shortcuts"]) == sorted(ids)
+    path = os.path.join(bus.config_home, "kglobalshortcutsrc")
+    limentest.wait_until(lambda: os.path.exists(path) and APP in open(path).read(), 5)
+    with open(path) as f:
+        text = f.read()
+    groups = {line.strip() for line in text.splitlines() if line.startswith("[")}
+    # Beside the app's: the desktop's own components that kglobalaccel writes at its first start.
+    assert f"[{APP}]" in groups and "[org.kde.kwin]" not in groups, groups
+    assert all(g in (f"[{APP}]", "[$Version]") or g.startswith("[org.kde.") and g.endswith(".desktop]")
+               for g in groups), groups
+    assert caller.list(session) == (0, results)
+
+
 def test_hostile_other_calls(bus, x, stack):
     caller = Impl(bus)
     session = caller.create_session()

@@ -58,6 +58,7 @@ def start_stack(bus, x, env=None):
 
 def host_client(bus, app_id=HOST):
     client = rh.Client(bus)
+    bus.install_app(app_id)
     bus.call("org.freedesktop.host.portal.Registry", "Register", (app_id, {}), "(sa{sv})", conn=client.conn)
     return client
 
@@ -152,7 +153,7 @@ def test_sandboxed_app_renames_and_installs(bus, x):
         client.kill()
     assert res["response"] == 0 and res["name"] == "Renamed Tool" and res["has_token"]
     assert "Name=Renamed Tool" in res["entry"]
-    assert f"Exec=flatpak run --command='mytool' {SANDBOXED} '--open' %u" in res["entry"]
+    assert f"Exec=flatpak run --command=mytool {SANDBOXED} --open %u" in res["entry"]
     link = os.path.join(bus.data_home, "applications", did)
     assert os.path.islink(link)
     with open(link) as f:

@@ -99,6 +99,8 @@ def test_oversized_strings_refused(bus):
 def test_registry(bus):
     bus.start_portal()
     conn = bus.new_connection()
+    bus.install_app("org.example.Host")
+    bus.install_app("org.example.Other")
     bus.call("org.freedesktop.host.portal.Registry", "Register", ("org.example.Host", {}), "(sa{sv})", conn=conn)
     # Registering again, with any id, is not (test_portal_dropin.py has more).
     with pytest.raises(GLib.Error) as e:

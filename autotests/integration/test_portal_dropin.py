@@ -142,6 +142,7 @@ def test_trash_malformed_fd_is_still_invalid_argument(bus):
 # ---- Registry ---------------------------------------------------------------------------
 
 def register(bus, app_id, conn):
+    bus.install_app(app_id)
     bus.call(REG, "Register", (app_id, {}), "(sa{sv})", conn=conn)
 
 

@@ -31,6 +31,7 @@ lookup = rh.lookup_permissions
 def registered_client(bus, app_id=HOST_APP):
     """A host connection that registered @app_id as its first call."""
     client = rh.Client(bus)
+    bus.install_app(app_id)
     bus.call("org.freedesktop.host.portal.Registry", "Register", (app_id, {}), "(sa{sv})", conn=client.conn)
     return client
 

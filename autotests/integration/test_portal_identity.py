@@ -1,6 +1,9 @@
 """Caller identity: real bwrap sandboxes with synthesized /.flatpak-info, hostile claims, and
 the XDG_DESKTOP_PORTAL_TEST_* hooks in the daemon's own environment."""
+import collections
 import os
+import re
+import signal
 import subprocess
 import threading
 import time
@@ -269,3 +272,145 @@ def test_held_new_caller_is_served_as_itself(bus):
     assert result["took"] >= 1.4, result                  # its first call was held
     assert slowest < 1.0, slowest                         # the known peer never waited for it
     assert "a Flatpak app 'org.example.App'" in d.output()
+
+
+# One sandboxed parent that, on each "spawn", forks a caller: it connects, sends a portal call
+# without waiting for the answer and learns its own pid from the bus (which answers in order,
+# so the call has been routed by then); the test kills it, and the parent reaps it at once.
+RACE_SANDBOX = r"""
+import os, signal, sys
+sys.path.insert(0, {here!r})
+from gi.repository import Gio, GLib
+import rawbus
+cmd = open({work!r} + '/cmd')
+ack = open({work!r} + '/ack', 'w')
+for line in cmd:
+    if line.strip() != 'spawn':
+        break
+    child = os.fork()
+    if child == 0:
+        s = rawbus.connect('/run/user/0/bus')
+        name = rawbus.hello(s)
+        m = Gio.DBusMessage.new_method_call('org.freedesktop.portal.Desktop', '/org/freedesktop/portal/desktop',
+                                            'org.freedesktop.portal.NetworkMonitor', 'GetStatus')
+        m.set_serial(2)
+        s.sendall(m.to_blob(Gio.DBusCapabilityFlags.NONE))
+        err, body = rawbus.call(s, 3, 'org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus',
+                                'GetConnectionUnixProcessID', GLib.Variant('(s)', (name,)))
+        ack.write('%s %d\n' % (name, body.unpack()[0]))
+        ack.flush()
+        while True:
+            signal.pause()
+    os.waitpid(child, 0)
+    ack.write('reaped\n')
+    ack.flush()
+"""
+
+TICK = 1.0 / os.sysconf("SC_CLK_TCK")
+
+
+def _after_tick_boundary():
+    """Returns just after the boot-time clock (/proc/PID/stat's start time) enters a new tick."""
+    now = int(time.clock_gettime(time.CLOCK_BOOTTIME) / TICK)
+    while int(time.clock_gettime(time.CLOCK_BOOTTIME) / TICK) == now:
+        pass
+
+
+def _start_tick(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+def _steer_pid(pid):
+    """A host process with @pid (the last one freed), or None when another process took it."""
+    for _ in range(10):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        p = subprocess.Popen(["sleep", "60"])
+        if p.pid == pid:
+            return p
+        p.kill()
+        p.wait()
+    return None
+
+
+def test_exited_caller_whose_pid_a_host_process_got_is_never_host(bus, tmp_path):
+    """The race of issue 39: a sandboxed caller sends a call and exits, the bus still names its
+    pid when asked, and a host process has that pid by the time /proc is read, started within
+    the clock tick in which the daemon saw the caller arrive. Forced here by holding the daemon
+    (SIGSTOP) while the caller connects, then the bus while the daemon asks it who the caller
+    is, the caller is killed and a host process is given its pid (ns_last_pid) right after.
+    The caller must never be taken for that host process."""
+    if os.geteuid() != 0 or not os.path.exists("/proc/sys/kernel/ns_last_pid"):
+        pytest.skip("needs root to steer pid allocation")
+    d = bus.start_portal()
+    work = str(tmp_path)
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.mkfifo(f"{work}/cmd")
+    os.mkfifo(f"{work}/ack")
+    r, w = os.pipe()
+    os.write(w, b"[Application]\nname=org.example.App\n")
+    os.close(w)
+    argv = limentest.bwrap_argv(bus, binds=(work,), ro_binds=(here,)) + [
+        "--ro-bind-data", str(r), "/.flatpak-info", "/usr/bin/python3", "-c",
+        RACE_SANDBOX.format(here=here, work=work)]
+    sandbox = subprocess.Popen(argv, pass_fds=(r,), env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    os.close(r)
+    cmd = open(f"{work}/cmd", "w", buffering=1)
+    ack = open(f"{work}/ack")
+    daemon_pid, bus_pid = d.pid, bus.bus_proc.pid
+    known = bus.new_connection()
+    names, same_tick, tries, impostor = [], 0, 0, None
+    started = time.monotonic()
+    try:
+        while tries < 300 and time.monotonic() - started < 50:
+            tries += 1
+            os.kill(daemon_pid, signal.SIGSTOP)
+            cmd.write("spawn\n")
+            name, pid = ack.readline().split()
+            pid = int(pid)
+            names.append(name)
+            os.kill(bus_pid, signal.SIGSTOP)
+            _after_tick_boundary()
+            tick = int(time.clock_gettime(time.CLOCK_BOOTTIME) / TICK)
+            # The daemon reads the caller's arrival and call now and asks the stopped bus.
+            os.kill(daemon_pid, signal.SIGCONT)
+            time.sleep(0.002)
+            os.kill(pid, signal.SIGKILL)
+            assert ack.readline().strip() == "reaped"
+            impostor = _steer_pid(pid)
+            same_tick += impostor is not None and _start_tick(pid) == tick
+            os.kill(bus_pid, signal.SIGCONT)
+            # A few round trips through the daemon's main loop: its verdict is in by then.
+            for _ in range(4):
+                bus.call("org.freedesktop.DBus.Properties", "Get",
+                         ("org.freedesktop.portal.NetworkMonitor", "version"), "(ss)", conn=known)
+            if impostor is not None:
+                impostor.kill()
+                impostor.wait()
+                impostor = None
+            assert f"Caller {name} is a host app" not in d.output()
+    finally:
+        os.kill(bus_pid, signal.SIGCONT)
+        os.kill(daemon_pid, signal.SIGCONT)
+        if impostor is not None:
+            impostor.kill()
+            impostor.wait()
+        try:
+            cmd.write("quit\n")
+            cmd.close()
+            sandbox.wait(timeout=10)
+        except (BrokenPipeError, subprocess.TimeoutExpired):
+            sandbox.kill()          # bwrap's --die-with-parent ends the sandbox with it
+            sandbox.wait()
+    log = d.output()
+    taken = [n for n in names if f"Caller {n} is a host app" in log]
+    assert not taken, f"{len(taken)} of {tries} exited callers taken for the host process that got their pid"
+    # The race was run: pids were handed over within the tick, and the daemon got some from the bus.
+    reached = sum(f"Refusing caller {n} " in log or f"Refusing caller {n}:" in log for n in names)
+    reasons = collections.Counter(re.sub(r":1\.\d+|\d+", "N", line.split("Refusing caller", 1)[1].split(": ", 1)[1])
+                                  for line in log.splitlines() if "Refusing caller :" in line)
+    print(f"{tries} tries, {same_tick} pids handed to a host process within the tick, "
+          f"{reached} refused after the bus named the pid: {dict(reasons)}")
+    assert same_tick > 0
+    assert reached > 0

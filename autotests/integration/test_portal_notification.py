@@ -127,11 +127,14 @@ LEFT_OUT = [
     {"icon": v("v", v("(sv)", ("file", v("s", "/etc/passwd"))))},
     {"icon": v("v", v("(sv)", ("themed", v("as", ["../../x"]))))},
     {"icon": v("s", "../dialog")},
+    {"icon": v("v", v("(sv)", ("themed", v("as", ["..", "."]))))},
+    {"icon": v("s", "..")},
     {"sound": v("v", v("(sv)", ("file", v("s", "/usr/share/sounds/x.oga"))))},
 ]
 
 
-@pytest.mark.parametrize("field", LEFT_OUT, ids=["icon-file", "icon-bad-name", "icon-bad-string", "sound-file"])
+@pytest.mark.parametrize("field", LEFT_OUT, ids=["icon-file", "icon-bad-name", "icon-bad-string", "icon-dots",
+                                               "icon-dots-string", "sound-file"])
 def test_left_out(env, field):
     bus, backend, client = env
     add(bus, client, "n", dict(field, title=v("s", "shown")))

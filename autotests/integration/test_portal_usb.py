@@ -77,6 +77,7 @@ class Host:
         self.conn = bus.new_connection()
         self.client = request_helpers.Client(bus, self.conn)
         if app_id:
+            bus.install_app(app_id)
             bus.call(REGISTRY, "Register", (app_id, {}), "(sa{sv})", conn=self.conn)
         self.events = []
         self.conn.signal_subscribe(None, IFACE, "DeviceEvents", None, None, Gio.DBusSignalFlags.NONE,
@@ -447,6 +448,10 @@ def test_hostile_input(bus, tb):
     bad = [
         ("AcquireDevices", ("", [], {}), "(sa(sa{sv})a{sv})", "InvalidArgument"),
         ("AcquireDevices", ("", [("x" * 5000, {})], {}), "(sa(sa{sv})a{sv})", "InvalidArgument"),
+        # An id is the portal's own random name, never a path or a sysfs name.
+        ("AcquireDevices", ("", [("../../../dev/bus/usb/001/001", {})], {}), "(sa(sa{sv})a{sv})", "InvalidArgument"),
+        ("AcquireDevices", ("", [(a[0], {})], {}), "(sa(sa{sv})a{sv})", "InvalidArgument"),
+        ("AcquireDevices", ("", [(a[1], {})], {}), "(sa(sa{sv})a{sv})", "InvalidArgument"),
         ("AcquireDevices", ("", [(ids[0], {})] * 2, {}), "(sa(sa{sv})a{sv})", "InvalidArgument"),
         ("AcquireDevices", ("", [(f"{i:036d}", {}) for i in range(5000)], {}), "(sa(sa{sv})a{sv})",
          "InvalidArgument"),

@@ -88,7 +88,8 @@ def run_harness(binary, path, skips, tmp_path, system_bus):
              f"mount --bind {docs} /usr/libexec/xdg-document-portal && "
              f"mount --bind {docs} /usr/libexec/xdg-permission-store && exec \"$@\"")
     # The harness makes its own bus; its python and libportal are Debian's.
-    env = dict(os.environ, PATH="/usr/bin:/bin:/usr/sbin:/sbin", HOME=str(tmp_path), TMPDIR=str(tmp_path))
+    env = dict(os.environ, PATH="/usr/bin:/bin:/usr/sbin:/sbin", HOME=str(tmp_path), TMPDIR=str(tmp_path),
+               **limentest.isolated_xdg_dirs(str(tmp_path)))
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
     env.pop("DBUS_SYSTEM_BUS_ADDRESS", None)
     if system_bus:

@@ -314,6 +314,19 @@ test_sender_leaves (BusFixture *f, gconstpointer data)
   g_assert_null (left);
 }
 
+/* ID.desktop in the test's own (isolated) data home. */
+static void
+write_desktop_entry (const char *app_id)
+{
+  g_autofree char *dir = g_build_filename (g_get_user_data_dir (), "applications", NULL);
+  g_autofree char *name = g_strconcat (app_id, ".desktop", NULL);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (path, "[Desktop Entry]\nType=Application\nName=Registered\nExec=true\n",
+                                      -1, NULL));
+}
+
 static void
 test_registry (BusFixture *f, gconstpointer data)
 {
@@ -326,6 +339,12 @@ test_registry (BusFixture *f, gconstpointer data)
   g_assert_false (limen_app_info_register_host_id (f->service, name, "not-reverse-dns", &error));
   g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
+
+  /* An id must name an installed application (its desktop entry), as upstream requires. */
+  g_assert_false (limen_app_info_register_host_id (f->service, name, "org.example.Registered", &error));
+  g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED);
+  g_clear_error (&error);
+  write_desktop_entry ("org.example.Registered");
 
   g_assert_true (limen_app_info_register_host_id (f->service, name, "org.example.Registered", &error));
   g_assert_no_error (error);
@@ -427,7 +446,8 @@ test_hooks (void)
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
+  /* Each test gets its own XDG dirs (the registry test writes a desktop entry there). */
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
   g_test_add_func ("/app-info/app-id-validity", test_app_id_validity);
   g_test_add_func ("/app-info/flatpak-info", test_flatpak_info);
   g_test_add_func ("/app-info/flatpak-info-bad", test_flatpak_info_bad);

@@ -334,6 +334,49 @@ test_journal_rollback (void)
   loaded_free (l);
 }
 
+/* A journal whose end a crash or a power cut damaged (a torn multi-page AddFull frame) is cut
+ * back to its last good frame when it is opened, before anything is appended: frames written
+ * after the damage would never be read, so a second crash would lose every one of them. */
+static void
+test_journal_damaged_end_then_crash (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "e.sqlite", NULL);
+  g_autofree char *copy = g_build_filename (tmpdir, "e-crash.sqlite", NULL);
+  g_autofree char *pending = g_strconcat (path, "-pending", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+  gboolean kept = FALSE;
+  LimenDb *db;
+  Loaded *l;
+
+  /* The first frame of a run, torn: its header promises more than was written. */
+  g_assert_true (g_file_set_contents (pending, "\x00\x40\0\0\1\2\3\4torn frame", 18, NULL));
+  g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "Ignoring a damaged end of*");
+  db = limen_db_open (path, &error);
+  g_test_assert_expected_messages ();
+  g_assert_no_error (error);
+  for (int i = 0; i < 20; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("after%d", i);
+
+      put_doc (db, id, "/home/u/after", "org.example.App", 1);
+    }
+  /* The process dies before the database takes the journal over. */
+  snapshot (path, copy);
+  limen_db_close (db);
+
+  l = load (copy);
+  g_assert_cmpuint (g_hash_table_size (l->docs), ==, 20);
+  g_assert_cmpuint (g_hash_table_size (l->perms), ==, 20);
+  loaded_free (l);
+  /* The damaged bytes are kept beside the journal. */
+  dir = g_dir_open (tmpdir, 0, NULL);
+  while ((name = g_dir_read_name (dir)))
+    kept = kept || g_str_has_prefix (name, "e.sqlite-pending.damaged-");
+  g_assert_true (kept);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -345,6 +388,7 @@ main (int argc, char **argv)
   g_test_add_func ("/documents/journal/applied-once", test_journal_applied_once);
   g_test_add_func ("/documents/journal/second-instance", test_journal_second_instance);
   g_test_add_func ("/documents/journal/rollback", test_journal_rollback);
+  g_test_add_func ("/documents/journal/damaged-end-then-crash", test_journal_damaged_end_then_crash);
   g_test_add_func ("/documents/journal/flushed-when-quiet", test_journal_flushed_when_quiet);
   ret = g_test_run ();
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);

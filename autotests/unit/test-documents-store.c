@@ -154,7 +154,8 @@ put (const char *path, const void *data, gsize len)
 static void
 collect (const char *key, GVariant *value, gpointer user_data)
 {
-  g_hash_table_insert (user_data, g_strdup (key), g_variant_ref (value));
+  if (value)
+    g_hash_table_insert (user_data, g_strdup (key), g_variant_ref (value));
 }
 
 static void

@@ -364,6 +364,16 @@ test_document_paths (void)
   g_assert_null (rest);
 }
 
+/* Where each kind of app sees the store: Flatpak's own mount inside the sandbox, the host's
+ * mount point for a Snap (its confinement shows it there) and for the host. */
+static void
+test_document_app_mount (void)
+{
+  g_assert_cmpstr (limen_document_path_app_mount (LIMEN_APP_KIND_FLATPAK, "/tmp/rt/doc"), ==, "/run/flatpak/doc");
+  g_assert_cmpstr (limen_document_path_app_mount (LIMEN_APP_KIND_SNAP, "/tmp/rt/doc"), ==, "/tmp/rt/doc");
+  g_assert_cmpstr (limen_document_path_app_mount (LIMEN_APP_KIND_HOST, "/tmp/rt/doc"), ==, "/tmp/rt/doc");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -378,5 +388,6 @@ main (int argc, char **argv)
   g_test_add_func ("/options/document-paths", test_document_paths);
   g_test_add_func ("/options/parent-window", test_parent_window);
   g_test_add_func ("/options/cast-tables", test_cast_tables);
+  g_test_add_func ("/options/document-app-mount", test_document_app_mount);
   return g_test_run ();
 }

@@ -148,6 +148,95 @@ test_first_dir_wins (Fixture *f, gconstpointer data)
   g_assert_cmpstr (find (c, "org.freedesktop.impl.portal.FileChooser"), ==, "kde");
 }
 
+#define DEBIAN_KDE_PORTAL "/usr/share/xdg-desktop-portal/portals/kde.portal"
+
+static char **
+interfaces_of (const char *portal_file)
+{
+  g_autoptr(GKeyFile) kf = g_key_file_new ();
+  char **ifaces;
+
+  g_assert_true (g_key_file_load_from_file (kf, portal_file, G_KEY_FILE_NONE, NULL));
+  ifaces = g_key_file_get_string_list (kf, "portal", "Interfaces", NULL, NULL);
+  g_assert_nonnull (ifaces);
+  return ifaces;
+}
+
+static void
+copy_file (const char *from, const char *dir, const char *name)
+{
+  g_autofree char *text = NULL;
+
+  g_assert_true (g_file_get_contents (from, &text, NULL, NULL));
+  write_file (dir, name, text);
+}
+
+/* The part run in a child process, where GLib reads the XDG variables afresh. */
+static void
+check_shipped_choice (const char *limen_portal)
+{
+  g_auto(GStrv) limen_ifaces = interfaces_of (limen_portal);
+  g_auto(GStrv) kde_ifaces = interfaces_of (DEBIAN_KDE_PORTAL);
+  g_autoptr(LimenPortalConfig) c = limen_portal_config_load ();
+  g_autoptr(GPtrArray) settings = NULL;
+
+  g_assert_true (g_str_has_suffix (limen_portal_config_get_conf_path (c), "/share/xdg-desktop-portal/kde-portals.conf"));
+  /* Settings are merged from every backend chosen: limen's alone, so kde's is not started. */
+  settings = limen_portal_config_find_all_for_desktop (c, "org.freedesktop.impl.portal.Settings");
+  g_assert_cmpuint (settings->len, ==, 1);
+  g_assert_cmpstr (((const LimenPortalImpl *) g_ptr_array_index (settings, 0))->source, ==, "limen");
+  for (guint i = 0; limen_ifaces[i]; i++)
+    if (*limen_ifaces[i])
+      g_assert_cmpstr (find (c, limen_ifaces[i]), ==, "limen");
+  for (guint i = 0; kde_ifaces[i]; i++)
+    if (*kde_ifaces[i] && !g_strv_contains ((const char * const *) limen_ifaces, kde_ifaces[i]))
+      g_assert_cmpstr (find (c, kde_ifaces[i]), ==, "kde");
+}
+
+/* The files a package ships, laid out as installed in a data dir before the system's, with
+ * Debian's kde.portal there too (both say UseIn=KDE, and kde sorts first): in a KDE session
+ * the shipped kde-portals.conf makes limen serve every interface limen.portal lists, and kde
+ * only what limen lacks. The search paths are limen-portal's own (limen_portal_config_load). */
+static void
+test_shipped_kde_portals_conf (Fixture *f, gconstpointer data)
+{
+  const char *source = g_getenv ("LIMEN_SOURCE_DIR");
+  g_autofree char *limen_portal = NULL;
+
+  if (!g_file_test (DEBIAN_KDE_PORTAL, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("xdg-desktop-portal-kde is not installed");
+      return;
+    }
+  g_assert_nonnull (source);
+  limen_portal = g_build_filename (source, "kde-backend", "data", "limen.portal", NULL);
+  if (g_test_subprocess ())
+    {
+      check_shipped_choice (limen_portal);
+      return;
+    }
+  {
+    g_autofree char *data_dir = g_build_filename (f->root, "share", NULL);
+    g_autofree char *portals = g_build_filename (data_dir, "xdg-desktop-portal", "portals", NULL);
+    g_autofree char *conf_dir = g_build_filename (data_dir, "xdg-desktop-portal", NULL);
+    g_autofree char *conf = g_build_filename (source, "kde-backend", "data", "kde-portals.conf", NULL);
+    g_autofree char *data_dirs = g_strconcat (data_dir, ":/usr/share", NULL);
+
+    g_assert_cmpint (g_mkdir_with_parents (portals, 0755), ==, 0);
+    copy_file (limen_portal, portals, "limen.portal");
+    copy_file (conf, conf_dir, "kde-portals.conf");
+    /* Nothing of the machine's or the user's own configuration: only the two data dirs. */
+    g_setenv ("XDG_DATA_DIRS", data_dirs, TRUE);
+    g_setenv ("XDG_DATA_HOME", f->conf1, TRUE);
+    g_setenv ("XDG_CONFIG_HOME", f->conf1, TRUE);
+    g_setenv ("XDG_CONFIG_DIRS", f->conf2, TRUE);
+    g_setenv ("XDG_CURRENT_DESKTOP", "KDE", TRUE);
+    g_unsetenv ("XDG_DESKTOP_PORTAL_DIR");
+    g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+    g_test_trap_assert_passed ();
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -158,5 +247,7 @@ main (int argc, char **argv)
               fixture_teardown);
   g_test_add ("/portal-config/desktop-conf-wins", Fixture, NULL, fixture_setup, test_desktop_conf_wins, fixture_teardown);
   g_test_add ("/portal-config/first-dir-wins", Fixture, NULL, fixture_setup, test_first_dir_wins, fixture_teardown);
+  g_test_add ("/portal-config/shipped-kde-portals-conf", Fixture, NULL, fixture_setup, test_shipped_kde_portals_conf,
+              fixture_teardown);
   return g_test_run ();
 }

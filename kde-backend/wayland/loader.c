@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 
 #include "errors.h"
+#include "uninstalled.h"
 
 static LimenKdeWayland module;
 static gboolean module_open;
@@ -24,21 +25,12 @@ static char *load_error;
 static gboolean probed;
 static guint probed_features;
 
-/* Next to the binary in the build tree (wayland/), else the private library directory. */
+/* The installed module, from the private library directory (a test build: the build
+ * tree's, uninstalled.h). */
 static char *
 find_module (void)
 {
-  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
-
-  if (exe)
-    {
-      g_autofree char *dir = g_path_get_dirname (exe);
-      g_autofree char *local = g_build_filename (dir, "wayland", "liblimen-kde-wayland.so", NULL);
-
-      if (g_file_test (local, G_FILE_TEST_EXISTS))
-        return g_steal_pointer (&local);
-    }
-  return g_strdup (LIMEN_WAYLAND_MODULE_PATH);
+  return limen_uninstalled_path ("kde-backend/wayland/liblimen-kde-wayland.so", LIMEN_WAYLAND_MODULE_PATH);
 }
 
 /* What the compositor offers, without keeping the module: opened, asked, closed. */

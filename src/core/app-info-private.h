@@ -51,6 +51,31 @@ int limen_app_info_open_proc_dir (pid_t pid, GError **error);
  * start time the caller may have (0: no bound), against pid reuse. */
 LimenAppInfo *limen_app_info_identify_process (int proc_fd, pid_t pid, guint64 not_after, GError **error);
 
+/* ---- app-info-pin.c: a peer's process without a pidfd from the bus ---- */
+
+/* How many times in a row the bus is asked for a peer's pid after its /proc/PID was opened. */
+#define LIMEN_APP_INFO_PIN_QUESTIONS 3
+
+/* Now, in /proc/PID/stat's start-time unit (clock ticks since boot). */
+guint64 limen_app_info_now_in_ticks (void);
+
+/* Stamp the arrival of every peer on @connection from now on, and ask which are there. */
+void limen_app_info_pin_start (GDBusConnection *connection, GCancellable *cancellable);
+
+/* Take in the answer to pin_start's question (at once if it is in). */
+void limen_app_info_pin_ready (void);
+
+/* Stop stamping and forget every stamp. */
+void limen_app_info_pin_stop (void);
+
+/* When @sender's arrival was read, in ticks; FALSE when it never was, or it left. */
+gboolean limen_app_info_pin_arrival (const char *sender, guint64 *ticks);
+
+/* Whether the bus's answer to GetConnectionUnixProcessID (@reply, or @bus_error), asked
+ * after @info's /proc directory was opened, pins @info to @sender. */
+gboolean limen_app_info_pin_check_answer (LimenAppInfo *info, const char *sender, GVariant *reply,
+                                          const GError *bus_error, GError **error);
+
 /* ---- app-info-flatpak.c ---- */
 
 /* Take @info's id, instance and metadata from the contents of a /.flatpak-info. */

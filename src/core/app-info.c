@@ -9,14 +9,15 @@
  * of peers on the bus, the gate that holds a new peer's calls until it is identified, and
  * the dispatch from bus credentials (or a test hook) to the process inspection of
  * app-info-process.c, which hands over to app-info-flatpak.c, app-info-snap.c and
- * app-info-host.c. The Registry's self-naming of host apps is app-info-registry.c.
+ * app-info-host.c. Where the bus gives a pid but no pidfd, app-info-pin.c shows that the
+ * process found is the caller's and not one that got its pid after it exited. The
+ * Registry's self-naming of host apps is app-info-registry.c.
  */
 #include "app-info-private.h"
 
 #include <gio/gdesktopappinfo.h>
 #include <poll.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "errors.h"
@@ -31,24 +32,11 @@ typedef struct {
 
 static GHashTable *cache;          /* unique name → LimenAppInfo; written on the main thread only */
 static GMutex cache_lock;          /* for readers on other threads (limen_app_info_lookup_cached) */
-static GHashTable *appeared;       /* unique name → guint64 ticks when it joined the bus */
 static GArray *vanished_watches;
 static guint name_owner_changed_id;
 static GDBusConnection *tracker_connection;
 static GCancellable *tracker_cancellable;   /* ends bus round trips when the daemon leaves */
-static guint64 tracker_start_ticks;
 static guint tracker_generation;   /* bumped by each shutdown: lookups started before are void */
-
-static guint64
-now_in_ticks (void)
-{
-  struct timespec ts;
-  long hz = sysconf (_SC_CLK_TCK);
-
-  /* /proc/PID/stat's start time counts clock ticks since boot, suspend included. */
-  clock_gettime (CLOCK_BOOTTIME, &ts);
-  return (guint64) ts.tv_sec * hz + (guint64) ts.tv_nsec / (1000000000 / hz);
-}
 
 static void mark_lookups_vanished (const char *name);
 static void drain_pending (void);
@@ -76,15 +64,10 @@ on_name_owner_changed (GDBusConnection *connection,
   g_variant_get (parameters, "(&s&s&s)", &name, &old_owner, &new_owner);
   if (name[0] != ':')
     return;
-  if (*new_owner != '\0' && *old_owner == '\0')
-    {
-      g_hash_table_insert (appeared, g_strdup (name), g_memdup2 (&(guint64) { now_in_ticks () }, sizeof (guint64)));
-      return;
-    }
+  /* Arrivals are stamped by app-info-pin.c's filter, earlier than this runs. */
   if (*new_owner == '\0')
     {
       cache_remove (name);
-      g_hash_table_remove (appeared, name);
       mark_lookups_vanished (name);
       for (guint i = 0; i < vanished_watches->len; i++)
         {
@@ -94,46 +77,10 @@ on_name_owner_changed (GDBusConnection *connection,
     }
 }
 
-/* Peers connected before us joined the bus no later than tracker_start_ticks. ListNames is
- * asked without waiting (the daemon exports its objects meanwhile) on a context of its own,
- * so that limen_app_info_tracker_ready() can take the answer in before anything else runs. */
-static GMainContext *present_names_context;
-static gboolean present_names_pending;
-
-static void
-on_present_names (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
-  g_autoptr(GVariantIter) iter = NULL;
-  const char *name;
-
-  present_names_pending = FALSE;
-  if (reply == NULL || appeared == NULL)
-    return;
-  g_variant_get (reply, "(as)", &iter);
-  while (g_variant_iter_next (iter, "&s", &name))
-    if (name[0] == ':' && !g_hash_table_contains (appeared, name))
-      g_hash_table_insert (appeared, g_strdup (name), g_memdup2 (&tracker_start_ticks, sizeof (guint64)));
-}
-
-static void
-request_present_names (GDBusConnection *connection)
-{
-  present_names_context = g_main_context_new ();
-  present_names_pending = TRUE;
-  g_main_context_push_thread_default (present_names_context);
-  g_dbus_connection_call (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                          "org.freedesktop.DBus", "ListNames", NULL, G_VARIANT_TYPE ("(as)"),
-                          G_DBUS_CALL_FLAGS_NONE, 5000, tracker_cancellable, on_present_names, NULL);
-  g_main_context_pop_thread_default (present_names_context);
-}
-
 void
 limen_app_info_tracker_ready (void)
 {
-  while (present_names_pending)
-    g_main_context_iteration (present_names_context, TRUE);
-  g_clear_pointer (&present_names_context, g_main_context_unref);
+  limen_app_info_pin_ready ();
 }
 
 void
@@ -142,16 +89,14 @@ limen_app_info_tracker_init (GDBusConnection *connection, GCancellable *cancella
   if (cache != NULL)
     return;
   cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) limen_app_info_unref);
-  appeared = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   vanished_watches = g_array_new (FALSE, FALSE, sizeof (VanishedWatch));
   tracker_connection = g_object_ref (connection);
   tracker_cancellable = cancellable ? g_object_ref (cancellable) : NULL;
-  tracker_start_ticks = now_in_ticks ();
   name_owner_changed_id =
     g_dbus_connection_signal_subscribe (connection, "org.freedesktop.DBus", "org.freedesktop.DBus",
                                         "NameOwnerChanged", "/org/freedesktop/DBus", NULL,
                                         G_DBUS_SIGNAL_FLAGS_NONE, on_name_owner_changed, NULL, NULL);
-  request_present_names (connection);
+  limen_app_info_pin_start (connection, tracker_cancellable);
 #ifdef LIMEN_TEST_HOOKS
   if (g_getenv ("XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND"))
     g_warning ("Test hook active: every caller is identified from XDG_DESKTOP_PORTAL_TEST_APP_INFO_KIND=%s",
@@ -171,7 +116,7 @@ limen_app_info_tracker_shutdown (void)
   g_mutex_lock (&cache_lock);
   g_clear_pointer (&cache, g_hash_table_unref);
   g_mutex_unlock (&cache_lock);
-  g_clear_pointer (&appeared, g_hash_table_unref);
+  limen_app_info_pin_stop ();
   g_clear_pointer (&vanished_watches, g_array_unref);
   g_clear_object (&tracker_connection);
   g_clear_object (&tracker_cancellable);
@@ -408,15 +353,15 @@ pidfd_alive (int pidfd)
 }
 
 /* The process the bus credentials name: by the pidfd where the bus gives one (*@pidfd
- * takes it), else the pid with the latest start time it may have in *@not_after. */
+ * takes it), else the pid, with the latest start time its process may have in
+ * *@not_after: when the name's arrival was read (app-info-pin.c). */
 static pid_t
-credentials_pid (const char *sender, GVariant *reply, GUnixFDList *fds, guint64 joined_by,
-                 int *pidfd, guint64 *not_after, GError **error)
+credentials_pid (const char *sender, GVariant *reply, GUnixFDList *fds, int *pidfd, guint64 *not_after,
+                 GError **error)
 {
   g_autoptr(GVariant) creds = g_variant_get_child_value (reply, 0);
   guint32 pid32 = 0;
   gint32 pidfd_index = -1;
-  guint64 *appeared_at;
   pid_t pid;
 
   g_variant_lookup (creds, "ProcessID", "u", &pid32);
@@ -437,20 +382,36 @@ credentials_pid (const char *sender, GVariant *reply, GUnixFDList *fds, guint64 
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "The bus gives no process for %s", sender);
       return pid;
     }
-  limen_app_info_tracker_ready ();
-  appeared_at = appeared ? g_hash_table_lookup (appeared, sender) : NULL;
-  /* Names on the bus before we started were recorded then; a name we have not seen
-   * appear yet (its NameOwnerChanged still queued) joined before it called us. */
-  *not_after = appeared_at ? *appeared_at : (joined_by ? joined_by : now_in_ticks ());
+  /* Never "now" for a name whose arrival we did not see: a process that took the pid of
+   * an exited caller meanwhile would pass for it. On the tracker's connection, the arrival
+   * of a name that is still there was read before this answer (the bus sends in order, and
+   * ListNames covers the names older than us): without it, the caller has left. */
+  if (!limen_app_info_pin_arrival (sender, not_after))
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                   "Caller %s (pid %d) cannot be pinned: it left the bus, or its arrival was not seen",
+                   sender, pid);
+      return -1;
+    }
   return pid;
 }
 
-/* The rest of identifying @sender once the bus answered GetConnectionCredentials: the
- * process (by its pidfd where the bus gives one), its /proc entry, its sandbox metadata.
- * @joined_by: a time the name was surely on the bus, for a name whose NameOwnerChanged we
- * have not seen yet (0: now). Caches the result while the peer is on the bus. */
+/* Refuse @sender for @error (kept in @error), saying so in the log. */
+static void
+log_refusal (const char *sender, pid_t pid, const GError *error)
+{
+  if (pid > 0)
+    g_warning ("Refusing caller %s (pid %d): %s", sender, pid, error->message);
+  else
+    g_warning ("Refusing caller %s: %s", sender, error->message);
+}
+
+/* The first half of identifying @sender once the bus answered GetConnectionCredentials:
+ * the process (by its pidfd where the bus gives one), its /proc entry, its sandbox
+ * metadata. *@pinned: whether the process is shown to be the caller's already (a live
+ * pidfd); if not, limen_app_info_pin_check_answer() must be satisfied before use. */
 static LimenAppInfo *
-identify_from_credentials (const char *sender, GVariant *reply, GUnixFDList *fds, guint64 joined_by,
+identify_from_credentials (const char *sender, GVariant *reply, GUnixFDList *fds, gboolean *pinned,
                            GError **error)
 {
   g_autoptr(GError) local_error = NULL;
@@ -460,12 +421,19 @@ identify_from_credentials (const char *sender, GVariant *reply, GUnixFDList *fds
   pid_t pid;
   guint64 not_after = 0;
 
-  pid = credentials_pid (sender, reply, fds, joined_by, &pidfd, &not_after, error);
+  pid = credentials_pid (sender, reply, fds, &pidfd, &not_after, &local_error);
   if (pid <= 0)
-    return NULL;
+    {
+      log_refusal (sender, pid, local_error);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
+    }
   proc_fd = limen_app_info_open_proc_dir (pid, error);
   if (proc_fd < 0)
     return NULL;
+  /* A pidfd alive after the open shows that /proc/PID is its process's: no other could
+   * have had the pid meanwhile. */
+  *pinned = pidfd >= 0;
   if (pidfd >= 0 && !pidfd_alive (pidfd))
     {
       close (proc_fd);
@@ -477,14 +445,21 @@ identify_from_credentials (const char *sender, GVariant *reply, GUnixFDList *fds
   if (info == NULL)
     {
       close (proc_fd);
-      g_warning ("Refusing caller %s (pid %d): %s", sender, pid, local_error->message);
+      log_refusal (sender, pid, local_error);
       g_propagate_error (error, g_steal_pointer (&local_error));
       return NULL;
     }
+  return info;
+}
+
+/* @info (taken) is @sender's, pinned: say so and cache it while the peer is on the bus
+ * (its departure drops the entry). */
+static LimenAppInfo *
+identified (const char *sender, LimenAppInfo *info)
+{
   g_debug ("Caller %s is %s app '%s' (pid %d)", sender,
            info->kind == LIMEN_APP_KIND_FLATPAK ? "a Flatpak" : info->kind == LIMEN_APP_KIND_SNAP ? "a Snap" : "a host",
-           limen_app_info_get_id (info), pid);
-  /* Only cache while the peer is known to be on the bus; its departure drops the entry. */
+           limen_app_info_get_id (info), info->pid);
   if (cache)
     {
       g_mutex_lock (&cache_lock);
@@ -492,6 +467,43 @@ identify_from_credentials (const char *sender, GVariant *reply, GUnixFDList *fds
       g_mutex_unlock (&cache_lock);
     }
   return info;
+}
+
+/* Ask the bus (again) for @sender's pid: the question of app-info-pin.c's second proof. */
+static void
+ask_pid (GDBusConnection *connection, const char *sender, GCancellable *cancellable,
+         GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_dbus_connection_call (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                          "GetConnectionUnixProcessID", g_variant_new ("(s)", sender), G_VARIANT_TYPE ("(u)"),
+                          G_DBUS_CALL_FLAGS_NONE, 5000, cancellable, callback, user_data);
+}
+
+/* limen_app_info_get_for_sender's pinning: the bus asked LIMEN_APP_INFO_PIN_QUESTIONS
+ * times in a row after /proc/PID was opened. Takes @info; NULL when it cannot be pinned. */
+static LimenAppInfo *
+pin_sync (GDBusConnection *connection, const char *sender, LimenAppInfo *info, GError **error)
+{
+  g_autoptr(LimenAppInfo) owned = info;
+  g_autoptr(GError) local_error = NULL;
+
+  for (guint i = 0; i < LIMEN_APP_INFO_PIN_QUESTIONS; i++)
+    {
+      g_autoptr(GError) bus_error = NULL;
+      g_autoptr(GVariant) answer =
+        g_dbus_connection_call_sync (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                     "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                                     g_variant_new ("(s)", sender), G_VARIANT_TYPE ("(u)"),
+                                     G_DBUS_CALL_FLAGS_NONE, 5000, tracker_cancellable, &bus_error);
+
+      if (!limen_app_info_pin_check_answer (owned, sender, answer, bus_error, &local_error))
+        {
+          log_refusal (sender, owned->pid, local_error);
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return NULL;
+        }
+    }
+  return identified (sender, g_steal_pointer (&owned));
 }
 
 static void
@@ -518,6 +530,7 @@ limen_app_info_get_for_sender (GDBusConnection *connection, const char *sender, 
   g_autoptr(GUnixFDList) fds = NULL;
   g_autoptr(GError) local_error = NULL;
   LimenAppInfo *info;
+  gboolean pinned = FALSE;
 
   if (cache && (info = g_hash_table_lookup (cache, sender)))
     return limen_app_info_ref (info);
@@ -535,19 +548,24 @@ limen_app_info_get_for_sender (GDBusConnection *connection, const char *sender, 
       set_bus_error (error, sender, local_error);
       return NULL;
     }
-  return identify_from_credentials (sender, reply, fds, 0, error);
+  info = identify_from_credentials (sender, reply, fds, &pinned, error);
+  if (info == NULL)
+    return NULL;
+  return pinned ? identified (sender, info) : pin_sync (connection, sender, info, error);
 }
 
 /* ---- identifying asynchronously -------------------------------------------------------
  *
  * The bus is asked for the peer's credentials without blocking; the /proc inspection that
- * follows is local and quick. A peer that leaves the bus before the answer comes is not
- * cached (nothing else would drop the entry). */
+ * follows is local and quick; without a pidfd, the bus is then asked for the peer's pid
+ * again (app-info-pin.c), each question once the previous answer is in. A peer that leaves
+ * the bus before the answer comes is not cached (nothing else would drop the entry). */
 
 typedef struct {
   GDBusConnection *connection;
   char            *sender;
-  guint64          joined_by;   /* ticks: the name was on the bus by then */
+  LimenAppInfo    *info;        /* identified, while its pinning questions are out */
+  guint            questions;   /* pinning questions answered so far */
   guint            generation;  /* tracker_generation when it started */
   gboolean         vanished;    /* the peer left before the answer came */
 } Lookup;
@@ -560,6 +578,7 @@ lookup_free (Lookup *lookup)
   lookups = g_list_remove (lookups, lookup);
   g_object_unref (lookup->connection);
   g_free (lookup->sender);
+  g_clear_pointer (&lookup->info, limen_app_info_unref);
   g_free (lookup);
 }
 
@@ -575,6 +594,55 @@ mark_lookups_vanished (const char *name)
     }
 }
 
+/* The end of an asynchronous lookup: @info (taken) is the answer, or @error. */
+static void
+lookup_return (GTask *task, LimenAppInfo *info, GError *error)
+{
+  Lookup *lookup = g_task_get_task_data (task);
+
+  if (info == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  identified (lookup->sender, info);
+  if (lookup->vanished)
+    cache_remove (lookup->sender);      /* its departure was seen already */
+  g_task_return_pointer (task, info, (GDestroyNotify) limen_app_info_unref);
+}
+
+static void
+on_pin_answer (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  Lookup *lookup = g_task_get_task_data (task);
+  g_autoptr(GVariant) answer = NULL;
+  g_autoptr(GError) bus_error = NULL;
+  GError *error = NULL;
+
+  answer = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &bus_error);
+  if (lookup->generation != tracker_generation || g_error_matches (bus_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_FAILED, "The service is shutting down");
+      return;
+    }
+  if (!limen_app_info_pin_check_answer (lookup->info, lookup->sender, answer, bus_error, &error))
+    {
+      log_refusal (lookup->sender, lookup->info->pid, error);
+      lookup_return (task, NULL, error);
+      return;
+    }
+  /* Each question is asked once the previous answer is in (app-info-pin.c says why). */
+  if (++lookup->questions < LIMEN_APP_INFO_PIN_QUESTIONS)
+    {
+      GCancellable *cancellable = g_task_get_cancellable (task);
+
+      ask_pid (lookup->connection, lookup->sender, cancellable, on_pin_answer, g_steal_pointer (&task));
+      return;
+    }
+  lookup_return (task, g_steal_pointer (&lookup->info), NULL);
+}
+
 static void
 on_credentials (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -585,6 +653,8 @@ on_credentials (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr(GError) bus_error = NULL;
   GError *error = NULL;
   LimenAppInfo *info;
+  GCancellable *cancellable;
+  gboolean pinned = FALSE;
 
   reply = g_dbus_connection_call_with_unix_fd_list_finish (G_DBUS_CONNECTION (source), &fds, result, &bus_error);
   if (lookup->generation != tracker_generation)
@@ -598,15 +668,15 @@ on_credentials (GObject *source, GAsyncResult *result, gpointer user_data)
       g_task_return_error (task, error);
       return;
     }
-  info = identify_from_credentials (lookup->sender, reply, fds, lookup->joined_by, &error);
-  if (info == NULL)
+  info = identify_from_credentials (lookup->sender, reply, fds, &pinned, &error);
+  if (info == NULL || pinned)
     {
-      g_task_return_error (task, error);
+      lookup_return (task, info, error);
       return;
     }
-  if (lookup->vanished)
-    cache_remove (lookup->sender);      /* its departure was seen already */
-  g_task_return_pointer (task, info, (GDestroyNotify) limen_app_info_unref);
+  lookup->info = info;
+  cancellable = g_task_get_cancellable (task);
+  ask_pid (lookup->connection, lookup->sender, cancellable, on_pin_answer, g_steal_pointer (&task));
 }
 
 static gboolean
@@ -646,7 +716,6 @@ limen_app_info_get_for_sender_async (GDBusConnection     *connection,
   lookup = g_new0 (Lookup, 1);
   lookup->connection = g_object_ref (connection);
   lookup->sender = g_strdup (sender);
-  lookup->joined_by = now_in_ticks ();
   lookup->generation = tracker_generation;
   lookups = g_list_prepend (lookups, lookup);
   g_task_set_task_data (task, lookup, (GDestroyNotify) lookup_free);

@@ -38,18 +38,6 @@ limen_daemon_quit (int status)
     g_main_loop_quit (main_loop);
 }
 
-GCancellable *
-limen_daemon_get_quit_cancellable (void)
-{
-  return quit_cancellable;
-}
-
-GDBusConnection *
-limen_daemon_get_connection (void)
-{
-  return daemon_connection;
-}
-
 static gboolean
 quit_on_signal (gpointer user_data)
 {

@@ -38,12 +38,4 @@ char *limen_daemon_handler_signal (const char *method);
 /* Ask the main loop to end with status @status (after on_shutdown). */
 void limen_daemon_quit (int status);
 
-/* The session bus connection the daemon runs on (NULL before on_bus). */
-GDBusConnection *limen_daemon_get_connection (void);
-
-/* Cancelled as soon as the daemon is to leave (a signal, from any thread, or
- * limen_daemon_quit): pass it to blocking calls made on the main thread, so none of them
- * can hold the exit back. NULL outside limen_daemon_main. */
-GCancellable *limen_daemon_get_quit_cancellable (void);
-
 G_END_DECLS

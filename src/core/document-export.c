@@ -159,6 +159,8 @@ set_document_uri (Export *export, guint i, const char *mountpoint, const char *d
       free (real_dir);
       return;
     }
+  if (export->flags & LIMEN_EXPORT_APP_VIEW)
+    mountpoint = limen_document_path_app_mount (limen_app_info_get_kind (export->info), mountpoint);
   path = g_build_filename (mountpoint, doc_id, base, NULL);
   g_free (export->uris[i]);
   export->uris[i] = g_filename_to_uri (path, NULL, NULL);

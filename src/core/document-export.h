@@ -16,6 +16,12 @@ typedef enum {
    * logged, as the reference's file chooser does; the export fails only when every file is
    * left out, or when the store cannot be reached at all. */
   LIMEN_EXPORT_LEAVE_OUT = 1 << 3,
+  /* The URIs name the files where the app's own sandbox mounts the store
+   * (limen_document_path_app_mount: /run/flatpak/doc for a Flatpak app), not the host's
+   * $XDG_RUNTIME_DIR/doc, as upstream's newest frontend answers Screenshot and Account.
+   * OpenURI leaves it off: its URI goes through the host's launcher (flatpak run's file
+   * forwarding reads host paths). FileChooser leaves it off too, as the reference does. */
+  LIMEN_EXPORT_APP_VIEW  = 1 << 4,
 } LimenExportFlags;
 
 /* Make @uris (the backend's host file: URIs) usable by @info: host callers get them as they

@@ -6,7 +6,8 @@
 
 #include <string.h>
 
-#define FLATPAK_DOC_PREFIX "/run/flatpak/doc/"
+#define FLATPAK_DOC_MOUNT "/run/flatpak/doc"
+#define FLATPAK_DOC_PREFIX FLATPAK_DOC_MOUNT "/"
 
 /* A path below a document may not leave it. */
 static gboolean
@@ -68,4 +69,12 @@ limen_document_path_to_host (const char *host_path, const char *rest)
   g_autofree char *parent = g_path_get_dirname (host_path);
 
   return g_build_filename (parent, rest, NULL);
+}
+
+const char *
+limen_document_path_app_mount (LimenAppKind kind, const char *store_mountpoint)
+{
+  /* Flatpak binds MOUNTPOINT/by-app/APP there in every sandbox it makes, whatever the
+   * runtime dir is called; a Snap's confinement sees the store where the host does. */
+  return kind == LIMEN_APP_KIND_FLATPAK ? FLATPAK_DOC_MOUNT : store_mountpoint;
 }

@@ -4,6 +4,8 @@
 
 #include <glib.h>
 
+#include "app-info.h"
+
 G_BEGIN_DECLS
 
 /* Split @path, a path in an app's view of the document store, into the document id and the
@@ -21,5 +23,9 @@ gboolean limen_document_store_path_parse (const char *path, const char *mountpoi
 /* The host path that @rest below a document names, given the document's host file
  * @host_path (the store's Info answer): the document's folder joined with @rest. */
 char *limen_document_path_to_host (const char *host_path, const char *rest);
+
+/* Where an app of @kind sees the document store that the host mounts at @store_mountpoint:
+ * /run/flatpak/doc inside a Flatpak sandbox, the host's mount point for any other kind. */
+const char *limen_document_path_app_mount (LimenAppKind kind, const char *store_mountpoint);
 
 G_END_DECLS

@@ -9,7 +9,4 @@ G_BEGIN_DECLS
 /* Route GLib logging for @program; @verbose enables debug messages. */
 void limen_log_init (const char *program, gboolean verbose);
 
-/* TRUE once --verbose was given (or G_MESSAGES_DEBUG asks for our domain). */
-gboolean limen_log_is_verbose (void);
-
 G_END_DECLS

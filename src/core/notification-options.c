@@ -567,11 +567,12 @@ limen_validate_notification_priority (const LimenOption *o, GVariant *v, GError 
 }
 
 /* Themed icon names: 1 to 256 of [A-Za-z0-9._-], nothing a theme lookup could take for a
- * path. */
+ * path: no slash, and no leading dot (".." and "." name folders, a server joining the name to
+ * a theme folder would look beside or above it). */
 gboolean
 limen_notification_name_is_valid (const char *s)
 {
-  if (*s == '\0' || strlen (s) > 256)
+  if (*s == '\0' || *s == '.' || strlen (s) > 256)
     return FALSE;
   for (const char *p = s; *p; p++)
     if (!g_ascii_isalnum (*p) && *p != '-' && *p != '.' && *p != '_')

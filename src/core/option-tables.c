@@ -89,8 +89,10 @@ address_ok (const char *s)
 
   if (strlen (s) > 254 || at == NULL || at == s || at[1] == '\0' || strchr (at + 1, '@') != NULL)
     return FALSE;
+  /* A quote or a comma would end the address in a mail client's command line (Thunderbird's
+   * -compose takes to='a,b'), and take what follows for something else. */
   for (const char *p = s; *p; p++)
-    if (g_ascii_isspace (*p) || g_ascii_iscntrl (*p) || *p == ',' || *p == '<' || *p == '>')
+    if (g_ascii_isspace (*p) || g_ascii_iscntrl (*p) || strchr (",<>'\"", *p))
       return FALSE;
   return TRUE;
 }

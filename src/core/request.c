@@ -16,8 +16,6 @@ struct _LimenRequest {
   LimenDbusPortalRequest *skeleton;
   char                   *backend;
   GCancellable           *cancellable;
-  gpointer                data;
-  GDestroyNotify          data_destroy;
   LimenRequestClosedFunc  closed_func;
   gpointer                closed_data;
   gboolean                open;
@@ -101,8 +99,6 @@ limen_request_unref (LimenRequest *request)
 {
   if (!g_atomic_int_dec_and_test (&request->ref_count))
     return;
-  if (request->data_destroy)
-    request->data_destroy (request->data);
   g_free (request->path);
   g_free (request->sender);
   g_clear_pointer (&request->app_info, limen_app_info_unref);
@@ -242,22 +238,12 @@ const char *limen_request_get_sender (LimenRequest *request) { return request->s
 LimenAppInfo *limen_request_get_app_info (LimenRequest *request) { return request->app_info; }
 GCancellable *limen_request_get_cancellable (LimenRequest *request) { return request->cancellable; }
 gboolean limen_request_is_open (LimenRequest *request) { return request->open; }
-gpointer limen_request_get_data (LimenRequest *request) { return request->data; }
 
 void
 limen_request_set_backend (LimenRequest *request, const char *backend_name)
 {
   g_free (request->backend);
   request->backend = g_strdup (backend_name);
-}
-
-void
-limen_request_set_data (LimenRequest *request, gpointer data, GDestroyNotify destroy)
-{
-  if (request->data_destroy)
-    request->data_destroy (request->data);
-  request->data = data;
-  request->data_destroy = destroy;
 }
 
 void

@@ -39,9 +39,6 @@ LimenAppInfo *limen_request_get_app_info (LimenRequest *request);
 void limen_request_set_backend (LimenRequest *request, const char *backend_name);
 /* Cancellable for the request's backend calls, cancelled when the request closes. */
 GCancellable *limen_request_get_cancellable (LimenRequest *request);
-/* Per-portal data freed with the request. */
-void limen_request_set_data (LimenRequest *request, gpointer data, GDestroyNotify destroy);
-gpointer limen_request_get_data (LimenRequest *request);
 /* Hook for the end of the request without a Response. */
 void limen_request_set_closed_func (LimenRequest *request, LimenRequestClosedFunc func, gpointer user_data);
 /* While @unattended, the caller leaving the bus does not close the request: it finishes on

@@ -78,11 +78,11 @@ static char *
 exec_line (LimenAppInfo *info, const char * const *commandline)
 {
   const char *app_id = limen_app_info_get_id (info);
-  gboolean flatpak = limen_app_info_get_kind (info) == LIMEN_APP_KIND_FLATPAK;
+  LimenAppKind kind = limen_app_info_get_kind (info);
   GString *exec = g_string_new (NULL);
   guint first = 0;
 
-  if (flatpak)
+  if (kind == LIMEN_APP_KIND_FLATPAK)
     {
       g_string_append (exec, "flatpak run");
       if (commandline && commandline[0])
@@ -95,8 +95,12 @@ exec_line (LimenAppInfo *info, const char * const *commandline)
         }
       g_string_append_printf (exec, " %s", app_id);
     }
-  else if (commandline == NULL || commandline[0] == NULL)
+  else if (commandline == NULL || commandline[0] == NULL || kind == LIMEN_APP_KIND_SNAP)
     {
+      /* A Snap's own command line would be run by the session as it stands, outside the
+       * snap's confinement: it starts the way snapd's desktop file for it says, or not at all. */
+      if (kind == LIMEN_APP_KIND_SNAP && commandline && commandline[0])
+        g_message ("Autostart of %s: the command line it gave is not used; its desktop file's is", app_id);
       g_string_free (exec, TRUE);
       return desktop_file_exec (info);
     }
@@ -107,6 +111,27 @@ exec_line (LimenAppInfo *info, const char * const *commandline)
       g_string_append_printf (exec, "%s%s", exec->len ? " " : "", quoted);
     }
   return g_string_free (exec, FALSE);
+}
+
+gboolean
+limen_autostart_remove_written (const char *app_id)
+{
+  g_autofree char *name = g_strconcat (app_id, ".desktop", NULL);
+  g_autofree char *path = g_build_filename (g_get_user_config_dir (), "autostart", name, NULL);
+  g_autofree char *owner = NULL;
+  g_autoptr(GKeyFile) kf = g_key_file_new ();
+
+  if (!limen_app_id_is_valid (app_id) || !g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, NULL))
+    return FALSE;
+  owner = g_key_file_get_string (kf, G_KEY_FILE_DESKTOP_GROUP, "X-XDP-Autostart", NULL);
+  if (g_strcmp0 (owner, app_id) != 0)
+    return FALSE;
+  if (g_unlink (path) != 0)
+    {
+      g_message ("Could not remove %s: %s", path, g_strerror (errno));
+      return FALSE;
+    }
+  return TRUE;
 }
 
 gboolean

@@ -32,7 +32,7 @@
  *   }
  *   static const LimenStep post[] = { { export_picture }, { NULL } };
  *   static const LimenDriverMethod methods[] = {
- *     { .method = "Screenshot", .options = limen_option_table_screenshot,
+ *     { .method = "Screenshot", .options = limen_options_screenshot_screenshot,
  *       .impl_interface = "org.freedesktop.impl.portal.Screenshot", .impl_method = "Screenshot",
  *       .post = post },
  *     { NULL }

@@ -9,6 +9,7 @@
 
 #include "errors.h"
 #include "limen-config.h"
+#include "uninstalled.h"
 
 #define VALIDATE_TIMEOUT_S 3
 
@@ -37,12 +38,10 @@ validator_path (const char *env_name, const char *program, char **cache)
     return env;
   if (*cache == NULL)
     {
-      g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+      g_autofree char *installed = g_build_filename (LIMEN_LIBEXECDIR, program, NULL);
+      g_autofree char *relative = g_build_filename ("src", "validators", program, NULL);
 
-      if (self && g_str_has_prefix (self, LIMEN_BUILD_DIR "/"))
-        *cache = g_build_filename (LIMEN_BUILD_DIR, "src", "validators", program, NULL);
-      else
-        *cache = g_build_filename (LIMEN_LIBEXECDIR, program, NULL);
+      *cache = limen_uninstalled_path (relative, installed);
     }
   return *cache;
 }

@@ -2,11 +2,16 @@
  *
  * An app may add launchers for itself only: the desktop file id must carry its app id, the
  * user approves each one (PrepareInstall's dialog, or a backend's RequestInstallToken
- * policy) through a single-use token, and for a sandboxed app the Exec line is rewritten so
- * the launcher can only start that app again, inside its sandbox. */
+ * policy) through a single-use token, and the desktop entry is rebuilt from an allow-list
+ * (launcher-entry.c) so that the launcher can only start that app again, inside its sandbox
+ * for a Flatpak app. A host app gets the same allow-list, with its commands kept as its own:
+ * it could write any desktop file itself, but what the portal writes after a dialog is the
+ * launcher the person approved, and one rule keeps the two paths from drifting apart. A Snap
+ * app's command could only be kept as given, outside its confinement: refused. */
 #include "portal.h"
 
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +20,7 @@
 #include "backend.h"
 #include "driver.h"
 #include "media-validate.h"
+#include "launcher-entry.h"
 #include "option-tables.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.DynamicLauncher"
@@ -333,42 +339,6 @@ handle_request_install_token (LimenDbusPortalDynamicLauncher *object, GDBusMetho
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-/* The launcher may only start the app itself: inside its sandbox for a Flatpak app. */
-static gboolean
-rewrite_exec (GKeyFile *kf, LimenAppInfo *info, GError **error)
-{
-  g_autofree char *exec = g_key_file_get_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_EXEC, NULL);
-  g_auto(GStrv) argv = NULL;
-  g_autoptr(GString) out = NULL;
-
-  if (exec == NULL || !g_shell_parse_argv (exec, NULL, &argv, NULL) || argv[0] == NULL)
-    {
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                           "Invalid value for desktop_entry: needs an Exec line");
-      return FALSE;
-    }
-  if (limen_app_info_get_kind (info) != LIMEN_APP_KIND_FLATPAK)
-    return TRUE;
-  out = g_string_new ("flatpak run --command=");
-  {
-    g_autofree char *cmd = g_shell_quote (argv[0]);
-    g_string_append (out, cmd);
-  }
-  g_string_append_c (out, ' ');
-  g_string_append (out, limen_app_info_get_id (info));
-  for (guint i = 1; argv[i]; i++)
-    {
-      g_autofree char *q = g_shell_quote (argv[i]);
-
-      /* Field codes (%u, %f...) must stay unquoted to keep their meaning. */
-      g_string_append_c (out, ' ');
-      g_string_append (out, (argv[i][0] == '%' && argv[i][1] && !argv[i][2]) ? argv[i] : q);
-    }
-  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_EXEC, out->str);
-  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, "X-Flatpak", limen_app_info_get_id (info));
-  return TRUE;
-}
-
 static char *
 icon_path_for (const char *desktop_id, const char *format, guint size)
 {
@@ -380,13 +350,44 @@ icon_path_for (const char *desktop_id, const char *format, guint size)
   return g_build_filename (dir, dir_name, file, NULL);
 }
 
+/* The launcher to write for @entry, or NULL + InvalidArgument. A Snap app's command could
+ * only be kept as it is, which would run it outside its confinement: refused, as the
+ * reference does. */
+static GKeyFile *
+launcher_build (LimenAppInfo *info, Token *t, const char *desktop_file_id, const char *entry, char **icon_path,
+                GError **error)
+{
+  LimenLauncherTarget target = {
+    .app_id = limen_app_info_get_id (info),
+    .flatpak = limen_app_info_get_kind (info) == LIMEN_APP_KIND_FLATPAK,
+    .name = t->name,
+  };
+
+  if (limen_app_info_get_kind (info) == LIMEN_APP_KIND_SNAP)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED, "Launchers of Snap apps are not supported");
+      return NULL;
+    }
+  if (!desktop_id_ok (info, desktop_file_id, error))
+    return NULL;
+  if (strlen (entry) > ENTRY_MAX)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid value for desktop_entry: larger than 64 KiB");
+      return NULL;
+    }
+  *icon_path = icon_path_for (desktop_file_id, t->format, t->size);
+  target.icon = *icon_path;
+  return limen_launcher_entry_build (entry, &target, error);
+}
+
 static gboolean
 handle_install (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *invocation, const char *token,
                 const char *desktop_file_id, const char *desktop_entry, GVariant *options,
                 LimenPortalContext *context)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GKeyFile) kf = g_key_file_new ();
+  g_autoptr(GKeyFile) kf = NULL;
   Token *t;
   g_autofree char *apps_dir = data_dir ("applications");
   g_autofree char *path = NULL;
@@ -405,26 +406,14 @@ handle_install (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *i
                                                      "Invalid or expired token");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  if (!desktop_id_ok (info, desktop_file_id, &error) ||
-      strlen (desktop_entry) > ENTRY_MAX ||
-      !g_key_file_load_from_data (kf, desktop_entry, -1, G_KEY_FILE_KEEP_TRANSLATIONS, NULL) ||
-      !g_key_file_has_group (kf, G_KEY_FILE_DESKTOP_GROUP) ||
-      !rewrite_exec (kf, info, error ? NULL : &error))
+  /* What the user approved is what gets installed: name and icon come from the token. */
+  kf = launcher_build (info, t, desktop_file_id, desktop_entry, &icon_path, &error);
+  if (kf == NULL)
     {
-      if (error == NULL)
-        g_set_error_literal (&error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                             "Invalid value for desktop_entry: not a desktop entry");
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  /* What the user approved is what gets installed: name and icon come from the token. */
-  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_TYPE, "Application");
-  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_NAME, t->name);
-  g_key_file_remove_key (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_TRY_EXEC, NULL);
-  g_key_file_remove_key (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_DBUS_ACTIVATABLE, NULL);
-  icon_path = icon_path_for (desktop_file_id, t->format, t->size);
   icon_dir = g_path_get_dirname (icon_path);
-  g_key_file_set_string (kf, G_KEY_FILE_DESKTOP_GROUP, G_KEY_FILE_DESKTOP_KEY_ICON, icon_path);
   path = g_build_filename (apps_dir, desktop_file_id, NULL);
   link = g_build_filename (link_dir, desktop_file_id, NULL);
   data = g_key_file_to_data (kf, NULL, NULL);
@@ -589,6 +578,70 @@ handle_launch (LimenDbusPortalDynamicLauncher *object, GDBusMethodInvocation *in
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* ---- launchers installed before ----
+ * One written by the reference or an earlier Limen may hold what Install now leaves out (an
+ * action's host command, Exec[xx], TerminalOptions): each is brought under the allow-list,
+ * or, when its commands are not its app's own, disabled (kept as ID.unsafe, out of the menu). */
+
+#define RECHECK_MAX (4 * ENTRY_MAX)   /* re-quoting may make an entry grow */
+
+static void
+launcher_disable (const char *path, const char *id, const char *why)
+{
+  g_autofree char *link = g_build_filename (g_get_user_data_dir (), "applications", id, NULL);
+  g_autofree char *aside = g_strconcat (path, ".unsafe", NULL);
+  GStatBuf st;
+
+  g_warning ("Launcher %s disabled (kept as %s.unsafe): %s", id, id, why);
+  if (g_lstat (link, &st) == 0 && S_ISLNK (st.st_mode))
+    unlink (link);
+  if (rename (path, aside) != 0)
+    unlink (path);
+}
+
+static void
+launcher_recheck (const char *dir, const char *icon_dir, const char *id)
+{
+  g_autofree char *path = g_build_filename (dir, id, NULL);
+  g_autofree char *data = NULL;
+  g_autofree char *fixed = NULL;
+  g_autoptr(GError) error = NULL;
+  GStatBuf st;
+  gsize len;
+
+  if (g_lstat (path, &st) != 0 || !S_ISREG (st.st_mode))
+    return;
+  if (st.st_size > RECHECK_MAX || !g_file_get_contents (path, &data, &len, NULL) || strlen (data) != len)
+    {
+      launcher_disable (path, id, "unreadable or too large");
+      return;
+    }
+  fixed = limen_launcher_entry_recheck (id, data, icon_dir, &error);
+  if (fixed == NULL)
+    launcher_disable (path, id, error->message);
+  else if (!g_str_equal (fixed, data))
+    {
+      if (g_file_set_contents (path, fixed, -1, &error))
+        g_message ("Launcher %s: removed what could start anything but its app", id);
+      else
+        launcher_disable (path, id, error->message);
+    }
+}
+
+static gboolean
+launchers_recheck_all (gpointer user_data)
+{
+  g_autofree char *dir = data_dir ("applications");
+  g_autofree char *icon_dir = data_dir ("icons");
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d && (name = g_dir_read_name (d)) != NULL)
+    if (g_str_has_suffix (name, ".desktop"))
+      launcher_recheck (dir, icon_dir, name);
+  return G_SOURCE_REMOVE;
+}
+
 /* PrepareInstall/RequestInstallToken (single-use tokens), Install, Uninstall,
  * GetDesktopEntry, GetIcon, Launch of app-created launchers under $XDG_DATA_HOME. */
 GDBusInterfaceSkeleton *
@@ -596,6 +649,8 @@ limen_dynamic_launcher_new (LimenPortalContext *context)
 {
   LimenDbusPortalDynamicLauncher *object;
 
+  /* Whether or not this portal is offered, the menu shows what was installed before. */
+  g_idle_add_full (G_PRIORITY_LOW, launchers_recheck_all, NULL, NULL);
   if (!limen_backend_is_configured (context, IMPL_IFACE))
     return NULL;
   tokens = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) token_free);

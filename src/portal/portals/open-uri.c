@@ -482,6 +482,32 @@ open_new (LimenCall *call)
   return o;
 }
 
+/* A mailto: link that names files to attach ("attach", "attachment"): mail clients that take
+ * them (Evolution, KMail, others) attach a host file the app may never have had, such as
+ * ~/.ssh/id_rsa, to a message it addressed. A sandboxed app attaches through Email's fds. */
+static gboolean
+mailto_attaches (const char *uri)
+{
+  const char *query = strchr (uri, '?');
+  g_autofree char *fields = NULL;
+  g_auto(GStrv) parts = NULL;
+
+  if (query == NULL)
+    return FALSE;
+  fields = g_strndup (query + 1, strcspn (query + 1, "#"));
+  parts = g_strsplit (fields, "&", -1);
+  for (guint i = 0; parts[i]; i++)
+    {
+      g_autofree char *raw = g_strndup (parts[i], strcspn (parts[i], "="));
+      g_autofree char *key = g_uri_unescape_string (raw, NULL);
+
+      /* A key that does not decode is taken for the worst. */
+      if (key == NULL || g_ascii_strcasecmp (key, "attach") == 0 || g_ascii_strcasecmp (key, "attachment") == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* Pre-step of OpenURI: a valid URI; a local file only from a host app. */
 static void
 check_uri (LimenCall *call, GTask *task)
@@ -502,6 +528,13 @@ check_uri (LimenCall *call, GTask *task)
       /* A path names a file in the caller's own view; only an fd says which one it means. */
       g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                                "Invalid value for uri: sandboxed apps must use OpenFile for local files");
+      return;
+    }
+  if (g_ascii_strcasecmp (scheme, "mailto") == 0 && !limen_app_info_is_host (limen_call_get_app_info (call)) &&
+      mailto_attaches (uri))
+    {
+      g_task_return_new_error (task, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                               "Invalid value for uri: sandboxed apps attach files through the Email portal");
       return;
     }
   o = open_new (call);
@@ -536,13 +569,46 @@ host_path_of_fd (LimenCall *call, LimenFdInfo *fdinfo, GError **error)
                              g_variant_get_handle (handle), "fd", flags, fdinfo, error);
 }
 
-/* The Open of OpenFile or OpenDirectory for the file at @host_path. */
-static void
-open_file (LimenCall *call, const char *host_path, gboolean is_dir, gboolean writable, const char *display)
+/* Types whose handlers run the file: a binary, a script, a launcher, a Windows or Java
+ * program (Wine's and Java's handlers are installed on many desktops, and take a type with a
+ * single handler without a question). Given by a sandboxed app, such a file would run
+ * outside its sandbox. */
+static gboolean
+is_program (const char *content_type)
+{
+  static const char * const programs[] = {
+    "application/x-executable", "application/x-sharedlib", "application/x-desktop",
+    "application/x-ms-dos-executable", "application/x-msdownload", "application/x-ms-ne-executable",
+    "application/x-msi", "application/x-ms-shortcut", "application/x-bat", "application/x-java-archive",
+    "application/java-archive", "application/x-jar", "application/x-java-jnlp-file", "application/vnd.appimage",
+    NULL
+  };
+
+  for (guint i = 0; programs[i]; i++)
+    if (g_content_type_is_a (content_type, programs[i]) || g_content_type_equals (content_type, programs[i]))
+      return TRUE;
+  return FALSE;
+}
+
+/* The Open of OpenFile or OpenDirectory for the file at @host_path; FALSE (@error set) for a
+ * program a sandboxed app asked to open. */
+static gboolean
+open_file (LimenCall *call, const char *host_path, gboolean is_dir, gboolean writable, const char *display,
+           GError **error)
 {
   gboolean directory = g_str_equal (limen_call_get_method (call)->method, "OpenDirectory");
-  Open *o = open_new (call);
+  g_autofree char *type = directory || is_dir ? NULL : content_type_of_file (host_path);
+  Open *o;
 
+  if (type && is_program (type) && !limen_app_info_is_host (limen_call_get_app_info (call)))
+    {
+      g_message ("OpenFile from %s refused: a program (%s)", limen_app_info_get_id (limen_call_get_app_info (call)),
+                 type);
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_NOT_ALLOWED,
+                           "Sandboxed apps cannot open programs, scripts or launchers outside the sandbox");
+      return FALSE;
+    }
+  o = open_new (call);
   o->is_file = TRUE;
   o->fd_writable = writable;
   o->scheme = g_strdup ("file");
@@ -555,8 +621,9 @@ open_file (LimenCall *call, const char *host_path, gboolean is_dir, gboolean wri
       o->content_type = g_strdup ("inode/directory");
     }
   else
-    o->content_type = content_type_of_file (host_path);
+    o->content_type = g_steal_pointer (&type);
   o->display = g_strdup (display);
+  return TRUE;
 }
 
 typedef struct {
@@ -585,8 +652,11 @@ on_host_path (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (host == NULL)
     g_debug ("No host path behind %s: %s", f->store_path, error->message);
-  open_file (f->call, host ? host : f->store_path, f->is_dir, f->writable, f->display);
-  g_task_return_boolean (task, TRUE);
+  g_clear_error (&error);
+  if (open_file (f->call, host ? host : f->store_path, f->is_dir, f->writable, f->display, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, g_steal_pointer (&error));
 }
 
 /* Pre-step of OpenFile and OpenDirectory: the fd's file, reachable on the host. A file in the
@@ -613,8 +683,10 @@ check_fd (LimenCall *call, GTask *task)
   display = g_path_get_basename (fdinfo.path);
   if (!limen_document_store_path_parse (host_path, store, &doc_id, &rest))
     {
-      open_file (call, host_path, fdinfo.is_dir, fdinfo.writable, display);
-      g_task_return_boolean (task, TRUE);
+      if (open_file (call, host_path, fdinfo.is_dir, fdinfo.writable, display, &error))
+        g_task_return_boolean (task, TRUE);
+      else
+        g_task_return_error (task, error);
       return;
     }
   f = g_new0 (StoreFile, 1);

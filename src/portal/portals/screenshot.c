@@ -2,7 +2,8 @@
  *
  * A non-interactive screenshot shows the user nothing, so a sandboxed app needs the
  * stored "screenshot" permission (or the user's yes in an Access dialog) first. The
- * picture the backend saved is handed to a sandboxed app as a read-only document. */
+ * picture the backend saved is handed to a sandboxed app as a read-only document, named
+ * where its own sandbox mounts the store (/run/flatpak/doc for a Flatpak app). */
 #include "portal.h"
 
 #include <glib/gi18n.h>
@@ -77,7 +78,7 @@ export_picture (LimenCall *call, GTask *task)
     }
   g_task_set_task_data (task, call, NULL);
   limen_document_export_async (limen_call_get_context (call)->connection, limen_call_get_app_info (call),
-                               (const char * const[]) { uri, NULL }, 0,
+                               (const char * const[]) { uri, NULL }, LIMEN_EXPORT_APP_VIEW,
                                limen_request_get_cancellable (limen_call_get_request (call)),
                                on_exported, g_object_ref (task));
 }

@@ -1,0 +1,26 @@
+/* limen-documents — the database's files after a fault: a damaged WAL, a damaged database,
+ * and the copy kept to start from. Used by db.c only.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+#include <sqlite3.h>
+
+G_BEGIN_DECLS
+
+/* Before SQLite opens @path: if its WAL holds committed frames SQLite's recovery would drop
+ * (damage in the middle: recovery stops at the first bad frame without a word), copy the
+ * database and the WAL aside and say loudly what is lost. Returns the number of such frames. */
+guint limen_db_recover_check_wal (const char *path);
+
+/* Move the damaged database at @path (with its -wal and -shm) aside and put the last good copy
+ * (@path.backup) in its place, or nothing when there is none; says loudly what it did. */
+gboolean limen_db_recover_from_backup (const char *path, const char *reason, GError **error);
+
+/* The copy turned out damaged as well: move it aside. */
+void limen_db_recover_drop_backup (const char *path);
+
+/* Write a copy of @sql's main database to @path.backup (atomically replaced). */
+gboolean limen_db_recover_write_backup (sqlite3 *sql, const char *path, GError **error);
+
+G_END_DECLS
