@@ -168,3 +168,9 @@ add_executable(kcm-permissions-driver qt/kcm-permissions-driver.cpp)
 target_link_libraries(kcm-permissions-driver PRIVATE limen-permissions-page Qt5::Test)
 target_compile_definitions(kcm-permissions-driver PRIVATE QT_NO_KEYWORDS)
 limen_add_pytest(integration-kcm-permissions test_kcm_permissions.py)
+
+# One option, one table: every core table is checked against by a daemon, limen-kde keeps no
+# table or validator of its own, no daemon re-checks parent_window or restore_data.
+add_test(NAME unit-kde-options-tables
+         COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/unit/check-option-tables.py ${PROJECT_SOURCE_DIR})
+set_tests_properties(unit-kde-options-tables PROPERTIES LABELS unit)

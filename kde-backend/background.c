@@ -2,7 +2,7 @@
  * window list on Wayland, the X11 window list through the shim), NotifyBackground (a
  * dialog), EnableAutostart (a .desktop file in ~/.config/autostart).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "limen-kde.h"
+#include "driver.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -16,14 +16,13 @@
 static void
 on_notify_done (LimenQtDialog *dialog, int response, int choice, void *user_data)
 {
-  LimenKdeDialogCall *call = user_data;
   GVariantBuilder results;
 
   g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
   if (response == LIMEN_QT_RESPONSE_OK)
     g_variant_builder_add (&results, "{sv}", "result", g_variant_new_uint32 ((guint32) choice));
   g_debug ("NotifyBackground answered %d (choice %d)", response, choice);
-  limen_kde_dialog_call_finish (call, response, g_variant_builder_end (&results));
+  limen_kde_call_finish (user_data, response, g_variant_builder_end (&results));
 }
 
 static gboolean
@@ -38,39 +37,31 @@ check_app_id (const char *app_id, GError **error)
   return TRUE;
 }
 
-static gboolean
-on_notify_background (LimenDbusImplPortalBackground *skeleton,
-                      GDBusMethodInvocation         *invocation,
-                      const char                    *handle,
-                      const char                    *app_id,
-                      const char                    *name,
-                      gpointer                       user_data)
-{
-  g_autoptr(GError) error = NULL;
-  const LimenKdeShim *shim = NULL;
-  LimenQtBackgroundSpec spec = { 0 };
-  LimenKdeDialogCall *call;
+#define NAME_ARG 2
 
-  if (!limen_kde_request_check_handle (handle, &error) ||
-      !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
-      !limen_kde_check_string_arg ("name", name, 256, &error) ||
-      !(shim = limen_kde_shim_get_for_dialog (&error)))
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  call = limen_kde_dialog_call_new (invocation, handle);
-  if (!call)
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-  spec.window.parent_window = "";
-  spec.window.app_id = app_id;
-  spec.app_id = app_id;
-  spec.name = name;
-  call->dialog = shim->limen_qt_background_open (&spec, on_notify_done, call);
-  if (!call->dialog)
-    limen_kde_dialog_call_fail (call, "The background dialog could not be shown");
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+static gboolean
+check_name (LimenKdeCall *call, GError **error)
+{
+  return limen_kde_check_string_arg ("name", limen_kde_call_get_string (call, NAME_ARG), 256, error);
 }
+
+static gboolean
+open_notify (LimenKdeCall *call, const LimenKdeShim *shim, GCallback done)
+{
+  LimenQtBackgroundSpec spec = { 0 };
+
+  limen_kde_call_window (call, &spec.window);
+  spec.window.modal = FALSE;
+  spec.app_id = limen_kde_call_get_app_id (call);
+  spec.name = limen_kde_call_get_string (call, NAME_ARG);
+  return limen_kde_call_opened (call, shim->limen_qt_background_open (&spec, (LimenQtBackgroundDone) done, call));
+}
+
+static const LimenKdeMethod background_methods[] = {
+  { .method = "NotifyBackground", .check = check_name, .open = open_notify, .done = G_CALLBACK (on_notify_done),
+    .failed = "The background dialog could not be shown", .flags = LIMEN_KDE_METHOD_NO_PARENT_WINDOW },
+  { NULL }
+};
 
 static void
 add_app_state (const char *app_id, unsigned int state, void *user_data)
@@ -253,8 +244,7 @@ limen_kde_background_new (void)
 {
   LimenDbusImplPortalBackground *skeleton = limen_dbus_impl_portal_background_skeleton_new ();
 
-  g_signal_connect (skeleton, "handle-notify-background", G_CALLBACK (on_notify_background), NULL);
   g_signal_connect (skeleton, "handle-get-app-state", G_CALLBACK (on_get_app_state), NULL);
   g_signal_connect (skeleton, "handle-enable-autostart", G_CALLBACK (on_enable_autostart), NULL);
-  return G_DBUS_INTERFACE_SKELETON (skeleton);
+  return limen_kde_driver_offer (skeleton, background_methods);
 }

@@ -25,15 +25,6 @@ static GList *enabled;            /* started sessions with the clipboard (LimenC
 static LimenCast *owner;          /* whose selection KWin holds, or NULL */
 static GDBusConnection *bus;
 
-static const LimenOption request_options[] = {
-  { NULL }
-};
-
-static const LimenOption set_selection_options[] = {
-  { "mime_types", "as", limen_validate_clipboard_types, MAX_MIME_TYPES },
-  { NULL }
-};
-
 static void
 emit (LimenCast *cast, const char *signal, GVariant *args)
 {
@@ -133,7 +124,7 @@ on_request_clipboard (LimenDbusImplPortalClipboard *skeleton, GDBusMethodInvocat
   g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   LimenCast *cast = NULL;
 
-  if (!limen_options_filter (options, &filtered, &error, request_options, NULL) ||
+  if (!limen_options_filter (options, &filtered, &error, limen_options_clipboard_request_clipboard, NULL) ||
       !(cast = limen_cast_lookup (invocation, session_handle, &error)))
     {
     }
@@ -184,7 +175,7 @@ on_set_selection (LimenDbusImplPortalClipboard *skeleton, GDBusMethodInvocation 
 
   if (!cast)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
-  if (!limen_options_filter (options, &filtered, &error, set_selection_options, NULL) ||
+  if (!limen_options_filter (options, &filtered, &error, limen_options_clipboard_set_selection, NULL) ||
       !(w = limen_kde_wayland_get (&error)))
     {
       limen_invocation_return_gerror (invocation, error);

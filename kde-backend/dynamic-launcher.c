@@ -5,7 +5,8 @@
  * The frontend writes the desktop file itself (Install) and owns the token; this side only
  * answers the person's choice and the policy.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "limen-kde.h"
+#include "driver.h"
+
 #include "option-tables.h"
 
 #include <errno.h>
@@ -25,9 +26,23 @@ static const char *const install_token_allowlist[] = {
   NULL
 };
 
-/* The serialized icon rides on the invocation, so it goes with the call however the call
- * ends (answered, Close, the frontend leaving). */
-#define ICON_KEY "limen-launcher-icon"
+#define NAME_ARG 3
+#define ICON_ARG 4
+
+/* The checked icon of a PrepareInstall call, kept as the call's data so it goes with the
+ * call however the call ends (answered, Close, the frontend leaving). */
+typedef struct {
+  GVariant *icon;    /* the (sv) icon, boxed once for the results */
+  GBytes   *bytes;   /* its image data */
+} LauncherIcon;
+
+static void
+launcher_icon_free (LauncherIcon *icon)
+{
+  g_variant_unref (icon->icon);
+  g_bytes_unref (icon->bytes);
+  g_free (icon);
+}
 
 /* ---- keeping KDE's menu up to date ----
  *
@@ -157,7 +172,7 @@ app_name_for (const char *app_id)
 static void
 on_done (LimenQtDialog *dialog, int response, const char *name, void *user_data)
 {
-  LimenKdeDialogCall *call = user_data;
+  LauncherIcon *icon = limen_kde_call_get_data (user_data);
   GVariantBuilder results;
 
   g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
@@ -165,96 +180,66 @@ on_done (LimenQtDialog *dialog, int response, const char *name, void *user_data)
     {
       g_variant_builder_add (&results, "{sv}", "name", g_variant_new_string (name));
       /* Editing the icon is not offered: the app's own icon, as the specification says. */
-      g_variant_builder_add (&results, "{sv}", "icon", g_object_get_data (G_OBJECT (call->invocation), ICON_KEY));
-      watch_for_install (g_dbus_method_invocation_get_connection (call->invocation));
+      g_variant_builder_add (&results, "{sv}", "icon", icon->icon);
+      watch_for_install (limen_kde_call_get_connection (user_data));
     }
-  g_debug ("Launcher dialog answered %d", response);
-  limen_kde_dialog_call_finish (call, response, g_variant_builder_end (&results));
+  limen_kde_call_finish (user_data, response, g_variant_builder_end (&results));
 }
 
-/* Checks every argument of PrepareInstall; the filtered options in @opts. */
+/* The name, and the icon: a PNG, JPEG or SVG image the shim can decode, small enough. A shim
+ * that cannot be loaded leaves the icon to the driver's next step, which then fails. */
 static gboolean
-check_prepare_args (const char *handle, const char *app_id, const char *parent_window, const char *name,
-                    GVariant *options, GVariant **opts, GError **error)
+check_name_and_icon (LimenKdeCall *call, GError **error)
 {
-  g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autoptr(GVariant) icon_v = limen_kde_call_get_arg (call, ICON_ARG);
+  const LimenKdeShim *shim = limen_kde_shim_get (NULL);
+  g_autoptr(GVariant) icon = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  LauncherIcon *kept;
 
-  if (!limen_kde_check_request_args (handle, app_id, parent_window, error))
-    return FALSE;
-  if (!limen_launcher_name_is_valid (name))
+  if (!limen_launcher_name_is_valid (limen_kde_call_get_string (call, NAME_ARG)))
     {
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                    "Invalid name: one line of 1 to %d bytes", LIMEN_LAUNCHER_NAME_MAX);
       return FALSE;
     }
-  if (!limen_options_filter (options, &filtered, error, limen_options_dynamic_launcher_prepare_install, NULL))
+  if (!(icon = limen_launcher_icon_unbox (icon_v, &bytes, error)))
     return FALSE;
-  *opts = g_variant_ref_sink (g_variant_builder_end (&filtered));
+  if (shim && !shim->limen_qt_launcher_icon_check (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes),
+                                                   ICON_PIXELS_MAX))
+    {
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                   "Invalid icon_v: not a PNG, JPEG or SVG image of at most %d×%d pixels",
+                   ICON_PIXELS_MAX, ICON_PIXELS_MAX);
+      return FALSE;
+    }
+  kept = g_new0 (LauncherIcon, 1);
+  kept->icon = g_variant_ref_sink (g_variant_new_variant (icon));
+  kept->bytes = g_steal_pointer (&bytes);
+  limen_kde_call_set_data (call, kept, (GDestroyNotify) launcher_icon_free);
   return TRUE;
 }
 
 static gboolean
-on_prepare_install (LimenDbusImplPortalDynamicLauncher *skeleton,
-                    GDBusMethodInvocation              *invocation,
-                    const char                         *handle,
-                    const char                         *app_id,
-                    const char                         *parent_window,
-                    const char                         *name,
-                    GVariant                           *icon_v,
-                    GVariant                           *options,
-                    gpointer                            user_data)
+open_launcher (LimenKdeCall *call, const LimenKdeShim *shim, GCallback done)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) opts = NULL;
-  g_autoptr(GVariant) icon = NULL;
-  g_autoptr(GBytes) bytes = NULL;
-  g_autofree char *app_name = NULL;
-  const LimenKdeShim *shim = NULL;
+  GVariant *opts = limen_kde_call_get_options (call);
+  LauncherIcon *icon = limen_kde_call_get_data (call);
+  g_autofree char *app_name = app_name_for (limen_kde_call_get_app_id (call));
   LimenQtLauncherSpec spec = { 0 };
-  gboolean modal = TRUE, editable_name = TRUE;
+  gboolean editable_name = TRUE;
   guint32 type = LIMEN_LAUNCHER_APPLICATION;
-  const char *target = NULL;
-  LimenKdeDialogCall *call;
 
-  if (!check_prepare_args (handle, app_id, parent_window, name, options, &opts, &error) ||
-      (icon = limen_launcher_icon_unbox (icon_v, &bytes, &error)) == NULL ||
-      (shim = limen_kde_shim_get_for_dialog (&error)) == NULL)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  if (!shim->limen_qt_launcher_icon_check (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes),
-                                           ICON_PIXELS_MAX))
-    {
-      g_dbus_method_invocation_return_error (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                             "Invalid icon_v: not a PNG, JPEG or SVG image of at most %d×%d pixels",
-                                             ICON_PIXELS_MAX, ICON_PIXELS_MAX);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  g_variant_lookup (opts, "modal", "b", &modal);
   g_variant_lookup (opts, "editable_name", "b", &editable_name);
   g_variant_lookup (opts, "launcher_type", "u", &type);
-  g_variant_lookup (opts, "target", "&s", &target);
-
-  call = limen_kde_dialog_call_new (invocation, handle);
-  if (!call)
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-  g_object_set_data_full (G_OBJECT (invocation), ICON_KEY, g_variant_ref_sink (g_variant_new_variant (icon)),
-                          (GDestroyNotify) g_variant_unref);
-  app_name = app_name_for (app_id);
-  spec.window.parent_window = parent_window;
-  spec.window.app_id = app_id;
-  spec.window.modal = modal;
+  g_variant_lookup (opts, "target", "&s", &spec.target);
+  limen_kde_call_window (call, &spec.window);
   spec.app_name = app_name;
   spec.webapp = type == LIMEN_LAUNCHER_WEBAPP;
-  spec.target = target;
-  spec.name = name;
+  spec.name = limen_kde_call_get_string (call, NAME_ARG);
   spec.editable_name = editable_name;
-  spec.icon_data = g_bytes_get_data (bytes, &spec.icon_size);
-  call->dialog = shim->limen_qt_launcher_open (&spec, on_done, call);
-  if (!call->dialog)
-    limen_kde_dialog_call_fail (call, "The launcher dialog could not be shown");
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  spec.icon_data = g_bytes_get_data (icon->bytes, &spec.icon_size);
+  return limen_kde_call_opened (call, shim->limen_qt_launcher_open (&spec, (LimenQtLauncherDone) done, call));
 }
 
 static gboolean
@@ -283,6 +268,13 @@ on_request_install_token (LimenDbusImplPortalDynamicLauncher *skeleton,
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+static const LimenKdeMethod dynamic_launcher_methods[] = {
+  { .method = "PrepareInstall", .options = limen_options_dynamic_launcher_prepare_install,
+    .check = check_name_and_icon, .open = open_launcher, .done = G_CALLBACK (on_done),
+    .failed = "The launcher dialog could not be shown" },
+  { NULL }
+};
+
 GDBusInterfaceSkeleton *
 limen_kde_dynamic_launcher_new (void)
 {
@@ -292,7 +284,6 @@ limen_kde_dynamic_launcher_new (void)
   limen_dbus_impl_portal_dynamic_launcher_set_supported_launcher_types (skeleton,
                                                                        LIMEN_LAUNCHER_APPLICATION |
                                                                        LIMEN_LAUNCHER_WEBAPP);
-  g_signal_connect (skeleton, "handle-prepare-install", G_CALLBACK (on_prepare_install), NULL);
   g_signal_connect (skeleton, "handle-request-install-token", G_CALLBACK (on_request_install_token), NULL);
-  return G_DBUS_INTERFACE_SKELETON (skeleton);
+  return limen_kde_driver_offer (skeleton, dynamic_launcher_methods);
 }

@@ -1,43 +1,16 @@
 /* Limen — org.freedesktop.impl.portal.FileChooser: OpenFile, SaveFile, SaveFiles on
  * KDE's file widget.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "limen-kde.h"
+#include "driver.h"
+
 #include "option-tables.h"
 
-#include <string.h>
-
-#include "errors.h"
-
-
-typedef struct {
-  GDBusMethodInvocation *invocation;
-  LimenKdeRequest       *request;
-  LimenQtDialog         *dialog;
-  GPtrArray             *filters;   /* GVariant (sa(us)), in dialog order */
-} FileCall;
-
-static void
-file_call_free (FileCall *call)
-{
-  g_clear_object (&call->invocation);
-  g_clear_pointer (&call->filters, g_ptr_array_unref);
-  g_free (call);
-}
-
-static void
-on_request_closed (LimenKdeRequest *request, gpointer user_data)
-{
-  FileCall *call = user_data;
-
-  limen_kde_shim_get (NULL)->limen_qt_close (call->dialog);
-  limen_kde_reply_response (call->invocation, 2, NULL);
-  file_call_free (call);
-}
+#define TITLE_ARG 3
 
 static void
 on_done (LimenQtDialog *dialog, int response, const LimenQtFileChooserResult *result, void *user_data)
 {
-  FileCall *call = user_data;
+  GPtrArray *filters = limen_kde_call_get_data (user_data);   /* GVariant (sa(us)), in dialog order */
   GVariantBuilder results;
 
   g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
@@ -53,14 +26,10 @@ on_done (LimenQtDialog *dialog, int response, const LimenQtFileChooserResult *re
       if (result->n_choices > 0)
         g_variant_builder_add (&results, "{sv}", "choices",
                                limen_kde_choices_result (result->n_choices, result->choices));
-      if (result->filter >= 0 && (guint) result->filter < call->filters->len)
-        g_variant_builder_add (&results, "{sv}", "current_filter",
-                               g_ptr_array_index (call->filters, result->filter));
+      if (result->filter >= 0 && (guint) result->filter < filters->len)
+        g_variant_builder_add (&results, "{sv}", "current_filter", g_ptr_array_index (filters, result->filter));
     }
-  g_debug ("File dialog answered %d", response);
-  limen_kde_reply_response (call->invocation, response, g_variant_builder_end (&results));
-  limen_kde_request_finish (call->request);
-  file_call_free (call);
+  limen_kde_call_finish (user_data, response, g_variant_builder_end (&results));
 }
 
 static char *
@@ -142,142 +111,89 @@ build_files (GVariant *files_v, GPtrArray *keep, size_t *n_files)
 }
 
 static gboolean
-handle_file_call (GDBusMethodInvocation *invocation,
-                  LimenQtFileMode        mode,
-                  const char            *handle,
-                  const char            *app_id,
-                  const char            *parent_window,
-                  const char            *title,
-                  GVariant              *options)
+check_title (LimenKdeCall *call, GError **error)
 {
-  g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_autoptr(GVariant) opts = NULL;
-  g_autoptr(GVariant) filters_v = NULL, current_v = NULL, choices_v = NULL, files_v = NULL;
-  g_autofree char *current_folder = NULL, *current_file = NULL;
-  g_autoptr(GArray) qt_filters = NULL;
-  g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
-  g_autofree const char **files = NULL;
-  const char *accept_label = NULL, *current_name = NULL;
-  gboolean ok, modal = TRUE, multiple = FALSE, directory = FALSE;
-  const LimenKdeShim *shim;
-  LimenKdeChoices choices;
-  LimenQtFileChooserSpec spec = { 0 };
-  g_autofree char *state_file = NULL;
-  FileCall *call;
+  return limen_kde_check_string_arg ("title", limen_kde_call_get_string (call, TITLE_ARG), 1024, error);
+}
 
-  switch (mode)
-    {
-    case LIMEN_QT_FILE_OPEN:
-      ok = limen_options_filter (options, &filtered, &error, limen_options_file_chooser_open_file, NULL);
-      break;
-    case LIMEN_QT_FILE_SAVE:
-      ok = limen_options_filter (options, &filtered, &error, limen_options_file_chooser_save_file, NULL);
-      break;
-    default:
-      ok = limen_options_filter (options, &filtered, &error, limen_options_file_chooser_save_files, NULL);
-      break;
-    }
-  if (!ok || !limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
-      !limen_kde_check_string_arg ("title", title, 1024, &error))
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  opts = g_variant_ref_sink (g_variant_builder_end (&filtered));
-  g_variant_lookup (opts, "accept_label", "&s", &accept_label);
-  g_variant_lookup (opts, "modal", "b", &modal);
+static gboolean
+open_file_dialog (LimenKdeCall *call, LimenQtFileMode mode, const LimenKdeShim *shim, GCallback done)
+{
+  GVariant *opts = limen_kde_call_get_options (call);
+  g_autoptr(GVariant) filters_v = g_variant_lookup_value (opts, "filters", G_VARIANT_TYPE ("a(sa(us))"));
+  g_autoptr(GVariant) current_v = g_variant_lookup_value (opts, "current_filter", G_VARIANT_TYPE ("(sa(us))"));
+  g_autoptr(GVariant) choices_v = g_variant_lookup_value (opts, "choices", G_VARIANT_TYPE ("a(ssa(ss)s)"));
+  g_autoptr(GVariant) files_v = g_variant_lookup_value (opts, "files", G_VARIANT_TYPE ("aay"));
+  g_autofree char *current_folder = lookup_path (opts, "current_folder");
+  g_autofree char *current_file = lookup_path (opts, "current_file");
+  g_autofree char *state_file = g_build_filename (g_get_user_config_dir (), "limen-kderc", NULL);
+  g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *filters = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
+  g_autoptr(GArray) qt_filters = NULL;
+  g_autofree const char **files = NULL;
+  gboolean multiple = FALSE, directory = FALSE, opened;
+  LimenQtFileChooserSpec spec = { 0 };
+  LimenKdeChoices choices;
+
+  limen_kde_call_set_data (call, filters, (GDestroyNotify) g_ptr_array_unref);
+  qt_filters = build_filters (filters, filters_v, current_v, keep, &spec.current_filter);
+  files = build_files (files_v, keep, &spec.n_files);
+  limen_kde_choices_init (&choices, choices_v);
+  g_variant_lookup (opts, "accept_label", "&s", &spec.accept_label);
   g_variant_lookup (opts, "multiple", "b", &multiple);
   g_variant_lookup (opts, "directory", "b", &directory);
-  g_variant_lookup (opts, "current_name", "&s", &current_name);
-  filters_v = g_variant_lookup_value (opts, "filters", G_VARIANT_TYPE ("a(sa(us))"));
-  current_v = g_variant_lookup_value (opts, "current_filter", G_VARIANT_TYPE ("(sa(us))"));
-  choices_v = g_variant_lookup_value (opts, "choices", G_VARIANT_TYPE ("a(ssa(ss)s)"));
-  files_v = g_variant_lookup_value (opts, "files", G_VARIANT_TYPE ("aay"));
-  current_folder = lookup_path (opts, "current_folder");
-  current_file = lookup_path (opts, "current_file");
-
-  shim = limen_kde_shim_get_for_dialog (&error);
-  if (!shim)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  call = g_new0 (FileCall, 1);
-  call->invocation = g_object_ref (invocation);
-  call->filters = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
-  call->request = limen_kde_request_new (invocation, handle, on_request_closed, call, &error);
-  if (!call->request)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      file_call_free (call);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-
-  qt_filters = build_filters (call->filters, filters_v, current_v, keep, &spec.current_filter);
-  files = build_files (files_v, keep, &spec.n_files);
-  spec.files = files;
-
-  limen_kde_choices_init (&choices, choices_v);
-  state_file = g_build_filename (g_get_user_config_dir (), "limen-kderc", NULL);
-  spec.window.parent_window = parent_window;
-  spec.window.app_id = app_id;
-  spec.window.modal = modal;
+  g_variant_lookup (opts, "current_name", "&s", &spec.current_name);
+  limen_kde_call_window (call, &spec.window);
   spec.mode = mode;
-  spec.title = title;
-  spec.accept_label = accept_label;
+  spec.title = limen_kde_call_get_string (call, TITLE_ARG);
   spec.multiple = multiple;
   spec.directory = directory;
+  spec.files = files;
   spec.n_filters = qt_filters->len;
   spec.filters = (const LimenQtFilter *) qt_filters->data;
   spec.n_choices = choices.choices->len;
   spec.choices = (const LimenQtChoice *) choices.choices->data;
   spec.current_folder = current_folder;
-  spec.current_name = current_name;
   spec.current_file = current_file;
   spec.state_file = state_file;
-  call->dialog = shim->limen_qt_file_chooser_open (&spec, on_done, call);
+  opened = limen_kde_call_opened (call, shim->limen_qt_file_chooser_open (&spec, (LimenQtFileChooserDone) done,
+                                                                         call));
   limen_kde_choices_clear (&choices);
-  if (!call->dialog)
-    {
-      limen_kde_fail_dialog (invocation, call->request, "The file dialog could not be shown");
-      file_call_free (call);
-    }
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  return opened;
 }
 
 static gboolean
-on_open_file (LimenDbusImplPortalFileChooser *skeleton, GDBusMethodInvocation *invocation,
-              const char *handle, const char *app_id, const char *parent_window, const char *title,
-              GVariant *options, gpointer user_data)
+open_open_file (LimenKdeCall *call, const LimenKdeShim *shim, GCallback done)
 {
-  return handle_file_call (invocation, LIMEN_QT_FILE_OPEN, handle, app_id, parent_window, title, options);
+  return open_file_dialog (call, LIMEN_QT_FILE_OPEN, shim, done);
 }
 
 static gboolean
-on_save_file (LimenDbusImplPortalFileChooser *skeleton, GDBusMethodInvocation *invocation,
-              const char *handle, const char *app_id, const char *parent_window, const char *title,
-              GVariant *options, gpointer user_data)
+open_save_file (LimenKdeCall *call, const LimenKdeShim *shim, GCallback done)
 {
-  return handle_file_call (invocation, LIMEN_QT_FILE_SAVE, handle, app_id, parent_window, title, options);
+  return open_file_dialog (call, LIMEN_QT_FILE_SAVE, shim, done);
 }
 
 static gboolean
-on_save_files (LimenDbusImplPortalFileChooser *skeleton, GDBusMethodInvocation *invocation,
-               const char *handle, const char *app_id, const char *parent_window, const char *title,
-               GVariant *options, gpointer user_data)
+open_save_files (LimenKdeCall *call, const LimenKdeShim *shim, GCallback done)
 {
-  return handle_file_call (invocation, LIMEN_QT_FILE_SAVE_FILES, handle, app_id, parent_window, title, options);
+  return open_file_dialog (call, LIMEN_QT_FILE_SAVE_FILES, shim, done);
 }
+
+#define FILE_FAILED "The file dialog could not be shown"
+
+static const LimenKdeMethod file_chooser_methods[] = {
+  { .method = "OpenFile", .options = limen_options_file_chooser_open_file, .check = check_title,
+    .open = open_open_file, .done = G_CALLBACK (on_done), .failed = FILE_FAILED },
+  { .method = "SaveFile", .options = limen_options_file_chooser_save_file, .check = check_title,
+    .open = open_save_file, .done = G_CALLBACK (on_done), .failed = FILE_FAILED },
+  { .method = "SaveFiles", .options = limen_options_file_chooser_save_files, .check = check_title,
+    .open = open_save_files, .done = G_CALLBACK (on_done), .failed = FILE_FAILED },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_kde_file_chooser_new (void)
 {
-  LimenDbusImplPortalFileChooser *skeleton = limen_dbus_impl_portal_file_chooser_skeleton_new ();
-
-  g_signal_connect (skeleton, "handle-open-file", G_CALLBACK (on_open_file), NULL);
-  g_signal_connect (skeleton, "handle-save-file", G_CALLBACK (on_save_file), NULL);
-  g_signal_connect (skeleton, "handle-save-files", G_CALLBACK (on_save_files), NULL);
-  return G_DBUS_INTERFACE_SKELETON (skeleton);
+  return limen_kde_driver_offer (limen_dbus_impl_portal_file_chooser_skeleton_new (), file_chooser_methods);
 }

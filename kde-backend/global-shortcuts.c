@@ -23,6 +23,7 @@
 #include "kglobalaccel.h"
 #include "shortcut-keys.h"
 #include "shortcut-signals.h"
+#include "option-tables.h"
 #include "shortcuts.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.GlobalShortcuts"
@@ -30,8 +31,6 @@
 #define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
 #define STORE_TABLE "global-shortcuts"
 #define STORE_TIMEOUT_MS 5000
-
-static const LimenOption no_options[] = { { NULL } };
 
 
 typedef struct {
@@ -814,7 +813,7 @@ on_create_session (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodInvoca
 
   if (!limen_kde_request_check_handle (handle, &error) ||
       !limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
-      !filter_options (options, no_options, &opts, &error))
+      !filter_options (options, limen_options_global_shortcuts_create_session, &opts, &error))
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -855,9 +854,9 @@ on_bind_shortcuts (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodInvoca
   GsSession *gs = NULL;
   Job *job;
 
-  if (!limen_kde_request_check_handle (handle, &error) || !limen_kde_check_parent_window (parent_window, &error) ||
+  if (!limen_kde_request_check_handle (handle, &error) || !limen_check_parent_window (parent_window, &error) ||
       !(proposal = limen_shortcuts_filter (shortcuts, limen_shortcut_proposal_keys, &error)) ||
-      !filter_options (options, no_options, &opts, &error) ||
+      !filter_options (options, limen_options_global_shortcuts_request, &opts, &error) ||
       !(gs = session_for (invocation, session_handle, &error)) || !check_idle (gs, &error))
     {
       limen_invocation_return_gerror (invocation, error);
@@ -913,7 +912,7 @@ on_configure_shortcuts (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodI
   GsSession *gs = NULL;
   Job *job;
 
-  if (!limen_kde_check_parent_window (parent_window, &error) ||
+  if (!limen_check_parent_window (parent_window, &error) ||
       !filter_options (options, limen_options_global_shortcuts_configure, &opts, &error) ||
       !(gs = session_for (invocation, session_handle, &error)) || !check_idle (gs, &error))
     {

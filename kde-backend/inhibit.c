@@ -498,7 +498,7 @@ on_create_monitor (LimenDbusImplPortalInhibit *skeleton,
   Monitor *m;
 
   if (!limen_kde_check_string_arg ("app_id", app_id, 255, &error) ||
-      !limen_kde_check_parent_window (window, &error))
+      !limen_check_parent_window (window, &error))
     {
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;

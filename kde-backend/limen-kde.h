@@ -110,39 +110,12 @@ GVariant *limen_kde_choices_result (size_t n, const LimenQtChoiceResult *results
 /* Check a top-level string argument (title, body, ...): bounded UTF-8. */
 gboolean limen_kde_check_string_arg (const char *name, const char *value, gsize max, GError **error);
 
-/* Check parent_window syntax ("", "x11:HEX", "wayland:HANDLE"). */
-gboolean limen_kde_check_parent_window (const char *parent_window, GError **error);
-
 /* The checks every dialog's impl method starts with, in this order: @handle is a request
- * path, @app_id bounded UTF-8 (255 bytes), @parent_window well-formed. */
+ * path, @app_id bounded UTF-8 (255 bytes), @parent_window well-formed (limen_check_parent_window). */
 gboolean limen_kde_check_request_args (const char *handle,
                                        const char *app_id,
                                        const char *parent_window,
                                        GError    **error);
-
-/* The dialog of @request could not be opened: answer @invocation with Error.Failed and
- * @message, and finish @request (its call data is the caller's to free). */
-void limen_kde_fail_dialog (GDBusMethodInvocation *invocation, LimenKdeRequest *request, const char *message);
-
-/* A method call waiting on a dialog, for the dialogs whose Request needs nothing more:
- * Access, Account, Background.NotifyBackground, Screenshot and PickColor. */
-typedef struct {
-  GDBusMethodInvocation *invocation;
-  LimenKdeRequest       *request;
-  LimenQtDialog         *dialog;     /* the caller's, once the shim has opened it */
-} LimenKdeDialogCall;
-
-/* Hold @invocation and export its Request at @handle; Close (or the frontend leaving)
- * closes the dialog, answers 2 and frees the call. NULL, with @invocation answered with
- * the error, when the Request cannot be exported. */
-LimenKdeDialogCall *limen_kde_dialog_call_new (GDBusMethodInvocation *invocation, const char *handle);
-
-/* The dialog answered: reply (u a{sv}) with @response and @results (NULL: empty), finish
- * the Request and free @call. */
-void limen_kde_dialog_call_finish (LimenKdeDialogCall *call, int response, GVariant *results);
-
-/* The dialog could not be opened: limen_kde_fail_dialog() with @message, and free @call. */
-void limen_kde_dialog_call_fail (LimenKdeDialogCall *call, const char *message);
 
 /* The name a person knows @app_id by: its desktop file's Name, else the id itself;
  * "Unidentified application" (translated) for "". */

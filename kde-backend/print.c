@@ -4,7 +4,8 @@
  * asks first when there is none.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "limen-kde.h"
+#include "driver.h"
+
 #include "option-tables.h"
 
 #include <cups/cups.h>
@@ -18,42 +19,13 @@
 #include "errors.h"
 
 #define MAX_TOKENS 64
-
-/* GtkPrintSettings keys we understand; all strings. */
-static const LimenOption settings_keys[] = {
-  { "printer", "s", limen_validate_string_length, 256 },
-  { "n-copies", "s", limen_validate_string_length, 16 },
-  { "collate", "s", limen_validate_string_length, 8 },
-  { "duplex", "s", limen_validate_string_length, 16 },
-  { "orientation", "s", limen_validate_string_length, 32 },
-  { "print-pages", "s", limen_validate_string_length, 16 },
-  { "page-ranges", "s", limen_validate_string_length, 256 },
-  { "use-color", "s", limen_validate_string_length, 8 },
-  { "reverse", "s", limen_validate_string_length, 8 },
-  { "paper-format", "s", limen_validate_string_length, 64 },
-  { "paper-width", "s", limen_validate_string_length, 32 },
-  { "paper-height", "s", limen_validate_string_length, 32 },
-  { "output-uri", "s", limen_validate_string_length, 4096 },
-  { "output-file-format", "s", limen_validate_string_length, 8 },
-  { NULL }
-};
+#define TITLE_ARG 3
+#define PREPARE_SETTINGS_ARG 4
+#define PREPARE_PAGE_SETUP_ARG 5
+#define PRINT_FD_ARG 4
 
 /* GTK's name for printing to a file. */
 #define FILE_PRINTER "Print to File"
-
-static const LimenOption page_setup_keys[] = {
-  { "PPDName", "s", limen_validate_string_length, 64 },
-  { "Name", "s", limen_validate_string_length, 64 },
-  { "DisplayName", "s", limen_validate_string_length, 256 },
-  { "Width", "d", NULL, 0 },
-  { "Height", "d", NULL, 0 },
-  { "MarginTop", "d", NULL, 0 },
-  { "MarginBottom", "d", NULL, 0 },
-  { "MarginLeft", "d", NULL, 0 },
-  { "MarginRight", "d", NULL, 0 },
-  { "Orientation", "s", limen_validate_string_length, 32 },
-  { NULL }
-};
 
 static const char *const orientations[] = { "portrait", "landscape", "reverse_landscape", "reverse_portrait" };
 static const char *const duplexes[] = { "simplex", "vertical", "horizontal" };
@@ -76,26 +48,32 @@ print_token_free (PrintToken *t)
   g_free (t);
 }
 
+/* What a Print or PreparePrint call keeps beside the driver's call. */
 typedef struct {
-  GDBusMethodInvocation *invocation;
-  LimenKdeRequest       *request;
-  LimenQtDialog         *dialog;
-  char                  *app_id;
-  char                  *title;
-  int                    fd;           /* Print: the document */
-  gboolean               closed;       /* the request went away while the job ran */
-  gboolean               submitting;
-} PrintCall;
+  int       fd;           /* Print: the document, until the job takes it */
+  guint32   token;        /* Print: the PreparePrint token it came with, 0: none */
+  GVariant *settings;     /* PreparePrint: the checked settings and page setup */
+  GVariant *page_setup;
+} PrintData;
 
 static void
-print_call_free (PrintCall *call)
+print_data_free (PrintData *data)
 {
-  g_clear_object (&call->invocation);
-  if (call->fd >= 0)
-    close (call->fd);
-  g_free (call->app_id);
-  g_free (call->title);
-  g_free (call);
+  if (data->fd >= 0)
+    close (data->fd);
+  g_clear_pointer (&data->settings, g_variant_unref);
+  g_clear_pointer (&data->page_setup, g_variant_unref);
+  g_free (data);
+}
+
+static PrintData *
+print_data_new (LimenKdeCall *call)
+{
+  PrintData *data = g_new0 (PrintData, 1);
+
+  data->fd = -1;
+  limen_kde_call_set_data (call, data, (GDestroyNotify) print_data_free);
+  return data;
 }
 
 static int
@@ -402,66 +380,36 @@ submit_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
 }
 
 static void
-finish_call (PrintCall *call, guint response, GVariant *results)
-{
-  limen_kde_reply_response (call->invocation, response, results);
-  limen_kde_request_finish (call->request);
-  print_call_free (call);
-}
-
-static void
 on_submitted (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  PrintCall *call = user_data;
   g_autoptr(GError) error = NULL;
   gssize job_id = g_task_propagate_int (G_TASK (result), &error);
 
-  if (call->closed)
-    {
-      print_call_free (call);
-      return;
-    }
   if (job_id <= 0)
     g_warning ("Printing failed: %s", error->message);
-  finish_call (call, job_id > 0 ? 0 : 2, NULL);
+  /* Closed meanwhile: the job is with CUPS already, and the caller has had its 2. */
+  limen_kde_call_finish (user_data, job_id > 0 ? 0 : 2, NULL);
 }
 
 static void
-submit (PrintCall *call, const LimenQtPrintSettings *settings)
+submit (LimenKdeCall *call, const LimenQtPrintSettings *settings)
 {
+  PrintData *data = limen_kde_call_get_data (call);
+  const char *title = limen_kde_call_get_string (call, TITLE_ARG);
   CupsJob *job = g_new0 (CupsJob, 1);
   g_autoptr(GTask) task = g_task_new (NULL, NULL, on_submitted, call);
   /* NULL: CUPS's default, asked on the worker (an IPP round trip). */
   job->printer = settings->printer && *settings->printer ? g_strdup (settings->printer) : NULL;
   job->output_file = g_strdup (settings->output_file);
-  job->title = g_strdup (call->title && *call->title ? call->title : "Document");
-  job->fd = call->fd;
-  call->fd = -1;
+  job->title = g_strdup (*title ? title : "Document");
+  job->fd = data->fd;
+  data->fd = -1;
   cups_job_set_options (job, settings);
-  call->submitting = TRUE;
   g_task_set_task_data (task, job, (GDestroyNotify) cups_job_free);
   g_task_run_in_thread (task, job->output_file ? write_file_thread : submit_thread);
 }
 
 /* ---- D-Bus ---- */
-
-static void
-on_request_closed (LimenKdeRequest *request, gpointer user_data)
-{
-  PrintCall *call = user_data;
-
-  if (call->dialog)
-    limen_kde_shim_get (NULL)->limen_qt_close (call->dialog);
-  limen_kde_reply_response (call->invocation, 2, NULL);
-  if (call->submitting)
-    {
-      /* The job is with CUPS already; the worker's end frees the call. */
-      call->closed = TRUE;
-      g_clear_object (&call->invocation);
-      return;
-    }
-  print_call_free (call);
-}
 
 static guint32
 store_token (const char *app_id, GVariant *settings, GVariant *page_setup)
@@ -487,12 +435,10 @@ store_token (const char *app_id, GVariant *settings, GVariant *page_setup)
 static void
 on_prepare_done (LimenQtDialog *dialog, int response, const LimenQtPrintSettings *chosen, void *user_data)
 {
-  PrintCall *call = user_data;
   GVariantBuilder results;
   g_autoptr(GVariant) settings = NULL;
   g_autoptr(GVariant) page_setup = NULL;
 
-  call->dialog = NULL;
   g_variant_builder_init (&results, G_VARIANT_TYPE_VARDICT);
   if (response == LIMEN_QT_RESPONSE_OK && chosen)
     {
@@ -500,24 +446,22 @@ on_prepare_done (LimenQtDialog *dialog, int response, const LimenQtPrintSettings
       g_variant_builder_add (&results, "{sv}", "settings", settings);
       g_variant_builder_add (&results, "{sv}", "page-setup", page_setup);
       g_variant_builder_add (&results, "{sv}", "token",
-                             g_variant_new_uint32 (store_token (call->app_id, settings, page_setup)));
+                             g_variant_new_uint32 (store_token (limen_kde_call_get_app_id (user_data), settings,
+                                                                page_setup)));
     }
-  g_debug ("PreparePrint answered %d", response);
-  finish_call (call, response, g_variant_builder_end (&results));
+  limen_kde_call_finish (user_data, response, g_variant_builder_end (&results));
 }
 
 static void
 on_print_dialog_done (LimenQtDialog *dialog, int response, const LimenQtPrintSettings *chosen, void *user_data)
 {
-  PrintCall *call = user_data;
-
-  call->dialog = NULL;
   if (response != LIMEN_QT_RESPONSE_OK || !chosen)
     {
-      finish_call (call, response, NULL);
+      limen_kde_call_finish (user_data, response, NULL);
       return;
     }
-  submit (call, chosen);
+  limen_kde_call_dialog_closed (user_data);
+  submit (user_data, chosen);
 }
 
 static gboolean
@@ -535,39 +479,19 @@ filter_dict (GVariant *dict, const char *name, const LimenOption *table, GVarian
 }
 
 static gboolean
-check_common (const char *handle, const char *app_id, const char *parent_window, const char *title, GError **error)
+check_title (LimenKdeCall *call, GError **error)
 {
-  return limen_kde_check_request_args (handle, app_id, parent_window, error) &&
-         limen_kde_check_string_arg ("title", title, 1024, error);
-}
-
-static PrintCall *
-new_call (GDBusMethodInvocation *invocation, const char *handle, const char *app_id, const char *title,
-          GError **error)
-{
-  PrintCall *call = g_new0 (PrintCall, 1);
-
-  call->fd = -1;
-  call->invocation = g_object_ref (invocation);
-  call->app_id = g_strdup (app_id);
-  call->title = g_strdup (title);
-  call->request = limen_kde_request_new (invocation, handle, on_request_closed, call, error);
-  if (!call->request)
-    {
-      print_call_free (call);
-      return NULL;
-    }
-  return call;
+  return limen_kde_check_string_arg ("title", limen_kde_call_get_string (call, TITLE_ARG), 1024, error);
 }
 
 static gboolean
-open_dialog (PrintCall *call, const LimenKdeShim *shim, const char *parent_window, GVariant *opts,
-             const LimenQtPrintSettings *initial, gboolean print_now)
+open_dialog (LimenKdeCall *call, const LimenKdeShim *shim, GCallback done, const LimenQtPrintSettings *initial,
+             gboolean print_now)
 {
+  GVariant *opts = limen_kde_call_get_options (call);
   LimenQtPrintSpec spec = { 0 };
-  gboolean modal = TRUE, current = FALSE, selection = FALSE;
+  gboolean current = FALSE, selection = FALSE;
 
-  g_variant_lookup (opts, "modal", "b", &modal);
   g_variant_lookup (opts, "has_current_page", "b", &current);
   g_variant_lookup (opts, "has_selected_pages", "b", &selection);
   spec.has_current_page = current;
@@ -580,153 +504,127 @@ open_dialog (PrintCall *call, const LimenKdeShim *shim, const char *parent_windo
 
       spec.print_to_file = !g_variant_lookup (opts, "supported_output_file_formats", "^a&s", &formats) ||
                            g_strv_contains (formats, "pdf");
+      g_variant_lookup (opts, "accept_label", "&s", &spec.accept_label);
     }
-
-  spec.window.parent_window = parent_window;
-  spec.window.app_id = call->app_id;
-  spec.window.modal = modal;
-  spec.title = call->title;
+  limen_kde_call_window (call, &spec.window);
+  spec.title = limen_kde_call_get_string (call, TITLE_ARG);
   spec.print_now = print_now;
-  if (!print_now)
-    g_variant_lookup (opts, "accept_label", "&s", &spec.accept_label);
   spec.initial = *initial;
-  call->dialog = shim->limen_qt_print_open (&spec, print_now ? on_print_dialog_done : on_prepare_done, call);
-  if (!call->dialog)
+  return limen_kde_call_opened (call, shim->limen_qt_print_open (&spec, (LimenQtPrintDone) done, call));
+}
+
+/* PreparePrint: the title, the settings and page setup (GTK's keys), the Kiosk lock. */
+static gboolean
+check_prepare (LimenKdeCall *call, GError **error)
+{
+  g_autoptr(GVariant) settings_in = limen_kde_call_get_arg (call, PREPARE_SETTINGS_ARG);
+  g_autoptr(GVariant) page_setup_in = limen_kde_call_get_arg (call, PREPARE_PAGE_SETUP_ARG);
+  PrintData *data = print_data_new (call);
+
+  return check_title (call, error) &&
+         filter_dict (settings_in, "settings", limen_options_impl_print_settings, &data->settings, error) &&
+         filter_dict (page_setup_in, "page_setup", limen_options_impl_print_page_setup, &data->page_setup, error) &&
+         limen_kde_lockdown_check_printing (error);
+}
+
+static gboolean
+open_prepare (LimenKdeCall *call, const LimenKdeShim *shim, GCallback done)
+{
+  PrintData *data = limen_kde_call_get_data (call);
+  LimenQtPrintSettings initial;
+  g_autofree char *file = NULL;
+
+  settings_from_dicts (data->settings, data->page_setup, &initial, &file);
+  return open_dialog (call, shim, done, &initial, FALSE);
+}
+
+/* The document: a readable regular file the frontend passed. */
+static gboolean
+take_document (LimenKdeCall *call, PrintData *data, GError **error)
+{
+  g_autoptr(GVariant) fd_v = limen_kde_call_get_arg (call, PRINT_FD_ARG);
+  GUnixFDList *fd_list = limen_kde_call_get_fd_list (call);
+  gint32 index = g_variant_get_handle (fd_v);
+  struct stat st;
+
+  if (!fd_list || index < 0 || index >= g_unix_fd_list_get_length (fd_list))
     {
-      limen_kde_fail_dialog (call->invocation, call->request, "The print dialog could not be shown");
-      print_call_free (call);
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid fd: index out of range");
+      return FALSE;
+    }
+  data->fd = g_unix_fd_list_get (fd_list, index, NULL);
+  if (data->fd < 0 || fstat (data->fd, &st) < 0 || !S_ISREG (st.st_mode) ||
+      (fcntl (data->fd, F_GETFL) & O_ACCMODE) == O_WRONLY || (fcntl (data->fd, F_GETFL) & O_PATH))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid fd: not a readable regular file");
       return FALSE;
     }
   return TRUE;
 }
 
+/* Print: the title, the Kiosk lock, the document, and the app's own token (without one the
+ * dialog asks first, so the shim must be able to show it). */
 static gboolean
-on_prepare_print (LimenDbusImplPortalPrint *skeleton,
-                  GDBusMethodInvocation    *invocation,
-                  const char               *handle,
-                  const char               *app_id,
-                  const char               *parent_window,
-                  const char               *title,
-                  GVariant                 *settings_in,
-                  GVariant                 *page_setup_in,
-                  GVariant                 *options,
-                  gpointer                  user_data)
+check_print (LimenKdeCall *call, GError **error)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) opts = NULL, settings = NULL, page_setup = NULL;
-  const LimenKdeShim *shim;
-  LimenQtPrintSettings initial;
-  g_autofree char *file = NULL;
-  PrintCall *call;
+  PrintData *data = print_data_new (call);
+  guint32 token = 0;
+  PrintToken *t = NULL;
 
-  if (!check_common (handle, app_id, parent_window, title, &error) ||
-      !filter_dict (options, "options", limen_options_print_prepare_print, &opts, &error) ||
-      !filter_dict (settings_in, "settings", settings_keys, &settings, &error) ||
-      !filter_dict (page_setup_in, "page_setup", page_setup_keys, &page_setup, &error) ||
-      !limen_kde_lockdown_check_printing (&error) ||
-      !(shim = limen_kde_shim_get_for_dialog (&error)) ||
-      !(call = new_call (invocation, handle, app_id, title, &error)))
+  if (!check_title (call, error) || !limen_kde_lockdown_check_printing (error) ||
+      !take_document (call, data, error))
+    return FALSE;
+  g_variant_lookup (limen_kde_call_get_options (call), "token", "u", &token);
+  if (token && tokens)
+    t = g_hash_table_lookup (tokens, GUINT_TO_POINTER (token));
+  /* A token is the app's own: another app cannot print with it. */
+  if (t && g_strcmp0 (t->app_id, limen_kde_call_get_app_id (call)) == 0)
     {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
+      data->token = token;
+      return TRUE;
     }
-  settings_from_dicts (settings, page_setup, &initial, &file);
-  open_dialog (call, shim, parent_window, opts, &initial, FALSE);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  return limen_kde_shim_get_for_dialog (error) != NULL;
 }
 
 static gboolean
-on_print (LimenDbusImplPortalPrint *skeleton,
-          GDBusMethodInvocation    *invocation,
-          GUnixFDList              *fd_list,
-          const char               *handle,
-          const char               *app_id,
-          const char               *parent_window,
-          const char               *title,
-          GVariant                 *fd_v,
-          GVariant                 *options,
-          gpointer                  user_data)
+open_print (LimenKdeCall *call, const LimenKdeShim *shim, GCallback done)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) opts = NULL;
-  const LimenKdeShim *shim = NULL;
-  guint32 token = 0;
-  gint32 index = g_variant_get_handle (fd_v);
-  g_autofd int fd = -1;
-  struct stat st;
-  PrintToken *t = NULL;
-  PrintCall *call;
+  PrintData *data = limen_kde_call_get_data (call);
+  LimenQtPrintSettings settings;
+  g_autofree char *file = NULL;
 
-  if (!check_common (handle, app_id, parent_window, title, &error) ||
-      !filter_dict (options, "options", limen_options_print_print, &opts, &error) ||
-      !limen_kde_lockdown_check_printing (&error))
+  if (data->token)
     {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  if (!fd_list || index < 0 || index >= g_unix_fd_list_get_length (fd_list))
-    {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                     "Invalid fd: index out of range");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  fd = g_unix_fd_list_get (fd_list, index, &error);
-  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (fcntl (fd, F_GETFL) & O_ACCMODE) == O_WRONLY ||
-      (fcntl (fd, F_GETFL) & O_PATH))
-    {
-      g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                                                     "Invalid fd: not a readable regular file");
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  g_variant_lookup (opts, "token", "u", &token);
-  if (token && tokens)
-    {
-      t = g_hash_table_lookup (tokens, GUINT_TO_POINTER (token));
-      /* A token is the app's own: another app cannot print with it. */
-      if (t && g_strcmp0 (t->app_id, app_id) != 0)
-        t = NULL;
-    }
-  if (!t && !(shim = limen_kde_shim_get_for_dialog (&error)))
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  call = new_call (invocation, handle, app_id, title, &error);
-  if (!call)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  call->fd = g_steal_fd (&fd);
-  if (t)
-    {
-      LimenQtPrintSettings settings;
-      g_autofree char *file = NULL;
+      PrintToken *t = g_hash_table_lookup (tokens, GUINT_TO_POINTER (data->token));
 
-      g_hash_table_steal (tokens, GUINT_TO_POINTER (token));
+      g_hash_table_steal (tokens, GUINT_TO_POINTER (data->token));
       settings_from_dicts (t->settings, t->page_setup, &settings, &file);
       submit (call, &settings);
       print_token_free (t);
+      return TRUE;
     }
   else
     {
-      LimenQtPrintSettings initial;
       g_autoptr(GVariant) empty = g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
 
-      g_autofree char *file = NULL;
-
-      settings_from_dicts (empty, empty, &initial, &file);
-      open_dialog (call, shim, parent_window, opts, &initial, TRUE);
+      settings_from_dicts (empty, empty, &settings, &file);
+      return open_dialog (call, limen_kde_shim_get_for_dialog (NULL), done, &settings, TRUE);
     }
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
+
+#define PRINT_FAILED "The print dialog could not be shown"
+
+static const LimenKdeMethod print_methods[] = {
+  { .method = "PreparePrint", .options = limen_options_print_prepare_print, .check = check_prepare,
+    .open = open_prepare, .done = G_CALLBACK (on_prepare_done), .failed = PRINT_FAILED },
+  /* With a token, no dialog and no shim: the job goes to CUPS at once. */
+  { .method = "Print", .options = limen_options_print_print, .check = check_print, .open = open_print,
+    .done = G_CALLBACK (on_print_dialog_done), .failed = PRINT_FAILED, .flags = LIMEN_KDE_METHOD_OWN_SHIM },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_kde_print_new (void)
 {
-  LimenDbusImplPortalPrint *skeleton = limen_dbus_impl_portal_print_skeleton_new ();
-
-  g_signal_connect (skeleton, "handle-prepare-print", G_CALLBACK (on_prepare_print), NULL);
-  g_signal_connect (skeleton, "handle-print", G_CALLBACK (on_print), NULL);
-  return G_DBUS_INTERFACE_SKELETON (skeleton);
+  return limen_kde_driver_offer (limen_dbus_impl_portal_print_skeleton_new (), print_methods);
 }

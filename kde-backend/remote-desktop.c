@@ -11,40 +11,7 @@
 #include <math.h>
 
 #include "errors.h"
-
-static gboolean validate_restore_data (const LimenOption *o, GVariant *v, GError **error);
-
-static const LimenOption create_session_options[] = {
-  { "session_handle_token", "s", limen_validate_token, 0 },
-  { NULL }
-};
-
-static const LimenOption select_devices_options[] = {
-  { "types", "u", limen_validate_uint_max, 7 },
-  { "persist_mode", "u", limen_validate_uint_max, 2 },
-  { "restore_data", "(suv)", validate_restore_data, 0 },
-  { NULL }
-};
-
-static const LimenOption start_options[] = {
-  { NULL }
-};
-
-static const LimenOption notify_options[] = {
-  { "finish", "b", NULL, 0 },
-  { NULL }
-};
-
-static gboolean
-validate_restore_data (const LimenOption *o, GVariant *v, GError **error)
-{
-  if (g_variant_get_size (v) > 64 * 1024)
-    {
-      limen_option_set_error (error, o->key, "too large");
-      return FALSE;
-    }
-  return TRUE;
-}
+#include "option-tables.h"
 
 /* Keyboard and pointer where KWin has fake input; touch from its version 2. */
 static guint
@@ -72,7 +39,7 @@ on_create_session (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvoca
   g_auto(GVariantBuilder) results = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
 
   if (!limen_kde_check_request_args (handle, app_id, "", &error) ||
-      !limen_options_filter (options, &filtered, &error, create_session_options, NULL) ||
+      !limen_options_filter (options, &filtered, &error, limen_options_screen_cast_create_session, NULL) ||
       !limen_cast_new (invocation, session_handle, app_id, TRUE, &error))
     {
       limen_invocation_return_gerror (invocation, error);
@@ -98,7 +65,7 @@ on_select_devices (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvoca
   LimenCast *cast = NULL;
 
   if (!limen_kde_check_request_args (handle, app_id, "", &error) ||
-      !limen_options_filter (options, &filtered, &error, select_devices_options, NULL) ||
+      !limen_options_filter (options, &filtered, &error, limen_options_impl_remote_desktop_select_devices, NULL) ||
       !(cast = limen_cast_lookup (invocation, session_handle, &error)))
     {
     }
@@ -147,7 +114,7 @@ on_start (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvocation *inv
   LimenCast *cast = NULL;
 
   if (!limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
-      !limen_options_filter (options, &filtered, &error, start_options, NULL) ||
+      !limen_options_filter (options, &filtered, &error, limen_options_remote_desktop_start, NULL) ||
       !(cast = limen_cast_lookup (invocation, session_handle, &error)))
     {
     }
@@ -171,7 +138,8 @@ on_start (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvocation *inv
 /* ---- Notify*: a started session, a granted device, finite numbers ---- */
 
 static const LimenKdeWayland *
-notify_begin (GDBusMethodInvocation *invocation, const char *session_handle, GVariant *options, guint device,
+notify_begin (GDBusMethodInvocation *invocation, const char *session_handle, GVariant *options,
+              const LimenOption *table, guint device,
               LimenCast **cast_out)
 {
   g_autoptr(GError) error = NULL;
@@ -179,7 +147,7 @@ notify_begin (GDBusMethodInvocation *invocation, const char *session_handle, GVa
   const LimenKdeWayland *w = NULL;
   LimenCast *cast = NULL;
 
-  if (!limen_options_filter (options, &filtered, &error, notify_options, NULL) ||
+  if (!limen_options_filter (options, &filtered, &error, table, NULL) ||
       !(cast = limen_cast_lookup (invocation, session_handle, &error)))
     {
     }
@@ -261,7 +229,8 @@ static gboolean
 on_pointer_motion (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvocation *invocation,
                    const char *session_handle, GVariant *options, double dx, double dy, gpointer user_data)
 {
-  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, LIMEN_DEVICE_POINTER, NULL);
+  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, limen_options_remote_desktop_notify,
+                                           LIMEN_DEVICE_POINTER, NULL);
 
   if (w && check_finite (invocation, dx, dy))
     notify_done (invocation, w->limen_wl_input_motion (w->wl, dx, dy));
@@ -274,7 +243,8 @@ on_pointer_motion_absolute (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMet
                             gpointer user_data)
 {
   LimenCast *cast = NULL;
-  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, LIMEN_DEVICE_POINTER, &cast);
+  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, limen_options_remote_desktop_notify,
+                                           LIMEN_DEVICE_POINTER, &cast);
   LimenCastStream *s;
 
   if (w && (s = find_stream (invocation, cast, stream)) && to_workspace (invocation, s, &x, &y))
@@ -286,7 +256,8 @@ static gboolean
 on_pointer_button (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvocation *invocation,
                    const char *session_handle, GVariant *options, gint button, guint state, gpointer user_data)
 {
-  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, LIMEN_DEVICE_POINTER, NULL);
+  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, limen_options_remote_desktop_notify,
+                                           LIMEN_DEVICE_POINTER, NULL);
 
   if (!w)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -303,7 +274,8 @@ static gboolean
 on_pointer_axis (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvocation *invocation,
                  const char *session_handle, GVariant *options, double dx, double dy, gpointer user_data)
 {
-  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, LIMEN_DEVICE_POINTER, NULL);
+  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, limen_options_remote_desktop_notify_pointer_axis,
+                                           LIMEN_DEVICE_POINTER, NULL);
   gboolean sent = TRUE;
 
   if (!w || !check_finite (invocation, dx, dy))
@@ -321,7 +293,8 @@ static gboolean
 on_pointer_axis_discrete (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvocation *invocation,
                           const char *session_handle, GVariant *options, guint axis, gint steps, gpointer user_data)
 {
-  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, LIMEN_DEVICE_POINTER, NULL);
+  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, limen_options_remote_desktop_notify,
+                                           LIMEN_DEVICE_POINTER, NULL);
 
   if (!w)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -337,7 +310,8 @@ static gboolean
 on_keyboard_keycode (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvocation *invocation,
                      const char *session_handle, GVariant *options, gint keycode, guint state, gpointer user_data)
 {
-  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, LIMEN_DEVICE_KEYBOARD, NULL);
+  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, limen_options_remote_desktop_notify,
+                                           LIMEN_DEVICE_KEYBOARD, NULL);
 
   if (!w)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -353,7 +327,8 @@ static gboolean
 on_keyboard_keysym (LimenDbusImplPortalRemoteDesktop *skeleton, GDBusMethodInvocation *invocation,
                     const char *session_handle, GVariant *options, gint keysym, guint state, gpointer user_data)
 {
-  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, LIMEN_DEVICE_KEYBOARD, NULL);
+  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, limen_options_remote_desktop_notify,
+                                           LIMEN_DEVICE_KEYBOARD, NULL);
 
   if (!w)
     return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -373,7 +348,8 @@ touch (GDBusMethodInvocation *invocation, const char *session_handle, GVariant *
        guint slot, double x, double y)
 {
   LimenCast *cast = NULL;
-  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, LIMEN_DEVICE_TOUCHSCREEN, &cast);
+  const LimenKdeWayland *w = notify_begin (invocation, session_handle, options, limen_options_remote_desktop_notify,
+                                           LIMEN_DEVICE_TOUCHSCREEN, &cast);
   LimenCastStream *s;
 
   if (!w)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "option-tables.h"
 
 #define RESTORE_VENDOR "KDE"
 #define RESTORE_VERSION 1
@@ -25,43 +26,6 @@
  * Wayland connection) at the moment KWin starts the streams delayed their first frame by
  * ~50 ms (bench-screencast); half a second later it costs the streams nothing. */
 #define INDICATOR_DELAY_MS 500
-
-static gboolean validate_restore_data (const LimenOption *o, GVariant *v, GError **error);
-
-static const LimenOption create_session_options[] = {
-  { "session_handle_token", "s", limen_validate_token, 0 },
-  { NULL }
-};
-
-static const LimenOption select_sources_options[] = {
-  { "types", "u", limen_validate_uint_max, 7 },
-  { "multiple", "b", NULL, 0 },
-  { "cursor_mode", "u", limen_validate_uint_max, 7 },
-  { "persist_mode", "u", limen_validate_uint_max, 2 },
-  { "restore_data", "(suv)", validate_restore_data, 0 },
-  { NULL }
-};
-
-static const LimenOption start_options[] = {
-  { NULL }
-};
-
-/* Restore data is opaque to the frontend but comes back from the permission store: only
- * its shape is checked here; what it names is checked against the screens at Start. */
-static gboolean
-validate_restore_data (const LimenOption *o, GVariant *v, GError **error)
-{
-  const char *vendor;
-  g_autoptr(GVariant) data = NULL;
-
-  g_variant_get (v, "(&su@v)", &vendor, NULL, &data);
-  if (strlen (vendor) > 64 || g_variant_get_size (data) > 64 * 1024)
-    {
-      limen_option_set_error (error, o->key, "too large");
-      return FALSE;
-    }
-  return TRUE;
-}
 
 GVariant *
 limen_cast_restore_payload (GVariant *restore_data)
@@ -184,7 +148,7 @@ on_create_session (LimenDbusImplPortalScreenCast *skeleton, GDBusMethodInvocatio
   LimenCast *cast;
 
   if (!limen_kde_check_request_args (handle, app_id, "", &error) ||
-      !limen_options_filter (options, &filtered, &error, create_session_options, NULL) ||
+      !limen_options_filter (options, &filtered, &error, limen_options_screen_cast_create_session, NULL) ||
       !(cast = limen_cast_new (invocation, session_handle, app_id, FALSE, &error)))
     {
       limen_invocation_return_gerror (invocation, error);
@@ -254,7 +218,7 @@ on_select_sources (LimenDbusImplPortalScreenCast *skeleton, GDBusMethodInvocatio
   LimenCast *cast;
 
   if (!limen_kde_check_request_args (handle, app_id, "", &error) ||
-      !limen_options_filter (options, &filtered, &error, select_sources_options, NULL) ||
+      !limen_options_filter (options, &filtered, &error, limen_options_impl_screen_cast_select_sources, NULL) ||
       !(cast = limen_cast_lookup (invocation, session_handle, &error)))
     {
       limen_invocation_return_gerror (invocation, error);
@@ -289,14 +253,6 @@ on_select_sources (LimenDbusImplPortalScreenCast *skeleton, GDBusMethodInvocatio
     {
       g_set_error (&error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                    "Invalid value for option types: none of them can be shared here");
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  if (cursor_mode != LIMEN_CURSOR_HIDDEN && cursor_mode != LIMEN_CURSOR_EMBEDDED &&
-      cursor_mode != LIMEN_CURSOR_METADATA)
-    {
-      g_set_error (&error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                   "Invalid value for option cursor_mode: one mode, of AvailableCursorModes");
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
@@ -745,7 +701,7 @@ on_start (LimenDbusImplPortalScreenCast *skeleton, GDBusMethodInvocation *invoca
   LimenCast *cast;
 
   if (!limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
-      !limen_options_filter (options, &filtered, &error, start_options, NULL) ||
+      !limen_options_filter (options, &filtered, &error, limen_options_screen_cast_start, NULL) ||
       !(cast = limen_cast_lookup (invocation, session_handle, &error)))
     {
       limen_invocation_return_gerror (invocation, error);

@@ -5,7 +5,7 @@
  * ("Deny", Escape, closing the window), which tells the frontend that the person refused
  * them (it remembers that). Only a Request closed from outside answers 2.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "limen-kde.h"
+#include "driver.h"
 
 #include <gio/gdesktopappinfo.h>
 #include <glib/gi18n.h>
@@ -16,6 +16,7 @@
 
 #define MAX_DEVICES 64
 #define MAX_ID 64
+#define DEVICES_ARG 3
 
 /* A udev "ENC" string: \xNN escapes for bytes; NULL when it does not decode to UTF-8. */
 static char *
@@ -142,7 +143,6 @@ static void
 on_done (LimenQtDialog *dialog, int response, size_t n_choices, const LimenQtChoiceResult *choices,
          void *user_data)
 {
-  LimenKdeDialogCall *call = user_data;
   g_auto(GVariantBuilder) kept = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a(sa{sv})"));
   g_autoptr(GString) scratch = g_string_new (NULL);
   g_autoptr(GVariant) devices = NULL;
@@ -150,52 +150,49 @@ on_done (LimenQtDialog *dialog, int response, size_t n_choices, const LimenQtCho
   g_debug ("USB dialog answered %d", response);
   if (response == LIMEN_QT_RESPONSE_OK)
     {
-      devices = g_variant_get_child_value (g_dbus_method_invocation_get_parameters (call->invocation), 3);
+      devices = limen_kde_call_get_arg (user_data, DEVICES_ARG);
       check_devices (devices, &kept, scratch, NULL);
     }
-  limen_kde_dialog_call_finish (call, 0, g_variant_new_parsed ("{'devices': <%@a(sa{sv})>}",
-                                                               g_variant_builder_end (&kept)));
+  limen_kde_call_finish (user_data, 0, g_variant_new_parsed ("{'devices': <%@a(sa{sv})>}",
+                                                             g_variant_builder_end (&kept)));
 }
 
 static gboolean
-on_acquire_devices (LimenDbusImplPortalUsb *skeleton, GDBusMethodInvocation *invocation, const char *handle,
-                    const char *parent_window, const char *app_id, GVariant *devices, GVariant *options,
-                    gpointer user_data)
+check_devices_arg (LimenKdeCall *call, GError **error)
 {
-  g_autoptr(GError) error = NULL;
-  g_auto(GVariantBuilder) filtered = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   g_auto(GVariantBuilder) kept = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a(sa{sv})"));
   g_autoptr(GString) body = g_string_new (NULL);
-  g_autofree char *title = NULL;
-  LimenQtAccessSpec spec = { 0 };
-  const LimenKdeShim *shim;
-  LimenKdeDialogCall *call;
+  g_autoptr(GVariant) devices = limen_kde_call_get_arg (call, DEVICES_ARG);
 
-  if (!limen_kde_check_request_args (handle, app_id, parent_window, &error) ||
-      !limen_options_filter (options, &filtered, &error, limen_options_usb_no_options, NULL) ||
-      !check_devices (devices, &kept, body, &error) ||
-      !(shim = limen_kde_shim_get_for_dialog (&error)))
-    {
-      limen_invocation_return_gerror (invocation, error);
-      return G_DBUS_METHOD_INVOCATION_HANDLED;
-    }
-  call = limen_kde_dialog_call_new (invocation, handle);
-  if (!call)
-    return G_DBUS_METHOD_INVOCATION_HANDLED;
-  title = question (app_id);
-  spec.window.parent_window = parent_window;
-  spec.window.app_id = app_id;
+  return check_devices (devices, &kept, body, error);
+}
+
+static gboolean
+open_usb (LimenKdeCall *call, const LimenKdeShim *shim, GCallback done)
+{
+  g_auto(GVariantBuilder) kept = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a(sa{sv})"));
+  g_autoptr(GString) body = g_string_new (NULL);
+  g_autoptr(GVariant) devices = limen_kde_call_get_arg (call, DEVICES_ARG);
+  g_autofree char *title = question (limen_kde_call_get_app_id (call));
+  LimenQtAccessSpec spec = { 0 };
+
+  check_devices (devices, &kept, body, NULL);   /* checked already: only the text */
+  limen_kde_call_window (call, &spec.window);
   spec.window.modal = TRUE;
   spec.app_title = _("USB Device Access");
   spec.title = title;
   spec.subtitle = _("The app will talk to these devices directly, bypassing their usual drivers:");
   spec.body = body->str;
   spec.icon = "drive-removable-media-usb";
-  call->dialog = shim->limen_qt_access_open (&spec, on_done, call);
-  if (!call->dialog)
-    limen_kde_dialog_call_fail (call, "The USB dialog could not be shown");
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
+  return limen_kde_call_opened (call, shim->limen_qt_access_open (&spec, (LimenQtAccessDone) done, call));
 }
+
+static const LimenKdeMethod usb_methods[] = {
+  { .method = "AcquireDevices", .options = limen_options_usb_no_options, .check = check_devices_arg,
+    .open = open_usb, .done = G_CALLBACK (on_done), .failed = "The USB dialog could not be shown",
+    .flags = LIMEN_KDE_METHOD_PARENT_WINDOW_FIRST },
+  { NULL }
+};
 
 GDBusInterfaceSkeleton *
 limen_kde_usb_new (void)
@@ -203,6 +200,5 @@ limen_kde_usb_new (void)
   LimenDbusImplPortalUsb *skeleton = limen_dbus_impl_portal_usb_skeleton_new ();
 
   limen_dbus_impl_portal_usb_set_version (skeleton, 1);
-  g_signal_connect (skeleton, "handle-acquire-devices", G_CALLBACK (on_acquire_devices), NULL);
-  return G_DBUS_INTERFACE_SKELETON (skeleton);
+  return limen_kde_driver_offer (skeleton, usb_methods);
 }

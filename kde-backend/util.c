@@ -1,5 +1,5 @@
-/* Limen — small helpers the limen-kde dialogs share: choices, argument checks, replies,
- * the call that waits on a dialog.
+/* Limen — small helpers the limen-kde dialogs share: choices, argument checks, replies
+ * (the call that waits on a dialog is the driver's, driver.c).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "limen-kde.h"
 
@@ -88,41 +88,11 @@ limen_kde_check_string_arg (const char *name, const char *value, gsize max, GErr
 }
 
 gboolean
-limen_kde_check_parent_window (const char *parent_window, GError **error)
-{
-  if (*parent_window == '\0')
-    return TRUE;
-  if (g_str_has_prefix (parent_window, "x11:"))
-    {
-      const char *hex = parent_window + 4;
-      char *end = NULL;
-      guint64 xid;
-
-      xid = g_ascii_strtoull (hex, &end, 16);
-      if (*hex != '\0' && end && *end == '\0' && xid <= G_MAXUINT32)
-        return TRUE;
-    }
-  else if (g_str_has_prefix (parent_window, "wayland:") && strlen (parent_window) < 256 &&
-           g_utf8_validate (parent_window, -1, NULL))
-    return TRUE;
-  g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                       "Invalid parent_window: expected \"x11:HEX\" or \"wayland:HANDLE\"");
-  return FALSE;
-}
-
-gboolean
 limen_kde_check_request_args (const char *handle, const char *app_id, const char *parent_window, GError **error)
 {
   return limen_kde_request_check_handle (handle, error) &&
          limen_kde_check_string_arg ("app_id", app_id, 255, error) &&
-         limen_kde_check_parent_window (parent_window, error);
-}
-
-void
-limen_kde_fail_dialog (GDBusMethodInvocation *invocation, LimenKdeRequest *request, const char *message)
-{
-  g_dbus_method_invocation_return_error_literal (invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED, message);
-  limen_kde_request_finish (request);
+         limen_check_parent_window (parent_window, error);
 }
 
 void
@@ -131,55 +101,6 @@ limen_kde_reply_response (GDBusMethodInvocation *invocation, guint response, GVa
   if (!results)
     results = g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0);
   g_dbus_method_invocation_return_value (invocation, g_variant_new ("(u@a{sv})", response, results));
-}
-
-static void
-dialog_call_free (LimenKdeDialogCall *call)
-{
-  g_clear_object (&call->invocation);
-  g_free (call);
-}
-
-static void
-dialog_call_closed (LimenKdeRequest *request, gpointer user_data)
-{
-  LimenKdeDialogCall *call = user_data;
-
-  limen_kde_shim_get (NULL)->limen_qt_close (call->dialog);
-  limen_kde_reply_response (call->invocation, 2, NULL);
-  dialog_call_free (call);
-}
-
-LimenKdeDialogCall *
-limen_kde_dialog_call_new (GDBusMethodInvocation *invocation, const char *handle)
-{
-  g_autoptr(GError) error = NULL;
-  LimenKdeDialogCall *call = g_new0 (LimenKdeDialogCall, 1);
-
-  call->invocation = g_object_ref (invocation);
-  call->request = limen_kde_request_new (invocation, handle, dialog_call_closed, call, &error);
-  if (!call->request)
-    {
-      limen_invocation_return_gerror (invocation, error);
-      dialog_call_free (call);
-      return NULL;
-    }
-  return call;
-}
-
-void
-limen_kde_dialog_call_finish (LimenKdeDialogCall *call, int response, GVariant *results)
-{
-  limen_kde_reply_response (call->invocation, (guint) response, results);
-  limen_kde_request_finish (call->request);
-  dialog_call_free (call);
-}
-
-void
-limen_kde_dialog_call_fail (LimenKdeDialogCall *call, const char *message)
-{
-  limen_kde_fail_dialog (call->invocation, call->request, message);
-  dialog_call_free (call);
 }
 
 char *

@@ -614,6 +614,12 @@ def test_bad_input_gets_clear_errors(bus, session, kde):
         impl(bus, "ScreenCast", "CreateSession", (paths(bus)[0], s, APP, {}), "(oosa{sv})")
     with pytest.raises(GLib.Error, match="InvalidArgument"):
         impl(bus, "ScreenCast", "CreateSession", (paths(bus)[0], paths(bus)[1], "x" * 300, {}), "(oosa{sv})")
+    # RemoteDesktop checks its restore data with the same table as ScreenCast (its own
+    # table once let any vendor name through).
+    long_vendor = GLib.Variant("(suv)", ("K" * 65, 1, GLib.Variant("a{sv}", {})))
+    with pytest.raises(GLib.Error, match="InvalidArgument.*restore_data"):
+        impl(bus, "RemoteDesktop", "SelectDevices", (paths(bus)[0], create(bus, "RemoteDesktop"), APP,
+                                                     {"restore_data": long_vendor}), "(oosa{sv})")
     # A ScreenCast session is not a remote-desktop one, and has no clipboard.
     with pytest.raises(GLib.Error, match="not a remote-desktop session"):
         impl(bus, "RemoteDesktop", "SelectDevices", (paths(bus)[0], s, APP, {}), "(oosa{sv})")

@@ -275,6 +275,10 @@ def test_start_rules(ic, bus):
     assert name == INVALID and "capabilities" in msg
     name, msg = c.error("Start", (session, "no-window-kind", {"capabilities": v("u", 1)}), "(osa{sv})")
     assert name == INVALID and "parent_window" in msg
+    # The frontend's check is the backend's: an X11 id is 32 bits of hex.
+    for window in ("x11:zz", "x11:123456789ab"):
+        name, msg = c.error("Start", (session, window, {"capabilities": v("u", 1)}), "(osa{sv})")
+        assert name == INVALID and "parent_window" in msg
     assert ic.requests("InputCapture.Start") == []
     # The person says no: the session is of no use any more and is closed.
     ic.set_response("InputCapture.Start", 1, {})

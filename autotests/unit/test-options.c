@@ -269,6 +269,53 @@ test_shared_tables (void)
   g_assert_true (table_ok (limen_options_impl_screenshot_screenshot, "{'permission_store_checked': <true>}"));
 }
 
+/* The one parent_window check both daemons use: what limen-kde refused (an X11 id that is
+ * not 32 bits of hex) is refused by the frontend too, and the reverse. */
+static void
+test_parent_window (void)
+{
+  g_autofree char *h248 = g_strnfill (248, 'h');
+  g_autofree char *wayland_256 = g_strconcat ("wayland:", h248, NULL);
+  g_autofree char *wayland_257 = g_strconcat ("wayland:h", h248, NULL);
+  const char *good[] = { "", "x11:1a", "x11:FFFFFFFF", "wayland:abc", wayland_256 };
+  const char *bad[] = { "x11:", "x11:zz", "x11:123456789ab", "x11:-1", "x11: 1a", "x11:0x1a", "mir:1",
+                        "wayland", wayland_257, "wayland:\xff" };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (good); i++)
+    g_assert_true (limen_check_parent_window (good[i], NULL));
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_assert_false (limen_check_parent_window (bad[i], &error));
+      g_assert_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT);
+      g_assert_nonnull (strstr (error->message, "parent_window"));
+    }
+}
+
+/* ScreenCast and RemoteDesktop in limen-kde check what a frontend sends with the impl tables:
+ * the cursor mode is exactly one mode (0 was let through by the backend's own table), the
+ * restore data's vendor and size are bounded. */
+static void
+test_cast_tables (void)
+{
+  g_autofree char *v65 = g_strnfill (65, 'v');
+  g_autofree char *vendor_65 = g_strdup_printf ("{'restore_data': <('%s', uint32 1, <@a{sv} {}>)>}", v65);
+
+  g_assert_true (table_ok (limen_options_impl_screen_cast_select_sources, "{'cursor_mode': <uint32 2>}"));
+  g_assert_false (table_ok (limen_options_impl_screen_cast_select_sources, "{'cursor_mode': <uint32 0>}"));
+  g_assert_false (table_ok (limen_options_impl_screen_cast_select_sources, "{'cursor_mode': <uint32 8>}"));
+  /* One mode: the frontend and the backend each re-checked this in code of their own. */
+  g_assert_false (table_ok (limen_options_impl_screen_cast_select_sources, "{'cursor_mode': <uint32 3>}"));
+  g_assert_false (table_ok (limen_options_screen_cast_select_sources, "{'cursor_mode': <uint32 3>}"));
+  g_assert_false (table_ok (limen_options_impl_screen_cast_select_sources, "{'persist_mode': <uint32 3>}"));
+  g_assert_true (table_ok (limen_options_impl_screen_cast_select_sources,
+                           "{'restore_data': <('KDE', uint32 1, <@a{sv} {}>)>}"));
+  g_assert_false (table_ok (limen_options_impl_screen_cast_select_sources, vendor_65));
+  g_assert_false (table_ok (limen_options_impl_remote_desktop_select_devices, vendor_65));
+  g_assert_false (table_ok (limen_options_impl_remote_desktop_select_devices, "{'types': <uint32 8>}"));
+}
+
 static void
 test_document_paths (void)
 {
@@ -339,6 +386,8 @@ main (int argc, char **argv)
   g_test_add_func ("/options/dialog-validators", test_dialog_validators);
   g_test_add_func ("/options/shared-tables", test_shared_tables);
   g_test_add_func ("/options/document-paths", test_document_paths);
+  g_test_add_func ("/options/parent-window", test_parent_window);
+  g_test_add_func ("/options/cast-tables", test_cast_tables);
   g_test_add_func ("/options/document-app-mount", test_document_app_mount);
   return g_test_run ();
 }

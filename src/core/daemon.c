@@ -347,3 +347,21 @@ limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv)
   leave_bus (owned_ids);
   return exit_status;
 }
+
+char *
+limen_daemon_handler_signal (const char *method)
+{
+  GString *s = g_string_new ("handle");
+
+  for (const char *c = method; *c; c++)
+    {
+      gboolean upper = g_ascii_isupper (*c);
+      gboolean after_lower = c > method && !g_ascii_isupper (c[-1]);
+      gboolean before_lower = c > method && g_ascii_isupper (c[-1]) && c[1] && g_ascii_islower (c[1]);
+
+      if (c == method || (upper && (after_lower || before_lower)))
+        g_string_append_c (s, '-');
+      g_string_append_c (s, g_ascii_tolower (*c));
+    }
+  return g_string_free (s, FALSE);
+}

@@ -31,6 +31,10 @@ typedef struct {
  * main loop until SIGHUP/SIGINT/SIGTERM or the name is lost. Returns the exit status. */
 int limen_daemon_main (const LimenDaemonSpec *spec, int argc, char **argv);
 
+/* The skeleton signal gdbus-codegen emits for @method: "GetUserInformation" →
+ * "handle-get-user-information", "SetWallpaperURI" → "handle-set-wallpaper-uri". */
+char *limen_daemon_handler_signal (const char *method);
+
 /* Ask the main loop to end with status @status (after on_shutdown). */
 void limen_daemon_quit (int status);
 

@@ -313,6 +313,7 @@ const LimenOption limen_options_inhibit_inhibit[] = {
 #define CAST_CURSORS_ALL 7   /* hidden, embedded, metadata */
 #define CAST_DEVICES_ALL 7   /* keyboard, pointer, touchscreen */
 #define MAX_RESTORE_DATA 65536
+#define MAX_RESTORE_VENDOR 64
 #define MAX_MIME_TYPES 64
 #define MAX_MIME_LENGTH 255
 
@@ -332,13 +333,13 @@ limen_validate_bits (const LimenOption *o, GVariant *v, GError **e)
 }
 
 gboolean
-limen_validate_bitmask (const LimenOption *o, GVariant *v, GError **e)
+limen_validate_one_bit (const LimenOption *o, GVariant *v, GError **e)
 {
   guint32 value = g_variant_get_uint32 (v);
 
-  if (value == 0 || (value & ~(guint32) o->max) != 0)
+  if (value == 0 || (value & (value - 1)) != 0 || (value & ~(guint32) o->max) != 0)
     {
-      g_autofree char *why = g_strdup_printf ("must be a non-empty bitmask of %u", (guint) o->max);
+      g_autofree char *why = g_strdup_printf ("must be exactly one of the bits of %u", (guint) o->max);
 
       limen_option_set_error (e, o->key, why);
       return FALSE;
@@ -401,11 +402,15 @@ limen_validate_clipboard_types (const LimenOption *o, GVariant *v, GError **e)
   return TRUE;
 }
 
-/* (suv) from an earlier Start, handed back by the frontend only; bounded like any blob. */
+/* (suv) from an earlier Start, handed back by the frontend only: opaque to it, so only its
+ * shape is checked here (vendor name, size); what it names is the backend's check at Start. */
 static gboolean
 validate_restore_data (const LimenOption *o, GVariant *v, GError **e)
 {
-  if (g_variant_get_size (v) > MAX_RESTORE_DATA)
+  const char *vendor;
+
+  g_variant_get (v, "(&suv)", &vendor, NULL, NULL);
+  if (strlen (vendor) > MAX_RESTORE_VENDOR || g_variant_get_size (v) > MAX_RESTORE_DATA)
     {
       limen_option_set_error (e, o->key, "too large");
       return FALSE;
@@ -423,7 +428,7 @@ const LimenOption limen_options_screen_cast_create_session[] = {
   { "handle_token", "s", limen_validate_token, 0 }, \
   { "types", "u", limen_validate_bits, CAST_SOURCES_ALL }, \
   { "multiple", "b", limen_validate_bool, 0 }, \
-  { "cursor_mode", "u", limen_validate_bitmask, CAST_CURSORS_ALL }, \
+  { "cursor_mode", "u", limen_validate_one_bit, CAST_CURSORS_ALL }, \
   { "persist_mode", "u", limen_validate_persist_mode, 0 }
 
 const LimenOption limen_options_screen_cast_select_sources[] = {
@@ -773,3 +778,78 @@ limen_launcher_icon_unbox (GVariant *icon_v, GBytes **bytes, GError **error)
                        "Invalid value for icon_v: must be a serialized bytes icon of at most 4 MiB");
   return NULL;
 }
+
+/* ---- tables the backend checks a frontend against (the app never sends these dicts) ---- */
+
+#define ACTIVATION_TOKEN { "activation_token", "s", limen_validate_string_length, 1024 }
+
+const LimenOption limen_options_open_uri_open_uri[] = {
+  { "writable", "b", limen_validate_bool, 0 },
+  { "ask", "b", limen_validate_bool, 0 },
+  ACTIVATION_TOKEN,
+  { NULL }
+};
+
+const LimenOption limen_options_impl_app_chooser_choose_application[] = {
+  { "last_choice", "s", limen_validate_string_length, 255 },
+  { "modal", "b", limen_validate_bool, 0 },
+  { "content_type", "s", limen_validate_string_length, 255 },
+  { "uri", "s", limen_validate_string_length, 16384 },   /* as long as OpenURI takes */
+  { "filename", "s", limen_validate_string_length, 4096 },
+  ACTIVATION_TOKEN,
+  { NULL }
+};
+
+const LimenOption limen_options_impl_access_access_dialog[] = {
+  { "modal", "b", limen_validate_bool, 0 },
+  { "deny_label", "s", limen_validate_string_length, 256 },
+  { "grant_label", "s", limen_validate_string_length, 256 },
+  { "icon", "s", limen_validate_string_length, 256 },
+  { "choices", "a(ssa(ss)s)", limen_validate_choices, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_global_shortcuts_create_session[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { "session_handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+const LimenOption limen_options_global_shortcuts_request[] = {
+  { "handle_token", "s", limen_validate_token, 0 },
+  { NULL }
+};
+
+/* GtkPrintSettings keys the backend understands; all strings. */
+const LimenOption limen_options_impl_print_settings[] = {
+  { "printer", "s", limen_validate_string_length, 256 },
+  { "n-copies", "s", limen_validate_string_length, 16 },
+  { "collate", "s", limen_validate_string_length, 8 },
+  { "duplex", "s", limen_validate_string_length, 16 },
+  { "orientation", "s", limen_validate_string_length, 32 },
+  { "print-pages", "s", limen_validate_string_length, 16 },
+  { "page-ranges", "s", limen_validate_string_length, 256 },
+  { "use-color", "s", limen_validate_string_length, 8 },
+  { "reverse", "s", limen_validate_string_length, 8 },
+  { "paper-format", "s", limen_validate_string_length, 64 },
+  { "paper-width", "s", limen_validate_string_length, 32 },
+  { "paper-height", "s", limen_validate_string_length, 32 },
+  { "output-uri", "s", limen_validate_string_length, 4096 },
+  { "output-file-format", "s", limen_validate_string_length, 8 },
+  { NULL }
+};
+
+/* GtkPageSetup keys the backend understands. */
+const LimenOption limen_options_impl_print_page_setup[] = {
+  { "PPDName", "s", limen_validate_string_length, 64 },
+  { "Name", "s", limen_validate_string_length, 64 },
+  { "DisplayName", "s", limen_validate_string_length, 256 },
+  { "Width", "d", NULL, 0 },
+  { "Height", "d", NULL, 0 },
+  { "MarginTop", "d", NULL, 0 },
+  { "MarginBottom", "d", NULL, 0 },
+  { "MarginLeft", "d", NULL, 0 },
+  { "MarginRight", "d", NULL, 0 },
+  { "Orientation", "s", limen_validate_string_length, 32 },
+  { NULL }
+};

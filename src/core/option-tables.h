@@ -108,6 +108,23 @@ extern const LimenOption limen_options_usb_acquire_devices[];
 extern const LimenOption limen_options_usb_device_access[];
 extern const LimenOption limen_options_usb_device_info[];
 
+/* OpenURI.OpenURI, OpenFile, OpenDirectory; the AppChooser backend's ChooseApplication takes
+ * the activation_token the frontend passes on with the same limit. */
+extern const LimenOption limen_options_open_uri_open_uri[];
+extern const LimenOption limen_options_impl_app_chooser_choose_application[];
+
+/* Access.AccessDialog (only a frontend calls it). */
+extern const LimenOption limen_options_impl_access_access_dialog[];
+
+/* GlobalShortcuts.CreateSession; BindShortcuts and ListShortcuts take the request table
+ * (ConfigureShortcuts': shortcuts.h). */
+extern const LimenOption limen_options_global_shortcuts_create_session[];
+extern const LimenOption limen_options_global_shortcuts_request[];
+
+/* The settings and page_setup dicts of the Print backend (GTK's keys). */
+extern const LimenOption limen_options_impl_print_settings[];
+extern const LimenOption limen_options_impl_print_page_setup[];
+
 /* Validators shared by the tables above and their portals. */
 gboolean limen_validate_abs_path (const LimenOption *o, GVariant *v, GError **e);    /* ay, absolute */
 gboolean limen_validate_file_name (const LimenOption *o, GVariant *v, GError **e);   /* s; one with '/' is left out */
@@ -115,8 +132,8 @@ gboolean limen_validate_folder_or_drop (const LimenOption *o, GVariant *v, GErro
 gboolean limen_validate_email_address (const LimenOption *o, GVariant *v, GError **e);
 gboolean limen_validate_email_addresses (const LimenOption *o, GVariant *v, GError **e);
 gboolean limen_validate_single_line (const LimenOption *o, GVariant *v, GError **e); /* no CR/LF, ≤ max */
-gboolean limen_validate_bitmask (const LimenOption *o, GVariant *v, GError **e);     /* u, non-zero, bits of max */
 gboolean limen_validate_bits (const LimenOption *o, GVariant *v, GError **e);        /* u, bits of max (0 too) */
+gboolean limen_validate_one_bit (const LimenOption *o, GVariant *v, GError **e);     /* u, exactly one bit of max */
 gboolean limen_validate_persist_mode (const LimenOption *o, GVariant *v, GError **e); /* u, 0..2 */
 gboolean limen_validate_clipboard_types (const LimenOption *o, GVariant *v, GError **e); /* as, ≤ max types */
 /* A clipboard type as Wayland and X11 owners offer them: a MIME type (type/subtype with

@@ -420,11 +420,35 @@ limen_options_filter_lenient (GVariant *options, GVariantBuilder *builder, const
 
 #define PARENT_WINDOW_MAX 256
 
+/* The one parent_window check of both daemons: what the frontend lets through is exactly
+ * what a backend takes, so a window id never passes one daemon to be refused by the next. */
+static gboolean
+parent_window_is_valid (const char *window)
+{
+  if (*window == '\0')
+    return TRUE;
+  if (strlen (window) > PARENT_WINDOW_MAX || !g_utf8_validate (window, -1, NULL))
+    return FALSE;
+  if (g_str_has_prefix (window, "x11:"))
+    {
+      const char *hex = window + 4;
+      gsize len = strlen (hex);
+
+      /* An XID is 32 bits of hex: no sign, no "0x", no spaces, as strtoull would take. */
+      for (const char *p = hex; *p; p++)
+        if (!g_ascii_isxdigit (*p))
+          return FALSE;
+      while (len > 8 && *hex == '0')
+        hex++, len--;
+      return len > 0 && len <= 8;
+    }
+  return g_str_has_prefix (window, "wayland:");
+}
+
 gboolean
 limen_check_parent_window (const char *window, GError **error)
 {
-  if (strlen (window) > PARENT_WINDOW_MAX ||
-      !(*window == '\0' || g_str_has_prefix (window, "x11:") || g_str_has_prefix (window, "wayland:")))
+  if (!parent_window_is_valid (window))
     {
       g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                    "Invalid value for parent_window: \"\", \"x11:XID\" or \"wayland:HANDLE\", at most %d bytes",

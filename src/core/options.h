@@ -41,8 +41,8 @@ void limen_options_filter_lenient (GVariant          *options,
                                    const LimenOption *table);
 
 /* Validators. */
-/* A parent_window argument as a frontend takes it: "", "x11:…" or "wayland:…", at most 256
- * bytes; anything else is InvalidArgument (the backend checks the handle itself). */
+/* A parent_window argument, the one check of both daemons: "", "x11:XID" (hex, 32 bits) or
+ * "wayland:HANDLE", valid UTF-8 of at most 256 bytes; anything else is InvalidArgument. */
 gboolean limen_check_parent_window (const char *window, GError **error);
 
 gboolean limen_validate_token (const LimenOption *o, GVariant *v, GError **e);      /* handle tokens: [A-Za-z0-9_], 1..64 */

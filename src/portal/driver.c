@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "daemon.h"
 
 typedef enum {
   PHASE_BEFORE_HANDLE,
@@ -564,26 +565,6 @@ driver_marshal (GClosure *closure, GValue *return_value, guint n_param_values, c
   g_value_set_boolean (return_value, TRUE);
 }
 
-/* "GetUserInformation" → "handle-get-user-information", "SetWallpaperURI" → "handle-set-wallpaper-uri",
- * as gdbus-codegen names its signals. */
-static char *
-signal_name_for (const char *method)
-{
-  GString *s = g_string_new ("handle");
-
-  for (const char *c = method; *c; c++)
-    {
-      gboolean upper = g_ascii_isupper (*c);
-      gboolean after_lower = c > method && !g_ascii_isupper (c[-1]);
-      gboolean before_lower = c > method && g_ascii_isupper (c[-1]) && c[1] && g_ascii_islower (c[1]);
-
-      if (c == method || (upper && (after_lower || before_lower)))
-        g_string_append_c (s, '-');
-      g_string_append_c (s, g_ascii_tolower (*c));
-    }
-  return g_string_free (s, FALSE);
-}
-
 static void
 binding_free (gpointer data, GClosure *closure)
 {
@@ -596,7 +577,7 @@ limen_driver_export (GDBusInterfaceSkeleton *skeleton, LimenPortalContext *conte
 {
   for (const LimenDriverMethod *row = methods; row->method; row++)
     {
-      g_autofree char *signal = signal_name_for (row->method);
+      g_autofree char *signal = limen_daemon_handler_signal (row->method);
       Binding *binding;
       GClosure *closure;
 

@@ -12,23 +12,11 @@
 
 #include "backend.h"
 #include "driver.h"
+#include "option-tables.h"
 #include "shortcuts.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.GlobalShortcuts"
 #define PORTAL_IFACE "org.freedesktop.portal.GlobalShortcuts"
-
-/* The tokens are read by the driver; checked here too, so a bad one is refused before
- * anything else happens (and never closes the session a call names). */
-static const LimenOption request_options[] = {
-  { "handle_token", "s", limen_validate_token, 0 },
-  { NULL }
-};
-
-static const LimenOption create_session_options[] = {
-  { "handle_token", "s", limen_validate_token, 0 },
-  { "session_handle_token", "s", limen_validate_token, 0 },
-  { NULL }
-};
 
 static GDBusConnection *connection;
 static GHashTable *sessions;   /* session path → LimenSession (not owned; removed when closed) */
@@ -322,13 +310,16 @@ static const LimenStep bind_pre[] = { { check_bind, LIMEN_STEP_BEFORE_HANDLE }, 
 static const LimenStep list_pre[] = { { check_list, LIMEN_STEP_BEFORE_HANDLE }, { NULL } };
 static const LimenStep results_post[] = { { filter_results }, { NULL } };
 
+/* The tokens are read by the driver; checked by the tables too, so a bad one is refused
+ * before anything else happens (and never closes the session a call names). */
 static const LimenDriverMethod global_shortcuts_methods[] = {
-  { .method = "CreateSession", .kind = LIMEN_CALL_CREATE_SESSION, .options = create_session_options,
+  { .method = "CreateSession", .kind = LIMEN_CALL_CREATE_SESSION,
+    .options = limen_options_global_shortcuts_create_session,
     .impl_interface = IMPL_IFACE, .impl_method = "CreateSession", .post = create_post,
     .timeout_ms = LIMEN_BACKEND_TIMEOUT_QUICK },
-  { .method = "BindShortcuts", .kind = LIMEN_CALL_IN_SESSION, .options = request_options,
+  { .method = "BindShortcuts", .kind = LIMEN_CALL_IN_SESSION, .options = limen_options_global_shortcuts_request,
     .impl_interface = IMPL_IFACE, .pre = bind_pre, .run = run_bind, .post = results_post },
-  { .method = "ListShortcuts", .kind = LIMEN_CALL_IN_SESSION, .options = request_options,
+  { .method = "ListShortcuts", .kind = LIMEN_CALL_IN_SESSION, .options = limen_options_global_shortcuts_request,
     .impl_interface = IMPL_IFACE, .pre = list_pre, .run = run_list, .post = results_post },
   { NULL }
 };

@@ -21,6 +21,7 @@
 #include "document-path.h"
 #include "host-file.h"
 #include "lockdown.h"
+#include "option-tables.h"
 #include "permission-store.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.AppChooser"
@@ -31,13 +32,6 @@
 #define USE_WITHOUT_ASKING 3
 #define FM_NAME "org.freedesktop.FileManager1"
 #define FM_PATH "/org/freedesktop/FileManager1"
-
-static const LimenOption open_uri_options[] = {
-  { "writable", "b", limen_validate_bool, 0 },
-  { "ask", "b", limen_validate_bool, 0 },
-  { "activation_token", "s", limen_validate_string_length, 1024 },
-  { NULL }
-};
 
 typedef struct {
   LimenPortalContext    *context;
@@ -316,7 +310,7 @@ choose (Open *o)
       open_free (o);
       return;
     }
-  if (backend == NULL || !limen_options_filter (o->options, &b, &error, open_uri_options, NULL))
+  if (backend == NULL || !limen_options_filter (o->options, &b, &error, limen_options_open_uri_open_uri, NULL))
     {
       g_message ("Cannot choose a handler: %s", error->message);
       open_free (o);
@@ -721,11 +715,11 @@ static const LimenStep fd_pre[] = {
 static const LimenDriverMethod open_uri_methods[] = {
   /* Unattended: apps (xdg-open) ask and exit without waiting; what opens without a
    * question still opens, as in the reference. */
-  { .method = "OpenURI", .options = open_uri_options, .pre = uri_pre, .run = open_run,
+  { .method = "OpenURI", .options = limen_options_open_uri_open_uri, .pre = uri_pre, .run = open_run,
     .flags = LIMEN_DRIVER_UNATTENDED },
-  { .method = "OpenFile", .options = open_uri_options, .pre = fd_pre, .run = open_run,
+  { .method = "OpenFile", .options = limen_options_open_uri_open_uri, .pre = fd_pre, .run = open_run,
     .flags = LIMEN_DRIVER_UNATTENDED },
-  { .method = "OpenDirectory", .options = open_uri_options, .pre = fd_pre, .run = open_run,
+  { .method = "OpenDirectory", .options = limen_options_open_uri_open_uri, .pre = fd_pre, .run = open_run,
     .flags = LIMEN_DRIVER_UNATTENDED },
   { NULL }
 };

@@ -65,11 +65,6 @@ check_sources (LimenCast *cast, GVariant *options, GVariant *caller_options, GEr
       limen_option_set_error (error, "types", "none of these source types is available");
       return FALSE;
     }
-  if (has_cursor && (cursor & (cursor - 1)) != 0)
-    {
-      limen_option_set_error (error, "cursor_mode", "must be exactly one mode");
-      return FALSE;
-    }
   if (has_cursor && available_cursors != 0 && (cursor & available_cursors) == 0)
     {
       limen_option_set_error (error, "cursor_mode", "this cursor mode is not available");
