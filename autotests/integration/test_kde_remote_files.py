@@ -24,6 +24,7 @@ import pytest
 import kde_helpers as kh
 import limentest
 import many_files as mf
+from limentest import GLib
 
 SSHD = "/usr/sbin/sshd"
 KIO_FUSE = "/usr/lib/x86_64-linux-gnu/libexec/kio-fuse"
@@ -218,6 +219,8 @@ def pick(x, proc, title, url, shot=None):
     try:
         wid = x.wait_window(title, timeout=60)
     except TimeoutError:
+        if proc is None:
+            raise
         proc.out.seek(0)
         raise AssertionError(f"no dialog; the app said: {proc.out.read()[-2000:]}")
     time.sleep(0.5)
@@ -258,3 +261,136 @@ def test_sandboxed_app_saves_to_the_server_through_its_document(bus, x, stack, s
     limentest.wait_until(lambda: os.path.exists(target) and open(target).read() == "written by the app\n", 60)
     with open(target) as f:
         assert f.read() == "written by the app\n"
+
+
+def start_kde_alone(bus, x, kio_fuse=True, look=("", "1")):
+    """limen-kde by itself (a host app's view: its impl answer is what the app gets), with
+    kio-fuse activatable or not, in the language and scale of @look."""
+    if kio_fuse:
+        kio_fuse_activatable(bus)
+    return kh.start_kde_x11(bus, x, LANGUAGE=look[0], QT_SCALE_FACTOR=look[1])
+
+
+@pytest.fixture
+def kde_alone(bus, x, server):
+    kde = start_kde_alone(bus, x)
+    yield kde
+    stop_kio_fuse(bus)
+
+
+def impl_call(bus, method, title, opts):
+    handle = kh.new_handle(bus)
+    return kh.AsyncCall(bus, "FileChooser", method, (handle, "org.example.Host", "", title, opts), "(osssa{sv})",
+                        timeout=150000)
+
+
+def open_folder(x, title, url):
+    """Choose a folder the way a person does: click into the location bar (its free space
+    right of the breadcrumbs turns it editable), type the server's URL, Return to go there,
+    then Return in the empty Name field: the folder shown."""
+    wid = x.wait_window(title, timeout=60)
+    time.sleep(0.5)
+    x.focus(wid)
+    wx, wy, w, h = x.geometry(wid)
+    x.run("xdotool", "mousemove", "--sync", str(wx + int(w * 0.85)), str(wy + int(h * 0.111)), "click", "1")
+    time.sleep(0.5)
+    x.run("xdotool", "key", "ctrl+a")
+    x.type_text(url)
+    x.run("xdotool", "key", "Return")
+    time.sleep(2)
+    x.screenshot(f"{title.replace(' ', '-').lower()}.png")
+    x.run("xdotool", "key", "alt+n")
+    time.sleep(0.2)
+    x.run("xdotool", "key", "Return")
+
+
+def answer(x, call, kde, shot):
+    """The impl call's (response, results); a screenshot @shot when none comes."""
+    try:
+        return call.wait(timeout=120)
+    except AssertionError:
+        x.screenshot(shot)
+        raise AssertionError("no answer: " + kde.output()[-3000:])
+
+
+def kio_fuse_path(bus, uri):
+    """The local path of a file:// URI that lies in kio-fuse's mount."""
+    assert uri.startswith("file://" + bus.runtime_dir + "/kio-fuse-"), uri
+    return uri[len("file://"):]
+
+
+def test_host_app_gets_kio_fuse_paths_for_a_file_and_a_folder(bus, x, kde_alone, server):
+    port, served = server
+    os.makedirs(os.path.join(served, "photos"))
+    with open(os.path.join(served, "photos", "a.txt"), "w") as f:
+        f.write("in the folder\n")
+    call = impl_call(bus, "OpenFile", "Open remote file", {})
+    pick(x, None, "Open remote file", f"sftp://root@127.0.0.1:{port}{served}/photos/a.txt")
+    response, results = answer(x, call, kde_alone, "remote-host-file-failed.png")
+    assert response == 0, kde_alone.output()[-3000:]
+    path = kio_fuse_path(bus, results["uris"][0])
+    with open(path) as f:
+        assert f.read() == "in the folder\n"
+
+    call = impl_call(bus, "OpenFile", "Open remote folder", {"directory": GLib.Variant("b", True)})
+    open_folder(x, "Open remote folder", f"sftp://root@127.0.0.1:{port}{served}/photos")
+    response, results = answer(x, call, kde_alone, "remote-host-folder-failed.png")
+    assert response == 0, kde_alone.output()[-3000:]
+    folder = kio_fuse_path(bus, results["uris"][0])
+    assert sorted(os.listdir(folder)) == ["a.txt"]
+
+
+def test_host_app_saves_files_into_a_remote_folder(bus, x, kde_alone, server):
+    port, served = server
+    os.makedirs(os.path.join(served, "drop"))
+    opts = {"files": GLib.Variant("aay", [b"one.txt\0", b"two.txt\0"])}
+    call = impl_call(bus, "SaveFiles", "Save remote files", opts)
+    open_folder(x, "Save remote files", f"sftp://root@127.0.0.1:{port}{served}/drop")
+    response, results = answer(x, call, kde_alone, "remote-host-save-files-failed.png")
+    assert response == 0, kde_alone.output()[-3000:]
+    paths = [kio_fuse_path(bus, u) for u in results["uris"]]
+    assert [os.path.basename(p) for p in paths] == ["one.txt", "two.txt"]
+    for p in paths:
+        with open(p, "w") as f:
+            f.write(os.path.basename(p))
+    for name in ("one.txt", "two.txt"):
+        target = os.path.join(served, "drop", name)
+        limentest.wait_until(lambda: os.path.exists(target) and open(target).read() == name, 60)
+        with open(target) as f:
+            assert f.read() == name
+
+
+@pytest.mark.parametrize("look", [("", "1"), ("de", "2")], ids=["en-100", "de-200"])
+def test_without_kio_fuse_only_local_places(bus, x, server, look):
+    """No org.kde.KIOFuse on the bus: the dialog is KFile::LocalOnly (no Network places); a
+    server's URL typed into it is refused with KIO's own message, and the app gets nothing
+    remote."""
+    port, served = server
+    with open(os.path.join(served, "remote.txt"), "w") as f:
+        f.write("x")
+    kde = start_kde_alone(bus, x, kio_fuse=False, look=look)
+    tag = f"{look[0] or 'en'}-{look[1]}00"
+    call = impl_call(bus, "OpenFile", "Local only", {})
+    wid = x.wait_window("Local only", timeout=60)
+    time.sleep(1)
+    x.screenshot(f"file-dialog-local-only-{tag}.png")
+    pick(x, None, "Local only", f"sftp://root@127.0.0.1:{port}{served}/remote.txt")
+    if not look[0]:
+        box = x.wait_window("Remote Files Not Accepted", timeout=60)
+        time.sleep(0.3)
+        x.screenshot(f"file-dialog-remote-refused-{tag}.png")
+        x.press(box, "Return")
+    x.press(wid, "Escape")
+    response, results = call.wait(timeout=60)
+    assert response == 1, (response, results, kde.output()[-2000:])
+    assert kde.alive()
+
+
+def test_with_kio_fuse_network_places_are_offered(bus, x, kde_alone):
+    """For comparison with the local-only dialog: the same dialog with kio-fuse."""
+    call = impl_call(bus, "OpenFile", "With kio-fuse", {})
+    wid = x.wait_window("With kio-fuse", timeout=60)
+    time.sleep(1)
+    x.screenshot("file-dialog-with-kio-fuse-en-100.png")
+    x.press(wid, "Escape")
+    assert call.wait(timeout=60)[0] == 1

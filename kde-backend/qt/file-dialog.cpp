@@ -9,9 +9,12 @@
 #include <KDirLister>
 #include <KDirOperator>
 #include <KFileFilterCombo>
+#include <KFilePlacesModel>
+#include <KFilePlacesView>
 #include <KFileWidget>
 #include <KIO/StatJob>
 #include <KLocalizedString>
+#include <KProtocolInfo>
 #include <KRecentDocument>
 #include <KUrlComboBox>
 #include <KUrlNavigator>
@@ -136,6 +139,33 @@ void LimenFileDialog::applyMode ()
     m_widget->setMode (m_widget->mode () | KFile::LocalOnly);
 }
 
+/* KFile::LocalOnly refuses a remote URL only once it is chosen; the Places panel would
+ * still offer Network and bookmarked servers. Hide those rows in this dialog's view only
+ * (hiding them in the model would write the person's shared places file). */
+void LimenFileDialog::hideRemotePlaces ()
+{
+  auto *places = m_widget->findChild<KFilePlacesView *> ();
+  auto *model = places ? qobject_cast<KFilePlacesModel *> (places->model ()) : nullptr;
+  if (!model)
+    return;
+  auto apply = [places, model] {
+    for (int row = 0; row < model->rowCount (); row++)
+      {
+        const QModelIndex index = model->index (row, 0);
+        const QUrl url = model->url (index);
+        /* trash:/, recentlyused:/ and the like are ":local": their items are local files. */
+        const bool usable = model->groupType (index) != KFilePlacesModel::RemoteType &&
+                            (url.isLocalFile () || KProtocolInfo::protocolClass (url.scheme ()) == QLatin1String (":local"));
+        if (!usable)
+          places->setRowHidden (row, true);
+      }
+  };
+  apply ();
+  connect (model, &QAbstractItemModel::rowsInserted, places, apply);
+  connect (model, &QAbstractItemModel::dataChanged, places, apply);
+  connect (model, &QAbstractItemModel::modelReset, places, apply);
+}
+
 void LimenFileDialog::applyFilters ()
 {
   KFileFilterCombo *combo = m_widget->filterWidget ();
@@ -178,6 +208,8 @@ void LimenFileDialog::build ()
 
   applyMode ();
   applyFilters ();
+  if (!m_remote_ok)
+    hideRemotePlaces ();
 
   if (m_mode == LIMEN_QT_FILE_SAVE)
     {

@@ -43,7 +43,8 @@ private:
   void watchView (class QAbstractItemView *view);
   void selectNameStem ();   /* save: the name without its extension selected, as KDE's dialogs do */
   void applyMode ();      /* open/save, files or folders, from the portal method */
-  void applyFilters ();   /* the filter combo, hidden when the app gave none */
+  void applyFilters ();
+  void hideRemotePlaces ();   /* without kio-fuse: no Network, no bookmarked servers */   /* the filter combo, hidden when the app gave none */
   void saveState ();
 
   KFileWidget *m_widget = nullptr;
