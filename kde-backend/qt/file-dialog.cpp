@@ -153,9 +153,12 @@ void LimenFileDialog::hideRemotePlaces ()
       {
         const QModelIndex index = model->index (row, 0);
         const QUrl url = model->url (index);
-        /* trash:/, recentlyused:/ and the like are ":local": their items are local files. */
-        const bool usable = model->groupType (index) != KFilePlacesModel::RemoteType &&
-                            (url.isLocalFile () || KProtocolInfo::protocolClass (url.scheme ()) == QLatin1String (":local"));
+        /* trash:/ and the like are ":local", and the Recent group lists local files: their
+         * items have local paths (KFile::LocalOnly takes them). */
+        const auto group = model->groupType (index);
+        const bool usable = group != KFilePlacesModel::RemoteType &&
+                            (group == KFilePlacesModel::RecentlySavedType || url.isLocalFile () ||
+                             KProtocolInfo::protocolClass (url.scheme ()) == QLatin1String (":local"));
         if (!usable)
           places->setRowHidden (row, true);
       }
