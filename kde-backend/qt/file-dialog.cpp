@@ -14,6 +14,7 @@
 #include <KFileWidget>
 #include <KIO/StatJob>
 #include <KLocalizedString>
+#include <KMessageBox>
 #include <KProtocolInfo>
 #include <KRecentDocument>
 #include <KUrlComboBox>
@@ -133,15 +134,19 @@ void LimenFileDialog::applyMode ()
       m_widget->setMode (KFile::Directory | KFile::ExistingOnly);
       break;
     }
-  /* Remote places give the app a path only through kio-fuse; without it, only what is
-   * local (KIO's desktop:/, trash:/ and the like resolve to local files) is offered. */
-  if (!m_remote_ok)
-    m_widget->setMode (m_widget->mode () | KFile::LocalOnly);
 }
 
-/* KFile::LocalOnly refuses a remote URL only once it is chosen; the Places panel would
- * still offer Network and bookmarked servers. Hide those rows in this dialog's view only
- * (hiding them in the model would write the person's shared places file). */
+/* Whether an app can use @url without kio-fuse: a local file, or an item of a KIO protocol
+ * of class ":local" (trash:/, desktop:/, ...), whose items are local files. */
+static bool usableWithoutKioFuse (const QUrl &url)
+{
+  return url.isLocalFile () || KProtocolInfo::protocolClass (url.scheme ()) == QLatin1String (":local");
+}
+
+/* Without kio-fuse, remote places give an app nothing it can open: hide Network and
+ * bookmarked servers in the Places panel of this dialog only (hiding them in the model
+ * would write the person's shared places file). KFile::LocalOnly, as the reference has
+ * it, would refuse the Trash's files too, which this dialog hands back as local paths. */
 void LimenFileDialog::hideRemotePlaces ()
 {
   auto *places = m_widget->findChild<KFilePlacesView *> ();
@@ -157,8 +162,7 @@ void LimenFileDialog::hideRemotePlaces ()
          * items have local paths (KFile::LocalOnly takes them). */
         const auto group = model->groupType (index);
         const bool usable = group != KFilePlacesModel::RemoteType &&
-                            (group == KFilePlacesModel::RecentlySavedType || url.isLocalFile () ||
-                             KProtocolInfo::protocolClass (url.scheme ()) == QLatin1String (":local"));
+                            (group == KFilePlacesModel::RecentlySavedType || usableWithoutKioFuse (url));
         if (!usable)
           places->setRowHidden (row, true);
       }
@@ -167,6 +171,36 @@ void LimenFileDialog::hideRemotePlaces ()
   connect (model, &QAbstractItemModel::rowsInserted, places, apply);
   connect (model, &QAbstractItemModel::dataChanged, places, apply);
   connect (model, &QAbstractItemModel::modelReset, places, apply);
+}
+
+/* A server's URL typed or navigated to, without kio-fuse: say why it cannot be taken and
+ * keep the dialog open (true: nothing remote, go on). */
+bool LimenFileDialog::refuseRemote (const QList<QUrl> &urls)
+{
+  for (const QUrl &url : urls)
+    if (url.isValid () && !usableWithoutKioFuse (url))
+      {
+        KMessageBox::error (this, i18n ("Files on other computers can be handed to the app only when kio-fuse is "
+                                        "installed. Choose a file on this computer."),
+                            i18nc ("@title:window", "Not on This Computer"));
+        return false;
+      }
+  return true;
+}
+
+/* Every way of accepting ends here (KFileWidget's own slotOk included): without kio-fuse,
+ * a server's file is refused before the dialog closes. */
+void LimenFileDialog::done (int result)
+{
+  if (result == QDialog::Accepted && m_widget && !m_remote_ok && m_view_picked.isEmpty ())
+    {
+      QList<QUrl> urls = m_mode == LIMEN_QT_FILE_OPEN ? m_widget->selectedUrls () : QList<QUrl> { m_widget->selectedUrl () };
+      if (m_mode == LIMEN_QT_FILE_SAVE_FILES && !urls.value (0).isValid ())
+        urls = { m_widget->baseUrl () };
+      if (!refuseRemote (urls))
+        return;
+    }
+  _LimenQtDialog::done (result);
 }
 
 void LimenFileDialog::applyFilters ()
@@ -357,7 +391,8 @@ bool LimenFileDialog::acceptViewSelection ()
     {
       /* A folder means "enter it" to KFileWidget; a file gone since the listing gets its
        * "could not be found" message (Open asks for existing files only). */
-      if (item.isDir () || (item.isLocalFile () && !QFileInfo::exists (item.localPath ())))
+      if (item.isDir () || (item.isLocalFile () && !QFileInfo::exists (item.localPath ())) ||
+          (!m_remote_ok && !usableWithoutKioFuse (item.url ())))
         return false;
       urls.append (item.url ());
     }
@@ -400,6 +435,8 @@ bool LimenFileDialog::acceptCurrentFolder ()
   if (!edit || !edit->text ().trimmed ().isEmpty () || !m_widget->dirOperator ()->selectedItems ().isEmpty () ||
       !folder.isValid ())
     return false;
+  if (!m_remote_ok && !refuseRemote ({ folder }))
+    return true;   /* refused, and said why: the key is taken */
   m_view_picked = { folder };
   m_widget->accept ();
   accept ();

@@ -27,6 +27,7 @@ public:
 
 protected:
   void onFinished (bool accepted) override;
+  void done (int result) override;
   /* Keys typed between the window's mapping and build() go to the name field after. */
   void keyPressEvent (QKeyEvent *event) override;
   void keyReleaseEvent (QKeyEvent *event) override;
@@ -44,7 +45,8 @@ private:
   void selectNameStem ();   /* save: the name without its extension selected, as KDE's dialogs do */
   void applyMode ();      /* open/save, files or folders, from the portal method */
   void applyFilters ();
-  void hideRemotePlaces ();   /* without kio-fuse: no Network, no bookmarked servers */   /* the filter combo, hidden when the app gave none */
+  void hideRemotePlaces ();
+  bool refuseRemote (const QList<QUrl> &urls);   /* without kio-fuse: no Network, no bookmarked servers */   /* the filter combo, hidden when the app gave none */
   void saveState ();
 
   KFileWidget *m_widget = nullptr;
