@@ -93,6 +93,8 @@ limen_add_unit_test(test-kdeglobals SOURCES unit/test-kdeglobals.c ${PROJECT_SOU
 target_include_directories(test-kdeglobals PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)
 
 limen_add_pytest(kde-many-files test_kde_many_files.py TIMEOUT 600)
+limen_add_pytest(kde-accept-while-listing test_kde_accept_while_listing.py TIMEOUT 900)
+limen_add_pytest(kde-remote-files test_kde_remote_files.py TIMEOUT 600)
 add_test(NAME bench-kde-many-files COMMAND ${LIMEN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench-kde-many-files.py)
 set_tests_properties(bench-kde-many-files PROPERTIES LABELS bench TIMEOUT 3600
   ENVIRONMENT "LIMEN_BUILD_DIR=${PROJECT_BINARY_DIR};LIMEN_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")

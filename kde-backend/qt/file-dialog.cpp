@@ -2,21 +2,27 @@
  * with the portal's choices below it.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "file-dialog.h"
+#include "remote-files.h"
 
 #include <KConfig>
 #include <KConfigGroup>
 #include <KDirLister>
 #include <KDirOperator>
 #include <KFileFilterCombo>
+#include <KFilePlacesModel>
+#include <KFilePlacesView>
 #include <KFileWidget>
 #include <KIO/StatJob>
 #include <KLocalizedString>
+#include <KMessageBox>
+#include <KProtocolInfo>
 #include <KRecentDocument>
 #include <KUrlComboBox>
 #include <KUrlNavigator>
 #include <QAbstractItemView>
 #include <QDir>
 #include <QFileInfo>
+#include <QItemSelectionModel>
 #include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QLabel>
@@ -92,6 +98,7 @@ LimenFileDialog::LimenFileDialog (const LimenQtFileChooserSpec *spec, LimenQtFil
       m_current_file = str (spec->current_file);
       m_current_name = str (spec->current_name);
     }
+  m_remote_ok = LimenQt::kioFuseAvailable ();
   if (spec->accept_label && *spec->accept_label)
     m_accept_label = LimenQt::mnemonicLabel (spec->accept_label);
   else if (m_mode == LIMEN_QT_FILE_SAVE_FILES)
@@ -127,6 +134,73 @@ void LimenFileDialog::applyMode ()
       m_widget->setMode (KFile::Directory | KFile::ExistingOnly);
       break;
     }
+}
+
+/* Whether an app can use @url without kio-fuse: a local file, or an item of a KIO protocol
+ * of class ":local" (trash:/, desktop:/, ...), whose items are local files. */
+static bool usableWithoutKioFuse (const QUrl &url)
+{
+  return url.isLocalFile () || KProtocolInfo::protocolClass (url.scheme ()) == QLatin1String (":local");
+}
+
+/* Without kio-fuse, remote places give an app nothing it can open: hide Network and
+ * bookmarked servers in the Places panel of this dialog only (hiding them in the model
+ * would write the person's shared places file). KFile::LocalOnly, as the reference has
+ * it, would refuse the Trash's files too, which this dialog hands back as local paths. */
+void LimenFileDialog::hideRemotePlaces ()
+{
+  auto *places = m_widget->findChild<KFilePlacesView *> ();
+  auto *model = places ? qobject_cast<KFilePlacesModel *> (places->model ()) : nullptr;
+  if (!model)
+    return;
+  auto apply = [places, model] {
+    for (int row = 0; row < model->rowCount (); row++)
+      {
+        const QModelIndex index = model->index (row, 0);
+        const QUrl url = model->url (index);
+        /* trash:/ and the like are ":local", and the Recent group lists local files: their
+         * items have local paths (KFile::LocalOnly takes them). */
+        const auto group = model->groupType (index);
+        const bool usable = group != KFilePlacesModel::RemoteType &&
+                            (group == KFilePlacesModel::RecentlySavedType || usableWithoutKioFuse (url));
+        if (!usable)
+          places->setRowHidden (row, true);
+      }
+  };
+  apply ();
+  connect (model, &QAbstractItemModel::rowsInserted, places, apply);
+  connect (model, &QAbstractItemModel::dataChanged, places, apply);
+  connect (model, &QAbstractItemModel::modelReset, places, apply);
+}
+
+/* A server's URL typed or navigated to, without kio-fuse: say why it cannot be taken and
+ * keep the dialog open (true: nothing remote, go on). */
+bool LimenFileDialog::refuseRemote (const QList<QUrl> &urls)
+{
+  for (const QUrl &url : urls)
+    if (url.isValid () && !usableWithoutKioFuse (url))
+      {
+        KMessageBox::error (this, i18n ("Files on other computers can be handed to the app only when kio-fuse is "
+                                        "installed. Choose a file on this computer."),
+                            i18nc ("@title:window", "Not on This Computer"));
+        return false;
+      }
+  return true;
+}
+
+/* Every way of accepting ends here (KFileWidget's own slotOk included): without kio-fuse,
+ * a server's file is refused before the dialog closes. */
+void LimenFileDialog::done (int result)
+{
+  if (result == QDialog::Accepted && m_widget && !m_remote_ok && m_view_picked.isEmpty ())
+    {
+      QList<QUrl> urls = m_mode == LIMEN_QT_FILE_OPEN ? m_widget->selectedUrls () : QList<QUrl> { m_widget->selectedUrl () };
+      if (m_mode == LIMEN_QT_FILE_SAVE_FILES && !urls.value (0).isValid ())
+        urls = { m_widget->baseUrl () };
+      if (!refuseRemote (urls))
+        return;
+    }
+  _LimenQtDialog::done (result);
 }
 
 void LimenFileDialog::applyFilters ()
@@ -171,6 +245,8 @@ void LimenFileDialog::build ()
 
   applyMode ();
   applyFilters ();
+  if (!m_remote_ok)
+    hideRemotePlaces ();
 
   if (m_mode == LIMEN_QT_FILE_SAVE)
     {
@@ -206,12 +282,10 @@ void LimenFileDialog::build ()
   m_widget->locationEdit ()->installEventFilter (this);
   if (QLineEdit *edit = m_widget->locationEdit ()->lineEdit ())
     edit->installEventFilter (this);
-  if (QAbstractItemView *view = m_widget->dirOperator ()->view ())
-    view->installEventFilter (this);
-  connect (m_widget->dirOperator (), &KDirOperator::viewChanged, this, [this] (QAbstractItemView *view) {
-    if (view)
-      view->installEventFilter (this);
-  });
+  if (QLineEdit *edit = m_widget->locationEdit ()->lineEdit ())
+    connect (edit, &QLineEdit::textEdited, this, [this] { m_name_typed = true; });
+  watchView (m_widget->dirOperator ()->view ());
+  connect (m_widget->dirOperator (), &KDirOperator::viewChanged, this, &LimenFileDialog::watchView);
   connect (m_widget, &KFileWidget::accepted, this, [this] {
     m_widget->accept ();
     accept ();
@@ -233,6 +307,10 @@ void LimenFileDialog::build ()
     qCDebug (LIMEN_SHIM) << "file list loaded:" << m_widget->dirOperator ()->dirLister ()->items ().count () << "files";
   };
   connect (m_widget->dirOperator (), &KDirOperator::finishedLoading, this, loaded);
+  if (LIMEN_SHIM ().isDebugEnabled ())
+    connect (m_widget->dirOperator ()->dirLister (), &KCoreDirLister::itemsAdded, this, [this] {
+      qCDebug (LIMEN_SHIM) << "listing:" << m_widget->dirOperator ()->dirLister ()->items ().count () << "files so far";
+    });
   if (LIMEN_SHIM ().isDebugEnabled () && m_widget->dirOperator ()->dirLister ()->isFinished ())
     loaded ();   /* listed already, inside the constructor's nested loop */
   m_widget->show ();
@@ -287,42 +365,21 @@ bool LimenFileDialog::eventFilter (QObject *watched, QEvent *event)
   return _LimenQtDialog::eventFilter (watched, event);
 }
 
-/* The Name field's text as KFileWidget writes it for a selection of several items:
- * each name relative to the folder shown (the full URL for one outside it), '\' and '"'
- * escaped, quoted, separated by spaces. */
-static QString selectionText (const QUrl &base, const QList<QUrl> &urls)
-{
-  const QString basePath = QDir::cleanPath (base.path ());
-  QString text;
-  for (const QUrl &url : urls)
-    {
-      QString name;
-      if (base.isParentOf (url))
-        {
-          name = QDir::cleanPath (url.path ()).mid (basePath.size ());
-          if (name.startsWith (QLatin1Char ('/')))
-            name.remove (0, 1);
-        }
-      else
-        name = url.toDisplayString ();
-      name.replace (QLatin1Char ('\\'), QStringLiteral ("\\\\")).replace (QLatin1Char ('"'), QStringLiteral ("\\\""));
-      text += QLatin1Char ('"') + name + QStringLiteral ("\" ");
-    }
-  text.chop (1);
-  return text;
-}
-
 /* KFileWidget hands a selection of several files over as text: it writes the quoted
  * names into the Name field and, on Open, parses them back and stats each one in a
  * nested event loop. A QLineEdit holds at most 32,767 characters, so from about 3,000
  * files on the list is cut and the dialog complains that a half name does not exist;
- * and 10,000 stats in nested loops take seconds. When the field still holds what
- * KFileWidget wrote for the view's selection (cut or whole: the user has not typed since)
- * and the selection is files only, take the files from the view itself. Anything else
- * (typed names, folders in the selection, a single file) stays KFileWidget's to handle. */
+ * 10,000 stats in nested loops take seconds; and while the folder is still being listed
+ * the view's selection grows under the field's text (rows inserted inside a selected
+ * range are selected too) without KFileWidget writing it again. So unless the person has
+ * typed into the Name field since the view's selection last changed, a selection of
+ * several files is taken from the view itself, as it is at this moment, however the
+ * dialog is accepted. Typed names, folders in the selection (Open enters them) and a
+ * single file stay KFileWidget's to handle. */
 bool LimenFileDialog::acceptViewSelection ()
 {
-  if (!m_widget || m_mode != LIMEN_QT_FILE_OPEN || m_directory || !m_multiple || !m_view_picked.isEmpty ())
+  if (!m_widget || m_mode != LIMEN_QT_FILE_OPEN || m_directory || !m_multiple || !m_view_picked.isEmpty () ||
+      m_name_typed)
     return false;
   KDirOperator *ops = m_widget->dirOperator ();
   const KFileItemList items = ops->selectedItems ();
@@ -334,17 +391,13 @@ bool LimenFileDialog::acceptViewSelection ()
     {
       /* A folder means "enter it" to KFileWidget; a file gone since the listing gets its
        * "could not be found" message (Open asks for existing files only). */
-      if (item.isDir () || (item.isLocalFile () && !QFileInfo::exists (item.localPath ())))
+      if (item.isDir () || (item.isLocalFile () && !QFileInfo::exists (item.localPath ())) ||
+          (!m_remote_ok && !usableWithoutKioFuse (item.url ())))
         return false;
       urls.append (item.url ());
     }
-  QLineEdit *edit = m_widget->locationEdit ()->lineEdit ();
-  if (!edit)
-    return false;
-  const QString text = edit->text ();
-  const QString expected = selectionText (ops->url (), urls);
-  if (text != expected && !(text.size () == edit->maxLength () && expected.startsWith (text)))
-    return false;
+  qCDebug (LIMEN_SHIM) << "accepted from the view:" << urls.size () << "files,"
+                       << (ops->dirLister ()->isFinished () ? "listed" : "while listing");
   m_view_picked = urls;
   /* What KFileWidget does on accepting (remembered folder, view settings), and the recent
    * documents it would add, as many as that list keeps. */
@@ -353,6 +406,22 @@ bool LimenFileDialog::acceptViewSelection ()
     KRecentDocument::add (urls[i]);
   accept ();
   return true;
+}
+
+/* Whether the Name field or the view's selection speaks for the person: whichever they
+ * touched last. KFileWidget's own writes into the field (setEditText) are no edits, and
+ * the selections it makes in the view while a name is typed (completion) are no touch of
+ * the view: only a change while the view has the focus counts. */
+void LimenFileDialog::watchView (QAbstractItemView *view)
+{
+  if (!view)
+    return;
+  view->installEventFilter (this);
+  if (view->selectionModel ())
+    connect (view->selectionModel (), &QItemSelectionModel::selectionChanged, this, [this, view] {
+      if (view->hasFocus ())
+        m_name_typed = false;
+    });
 }
 
 /* A folder dialog with no name typed and nothing selected: Open takes the folder shown, as
@@ -366,6 +435,8 @@ bool LimenFileDialog::acceptCurrentFolder ()
   if (!edit || !edit->text ().trimmed ().isEmpty () || !m_widget->dirOperator ()->selectedItems ().isEmpty () ||
       !folder.isValid ())
     return false;
+  if (!m_remote_ok && !refuseRemote ({ folder }))
+    return true;   /* refused, and said why: the key is taken */
   m_view_picked = { folder };
   m_widget->accept ();
   accept ();
@@ -425,11 +496,29 @@ void LimenFileDialog::onFinished (bool accepted)
         if (!job->error ())
           (*resolved)[i] = job->mostLocalUrl ();
         if (--(*pending) == 0)
-          report (*resolved);
+          reportMapped (*resolved);
       });
     }
   if (*pending == 0)
-    report (urls);
+    reportMapped (urls);
+}
+
+/* What is still remote after mostLocalUrl (sftp://, smb://, ...) goes through kio-fuse: a
+ * host app gets the path in its mount, the frontend exports that path to a sandboxed one,
+ * and writes to it reach the server. SaveFile's file may not exist yet: its folder is
+ * mounted and the name put after it. */
+void LimenFileDialog::reportMapped (const QList<QUrl> &urls)
+{
+  bool remote = false;
+  for (const QUrl &u : urls)
+    remote = remote || !u.isLocalFile ();
+  if (!remote || !m_remote_ok)
+    {
+      report (urls);
+      return;
+    }
+  const auto how = m_mode == LIMEN_QT_FILE_SAVE ? LimenQt::RemoteMapping::Parent : LimenQt::RemoteMapping::Item;
+  LimenQt::mapRemoteUrls (this, urls, how, [this] (const QList<QUrl> &mapped) { report (mapped); });
 }
 
 void LimenFileDialog::report (const QList<QUrl> &picked)

@@ -27,6 +27,7 @@ public:
 
 protected:
   void onFinished (bool accepted) override;
+  void done (int result) override;
   /* Keys typed between the window's mapping and build() go to the name field after. */
   void keyPressEvent (QKeyEvent *event) override;
   void keyReleaseEvent (QKeyEvent *event) override;
@@ -35,13 +36,17 @@ protected:
 
 private:
   void report (const QList<QUrl> &urls);
+  void reportMapped (const QList<QUrl> &urls);   /* remote URLs through kio-fuse, then report() */
   /* Open with several files selected in the view: answer them from the view when the Name
    * field holds just what KFileWidget wrote for them; false leaves it to KFileWidget. */
   bool acceptViewSelection ();
   bool acceptCurrentFolder ();
+  void watchView (class QAbstractItemView *view);
   void selectNameStem ();   /* save: the name without its extension selected, as KDE's dialogs do */
   void applyMode ();      /* open/save, files or folders, from the portal method */
-  void applyFilters ();   /* the filter combo, hidden when the app gave none */
+  void applyFilters ();
+  void hideRemotePlaces ();
+  bool refuseRemote (const QList<QUrl> &urls);   /* without kio-fuse: no Network, no bookmarked servers */   /* the filter combo, hidden when the app gave none */
   void saveState ();
 
   KFileWidget *m_widget = nullptr;
@@ -53,6 +58,8 @@ private:
   QStringList m_filter_lines;
   int m_current_filter = 0;
   bool m_directory = false, m_multiple = false;
+  bool m_name_typed = false;
+  bool m_remote_ok = false;    /* kio-fuse can give remote places a local path */   /* typed into the Name field since the view's selection changed */
   LimenQt::ChoicesWidget *m_choices = nullptr;
   LimenQtFileMode m_mode;
   int m_n_filters = 0;
