@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "errors.h"
 
@@ -259,4 +260,51 @@ limen_db_recover_write_backup (sqlite3 *sql, const char *path, GError **error)
       return FALSE;
     }
   return TRUE;
+}
+
+/* ---- the check at start ------------------------------------------------------------------ */
+
+/* What says the database is as a clean exit left it: its identity, size and time stamp
+ * after the last close, which found no damage. */
+static char *
+clean_mark (const char *path)
+{
+  struct stat st;
+
+  if (g_stat (path, &st) != 0)
+    return NULL;
+  return g_strdup_printf ("%" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
+                          " %ld\n", (guint64) st.st_dev, (guint64) st.st_ino, (gint64) st.st_size,
+                          (gint64) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);
+}
+
+gboolean
+limen_db_recover_closed_clean (const char *path)
+{
+  g_autofree char *mark_path = g_strconcat (path, "-checked", NULL);
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+  g_autofree char *mark = NULL;
+  g_autofree char *now = clean_mark (path);
+  struct stat st;
+  gboolean clean;
+
+  if (!g_file_get_contents (mark_path, &mark, NULL, NULL))
+    return FALSE;
+  /* Used once: whatever happens from here on, the next start decides anew. */
+  (void) g_unlink (mark_path);
+  clean = now && strcmp (mark, now) == 0 && (g_stat (wal, &st) != 0 || st.st_size == 0);
+  if (!clean)
+    g_message ("%s changed since the last clean exit: checking it", path);
+  return clean;
+}
+
+void
+limen_db_recover_mark_clean (const char *path)
+{
+  g_autofree char *mark_path = g_strconcat (path, "-checked", NULL);
+  g_autofree char *mark = clean_mark (path);
+  g_autoptr(GError) error = NULL;
+
+  if (mark && !g_file_set_contents_full (mark_path, mark, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, &error))
+    g_warning ("%s", error->message);
 }

@@ -23,4 +23,11 @@ void limen_db_recover_drop_backup (const char *path);
 /* Write a copy of @sql's main database to @path.backup (atomically replaced). */
 gboolean limen_db_recover_write_backup (sqlite3 *sql, const char *path, GError **error);
 
+/* TRUE when @path is exactly as the last clean exit left it (limen_db_recover_mark_clean())
+ * with an empty WAL: nothing has written to it since a run that opened it checked and found
+ * no damage, so the whole-file check at start can be skipped. The mark is used up. */
+gboolean limen_db_recover_closed_clean (const char *path);
+/* After a close that found no damage: remember the file as it is now. */
+void limen_db_recover_mark_clean (const char *path);
+
 G_END_DECLS

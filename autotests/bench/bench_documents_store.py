@@ -25,6 +25,7 @@ from gi.repository import Gio, GLib
 APP = "org.example.Bench"
 TABLE = "bench"
 BIG_APP_DOCS = 10000
+LAST_START_CPU = 0.0
 
 
 def gvdb_hash(key):
@@ -135,8 +136,20 @@ def answers(bus, doc):
         return False
 
 
+def cpu_s(daemons):
+    """CPU seconds of @daemons so far: what the machine's load hardly changes."""
+    total = 0
+    for d in daemons:
+        with open(f"/proc/{d.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def start_stack(bus, which, doc):
-    """Start @which on @bus; (seconds to the first answers, daemons)."""
+    """Start @which on @bus; (seconds to the first answers, daemons). The daemons' CPU
+    seconds until then are in LAST_START_CPU."""
+    global LAST_START_CPU
     t = time.monotonic()
     if which == "limen":
         daemons = [bus.start("limen-documents")]
@@ -147,7 +160,9 @@ def start_stack(bus, which, doc):
         if not all(d.alive() for d in daemons):
             raise RuntimeError(f"{which} died:\n" + daemons[-1].output()[-2000:])
         time.sleep(0.001)
-    return time.monotonic() - t, daemons
+    elapsed = time.monotonic() - t
+    LAST_START_CPU = cpu_s(daemons)
+    return elapsed, daemons
 
 
 def stop_stack(bus, daemons):
@@ -224,6 +239,7 @@ def one_size(n, ours, ref, start_reps, n_calls, n_small):
         make_state(buses["reference"].data_home, n)
         ours[f"N={n}: writing the GVDB files s"] = time.monotonic() - t
         starts = {"limen": [], "reference": []}
+        cpus = {"limen": [], "reference": []}
         daemons = {}
         # Limen's first start imports the files; the starts after it read SQLite.
         ours[f"N={n}: first start with the import s"], daemons["limen"] = \
@@ -235,8 +251,11 @@ def one_size(n, ours, ref, start_reps, n_calls, n_small):
                     time.sleep(0.2)
                 s, daemons[w] = start_stack(buses[w], w, ids[0])
                 starts[w].append(s)
+                cpus[w].append(LAST_START_CPU)
         ours[f"N={n}: start to first answer s"] = median(starts["limen"])
         ref[f"N={n}: start to first answer s"] = median(starts["reference"])
+        ours[f"N={n}: start, daemon CPU s"] = median(cpus["limen"])
+        ref[f"N={n}: start, daemon CPU s"] = median(cpus["reference"])
         ours[f"N={n}: start, range s"] = f"{min(starts['limen']):.3f}-{max(starts['limen']):.3f}"
         ref[f"N={n}: start, range s"] = f"{min(starts['reference']):.3f}-{max(starts['reference']):.3f}"
         time.sleep(0.5)
