@@ -308,3 +308,98 @@ limen_db_recover_mark_clean (const char *path)
   if (mark && !g_file_set_contents_full (mark_path, mark, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, &error))
     g_warning ("%s", error->message);
 }
+
+/* ---- the check after a clean exit, in the background -------------------------------------- */
+
+struct _LimenDbCheck {
+  GThread *thread;
+  char    *path;
+  gint     state;            /* atomic LimenDbCheckState */
+};
+
+static gboolean
+sql_is_damaged (sqlite3 *sql)
+{
+  int rc = sqlite3_errcode (sql) & 0xff;
+
+  return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
+}
+
+gboolean
+limen_db_recover_quick_check (sqlite3 *sql, gboolean *damaged, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  g_autofree char *first = NULL;
+
+  if (sqlite3_prepare_v2 (sql, "PRAGMA quick_check(1)", -1, &stmt, NULL) != SQLITE_OK)
+    {
+      *damaged = sql_is_damaged (sql);
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database error (check): %s", sqlite3_errmsg (sql));
+      return FALSE;
+    }
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    first = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  else
+    *damaged = sql_is_damaged (sql);
+  sqlite3_finalize (stmt);
+  if (g_strcmp0 (first, "ok") == 0)
+    return TRUE;
+  if (first)
+    *damaged = TRUE;
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database check failed: %s",
+               first ? first : sqlite3_errmsg (sql));
+  return FALSE;
+}
+
+static gpointer
+check_thread (gpointer data)
+{
+  LimenDbCheck *check = data;
+  sqlite3 *sql = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean damaged = FALSE;
+
+  /* A connection of its own, read-only: WAL lets it read while the main one writes. Only
+   * damage counts; a busy or vanished file says nothing about the pages. */
+  if (sqlite3_open_v2 (check->path, &sql, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+    limen_db_recover_quick_check (sql, &damaged, &error);
+  else
+    damaged = sql_is_damaged (sql);
+  sqlite3_close (sql);
+  if (damaged)
+    g_warning ("%s is damaged (%s): the next start begins from its copy", check->path,
+               error ? error->message : "cannot be opened");
+  g_atomic_int_set (&check->state, damaged ? LIMEN_DB_CHECK_DAMAGED : LIMEN_DB_CHECK_OK);
+  return NULL;
+}
+
+LimenDbCheck *
+limen_db_recover_check_start (const char *path)
+{
+  LimenDbCheck *check = g_new0 (LimenDbCheck, 1);
+
+  check->path = g_strdup (path);
+  check->state = LIMEN_DB_CHECK_RUNNING;
+  check->thread = g_thread_new ("limen-db-check", check_thread, check);
+  return check;
+}
+
+LimenDbCheckState
+limen_db_recover_check_state (LimenDbCheck *check)
+{
+  return check ? g_atomic_int_get (&check->state) : LIMEN_DB_CHECK_OK;
+}
+
+LimenDbCheckState
+limen_db_recover_check_finish (LimenDbCheck *check)
+{
+  LimenDbCheckState state;
+
+  if (check == NULL)
+    return LIMEN_DB_CHECK_OK;
+  g_thread_join (check->thread);
+  state = g_atomic_int_get (&check->state);
+  g_free (check->path);
+  g_free (check);
+  return state;
+}

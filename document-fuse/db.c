@@ -56,6 +56,7 @@ struct _LimenDb {
   gboolean      backup_due;        /* changed since the last copy */
   gboolean      opened;            /* checked (or closed clean last time) and prepared */
   gboolean      damage_seen;       /* SQLite said the file is damaged */
+  LimenDbCheck *check;             /* the background check of a file a clean exit left */
 };
 
 /* A journaled document row and a row of its rights. */
@@ -200,32 +201,6 @@ db_is_damaged (LimenDb *db)
   return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
 }
 
-/* A damaged page shows at once, not at the first read of it by some later call. */
-static gboolean
-db_quick_check (LimenDb *db, gboolean *damaged, GError **error)
-{
-  sqlite3_stmt *stmt = NULL;
-  g_autofree char *first = NULL;
-
-  if (sqlite3_prepare_v2 (db->sql, "PRAGMA quick_check(1)", -1, &stmt, NULL) != SQLITE_OK)
-    {
-      *damaged = db_is_damaged (db);
-      return db_error (db, error, "check");
-    }
-  if (sqlite3_step (stmt) == SQLITE_ROW)
-    first = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
-  else
-    *damaged = db_is_damaged (db);
-  sqlite3_finalize (stmt);
-  if (g_strcmp0 (first, "ok") == 0)
-    return TRUE;
-  if (first)
-    *damaged = TRUE;
-  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database check failed: %s",
-               first ? first : sqlite3_errmsg (db->sql));
-  return FALSE;
-}
-
 /* Open the file and prepare everything but the journal; *@damaged says whether a failure is
  * the file's own damage (which a copy can stand in for). */
 static LimenDb *
@@ -262,7 +237,10 @@ db_open_file (const char *path, gboolean *damaged, GError **error)
       *damaged = db_is_damaged (db);
       return NULL;
     }
-  if (!closed_clean && !db_quick_check (db, damaged, error))
+  /* A damaged page shows at once, not at the first read of it by some later call. */
+  if (closed_clean)
+    db->check = limen_db_recover_check_start (path);
+  else if (!limen_db_recover_quick_check (db->sql, damaged, error))
     return NULL;
 
   if (!db_prepare (db, &db->put_entry,
@@ -315,6 +293,12 @@ limen_db_open (const char *path, GError **error)
   return g_steal_pointer (&db);
 }
 
+gboolean
+limen_db_is_damaged (LimenDb *db)
+{
+  return db->damage_seen || limen_db_recover_check_state (db->check) == LIMEN_DB_CHECK_DAMAGED;
+}
+
 void
 limen_db_close (LimenDb *db)
 {
@@ -340,6 +324,8 @@ limen_db_close (LimenDb *db)
   g_clear_pointer (&db->records, g_ptr_array_unref);
   for (gsize i = 0; i < G_N_ELEMENTS (stmts); i++)
     sqlite3_finalize (stmts[i]);
+  if (limen_db_recover_check_finish (g_steal_pointer (&db->check)) == LIMEN_DB_CHECK_DAMAGED)
+    db->damage_seen = TRUE;
   if (db->sql && sqlite3_close (db->sql) == SQLITE_OK && db->opened && !db->damage_seen)
     limen_db_recover_mark_clean (db->path);
   g_free (db->fail_reason);
@@ -920,12 +906,17 @@ on_idle_due (gpointer user_data)
       return G_SOURCE_REMOVE;
     }
   checkpoint (db);
+  if (db->backup_due && limen_db_recover_check_state (db->check) == LIMEN_DB_CHECK_RUNNING)
+    {
+      g_source_set_ready_time (db->idle_source, now + IDLE_MS * 1000);
+      return G_SOURCE_CONTINUE;
+    }
   if (db->backup_due && db->last_backup_us && now - db->last_backup_us < BACKUP_INTERVAL_MS * 1000)
     {
       g_source_set_ready_time (db->idle_source, db->last_backup_us + BACKUP_INTERVAL_MS * 1000);
       return G_SOURCE_CONTINUE;
     }
-  if (db->backup_due)
+  if (db->backup_due && limen_db_recover_check_state (db->check) == LIMEN_DB_CHECK_OK)
     {
       db->last_backup_us = now;
       if (limen_db_recover_write_backup (db->sql, db->path, &error))
