@@ -159,3 +159,10 @@ set_tests_properties(bench-kde-launcher PROPERTIES LABELS bench TIMEOUT 600
 add_executable(kio-launch-probe qt/kio-launch-probe.cpp)
 target_link_libraries(kio-launch-probe PRIVATE KF5::KIOGui KF5::Service Qt5::Gui)
 limen_add_pytest(kde-dynamic-launcher-launch test_portal_dynamic_launcher_launch.py)
+
+# The permissions page (kde-backend/kcm), clicked through by test_kcm_permissions.py.
+find_package(KF5 5.103 REQUIRED COMPONENTS ConfigWidgets)
+add_executable(kcm-permissions-driver qt/kcm-permissions-driver.cpp)
+target_link_libraries(kcm-permissions-driver PRIVATE limen-permissions-page Qt5::Test)
+target_compile_definitions(kcm-permissions-driver PRIVATE QT_NO_KEYWORDS)
+limen_add_pytest(integration-kcm-permissions test_kcm_permissions.py)

@@ -1,8 +1,9 @@
 /* limen-documents — what the files of the FUSE filesystem share: the node model, the
  * filesystem's state and the helpers the operations use. Not installed, not for main.c.
  *
- * Files: fuse-ops.c (file and attribute operations, the ops table), fuse-dir-ops.c
- * (listings and changes to names), fuse-nodes.c (nodes and the host files behind them),
+ * Files: fuse-ops.c (file and attribute operations, the ops table), fuse-listing.c
+ * (listings), fuse-dir-ops.c (changes to names), fuse-rename.c (rename and atomic saves),
+ * fuse-xattr.c (extended attributes), fuse-nodes.c (nodes and the host files behind them),
  * fuse-caller.c (who sends a request), fuse-pid-cache.c (its cache), fuse-inval.c (the
  * kernel-cache invalidation thread), fuse-mount.c (mount, loop, unmount, stale mounts).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -204,7 +205,19 @@ void limen_fuse_queue_inval (LimenFuse *fs, fuse_ino_t parent, const char *name,
 /* The document model's change callback (D-Bus thread): queue what the kernel must drop. */
 void limen_fuse_on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data);
 
-/* ---- listings and changes to names (fuse-dir-ops.c), for the operations table ---- */
+/* ---- changes to names (fuse-dir-ops.c), shared with rename (fuse-rename.c) ---- */
+/* The parent for a change: a writable directory of the caller's view; NULL with *@err set. */
+Node *limen_fuse_writable_parent (LimenFuse *fs, fuse_req_t req, fuse_ino_t ino, const char *name, int *err);
+/* The nodes of @doc's file @st, in every view, are (@is_doc_file) or are no longer the
+ * document's own file; fs->lock held. */
+void limen_fuse_mark_doc_file_locked (LimenFuse *fs, LimenDoc *doc, const struct stat *st, gboolean is_doc_file);
+/* Other views of @dir's document cache its file under @docname: drop those entries. */
+void limen_fuse_inval_other_views (LimenFuse *fs, Node *dir, const char *docname);
+/* @temp, taken out of @dir's temps: gone for good (with its hidden host name); fs->lock held. */
+void limen_fuse_drop_temp_locked (LimenFuse *fs, Node *dir, Node *temp);
+
+/* ---- the operations on directories, for the operations table: listings (fuse-listing.c),
+ * changes to names (fuse-dir-ops.c), rename (fuse-rename.c) ---- */
 void limen_fuse_op_opendir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void limen_fuse_op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
 void limen_fuse_op_releasedir (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
@@ -218,6 +231,13 @@ void limen_fuse_op_rename (fuse_req_t req, fuse_ino_t parent, const char *name, 
 void limen_fuse_op_symlink (fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
 void limen_fuse_op_link (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname);
 void limen_fuse_op_mknod (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev);
+/* ---- extended attributes (fuse-xattr.c), for the operations table ---- */
+void limen_fuse_op_getxattr (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void limen_fuse_op_listxattr (fuse_req_t req, fuse_ino_t ino, size_t size);
+void limen_fuse_op_setxattr (fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
+                             int flags);
+void limen_fuse_op_removexattr (fuse_req_t req, fuse_ino_t ino, const char *name);
+
 /* Open @node for a request after the checks: reply open (or create with @entry). */
 void limen_fuse_finish_open (LimenFuse *fs, fuse_req_t req, Node *node, int fd, struct fuse_file_info *fi,
                              const struct fuse_entry_param *entry);

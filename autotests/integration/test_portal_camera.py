@@ -394,3 +394,34 @@ def test_access_dialog_screenshots(bus, language, scale, caller):
         assert limentest.wait_until(lambda: stored(bus).get(app_id) == ["no"], 5), stored(bus)
     finally:
         x.close()
+
+
+def nodes_or_none(fd):
+    """The nodes the remote @fd shows, or None once PipeWire has ended it."""
+    p = subprocess.run([probe_binary(), str(fd)], pass_fds=(fd,), capture_output=True, text=True, timeout=20)
+    if p.returncode != 0:
+        return None
+    return [int(line.split()[0]) for line in p.stdout.splitlines() if " PipeWire:Interface:Node " in line]
+
+
+@pytest.mark.parametrize("how", ["deny", "revoke"])
+def test_camera_taken_back_while_the_remote_is_open(cam, bus, how):
+    """The person denies (the page's "Deny", flatpak permission-set) or revokes (the page's
+    "Revoke", flatpak permission-reset) the camera while the app holds its remote: the remote
+    is ended at once, so a camera plugged in later does not reach the app either."""
+    pw, backend = cam
+    _, (camera, _) = pw.publish("limen-test-camera")
+    assert limentest.wait_until(lambda: present(bus) is True, 10)
+    c = rh.Client(bus)
+    assert c.request(CAM, "AccessCamera", ({},), "(a{sv})") == (0, {})
+    fd = open_remote(c.conn)
+    assert probe(fd) == [camera]
+    if how == "deny":
+        bus.call(PS, "SetPermission", ("devices", False, "camera", "", ["no"]), "(sbssas)", dest=PS, path=PS_PATH)
+    else:
+        bus.call(PS, "DeletePermission", ("devices", "camera", ""), "(sss)", dest=PS, path=PS_PATH)
+    assert limentest.wait_until(lambda: nodes_or_none(fd) is None, 10), nodes_or_none(fd)
+    pw.publish("limen-test-camera-2")
+    assert nodes_or_none(fd) is None
+    assert f"Camera taken back from ''" in pw.portal.output()
+    os.close(fd)

@@ -139,3 +139,44 @@ try:
 except GLib.Error as e:
     print(os.getpid(), Gio.DBusError.get_remote_error(e))
 """
+
+
+def _deny(bus, table, app):
+    """The person's "no" for @app, as GNOME's, Plasma 6's and Limen's pages write it."""
+    import documents_helpers as dh
+    dh.start(bus, wait_mount=False)
+    dh.ps(bus, "SetPermission", (table, True, table, app, ["no"]), "(sbssas)")
+
+
+def test_gamemode_denied_in_the_store(bus, gamemode):
+    """Table "gamemode", id "gamemode": a stored "no" refuses the app (NotAllowed, GameMode
+    never asked); another app, and the same app once allowed again, go through."""
+    _deny(bus, "gamemode", "org.example.Game")
+    r = limentest.run_sandboxed(bus, "org.example.Game", SANDBOX_QUERY)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[1] == "org.freedesktop.portal.Error.NotAllowed"
+    calls = mock_call(gamemode, GM_NAME, GM_PATH, "GetMethodCalls", ("QueryStatus",), "(s)").unpack()[0]
+    assert calls == []
+    r = limentest.run_sandboxed(bus, "org.example.Other", SANDBOX_QUERY)
+    assert r.stdout.split()[1] != "org.freedesktop.portal.Error.NotAllowed"
+    import documents_helpers as dh
+    dh.ps(bus, "SetPermission", ("gamemode", True, "gamemode", "org.example.Game", ["yes"]), "(sbssas)")
+    r = limentest.run_sandboxed(bus, "org.example.Game", SANDBOX_QUERY)
+    assert r.stdout.split()[1] != "org.freedesktop.portal.Error.NotAllowed"
+
+
+def test_realtime_denied_in_the_store(bus):
+    """Table "realtime", id "realtime": a stored "no" refuses the app; RealtimeKit is never asked."""
+    bus.start_system_bus()
+    conn = start_mock(bus, RTKIT, RTKIT_PATH, RTKIT, system=True)
+    mock_call(conn, RTKIT, RTKIT_PATH, "AddMethod", (RTKIT, "MakeThreadHighPriorityWithPID", "tti", "", ""), "(sssss)")
+    _deny(bus, "realtime", "org.example.Audio")
+    bus.start_portal()
+    r = limentest.run_sandboxed(bus, "org.example.Audio", REALTIME_SANDBOX)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[1] == "org.freedesktop.portal.Error.NotAllowed"
+    calls = conn.call_sync(RTKIT, RTKIT_PATH, MOCK, "GetMethodCalls",
+                           GLib.Variant("(s)", ("MakeThreadHighPriorityWithPID",)), None, 0, 5000, None).unpack()[0]
+    assert calls == []
+    r = limentest.run_sandboxed(bus, "org.example.Other", REALTIME_SANDBOX)
+    assert r.stdout.split()[1] == "ok"

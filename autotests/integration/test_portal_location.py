@@ -182,3 +182,56 @@ def test_start_on_a_foreign_session_is_refused(bus):
     with pytest.raises(GLib.Error) as e:
         bus.call(LOC, "Start", (session, "", {}), "(osa{sv})", conn=b.conn)
     assert rh.error_name(e) == "org.freedesktop.portal.Error.InvalidArgument"
+
+
+SANDBOXED_RUNNING = r'''
+from gi.repository import Gio, GLib
+import time
+c = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+res, closed = [], []
+c.signal_subscribe(None, "org.freedesktop.portal.Request", "Response", None, None, 0, lambda *a: res.append(a[5].unpack()))
+c.signal_subscribe(None, "org.freedesktop.portal.Session", "Closed", None, None, 0, lambda *a: closed.append(a[2]))
+s = c.call_sync("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.portal.Location",
+                "CreateSession", GLib.Variant("(a{sv})", ({},)), None, 0, 5000, None).unpack()[0]
+c.call_sync("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.portal.Location",
+            "Start", GLib.Variant("(osa{sv})", (s, "", {})), None, 0, 5000, None)
+end = time.time() + 30
+GLib.timeout_add(50, lambda: True)
+while not closed and time.time() < end:
+    GLib.MainContext.default().iteration(True)
+print(res[0][0] if res else "none", "closed" if closed == [s] else "open")
+'''
+
+
+@pytest.mark.parametrize("how", ["deny", "revoke"])
+def test_location_taken_back_closes_the_running_session(geo, sandboxed, how):
+    """The person denies (accuracy NONE, as the pages write it) or revokes the app's location
+    while its session runs: the session is closed (the app hears Closed) and its GeoClue
+    client is stopped."""
+    import threading
+    rh.set_permission(geo, "location", "location", "org.example.App", ["EXACT", "1"])
+    out = []
+    app = threading.Thread(target=lambda: out.append(limentest.run_sandboxed(geo, "org.example.App", SANDBOXED_RUNNING)))
+    app.start()
+    assert limentest.wait_until(lambda: client_started(geo), 15)
+    if how == "deny":
+        rh.set_permission(geo, "location", "location", "org.example.App", ["NONE", "1"])
+    else:
+        geo.call("org.freedesktop.impl.portal.PermissionStore", "DeletePermission",
+                 ("location", "location", "org.example.App"), "(sss)",
+                 dest="org.freedesktop.impl.portal.PermissionStore", path="/org/freedesktop/impl/portal/PermissionStore")
+    app.join(60)
+    assert out and out[0].stdout.split() == ["0", "closed"], (out[0].stdout, out[0].stderr) if out else None
+    assert limentest.wait_until(lambda: not client_active(geo), 10)
+
+
+def client_started(bus):
+    try:
+        return client_active(bus)
+    except GLib.Error:
+        return False
+
+
+def client_active(bus):
+    return gc_call(bus, "/org/freedesktop/GeoClue2/Client/1", "org.freedesktop.DBus.Properties", "Get",
+                   ("org.freedesktop.GeoClue2.Client", "Active"), "(ss)")[0]

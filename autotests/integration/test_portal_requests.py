@@ -530,6 +530,27 @@ def test_background_autostart_without_commandline_uses_the_desktop_files_exec(bu
         assert kf.get_string("Desktop Entry", "X-XDP-Autostart") == app_id
 
 
+def test_background_denied_later_removes_the_autostart_entry(bgenv):
+    """A "no" written to the store after the grant (by the permissions page, GNOME's or
+    Plasma 6's, or flatpak permission-set) removes the autostart entry the frontend wrote;
+    an entry the person wrote themselves (no X-XDP-Autostart) stays."""
+    bus, backend = bgenv
+    rh.start_documents(bus)
+    text = "('', {'handle_token': <'bg'>, 'autostart': <true>, 'commandline': <['app', '--bg']>})"
+    assert rh.sandboxed_request(bus, APP, BG, "RequestBackground", "(sa{sv})", text)[1][1]["autostart"] is True
+    autostart = os.path.join(bus.config_home, "autostart")
+    ours, own = os.path.join(autostart, APP + ".desktop"), os.path.join(autostart, "org.example.Own.desktop")
+    assert os.path.exists(ours)
+    with open(own, "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Own\nExec=own\n")
+    store = dict(dest="org.freedesktop.impl.portal.PermissionStore", path="/org/freedesktop/impl/portal/PermissionStore")
+    for app in ("org.example.Own", APP):
+        bus.call("org.freedesktop.impl.portal.PermissionStore", "SetPermission",
+                 ("background", True, "background", app, ["no"]), "(sbssas)", **store)
+    assert limentest.wait_until(lambda: not os.path.exists(ours), 10)
+    assert os.path.exists(own)
+
+
 @pytest.mark.parametrize("opts,key", [({"commandline": v("as", [])}, "commandline"),
                                       ({"autostart": v("s", "yes")}, "autostart"),
                                       ({"reason": v("s", "x" * 300)}, "reason")])

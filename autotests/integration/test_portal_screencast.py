@@ -990,3 +990,36 @@ def test_end_to_end_clipboard_both_ways_on_kwin(bus):
         window.close()
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("how", ["revoke", "reset"])
+def test_revoked_restore_token_closes_the_running_session(cast, bus, how):
+    """Revoking a kept restore token while its session runs (the store's DeletePermission, as
+    the permissions page's Revoke; or limen-permissions reset) ends that session: the
+    backend's session is closed (the share stops) and the app hears Closed. A session of the
+    same app without a kept token runs on."""
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    with open(os.path.join(apps, "org.example.Sharer.desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Sharer\nExec=/bin/true\n")
+    c = Caller(bus)
+    bus.call("org.freedesktop.host.portal.Registry", "Register", ("org.example.Sharer", {}), "(sa{sv})", conn=c.conn)
+    kept, plain = c.create(token="kept"), c.create(token="plain")
+    assert c.select(kept, types=v("u", 1), persist_mode=v("u", 2))[0] == 0
+    response, results = c.start_session(kept)
+    token = results["restore_token"]
+    assert response == 0 and token
+    assert c.select(plain, types=v("u", 1))[0] == 0
+    assert c.start_session(plain)[0] == 0
+    r = None
+    if how == "revoke":
+        bus.call("org.freedesktop.impl.portal.PermissionStore", "DeletePermission",
+                 ("screencast", token, "org.example.Sharer"), "(sss)", dest="org.freedesktop.impl.portal.PermissionStore", path="/org/freedesktop/impl/portal/PermissionStore")
+    else:
+        r = subprocess.run([os.path.join(limentest.BUILD_DIR, "kde-backend/kcm/limen-permissions"), "reset",
+                            "org.example.Sharer"], env=bus.env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+    assert limentest.wait_until(lambda: kept in c.closed, 10), (r and r.stdout, r and r.stderr)
+    closed = lambda: cast.bus.call(rh.CONTROL_IFACE, "GetClosedSessions", dest=rh.BACKEND_NAME)[0]
+    assert limentest.wait_until(lambda: kept in closed(), 10)
+    assert plain not in c.closed and plain not in closed()

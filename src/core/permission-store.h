@@ -22,6 +22,39 @@ void limen_permission_store_init (GDBusConnection *connection);
 /* The permission strings of @app_id for (@table, @id); NULL when unset or unreachable. */
 char **limen_permission_store_get_raw (const char *table, const char *id, const char *app_id);
 
+/* Ask for @app_id's permission strings at (@table, @id) without blocking; finish with
+ * limen_permission_store_lookup_finish(). */
+void limen_permission_store_lookup_async (const char *table, const char *id, const char *app_id,
+                                          GCancellable *cancellable, GAsyncReadyCallback callback,
+                                          gpointer user_data);
+/* The strings asked for; NULL when unset or the store did not answer (never an error). */
+char **limen_permission_store_lookup_finish (GAsyncResult *result);
+
+/* TRUE when the answer at (@table, @id) for @app_id is a stored "no": the rule of portals the
+ * reference lets through unless denied (GameMode, Realtime). */
+gboolean limen_permission_is_denied (const char * const *stored);
+
+/* For a portal the reference lets through unless denied: look up @app_id at (@table, @id)
+ * without blocking; a stored "no" answers @invocation with NotAllowed (@refusal) and frees
+ * @data with @free_data, anything else runs @then (@data), which takes @data over. */
+void limen_permission_unless_denied (const char *table, const char *id, const char *app_id,
+                                     GDBusMethodInvocation *invocation, const char *refusal,
+                                     void (*then) (gpointer data), gpointer data, GDestroyNotify free_data);
+
+/* A PermissionStore.Changed of (@table, @id): @perms is the entry's a{sas} now, NULL when the
+ * entry was deleted. */
+typedef void (*LimenPermissionChangedFunc) (const char *table, const char *id, GVariant *perms,
+                                            gpointer user_data);
+
+/* Call @func for every well-formed Changed signal of @table (NULL: of every table) that the
+ * store on @connection emits: how portals act at once on a revocation made anywhere. */
+void limen_permission_store_watch (GDBusConnection *connection, const char *table,
+                                   LimenPermissionChangedFunc func, gpointer user_data);
+
+/* @app_id's strings in @perms (from a Changed signal; NULL allowed), or NULL when it has no
+ * row there; free the array (not the strings) with g_free. */
+const char **limen_permission_row (GVariant *perms, const char *app_id);
+
 /* Store @permissions for @app_id at (@table, @id), creating the entry; FALSE + error on failure. */
 gboolean limen_permission_store_set_raw (const char *table, const char *id, const char *app_id,
                                          const char * const *permissions, GError **error);

@@ -114,6 +114,27 @@ exec_line (LimenAppInfo *info, const char * const *commandline)
 }
 
 gboolean
+limen_autostart_remove_written (const char *app_id)
+{
+  g_autofree char *name = g_strconcat (app_id, ".desktop", NULL);
+  g_autofree char *path = g_build_filename (g_get_user_config_dir (), "autostart", name, NULL);
+  g_autofree char *owner = NULL;
+  g_autoptr(GKeyFile) kf = g_key_file_new ();
+
+  if (!limen_app_id_is_valid (app_id) || !g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, NULL))
+    return FALSE;
+  owner = g_key_file_get_string (kf, G_KEY_FILE_DESKTOP_GROUP, "X-XDP-Autostart", NULL);
+  if (g_strcmp0 (owner, app_id) != 0)
+    return FALSE;
+  if (g_unlink (path) != 0)
+    {
+      g_message ("Could not remove %s: %s", path, g_strerror (errno));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
 limen_autostart_set (LimenAppInfo *info, gboolean enable, const char * const *commandline,
                      gboolean dbus_activatable, GError **error)
 {

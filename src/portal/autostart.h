@@ -20,6 +20,11 @@ gboolean limen_autostart_set (LimenAppInfo       *info,
                               gboolean            dbus_activatable,
                               GError            **error);
 
+/* Remove $XDG_CONFIG_HOME/autostart/@app_id.desktop if this frontend (or the reference)
+ * wrote it for @app_id (X-XDP-Autostart names it); an entry the person made stays. TRUE when
+ * one was removed. */
+gboolean limen_autostart_remove_written (const char *app_id);
+
 /* One argument quoted for a desktop entry's Exec= (before key-file escaping): as it is when
  * it holds no reserved character, else in double quotes; '%' doubled. */
 char *limen_autostart_quote_exec_arg (const char *arg);

@@ -173,6 +173,28 @@ handle_set_status (LimenDbusPortalBackground *object, GDBusMethodInvocation *inv
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* The person (on Limen's page, GNOME's or Plasma 6's, or with flatpak permission-set) said
+ * "no" to running in the background: the app no longer starts with the session. */
+static void
+on_store_changed (const char *table, const char *id, GVariant *perms, gpointer user_data)
+{
+  GVariantIter iter;
+  const char *app;
+  GVariant *row;
+
+  if (perms == NULL || !g_str_equal (id, TABLE))
+    return;
+  g_variant_iter_init (&iter, perms);
+  while (g_variant_iter_next (&iter, "{&s@as}", &app, &row))
+    {
+      g_autofree const char **stored = g_variant_get_strv (row, NULL);
+
+      if (g_strv_contains (stored, "no") && limen_autostart_remove_written (app))
+        g_debug ("Background denied to %s: its autostart entry is removed", app);
+      g_variant_unref (row);
+    }
+}
+
 /* RequestBackground: permission (store, then the Access dialog) and autostart through the
  * backend; SetStatus and the org.freedesktop.background.Monitor listing (version 2). */
 GDBusInterfaceSkeleton *
@@ -184,6 +206,7 @@ limen_background_new (LimenPortalContext *context)
     return NULL;
   skeleton = limen_driver_offer (context, limen_dbus_portal_background_skeleton_new (), 2, background_methods);
   g_signal_connect (skeleton, "handle-set-status", G_CALLBACK (handle_set_status), NULL);
+  limen_permission_store_watch (context->connection, TABLE, on_store_changed, NULL);
   limen_background_monitor_start (context, IMPL_IFACE);
   return skeleton;
 }

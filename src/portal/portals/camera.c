@@ -8,7 +8,12 @@
  * Every app, sandboxed or not, is asked once through the backend's Access dialog and the
  * answer is stored (host apps without an app id share the entry of the empty id, as in the
  * reference); OpenPipeWireRemote then needs a stored "yes". A refused AccessCamera answers
- * Response 1, as the reference does. */
+ * Response 1, as the reference does.
+ *
+ * The answer can be taken back later (the permissions page, flatpak permission-reset,
+ * GNOME's or Plasma 6's pages): the store's Changed signal then ends every camera remote the
+ * app holds, at once (hiding the nodes would not do: WirePlumber shows a new camera to a
+ * remote by what the store said when the remote was made). */
 #include "portal.h"
 
 #include <glib/gi18n.h>
@@ -120,6 +125,57 @@ remote_call_finish (RemoteCall *r, GError *error)
   g_free (r);
 }
 
+/* Remotes handed out, by the app id their permission is stored under: app id → GArray of
+ * PipeWire client serials. At most REMOTES_PER_APP per app (older ones are forgotten: an app
+ * looping OpenPipeWireRemote must not grow this daemon). */
+#define REMOTES_PER_APP 32
+static GHashTable *remotes;
+
+static void
+remember_remote (const char *app_id, guint64 client)
+{
+  GArray *clients;
+
+  if (remotes == NULL)
+    remotes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+  clients = g_hash_table_lookup (remotes, app_id);
+  if (clients == NULL)
+    {
+      clients = g_array_new (FALSE, FALSE, sizeof (guint64));
+      g_hash_table_insert (remotes, g_strdup (app_id), clients);
+    }
+  if (clients->len >= REMOTES_PER_APP)
+    {
+      limen_pipewire_remote_revoke (g_array_index (clients, guint64, 0), NULL, 0);
+      g_array_remove_index (clients, 0);
+    }
+  g_array_append_val (clients, client);
+}
+
+/* (devices, camera) changed: the remotes of an app without a "yes" now are ended. */
+static void
+on_store_changed (const char *table, const char *id, GVariant *perms, gpointer user_data)
+{
+  GHashTableIter iter;
+  const char *app_id;
+  GArray *clients;
+
+  if (remotes == NULL || !g_str_equal (id, DEVICE))
+    return;
+  g_hash_table_iter_init (&iter, remotes);
+  while (g_hash_table_iter_next (&iter, (gpointer *) &app_id, (gpointer *) &clients))
+    {
+      g_autofree const char **stored = limen_permission_row (perms, app_id);
+
+      if (stored && stored[0] && g_str_equal (stored[0], "yes"))
+        continue;
+      g_debug ("Camera taken back from '%s': %u remote(s) ended", app_id, clients->len);
+      for (guint i = 0; i < clients->len; i++)
+        limen_pipewire_remote_end (g_array_index (clients, guint64, i));
+      g_hash_table_iter_remove (&iter);
+    }
+}
+
 static void
 on_remote_opened (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -135,9 +191,7 @@ on_remote_opened (GObject *source, GAsyncResult *result, gpointer user_data)
       remote_call_finish (r, error);
       return;
     }
-  /* Camera remotes are never revoked by us (WirePlumber follows the store): only the
-   * bookkeeping of handed-out remotes is dropped. */
-  limen_pipewire_remote_revoke (client, NULL, 0);
+  remember_remote (limen_app_info_get_id (r->info), client);
   fds = g_unix_fd_list_new ();
   index = g_unix_fd_list_append (fds, fd, &error);
   close (fd);
@@ -416,5 +470,6 @@ limen_camera_new (LimenPortalContext *context)
   g_signal_connect (skeleton, "handle-open-pipewire-remote", G_CALLBACK (handle_open_pipewire_remote), context);
   bus = context->connection;
   g_dbus_connection_add_filter (bus, camera_filter, NULL, NULL);
+  limen_permission_store_watch (bus, TABLE, on_store_changed, NULL);
   return G_DBUS_INTERFACE_SKELETON (skeleton);
 }

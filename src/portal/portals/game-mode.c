@@ -2,11 +2,15 @@
 #include "portal.h"
 
 #include "fd-check.h"
+#include "permission-store.h"
 #include "pid-map.h"
 
 #define GAMEMODE_NAME "com.feralinteractive.GameMode"
 #define GAMEMODE_PATH "/com/feralinteractive/GameMode"
 #define GAMEMODE_TIMEOUT_MS 5000
+/* The reference's entry, which GNOME's and Plasma 6's pages switch: "no" refuses. */
+#define STORE_TABLE "gamemode"
+#define STORE_ID "gamemode"
 
 static GDBusConnection *connection;
 static gboolean gamemode_present;
@@ -15,6 +19,8 @@ static LimenDbusPortalGameMode *skeleton;
 typedef struct {
   LimenDbusPortalGameMode *object;
   GDBusMethodInvocation   *invocation;
+  const char              *method;
+  GVariant                *params;   /* floating until sent */
 } Call;
 
 static void
@@ -33,6 +39,41 @@ on_gamemode_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   g_free (call);
 }
 
+static void
+call_gamemode (gpointer data)
+{
+  Call *call = data;
+
+  g_dbus_connection_call (connection, GAMEMODE_NAME, GAMEMODE_PATH, GAMEMODE_NAME, call->method, call->params,
+                          G_VARIANT_TYPE ("(i)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, GAMEMODE_TIMEOUT_MS,
+                          NULL, on_gamemode_reply, call);
+}
+
+static void
+call_free (gpointer data)
+{
+  Call *call = data;
+
+  g_variant_unref (g_variant_ref_sink (call->params));
+  g_object_unref (call->object);
+  g_free (call);
+}
+
+/* Pass @method (@params) on to GameMode unless the person denied it to @info's app. */
+static void
+call_if_permitted (LimenDbusPortalGameMode *object, GDBusMethodInvocation *invocation, LimenAppInfo *info,
+                   const char *method, GVariant *params)
+{
+  Call *call = g_new0 (Call, 1);
+
+  call->object = g_object_ref (object);
+  call->invocation = invocation;
+  call->method = method;
+  call->params = params;
+  limen_permission_unless_denied (STORE_TABLE, STORE_ID, limen_app_info_get_id (info), invocation,
+                                  "GameMode is not allowed for this app", call_gamemode, call, call_free);
+}
+
 /* FALSE after answering NotFound when GameMode is not on the bus. */
 static gboolean
 check_present (GDBusMethodInvocation *invocation)
@@ -49,7 +90,6 @@ forward (LimenDbusPortalGameMode *object, GDBusMethodInvocation *invocation,
          const char *method, pid_t *pids, guint n_pids)
 {
   g_autoptr(GError) error = NULL;
-  Call *call;
   GVariant *params;
 
   LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
@@ -68,12 +108,7 @@ forward (LimenDbusPortalGameMode *object, GDBusMethodInvocation *invocation,
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   params = n_pids == 1 ? g_variant_new ("(i)", (gint32) pids[0]) : g_variant_new ("(ii)", (gint32) pids[0], (gint32) pids[1]);
-  call = g_new0 (Call, 1);
-  call->object = g_object_ref (object);
-  call->invocation = invocation;
-  g_dbus_connection_call (connection, GAMEMODE_NAME, GAMEMODE_PATH, GAMEMODE_NAME, method, params,
-                          G_VARIANT_TYPE ("(i)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, GAMEMODE_TIMEOUT_MS,
-                          NULL, on_gamemode_reply, call);
+  call_if_permitted (object, invocation, info, method, params);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -107,7 +142,6 @@ forward_pidfds (LimenDbusPortalGameMode *object, GDBusMethodInvocation *invocati
   g_autofd int tfd = -1;
   g_autofd int rfd = -1;
   pid_t pids[2];
-  Call *call;
 
   LIMEN_GET_APP_INFO_OR_RETURN (invocation, info);
   if (!check_present (invocation))
@@ -125,14 +159,8 @@ forward_pidfds (LimenDbusPortalGameMode *object, GDBusMethodInvocation *invocati
                                                        "Not a pidfd of a running process");
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  call = g_new0 (Call, 1);
-  call->object = g_object_ref (object);
-  call->invocation = invocation;
   /* GameMode's own pidfd API is the pid one once we know the host pids. */
-  g_dbus_connection_call (connection, GAMEMODE_NAME, GAMEMODE_PATH, GAMEMODE_NAME, method,
-                          g_variant_new ("(ii)", (gint32) pids[0], (gint32) pids[1]),
-                          G_VARIANT_TYPE ("(i)"), G_DBUS_CALL_FLAGS_NO_AUTO_START, GAMEMODE_TIMEOUT_MS,
-                          NULL, on_gamemode_reply, call);
+  call_if_permitted (object, invocation, info, method, g_variant_new ("(ii)", (gint32) pids[0], (gint32) pids[1]));
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -117,9 +117,14 @@ on_session_closed (LimenSession *session, gpointer user_data)
     loc_stop (l);
 }
 
+/* Started sessions of sandboxed apps (Loc*, not owned): the ones a revocation ends. */
+static GPtrArray *sandboxed_running;
+
 static void
 loc_free (Loc *l)
 {
+  if (sandboxed_running)
+    g_ptr_array_remove_fast (sandboxed_running, l);
   loc_stop (l);
   g_clear_object (&l->system);
   g_free (l->client);
@@ -315,6 +320,9 @@ start_client (LimenCall *call, GTask *task)
       get_client (g_object_ref (task));
       return;
     }
+  if (sandboxed_running == NULL)
+    sandboxed_running = g_ptr_array_new ();
+  g_ptr_array_add (sandboxed_running, limen_session_get_data (limen_call_get_session (call)));
   g_dbus_connection_call (limen_call_get_context (call)->connection, LIMEN_STORE_NAME, LIMEN_STORE_PATH,
                           LIMEN_STORE_NAME, "Lookup",
                           g_variant_new ("(ss)", TABLE, TABLE), G_VARIANT_TYPE ("(a{sas}v)"),
@@ -389,6 +397,36 @@ static const LimenDriverMethod location_methods[] = {
   { NULL }
 };
 
+/* The location entry changed (the permissions page, flatpak permission-set, GNOME's or
+ * Plasma 6's pages): a running session of an app no longer allowed is closed, its GeoClue
+ * client stopped; the app hears Closed. */
+static void
+on_store_changed (const char *table, const char *id, GVariant *perms, gpointer user_data)
+{
+  g_autoptr(GPtrArray) ending = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
+
+  if (sandboxed_running == NULL || !g_str_equal (id, TABLE))
+    return;
+  for (guint i = 0; i < sandboxed_running->len; i++)
+    {
+      Loc *l = g_ptr_array_index (sandboxed_running, i);
+      const char *app_id = limen_app_info_get_id (limen_session_get_app_info (l->session));
+      g_autofree const char **stored = limen_permission_row (perms, app_id);
+
+      if (limen_session_is_open (l->session)
+          && !(stored && stored[0] && read_permission (stored) != LIMEN_PERMISSION_NO))
+        g_ptr_array_add (ending, limen_session_ref (l->session));
+    }
+  for (guint i = 0; i < ending->len; i++)
+    {
+      LimenSession *session = g_ptr_array_index (ending, i);
+
+      g_debug ("Location taken back from '%s': session %s closed",
+               limen_app_info_get_id (limen_session_get_app_info (session)), limen_session_get_path (session));
+      limen_session_close (session);
+    }
+}
+
 /* CreateSession/Start through GeoClue2 on the system bus, after the app's location
  * permission; without GeoClue, Start answers 2 at once and says so in the log. */
 GDBusInterfaceSkeleton *
@@ -397,5 +435,6 @@ limen_location_new (LimenPortalContext *context)
   skeleton = limen_dbus_portal_location_skeleton_new ();
   limen_access_set_format (TABLE, &location_format);
   limen_driver_offer (context, skeleton, 1, location_methods);
+  limen_permission_store_watch (context->connection, TABLE, on_store_changed, NULL);
   return G_DBUS_INTERFACE_SKELETON (g_object_ref (skeleton));
 }

@@ -3,10 +3,14 @@
 
 #include "pid-map.h"
 #include "deferred.h"
+#include "permission-store.h"
 
 #define RTKIT_NAME "org.freedesktop.RealtimeKit1"
 #define RTKIT_PATH "/org/freedesktop/RealtimeKit1"
 #define RTKIT_TIMEOUT_MS 5000
+/* The reference's entry, which GNOME's and Plasma 6's pages switch: "no" refuses. */
+#define STORE_TABLE "realtime"
+#define STORE_ID "realtime"
 
 static GDBusConnection *system_bus;
 static gboolean rtkit_present;
@@ -43,6 +47,8 @@ on_lookup_timeout (gpointer user_data)
 typedef struct {
   LimenDbusPortalRealtime *object;
   GDBusMethodInvocation   *invocation;
+  const char              *method;
+  GVariant                *params;   /* floating until sent */
 } Call;
 
 static void
@@ -57,6 +63,25 @@ on_rtkit_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   else
     g_dbus_method_invocation_return_error (call->invocation, LIMEN_ERROR, LIMEN_ERROR_FAILED,
                                            "RealtimeKit refused: %s", error->message);
+  g_object_unref (call->object);
+  g_free (call);
+}
+
+static void
+call_rtkit (gpointer data)
+{
+  Call *call = data;
+
+  g_dbus_connection_call (system_bus, RTKIT_NAME, RTKIT_PATH, "org.freedesktop.RealtimeKit1", call->method,
+                          call->params, NULL, G_DBUS_CALL_FLAGS_NONE, RTKIT_TIMEOUT_MS, NULL, on_rtkit_reply, call);
+}
+
+static void
+call_free (gpointer data)
+{
+  Call *call = data;
+
+  g_variant_unref (g_variant_ref_sink (call->params));
   g_object_unref (call->object);
   g_free (call);
 }
@@ -105,9 +130,11 @@ forward (LimenDbusPortalRealtime *object, GDBusMethodInvocation *invocation, con
   call = g_new0 (Call, 1);
   call->object = g_object_ref (object);
   call->invocation = invocation;
-  g_dbus_connection_call (system_bus, RTKIT_NAME, RTKIT_PATH, "org.freedesktop.RealtimeKit1", method,
-                          g_variant_new ("(tt@*)", (guint64) pid, (guint64) tid, prio), NULL,
-                          G_DBUS_CALL_FLAGS_NONE, RTKIT_TIMEOUT_MS, NULL, on_rtkit_reply, call);
+  call->method = method;
+  call->params = g_variant_new ("(tt@*)", (guint64) pid, (guint64) tid, prio);
+  /* RealtimeKit is asked only when the person did not deny it to the app. */
+  limen_permission_unless_denied (STORE_TABLE, STORE_ID, limen_app_info_get_id (info), invocation,
+                                  "Realtime scheduling is not allowed for this app", call_rtkit, call, call_free);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

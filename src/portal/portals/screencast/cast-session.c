@@ -8,7 +8,9 @@
 
 #include <string.h>
 
+#include "permission-store.h"
 #include "pipewire-remote.h"
+#include "restore-tokens.h"
 
 static void
 cast_free (LimenCast *cast)
@@ -18,6 +20,7 @@ cast_free (LimenCast *cast)
   g_array_unref (cast->nodes);
   g_array_unref (cast->sizes);
   g_array_unref (cast->remotes);
+  g_free (cast->restore_token);
   g_free (cast);
 }
 
@@ -45,6 +48,51 @@ on_closed (LimenSession *session, gpointer user_data)
                                   (const guint32 *) (gpointer) cast->nodes->data, cast->nodes->len);
   if (cast)
     g_array_set_size (cast->remotes, 0);
+}
+
+/* The person took back a restore token (the permissions page, flatpak permission-reset,
+ * GNOME's or Plasma 6's pages): the session it would resume, if still running, ends now —
+ * its streams stop reaching the app (on_closed), the backend ends the share, the app hears
+ * Closed. */
+static void
+on_store_changed (const char *table, const char *id, GVariant *perms, gpointer user_data)
+{
+  g_autoptr(GPtrArray) ending = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
+  GHashTableIter iter;
+  LimenCast *cast;
+
+  if (casts == NULL)
+    return;
+  g_hash_table_iter_init (&iter, casts);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &cast))
+    {
+      const char *want = cast->kind == LIMEN_CAST_SCREEN_CAST ? LIMEN_RESTORE_TABLE_SCREEN_CAST
+                                                              : LIMEN_RESTORE_TABLE_REMOTE_DESKTOP;
+      const char *app_id = limen_app_info_get_id (limen_session_get_app_info (cast->session));
+      g_autofree const char **row = limen_permission_row (perms, app_id);
+
+      if (cast->restore_token && g_str_equal (cast->restore_token, id) && g_str_equal (table, want)
+          && limen_session_is_open (cast->session) && row == NULL)
+        g_ptr_array_add (ending, limen_session_ref (cast->session));
+    }
+  for (guint i = 0; i < ending->len; i++)
+    {
+      LimenSession *session = g_ptr_array_index (ending, i);
+
+      g_debug ("Restore token of %s revoked: the session is closed", limen_session_get_path (session));
+      limen_session_close (session);
+    }
+}
+
+void
+limen_cast_watch_store (GDBusConnection *connection)
+{
+  static gboolean watching;
+
+  if (watching)
+    return;
+  watching = TRUE;
+  limen_permission_store_watch (connection, NULL, on_store_changed, NULL);
 }
 
 LimenCast *

@@ -57,6 +57,7 @@ typedef struct {
   GArray            *remotes;          /* guint64 PipeWire client serials handed out */
   guint              remotes_pending;  /* OpenPipeWireRemote calls with PipeWire now */
   GHashTable        *transfers;        /* clipboard serials announced and not yet done */
+  char              *restore_token;    /* the token of mode 2 issued by Start, or NULL */
 } LimenCast;
 
 /* Attach fresh cast state of @kind to @session (closing revokes the PipeWire remotes). */
@@ -70,6 +71,10 @@ LimenCast *limen_cast_lookup (GDBusMethodInvocation *invocation, const char *pat
 
 /* The open session at @path whoever owns it (for signals from the backend), or NULL. */
 LimenCast *limen_cast_lookup_path (const char *path);
+
+/* Close a started session when the person revokes its restore token (of mode 2) in the
+ * permission store on @connection (PermissionStore.Changed); idempotent. */
+void limen_cast_watch_store (GDBusConnection *connection);
 
 /* Check the backend's streams (a(ua{sv})) and keep only the properties the specification
  * names, with their types; node ids are remembered on @cast. NULL when malformed. */

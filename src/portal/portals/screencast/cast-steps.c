@@ -211,6 +211,12 @@ add_restore_token (LimenCast *cast, const char *app_id, GVariant *results, GVari
                                      app_id, limen_session_get_sender (cast->session), mode, data);
   if (token)
     g_variant_builder_add (b, "{sv}", "restore_token", g_variant_new_string (token));
+  /* A token in the store can be revoked there while this session runs. */
+  if (token && mode == 2)
+    {
+      g_free (cast->restore_token);
+      cast->restore_token = g_strdup (token);
+    }
 }
 
 /* What the caller hears of a successful Start; NULL when the backend's answer is unusable. */

@@ -294,6 +294,7 @@ typedef struct {
   guint    n_nodes;
   guint64 *serials;    /* serials lookups: the answer */
   guint64  client;     /* the remote's client serial */
+  gboolean end;        /* revoke: disconnect the client rather than hide nodes from it */
   char    *app_id;     /* NULL, or the portal app id WirePlumber's access script reads */
   char    *media_roles;
 } Job;
@@ -400,7 +401,7 @@ typedef enum {
 /* On the manager connection @c: lower the permissions of the client with @serial (one of this
  * process's) on @nodes to nothing. */
 static RevokeResult
-revoke_on (Conn *c, guint64 serial, const guint32 *nodes, guint n_nodes, GError **error)
+revoke_on (Conn *c, guint64 serial, gboolean end, const guint32 *nodes, guint n_nodes, GError **error)
 {
   g_autofree struct pw_permission *perms = g_new0 (struct pw_permission, n_nodes);
   struct pw_client *client;
@@ -415,6 +416,12 @@ revoke_on (Conn *c, guint64 serial, const guint32 *nodes, guint n_nodes, GError 
   id = own_client_id (c, serial);
   if (id == SPA_ID_INVALID)
     return REVOKE_GONE;
+  if (end)
+    {
+      /* A client of this process: the daemon lets its creator destroy it. */
+      pw_registry_destroy (c->registry, id);
+      return conn_roundtrip (c, error) ? REVOKE_DONE : REVOKE_FAILED;
+    }
   client = pw_registry_bind (c->registry, id, PW_TYPE_INTERFACE_Client, PW_VERSION_CLIENT, 0);
   if (client == NULL)
     {
@@ -443,7 +450,7 @@ revoke_in_thread (GTask *task, gpointer source, gpointer data, GCancellable *can
       conn_close (&c);
       return;
     }
-  switch (revoke_on (&c, job->client, job->nodes, job->n_nodes, &error))
+  switch (revoke_on (&c, job->client, job->end, job->nodes, job->n_nodes, &error))
     {
     case REVOKE_FAILED:
       g_message ("Could not hide ended streams from PipeWire remote %" G_GUINT64_FORMAT ": %s", job->client,
@@ -468,6 +475,21 @@ limen_pipewire_remote_revoke (guint64 client, const guint32 *nodes, guint n_node
     return;
   task = g_task_new (NULL, NULL, NULL, NULL);
   g_task_set_task_data (task, job_new (nodes, n_nodes, client), (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, revoke_in_thread);
+}
+
+void
+limen_pipewire_remote_end (guint64 client)
+{
+  g_autoptr(GTask) task = NULL;
+  Job *job;
+
+  if (handed_out == NULL || !g_hash_table_remove (handed_out, &client))
+    return;
+  job = job_new (NULL, 0, client);
+  job->end = TRUE;
+  task = g_task_new (NULL, NULL, NULL, NULL);
+  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
   g_task_run_in_thread (task, revoke_in_thread);
 }
 

@@ -31,6 +31,10 @@ int limen_pipewire_remote_open_finish (GAsyncResult *result, guint64 *client, GE
  * time; failures are logged. With no @nodes only the bookkeeping is dropped. */
 void limen_pipewire_remote_revoke (guint64 client, const guint32 *nodes, guint n_nodes);
 
+/* Disconnect the remote @client (a serial from limen_pipewire_remote_open_finish), if it is
+ * still connected: what it was given was taken back. Worker thread, bounded in time. */
+void limen_pipewire_remote_end (guint64 client);
+
 /* The PipeWire object.serial of each of @nodes (never reused, unlike node ids: what
  * ScreenCast version 6 hands out as pipewire-serial), looked up in a worker thread. */
 void limen_pipewire_node_serials_async (const guint32 *nodes, guint n_nodes, GAsyncReadyCallback callback,

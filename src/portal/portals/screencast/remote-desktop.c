@@ -389,6 +389,7 @@ limen_remote_desktop_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, LIMEN_REMOTE_DESKTOP_IMPL))
     return NULL;
   limen_restore_tokens_init (context->connection);
+  limen_cast_watch_store (context->connection);
   skeleton = limen_dbus_portal_remote_desktop_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_remote_desktop_set_version (skeleton, REMOTE_DESKTOP_VERSION);

@@ -215,6 +215,7 @@ limen_screen_cast_new (LimenPortalContext *context)
   if (!limen_backend_is_configured (context, LIMEN_SCREEN_CAST_IMPL))
     return NULL;
   limen_restore_tokens_init (context->connection);
+  limen_cast_watch_store (context->connection);
   skeleton = limen_dbus_portal_screen_cast_skeleton_new ();
   limen_app_info_gate_skeleton (G_DBUS_INTERFACE_SKELETON (skeleton));
   limen_dbus_portal_screen_cast_set_version (skeleton, SCREEN_CAST_VERSION);

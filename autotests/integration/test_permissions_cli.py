@@ -1,0 +1,103 @@
+"""limen-permissions (list / show / revoke / reset) on a private bus, against limen-documents
+and against the reference's xdg-permission-store + xdg-document-portal (same interfaces)."""
+
+import os
+import subprocess
+import time
+
+import pytest
+from gi.repository import GLib
+
+import documents_helpers as dh
+import limentest
+
+APP = "org.example.Holder"
+OTHER = "org.example.Other"
+REF_STORE = "/usr/libexec/xdg-permission-store"
+REF_DOCS = "/usr/libexec/xdg-document-portal"
+
+
+def cli(bus, *args, check=True):
+    env = dict(bus.env, LANGUAGE="C", LC_ALL="C.UTF-8",
+               LIMEN_LOCALEDIR=os.path.join(limentest.BUILD_DIR, "locale"))
+    r = subprocess.run([os.path.join(limentest.BUILD_DIR, "kde-backend/kcm/limen-permissions"), *args],
+                       env=env, capture_output=True, text=True, timeout=60)
+    if check:
+        assert r.returncode == 0, r.stderr
+    return r
+
+
+def start(bus, which):
+    if which == "limen":
+        dh.start(bus)
+        return
+    bus.start([REF_STORE, "--replace"], wait_name=dh.PS_NAME)
+    bus.start([REF_DOCS, "--replace"], wait_name=dh.DOCS_NAME)
+    deadline = time.time() + 10
+    while not dh.is_mounted(dh.mountpoint(bus)):
+        assert time.time() < deadline, "reference mount did not appear"
+        time.sleep(0.01)
+
+
+def fill(bus):
+    """What portals write: a file given read-write, a camera yes, a restore token with
+    limen-kde's payload, an "open with" choice, and a refused notification."""
+    f = os.path.join(bus.root, "given.txt")
+    dh.write(f, "secret")
+    doc = dh.add(bus, f)
+    dh.docs(bus, "GrantPermissions", (doc, APP, ["read", "write"]), "(ssas)")
+    set_perm = lambda t, i, app, p: dh.ps(bus, "SetPermission", (t, True, i, app, p), "(sbssas)")
+    set_perm("devices", "camera", APP, ["yes"])
+    set_perm("devices", "camera", OTHER, ["no"])
+    set_perm("notifications", "notification", APP, ["no"])
+    set_perm("desktop-used-apps", "text/plain", APP, ["org.kde.kate", "3"])
+    set_perm("location", "location", "", ["CITY", "1"])
+    payload = GLib.Variant("a{sv}", {"sources": GLib.Variant("as", ["output:DP-1", "window:abc"]),
+                                     "devices": GLib.Variant("u", 3)})
+    dh.ps(bus, "Set", ("remote-desktop", True, "0123456789abcdef", {APP: ["yes"]},
+                       GLib.Variant("(suv)", ("limen-kde", 1, payload))), "(sbsa{sas}v)")
+    return f, doc
+
+
+@pytest.mark.parametrize("which", ["limen", "reference"])
+def test_list_show_revoke_reset(bus, which):
+    if which == "reference" and not (os.path.exists(REF_STORE) and os.path.exists(REF_DOCS)):
+        pytest.skip("no reference permission store installed")
+    start(bus, which)
+    f, doc = fill(bus)
+
+    listed = cli(bus, "list").stdout.splitlines()
+    assert APP in listed and OTHER in listed
+    assert "- (Apps that could not be identified)" in listed
+
+    shown = cli(bus, "show", APP).stdout
+    assert f"{f} — read and write, kept" in shown
+    assert "Camera: Allowed" in shown
+    assert "Notifications: Denied" in shown
+    assert "text/plain: org.kde.kate (chosen 3 times)" in shown
+    assert "Remote control it may resume: token 01234567…, 1 screen, 1 window, control of: keyboard pointer" in shown
+    assert "Files and folders:" in shown and "Devices and location:" in shown
+    assert "Location: Allowed, accuracy: city" in cli(bus, "show", "-").stdout
+
+    # One entry: the camera; the other app keeps its own answer.
+    r = cli(bus, "revoke", APP, "devices", "camera")
+    assert r.stdout.strip() == "1 permission revoked"
+    assert dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0] == {OTHER: ["no"]}
+    # Nothing held there any more: a status a script can test.
+    assert cli(bus, "revoke", APP, "devices", "camera", check=False).returncode == 3
+    assert cli(bus, "revoke", APP, "no-such-table", check=False).returncode == 1
+
+    # Reset takes the rest, the file through the document portal (so its mount forgets it).
+    r = cli(bus, "reset", APP)
+    assert r.stdout.strip() == "4 permissions revoked"
+    assert cli(bus, "show", APP).stdout.strip() == "Holds nothing."
+    assert APP not in dh.docs(bus, "Info", (doc,), "(s)")[1]
+    assert APP not in cli(bus, "list").stdout.splitlines()
+    assert OTHER in cli(bus, "list").stdout.splitlines()
+
+
+def test_no_store_is_an_error_not_a_hang(bus):
+    """Without a permission store (none activatable), each command says so and fails."""
+    r = cli(bus, "list", check=False)
+    assert r.returncode == 1 and "limen-permissions:" in r.stderr
+    assert cli(bus, "frobnicate", check=False).returncode == 2

@@ -1,0 +1,189 @@
+/* Limen — a grant of the permission store, in words.
+ *
+ * What an entry holds is written by the portal that made it, in the reference's forms: a
+ * document's data (ayttu) is its host path, device, inode and flags; a restore token's data
+ * is the backend's (suv) restore data (limen-kde's payload names the sources and the input
+ * devices); location keeps an accuracy; "open with" keeps the handler and a count.
+ * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "grant-words.h"
+
+#include <string.h>
+
+#define GETTEXT_PACKAGE "limen"
+#include <glib/gi18n-lib.h>
+
+#define DOC_FLAG_TRANSIENT 2
+#define DOC_FLAG_DIRECTORY 4
+#define DEVICE_KEYBOARD 1
+#define DEVICE_POINTER 2
+#define DEVICE_TOUCHSCREEN 4
+
+static const char *
+switch_words (const char *value)
+{
+  if (g_strcmp0 (value, "yes") == 0)
+    return _("Allowed");
+  if (g_strcmp0 (value, "no") == 0)
+    return _("Denied");
+  if (g_strcmp0 (value, "ask") == 0)
+    return _("Ask each time");
+  return value ? value : "";
+}
+
+static char *
+describe_document (const LimenGrant *grant)
+{
+  g_autofree char *path = NULL;
+  const char *access, *life;
+  guint32 flags = 0;
+
+  if (g_variant_is_of_type (grant->data, G_VARIANT_TYPE ("(ayttu)")))
+    {
+      g_autoptr(GVariant) bytes = g_variant_get_child_value (grant->data, 0);
+
+      path = g_filename_display_name (g_variant_get_bytestring (bytes));
+      g_variant_get_child (grant->data, 3, "u", &flags);
+    }
+  if (g_strv_contains ((const char *const *) grant->perms, "write"))
+    access = _("read and write");
+  else if (g_strv_contains ((const char *const *) grant->perms, "read"))
+    access = _("read only");
+  else
+    access = _("no access");
+  life = (flags & DOC_FLAG_TRANSIENT) ? _("for this session") : _("kept");
+  /* TRANSLATORS: a file an app was given: its path, what it may do, and for how long */
+  return g_strdup_printf (_("%s — %s, %s"), path ? path : grant->id, access, life);
+}
+
+static const char *
+location_words (const char *accuracy)
+{
+  static const struct { const char *word; const char *text; } levels[] = {
+    { "NONE", N_("Denied") }, { "COUNTRY", N_("Allowed, accuracy: country") },
+    { "CITY", N_("Allowed, accuracy: city") }, { "NEIGHBORHOOD", N_("Allowed, accuracy: neighbourhood") },
+    { "STREET", N_("Allowed, accuracy: street") }, { "EXACT", N_("Allowed, accuracy: exact") },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (levels); i++)
+    if (g_strcmp0 (accuracy, levels[i].word) == 0)
+      return _(levels[i].text);
+  return accuracy ? accuracy : "";
+}
+
+/* "window:…" and "output:…" sources and the input devices of a limen-kde restore payload. */
+static void
+describe_payload (GString *out, GVariant *payload)
+{
+  g_autofree const char **sources = NULL;
+  guint32 devices = 0;
+  guint screens = 0, windows = 0;
+
+  if (g_variant_lookup (payload, "sources", "^a&s", &sources))
+    for (guint i = 0; sources[i]; i++)
+      {
+        if (g_str_has_prefix (sources[i], "window:"))
+          windows++;
+        else
+          screens++;
+      }
+  if (screens)
+    {
+      g_string_append (out, ", ");
+      g_string_append_printf (out, g_dngettext (GETTEXT_PACKAGE, "%u screen", "%u screens", screens), screens);
+    }
+  if (windows)
+    {
+      g_string_append (out, ", ");
+      g_string_append_printf (out, g_dngettext (GETTEXT_PACKAGE, "%u window", "%u windows", windows), windows);
+    }
+  if (g_variant_lookup (payload, "devices", "u", &devices) && devices)
+    {
+      g_string_append_printf (out, ", %s", _("control of:"));
+      if (devices & DEVICE_KEYBOARD)
+        g_string_append_printf (out, " %s", _("keyboard"));
+      if (devices & DEVICE_POINTER)
+        g_string_append_printf (out, " %s", _("pointer"));
+      if (devices & DEVICE_TOUCHSCREEN)
+        g_string_append_printf (out, " %s", _("touchscreen"));
+    }
+}
+
+static char *
+describe_token (const LimenGrant *grant)
+{
+  GString *out = g_string_new (NULL);
+  const char *vendor = NULL;
+  g_autoptr(GVariant) payload = NULL;
+  guint32 version;
+
+  /* TRANSLATORS: %s is the first characters of a restore token */
+  g_string_printf (out, _("token %.8s…"), grant->id);
+  if (g_variant_is_of_type (grant->data, G_VARIANT_TYPE ("(suv)")))
+    {
+      g_variant_get (grant->data, "(&suv)", &vendor, &version, &payload);
+      if (g_variant_is_of_type (payload, G_VARIANT_TYPE_VARDICT))
+        describe_payload (out, payload);
+    }
+  return g_string_free (out, FALSE);
+}
+
+static char *
+describe_words (const LimenGrant *grant)
+{
+  g_autofree char *joined = g_strjoinv (", ", grant->perms);
+
+  if (g_str_equal (grant->table, "inhibit"))
+    {
+      if (grant->perms[0] == NULL)
+        return g_strdup (_("Nothing"));
+      /* TRANSLATORS: followed by words of: logout, switch, suspend, idle */
+      return g_strdup_printf (_("May prevent: %s"), joined);
+    }
+  return g_strdup (joined);
+}
+
+static char *
+describe_choice (const LimenGrant *grant)
+{
+  const char *handler = grant->perms[0] ? grant->perms[0] : "";
+  guint64 count = grant->perms[0] && grant->perms[1] ? g_ascii_strtoull (grant->perms[1], NULL, 10) : 0;
+
+  /* TRANSLATORS: "text/plain: org.kde.kate (chosen 3 times)" */
+  return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%s: %s (chosen %u time)", "%s: %s (chosen %u times)",
+                                       (gulong) count),
+                          grant->id, handler, (guint) count);
+}
+
+void
+limen_grant_describe (LimenGrant *grant)
+{
+  const char *first = grant->perms[0];
+
+  grant->title = g_strdup (_(grant->desc->title));
+  switch (grant->desc->kind)
+    {
+    case LIMEN_GRANT_DOCUMENT:
+      grant->detail = describe_document (grant);
+      break;
+    case LIMEN_GRANT_LOCATION:
+      grant->detail = g_strdup (location_words (first));
+      break;
+    case LIMEN_GRANT_TOKEN:
+      grant->detail = describe_token (grant);
+      break;
+    case LIMEN_GRANT_WORDS:
+      grant->detail = describe_words (grant);
+      break;
+    case LIMEN_GRANT_CHOICE:
+      grant->detail = describe_choice (grant);
+      break;
+    case LIMEN_GRANT_SWITCH:
+    default:
+      if (g_str_has_prefix (grant->id, "device:"))
+        /* TRANSLATORS: a USB device "VENDOR/PRODUCT/SERIAL" and the person's answer */
+        grant->detail = g_strdup_printf (_("%s — %s"), grant->id + strlen ("device:"), switch_words (first));
+      else
+        grant->detail = g_strdup (switch_words (first));
+      break;
+    }
+}
