@@ -16,7 +16,9 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "errors.h"
 
@@ -285,15 +287,19 @@ limen_db_recover_closed_clean (const char *path)
   g_autofree char *wal = g_strconcat (path, "-wal", NULL);
   g_autofree char *mark = NULL;
   g_autofree char *now = clean_mark (path);
+  gboolean had = g_file_get_contents (mark_path, &mark, NULL, NULL);
   struct stat st;
   gboolean clean;
+  int fd;
 
-  if (!g_file_get_contents (mark_path, &mark, NULL, NULL))
-    return FALSE;
-  /* Used once: whatever happens from here on, the next start decides anew. */
-  (void) g_unlink (mark_path);
-  clean = now && strcmp (mark, now) == 0 && (g_stat (wal, &st) != 0 || st.st_size == 0);
-  if (!clean)
+  /* Used once: emptied (made, the first time) now, so that the exit only writes into a
+   * file that is there already: whoever removes the directory as the daemon exits finds
+   * no file appear in it. Whatever happens from here on, the next start decides anew. */
+  fd = open (mark_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    close (fd);
+  clean = had && now && strcmp (mark, now) == 0 && (g_stat (wal, &st) != 0 || st.st_size == 0);
+  if (had && mark[0] && !clean)
     g_message ("%s changed since the last clean exit: checking it", path);
   return clean;
 }
@@ -303,10 +309,15 @@ limen_db_recover_mark_clean (const char *path)
 {
   g_autofree char *mark_path = g_strconcat (path, "-checked", NULL);
   g_autofree char *mark = clean_mark (path);
-  g_autoptr(GError) error = NULL;
+  gsize len = mark ? strlen (mark) : 0;
+  int fd;
 
-  if (mark && !g_file_set_contents_full (mark_path, mark, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, &error))
-    g_warning ("%s", error->message);
+  /* In place, into the file the start made (see above). A torn write only costs a check. */
+  if (mark == NULL || (fd = open (mark_path, O_WRONLY | O_CLOEXEC)) < 0)
+    return;
+  if (pwrite (fd, mark, len, 0) != (ssize_t) len || ftruncate (fd, len) != 0)
+    g_warning ("Cannot write %s: %s", mark_path, g_strerror (errno));
+  close (fd);
 }
 
 /* ---- the check after a clean exit, in the background -------------------------------------- */

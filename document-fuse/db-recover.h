@@ -28,7 +28,8 @@ gboolean limen_db_recover_quick_check (sqlite3 *sql, gboolean *damaged, GError *
 
 /* TRUE when @path is exactly as the last clean exit left it (limen_db_recover_mark_clean())
  * with an empty WAL: nothing has written to it since a run that opened it checked and found
- * no damage, so the whole-file check at start can be skipped. The mark is used up. */
+ * no damage, so the whole-file check at start can be skipped. The mark is used up (the file,
+ * @path-checked, stays, empty). */
 gboolean limen_db_recover_closed_clean (const char *path);
 /* After a close that found no damage: remember the file as it is now. */
 void limen_db_recover_mark_clean (const char *path);

@@ -348,16 +348,16 @@ def test_read_only_data_directory_says_why(bus, work, tiny_data_home):
 
 
 def test_a_clean_exit_is_marked_and_a_change_after_it_is_checked(bus, work):
-    """A clean exit leaves documents.sqlite-checked, the file's identity as it left it (a start
-    then skips the page-by-page check of a file no one wrote to since); a start uses the mark
-    up, and a file changed after the exit is checked and said to be."""
+    """A clean exit writes into documents.sqlite-checked the file's identity as it left it (a
+    start then skips the page-by-page check of a file no one wrote to since); a start uses the
+    mark up, and a file changed after the exit is checked and said to be."""
     d = dh.start(bus)
     ids = set_entries(bus, "mark", 20)
     assert d.stop() == 0
     mark = state(bus, "documents.sqlite-checked")
-    assert os.path.exists(mark)
+    assert size(mark) > 0
     d = dh.start(bus)
-    assert not os.path.exists(mark)
+    assert size(mark) == 0
     assert served_entries(bus, ids) == ids
     assert d.stop() == 0
     st = os.stat(state(bus))
@@ -378,7 +378,7 @@ def test_damage_behind_a_clean_mark_is_found_and_the_copy_used(bus, work):
     settle(lambda: size(backup) > 0 and size(state(bus, "documents.sqlite-wal")) == 0)
     time.sleep(0.2)
     assert d.stop() == 0
-    assert os.path.exists(state(bus, "documents.sqlite-checked"))
+    assert size(state(bus, "documents.sqlite-checked")) > 0
     db = state(bus)
     st = os.stat(db)
     garbage_in_the_middle(db, 16384)
