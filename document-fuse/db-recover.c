@@ -300,7 +300,7 @@ limen_db_recover_closed_clean (const char *path)
     close (fd);
   clean = had && now && strcmp (mark, now) == 0 && (g_stat (wal, &st) != 0 || st.st_size == 0);
   if (had && mark[0] && !clean)
-    g_message ("%s changed since the last clean exit: checking it", path);
+    g_debug ("%s changed since the last clean exit: checking it", path);
   return clean;
 }
 
