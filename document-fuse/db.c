@@ -438,9 +438,41 @@ limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GErr
   return db_step (db, db->delete_entry, error);
 }
 
+/* The value of @col (unboxed from its "v" with @unbox), one GVariant for all the rows that
+ * hold the same bytes: permission entries repeat their data and their rights (an empty a{sv},
+ * an app's "yes"), and each with copies of its own cost 100,000 entries some 30 MiB. */
+static GVariant *
+shared_column (GHashTable *seen, sqlite3_stmt *stmt, int col, const GVariantType *type, gboolean unbox)
+{
+  g_autoptr(GBytes) key = NULL;
+  GVariant *v;
+
+  if (sqlite3_column_type (stmt, col) == SQLITE_NULL)
+    return NULL;
+  key = g_bytes_new (sqlite3_column_blob (stmt, col), sqlite3_column_bytes (stmt, col));
+  if ((v = g_hash_table_lookup (seen, key)))
+    return g_variant_ref (v);
+  if ((v = column_variant (stmt, col, type)) && unbox)
+    {
+      GVariant *child = g_variant_get_variant (v);
+
+      g_variant_unref (v);
+      v = child;
+    }
+  if (v)
+    g_hash_table_insert (seen, g_steal_pointer (&key), g_variant_ref (v));
+  return v;
+}
+
 gboolean
 limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, gpointer user_data, GError **error)
 {
+  g_autoptr(GHashTable) seen_data = g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
+                                                           (GDestroyNotify) g_bytes_unref,
+                                                           (GDestroyNotify) g_variant_unref);
+  g_autoptr(GHashTable) seen_perms = g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
+                                                            (GDestroyNotify) g_bytes_unref,
+                                                            (GDestroyNotify) g_variant_unref);
   sqlite3_stmt *stmt = NULL;
   int rc;
 
@@ -448,9 +480,8 @@ limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, gpointer user_
     return db_error (db, error, "load");
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      g_autoptr(GVariant) boxed = column_variant (stmt, 2, G_VARIANT_TYPE_VARIANT);
-      g_autoptr(GVariant) data = boxed ? g_variant_get_variant (boxed) : NULL;
-      g_autoptr(GVariant) perms = column_variant (stmt, 3, G_VARIANT_TYPE ("a{sas}"));
+      g_autoptr(GVariant) data = shared_column (seen_data, stmt, 2, G_VARIANT_TYPE_VARIANT, TRUE);
+      g_autoptr(GVariant) perms = shared_column (seen_perms, stmt, 3, G_VARIANT_TYPE ("a{sas}"), FALSE);
 
       entry_func ((const char *) sqlite3_column_text (stmt, 0), (const char *) sqlite3_column_text (stmt, 1),
                   data, perms, user_data);

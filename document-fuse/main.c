@@ -136,6 +136,8 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
         return FALSE;
     }
   limen_import_reference_state (d->db, d->perms, d->model);
+  /* Loading the stores freed as much as it kept (rows, values seen once): give it back. */
+  malloc_trim (0);
   limen_perm_store_set_documents (d->perms, limen_doc_perm_table (), d->model);
 
   d->fs = limen_fuse_new (d->model, mountpoint);
