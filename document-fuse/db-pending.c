@@ -295,12 +295,17 @@ on_idle_due (gpointer user_data)
       return G_SOURCE_REMOVE;
     }
   checkpoint (db);
+  if (db->backup_due && limen_db_recover_check_state (db->check) == LIMEN_DB_CHECK_RUNNING)
+    {
+      g_source_set_ready_time (db->idle_source, now + IDLE_MS * 1000);
+      return G_SOURCE_CONTINUE;
+    }
   if (db->backup_due && db->last_backup_us && now - db->last_backup_us < BACKUP_INTERVAL_MS * 1000)
     {
       g_source_set_ready_time (db->idle_source, db->last_backup_us + BACKUP_INTERVAL_MS * 1000);
       return G_SOURCE_CONTINUE;
     }
-  if (db->backup_due)
+  if (db->backup_due && limen_db_recover_check_state (db->check) == LIMEN_DB_CHECK_OK)
     {
       db->last_backup_us = now;
       if (limen_db_recover_write_backup (db->sql, db->path, &error))

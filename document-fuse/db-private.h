@@ -9,6 +9,7 @@
 
 #include "db.h"
 #include "db-journal.h"
+#include "db-recover.h"
 
 G_BEGIN_DECLS
 
@@ -38,6 +39,9 @@ struct _LimenDb {
   gint64        last_change_us;
   gint64        last_backup_us;
   gboolean      backup_due;        /* changed since the last copy */
+  gboolean      opened;            /* checked (or closed clean last time) and prepared */
+  gboolean      damage_seen;       /* SQLite said the file is damaged */
+  LimenDbCheck *check;             /* the background check of a file a clean exit left */
 };
 
 /* A journaled document row and a row of its rights. */

@@ -16,6 +16,9 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "errors.h"
 
@@ -259,4 +262,155 @@ limen_db_recover_write_backup (sqlite3 *sql, const char *path, GError **error)
       return FALSE;
     }
   return TRUE;
+}
+
+/* ---- the check at start ------------------------------------------------------------------ */
+
+/* What says the database is as a clean exit left it: its identity, size and time stamp
+ * after the last close, which found no damage. */
+static char *
+clean_mark (const char *path)
+{
+  struct stat st;
+
+  if (g_stat (path, &st) != 0)
+    return NULL;
+  return g_strdup_printf ("%" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
+                          " %ld\n", (guint64) st.st_dev, (guint64) st.st_ino, (gint64) st.st_size,
+                          (gint64) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);
+}
+
+gboolean
+limen_db_recover_closed_clean (const char *path)
+{
+  g_autofree char *mark_path = g_strconcat (path, "-checked", NULL);
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+  g_autofree char *mark = NULL;
+  g_autofree char *now = clean_mark (path);
+  gboolean had = g_file_get_contents (mark_path, &mark, NULL, NULL);
+  struct stat st;
+  gboolean clean;
+  int fd;
+
+  /* Used once: emptied (made, the first time) now, so that the exit only writes into a
+   * file that is there already: whoever removes the directory as the daemon exits finds
+   * no file appear in it. Whatever happens from here on, the next start decides anew. */
+  fd = open (mark_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    close (fd);
+  clean = had && now && strcmp (mark, now) == 0 && (g_stat (wal, &st) != 0 || st.st_size == 0);
+  if (had && mark[0] && !clean)
+    g_debug ("%s changed since the last clean exit: checking it", path);
+  return clean;
+}
+
+void
+limen_db_recover_mark_clean (const char *path)
+{
+  g_autofree char *mark_path = g_strconcat (path, "-checked", NULL);
+  g_autofree char *mark = clean_mark (path);
+  gsize len = mark ? strlen (mark) : 0;
+  int fd;
+
+  /* In place, into the file the start made (see above). A torn write only costs a check. */
+  if (mark == NULL || (fd = open (mark_path, O_WRONLY | O_CLOEXEC)) < 0)
+    return;
+  if (pwrite (fd, mark, len, 0) != (ssize_t) len || ftruncate (fd, len) != 0)
+    g_warning ("Cannot write %s: %s", mark_path, g_strerror (errno));
+  close (fd);
+}
+
+/* ---- the check after a clean exit, in the background -------------------------------------- */
+
+struct _LimenDbCheck {
+  GThread *thread;
+  char    *path;
+  gint     state;            /* atomic LimenDbCheckState */
+};
+
+static gboolean
+sql_is_damaged (sqlite3 *sql)
+{
+  int rc = sqlite3_errcode (sql) & 0xff;
+
+  return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
+}
+
+gboolean
+limen_db_recover_quick_check (sqlite3 *sql, gboolean *damaged, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  g_autofree char *first = NULL;
+
+  if (sqlite3_prepare_v2 (sql, "PRAGMA quick_check(1)", -1, &stmt, NULL) != SQLITE_OK)
+    {
+      *damaged = sql_is_damaged (sql);
+      g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database error (check): %s", sqlite3_errmsg (sql));
+      return FALSE;
+    }
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    first = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  else
+    *damaged = sql_is_damaged (sql);
+  sqlite3_finalize (stmt);
+  if (g_strcmp0 (first, "ok") == 0)
+    return TRUE;
+  if (first)
+    *damaged = TRUE;
+  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database check failed: %s",
+               first ? first : sqlite3_errmsg (sql));
+  return FALSE;
+}
+
+static gpointer
+check_thread (gpointer data)
+{
+  LimenDbCheck *check = data;
+  sqlite3 *sql = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean damaged = FALSE;
+
+  /* A connection of its own, read-only: WAL lets it read while the main one writes. Only
+   * damage counts; a busy or vanished file says nothing about the pages. */
+  if (sqlite3_open_v2 (check->path, &sql, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+    limen_db_recover_quick_check (sql, &damaged, &error);
+  else
+    damaged = sql_is_damaged (sql);
+  sqlite3_close (sql);
+  if (damaged)
+    g_warning ("%s is damaged (%s): the next start begins from its copy", check->path,
+               error ? error->message : "cannot be opened");
+  g_atomic_int_set (&check->state, damaged ? LIMEN_DB_CHECK_DAMAGED : LIMEN_DB_CHECK_OK);
+  return NULL;
+}
+
+LimenDbCheck *
+limen_db_recover_check_start (const char *path)
+{
+  LimenDbCheck *check = g_new0 (LimenDbCheck, 1);
+
+  check->path = g_strdup (path);
+  check->state = LIMEN_DB_CHECK_RUNNING;
+  check->thread = g_thread_new ("limen-db-check", check_thread, check);
+  return check;
+}
+
+LimenDbCheckState
+limen_db_recover_check_state (LimenDbCheck *check)
+{
+  return check ? g_atomic_int_get (&check->state) : LIMEN_DB_CHECK_OK;
+}
+
+LimenDbCheckState
+limen_db_recover_check_finish (LimenDbCheck *check)
+{
+  LimenDbCheckState state;
+
+  if (check == NULL)
+    return LIMEN_DB_CHECK_OK;
+  g_thread_join (check->thread);
+  state = g_atomic_int_get (&check->state);
+  g_free (check->path);
+  g_free (check);
+  return state;
 }

@@ -12,6 +12,10 @@
 static gboolean
 db_error (LimenDb *db, GError **error, const char *what)
 {
+  int rc = sqlite3_errcode (db->sql) & 0xff;
+
+  if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)
+    db->damage_seen = TRUE;
   g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database error (%s): %s",
                what, sqlite3_errmsg (db->sql));
   return FALSE;
@@ -134,32 +138,6 @@ db_is_damaged (LimenDb *db)
   return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
 }
 
-/* A damaged page shows at once, not at the first read of it by some later call. */
-static gboolean
-db_quick_check (LimenDb *db, gboolean *damaged, GError **error)
-{
-  sqlite3_stmt *stmt = NULL;
-  g_autofree char *first = NULL;
-
-  if (sqlite3_prepare_v2 (db->sql, "PRAGMA quick_check(1)", -1, &stmt, NULL) != SQLITE_OK)
-    {
-      *damaged = db_is_damaged (db);
-      return db_error (db, error, "check");
-    }
-  if (sqlite3_step (stmt) == SQLITE_ROW)
-    first = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
-  else
-    *damaged = db_is_damaged (db);
-  sqlite3_finalize (stmt);
-  if (g_strcmp0 (first, "ok") == 0)
-    return TRUE;
-  if (first)
-    *damaged = TRUE;
-  g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "Database check failed: %s",
-               first ? first : sqlite3_errmsg (db->sql));
-  return FALSE;
-}
-
 /* Open the file and prepare everything but the journal; *@damaged says whether a failure is
  * the file's own damage (which a copy can stand in for). */
 static LimenDb *
@@ -167,6 +145,10 @@ db_open_file (const char *path, gboolean *damaged, GError **error)
 {
   g_autoptr(LimenDb) db = g_new0 (LimenDb, 1);
   int persist_wal = 1;
+  /* Read before SQLite opens the file. Checking a file of 100,000 documents (all its pages)
+   * took longer than loading them: a file no one wrote to since a clean exit is not read
+   * twice. Damage found while loading is still damage (db_error()). */
+  gboolean closed_clean = limen_db_recover_closed_clean (path);
 
   *damaged = FALSE;
   db->path = g_strdup (path);
@@ -192,7 +174,10 @@ db_open_file (const char *path, gboolean *damaged, GError **error)
       *damaged = db_is_damaged (db);
       return NULL;
     }
-  if (!db_quick_check (db, damaged, error))
+  /* A damaged page shows at once, not at the first read of it by some later call. */
+  if (closed_clean)
+    db->check = limen_db_recover_check_start (path);
+  else if (!limen_db_recover_quick_check (db->sql, damaged, error))
     return NULL;
 
   if (!db_prepare (db, &db->put_entry,
@@ -210,6 +195,7 @@ db_open_file (const char *path, gboolean *damaged, GError **error)
       || !db_prepare (db, &db->begin, "BEGIN IMMEDIATE", error)
       || !db_prepare (db, &db->commit, "COMMIT", error))
     return NULL;
+  db->opened = TRUE;
   return g_steal_pointer (&db);
 }
 
@@ -244,6 +230,12 @@ limen_db_open (const char *path, GError **error)
   return g_steal_pointer (&db);
 }
 
+gboolean
+limen_db_is_damaged (LimenDb *db)
+{
+  return db->damage_seen || limen_db_recover_check_state (db->check) == LIMEN_DB_CHECK_DAMAGED;
+}
+
 void
 limen_db_close (LimenDb *db)
 {
@@ -269,8 +261,10 @@ limen_db_close (LimenDb *db)
   g_clear_pointer (&db->records, g_ptr_array_unref);
   for (gsize i = 0; i < G_N_ELEMENTS (stmts); i++)
     sqlite3_finalize (stmts[i]);
-  if (db->sql)
-    sqlite3_close (db->sql);
+  if (limen_db_recover_check_finish (g_steal_pointer (&db->check)) == LIMEN_DB_CHECK_DAMAGED)
+    db->damage_seen = TRUE;
+  if (db->sql && sqlite3_close (db->sql) == SQLITE_OK && db->opened && !db->damage_seen)
+    limen_db_recover_mark_clean (db->path);
   g_free (db->fail_reason);
   g_free (db->path);
   g_free (db);
@@ -444,9 +438,41 @@ limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GErr
   return db_step (db, db->delete_entry, error);
 }
 
+/* The value of @col (unboxed from its "v" with @unbox), one GVariant for all the rows that
+ * hold the same bytes: permission entries repeat their data and their rights (an empty a{sv},
+ * an app's "yes"), and each with copies of its own cost 100,000 entries some 30 MiB. */
+static GVariant *
+shared_column (GHashTable *seen, sqlite3_stmt *stmt, int col, const GVariantType *type, gboolean unbox)
+{
+  g_autoptr(GBytes) key = NULL;
+  GVariant *v;
+
+  if (sqlite3_column_type (stmt, col) == SQLITE_NULL)
+    return NULL;
+  key = g_bytes_new (sqlite3_column_blob (stmt, col), sqlite3_column_bytes (stmt, col));
+  if ((v = g_hash_table_lookup (seen, key)))
+    return g_variant_ref (v);
+  if ((v = column_variant (stmt, col, type)) && unbox)
+    {
+      GVariant *child = g_variant_get_variant (v);
+
+      g_variant_unref (v);
+      v = child;
+    }
+  if (v)
+    g_hash_table_insert (seen, g_steal_pointer (&key), g_variant_ref (v));
+  return v;
+}
+
 gboolean
 limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, gpointer user_data, GError **error)
 {
+  g_autoptr(GHashTable) seen_data = g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
+                                                           (GDestroyNotify) g_bytes_unref,
+                                                           (GDestroyNotify) g_variant_unref);
+  g_autoptr(GHashTable) seen_perms = g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
+                                                            (GDestroyNotify) g_bytes_unref,
+                                                            (GDestroyNotify) g_variant_unref);
   sqlite3_stmt *stmt = NULL;
   int rc;
 
@@ -454,9 +480,8 @@ limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, gpointer user_
     return db_error (db, error, "load");
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      g_autoptr(GVariant) boxed = column_variant (stmt, 2, G_VARIANT_TYPE_VARIANT);
-      g_autoptr(GVariant) data = boxed ? g_variant_get_variant (boxed) : NULL;
-      g_autoptr(GVariant) perms = column_variant (stmt, 3, G_VARIANT_TYPE ("a{sas}"));
+      g_autoptr(GVariant) data = shared_column (seen_data, stmt, 2, G_VARIANT_TYPE_VARIANT, TRUE);
+      g_autoptr(GVariant) perms = shared_column (seen_perms, stmt, 3, G_VARIANT_TYPE ("a{sas}"), FALSE);
 
       entry_func ((const char *) sqlite3_column_text (stmt, 0), (const char *) sqlite3_column_text (stmt, 1),
                   data, perms, user_data);

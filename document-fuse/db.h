@@ -30,6 +30,8 @@ typedef void (*LimenDbDocPermFunc) (const char *doc_id, const char *app, guint p
 LimenDb *limen_db_open (const char *path, GError **error);
 /* Close the database (checkpoints the WAL). */
 void limen_db_close (LimenDb *db);
+/* SQLite found the file damaged (a read, or the check of a file a clean exit left). */
+gboolean limen_db_is_damaged (LimenDb *db);
 
 /* Start / end a write transaction; nested calls are counted. */
 gboolean limen_db_begin (LimenDb *db, GError **error);

@@ -11,18 +11,28 @@
 
 #include "errors.h"
 
+/* One app's rights on a document. @app is the shared copy of the app's id (app_name_ref):
+ * a store of 100,000 documents names a few hundred apps. */
+typedef struct {
+  const char *app;
+  guint       perms;       /* LimenDocPerms, never 0 */
+} DocPerm;
+
+/* Kept small: every document of the store is in memory, a few hundred bytes each with its
+ * path and index entries (a hash table of rights per document was three times that). */
 struct _LimenDoc {
   gint        ref;
-  char       *id;
   guint       flags;       /* LimenDocFlags; PERSISTENT may be added later under the lock */
-  /* Under model->lock: */
-  char       *path;
-  guint64     dev, ino;
-  int         handle_type;
-  GBytes     *handle;
-  GHashTable *perms;       /* app → GUINT_TO_POINTER (LimenDocPerms) */
-  gboolean    deleted;
   gint        seen;        /* atomic: served through FUSE */
+  /* Under model->lock: */
+  gboolean    deleted;
+  int         handle_type;
+  guint       n_perms;
+  guint64     dev, ino;
+  char       *path;
+  GBytes     *handle;
+  DocPerm    *perms;       /* n_perms of them, each app once */
+  char        id[];
 };
 
 struct _LimenDocModel {
@@ -40,6 +50,52 @@ struct _LimenDocModel {
 /* Readers reach documents through references they hold; the lock guarding the mutable
  * fields is the model's, and there is one model per process. */
 static GMutex *doc_lock;
+
+/* The app ids named by documents' rights, each once: app id → AppName. A lock of its own,
+ * taken inside the model's or alone, so that the last reference to a document can be
+ * dropped anywhere, also under the model's lock. */
+typedef struct {
+  guint count;             /* rights entries naming it */
+  char  name[];
+} AppName;
+
+static GHashTable *app_names;
+G_LOCK_DEFINE_STATIC (app_names);
+
+static const char *
+app_name_ref (const char *app)
+{
+  AppName *a;
+
+  G_LOCK (app_names);
+  if (app_names == NULL)
+    app_names = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  a = g_hash_table_lookup (app_names, app);
+  if (a == NULL)
+    {
+      gsize len = strlen (app) + 1;
+
+      a = g_malloc (sizeof *a + len);
+      a->count = 0;
+      memcpy (a->name, app, len);
+      g_hash_table_insert (app_names, a->name, a);
+    }
+  a->count++;
+  G_UNLOCK (app_names);
+  return a->name;
+}
+
+static void
+app_name_unref (const char *name)
+{
+  AppName *a;
+
+  G_LOCK (app_names);
+  a = g_hash_table_lookup (app_names, name);
+  if (a && --a->count == 0)
+    g_hash_table_remove (app_names, name);
+  G_UNLOCK (app_names);
+}
 
 static const char *perm_names[] = { "read", "write", "grant-permissions", "delete" };
 
@@ -161,18 +217,51 @@ new_doc_id (GError **error)
 static LimenDoc *
 doc_new (const char *id, const char *path, guint64 dev, guint64 ino, int handle_type, GBytes *handle, guint flags)
 {
-  LimenDoc *doc = g_new0 (LimenDoc, 1);
+  gsize id_len = strlen (id) + 1;
+  LimenDoc *doc = g_malloc0 (sizeof *doc + id_len);
 
   doc->ref = 1;
-  doc->id = g_strdup (id);
+  memcpy (doc->id, id, id_len);
   doc->path = g_strdup (path);
   doc->dev = dev;
   doc->ino = ino;
   doc->handle_type = handle_type;
   doc->handle = handle ? g_bytes_ref (handle) : NULL;
   doc->flags = flags;
-  doc->perms = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   return doc;
+}
+
+/* @app's entry in @doc's rights, or NULL; under the lock or on the writer's thread. */
+static DocPerm *
+doc_perm_find (LimenDoc *doc, const char *app)
+{
+  for (guint i = 0; i < doc->n_perms; i++)
+    if (strcmp (doc->perms[i].app, app) == 0)
+      return &doc->perms[i];
+  return NULL;
+}
+
+/* Set @app's rights on @doc to @perms (0 removes the entry); under the lock. */
+static void
+doc_perm_set (LimenDoc *doc, const char *app, guint perms)
+{
+  DocPerm *p = doc_perm_find (doc, app);
+
+  if (p && perms)
+    p->perms = perms;
+  else if (p)
+    {
+      app_name_unref (p->app);
+      *p = doc->perms[--doc->n_perms];
+      if (doc->n_perms == 0)
+        g_clear_pointer (&doc->perms, g_free);
+    }
+  else if (perms)
+    {
+      doc->perms = g_renew (DocPerm, doc->perms, doc->n_perms + 1);
+      doc->perms[doc->n_perms].app = app_name_ref (app);
+      doc->perms[doc->n_perms++].perms = perms;
+    }
 }
 
 LimenDoc *
@@ -187,10 +276,11 @@ limen_doc_unref (LimenDoc *doc)
 {
   if (!g_atomic_int_dec_and_test (&doc->ref))
     return;
-  g_free (doc->id);
   g_free (doc->path);
   g_clear_pointer (&doc->handle, g_bytes_unref);
-  g_hash_table_unref (doc->perms);
+  for (guint i = 0; i < doc->n_perms; i++)
+    app_name_unref (doc->perms[i].app);
+  g_free (doc->perms);
   g_free (doc);
 }
 
@@ -289,7 +379,11 @@ limen_doc_get_perms (LimenDoc *doc, const char *app)
   else if (app == NULL)
     perms = LIMEN_DOC_PERM_ALL;
   else
-    perms = GPOINTER_TO_UINT (g_hash_table_lookup (doc->perms, app));
+    {
+      DocPerm *p = doc_perm_find (doc, app);
+
+      perms = p ? p->perms : 0;
+    }
   g_mutex_unlock (doc_lock);
   return perms;
 }
@@ -298,16 +392,13 @@ GVariant *
 limen_doc_perms_to_variant (LimenDoc *doc)
 {
   GVariantBuilder b;
-  GHashTableIter iter;
-  gpointer key, value;
 
   g_variant_builder_init (&b, G_VARIANT_TYPE ("a{sas}"));
   g_mutex_lock (doc_lock);
-  g_hash_table_iter_init (&iter, doc->perms);
-  while (g_hash_table_iter_next (&iter, &key, &value))
+  for (guint i = 0; i < doc->n_perms; i++)
     {
-      g_autofree const char **names = limen_doc_perms_to_strv (GPOINTER_TO_UINT (value));
-      g_variant_builder_add (&b, "{s^as}", key, names);
+      g_autofree const char **names = limen_doc_perms_to_strv (doc->perms[i].perms);
+      g_variant_builder_add (&b, "{s^as}", doc->perms[i].app, names);
     }
   g_mutex_unlock (doc_lock);
   return g_variant_builder_end (&b);
@@ -356,10 +447,8 @@ load_doc_perm (const char *doc_id, const char *app, guint perms, gpointer user_d
   LimenDoc *doc = g_hash_table_lookup (model->docs, doc_id);
 
   /* No rights: a revoke the journal replays over the database's row. */
-  if (doc && (perms & LIMEN_DOC_PERM_ALL) == 0)
-    g_hash_table_remove (doc->perms, app);
-  else if (doc)
-    g_hash_table_replace (doc->perms, g_strdup (app), GUINT_TO_POINTER (perms & LIMEN_DOC_PERM_ALL));
+  if (doc)
+    doc_perm_set (doc, app, perms & LIMEN_DOC_PERM_ALL);
 }
 
 LimenDocModel *
@@ -451,7 +540,7 @@ limen_doc_model_list (LimenDocModel *model, const char *app)
     {
       LimenDoc *doc = value;
 
-      if (app == NULL || g_hash_table_contains (doc->perms, app))
+      if (app == NULL || doc_perm_find (doc, app))
         g_ptr_array_add (out, limen_doc_ref (doc));
     }
   g_mutex_unlock (&model->lock);
@@ -463,17 +552,18 @@ limen_doc_model_list_apps (LimenDocModel *model)
 {
   g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
   GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
-  GHashTableIter iter, piter;
-  gpointer value, key;
+  GHashTableIter iter;
+  gpointer value;
 
   g_mutex_lock (&model->lock);
   g_hash_table_iter_init (&iter, model->docs);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
-      g_hash_table_iter_init (&piter, ((LimenDoc *) value)->perms);
-      while (g_hash_table_iter_next (&piter, &key, NULL))
-        if (g_hash_table_add (seen, key))
-          g_ptr_array_add (out, g_strdup (key));
+      LimenDoc *doc = value;
+
+      for (guint i = 0; i < doc->n_perms; i++)
+        if (g_hash_table_add (seen, (gpointer) doc->perms[i].app))
+          g_ptr_array_add (out, g_strdup (doc->perms[i].app));
     }
   g_mutex_unlock (&model->lock);
   return out;
@@ -483,8 +573,6 @@ static gboolean
 persist_doc (LimenDocModel *model, LimenDoc *doc, GError **error)
 {
   LimenDbDoc row = { 0 };
-  GHashTableIter iter;
-  gpointer key, value;
   g_autofree char *path = NULL;
   g_autoptr(GBytes) handle = NULL;
 
@@ -504,9 +592,8 @@ persist_doc (LimenDocModel *model, LimenDoc *doc, GError **error)
     return FALSE;
   limen_db_doc_put (model->db, &row, NULL);
   /* Only the writer thread changes perms, so reading them unlocked here is safe. */
-  g_hash_table_iter_init (&iter, doc->perms);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    limen_db_doc_put_perms (model->db, doc->id, key, GPOINTER_TO_UINT (value), NULL);
+  for (guint i = 0; i < doc->n_perms; i++)
+    limen_db_doc_put_perms (model->db, doc->id, doc->perms[i].app, doc->perms[i].perms, NULL);
   return limen_db_commit (model->db, error);
 }
 
@@ -579,7 +666,8 @@ limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *p
 gboolean
 limen_doc_model_set_perms (LimenDocModel *model, LimenDoc *doc, const char *app, guint perms, GError **error)
 {
-  guint old = GPOINTER_TO_UINT (g_hash_table_lookup (doc->perms, app));
+  DocPerm *p = doc_perm_find (doc, app);
+  guint old = p ? p->perms : 0;
 
   perms &= LIMEN_DOC_PERM_ALL;
   if (old == perms)
@@ -593,10 +681,7 @@ limen_doc_model_set_perms (LimenDocModel *model, LimenDoc *doc, const char *app,
         return FALSE;
     }
   g_mutex_lock (&model->lock);
-  if (perms)
-    g_hash_table_replace (doc->perms, g_strdup (app), GUINT_TO_POINTER (perms));
-  else
-    g_hash_table_remove (doc->perms, app);
+  doc_perm_set (doc, app, perms);
   g_mutex_unlock (&model->lock);
   notify (model, doc, app);
   return TRUE;

@@ -32,6 +32,7 @@
 #define ENTRY_KEY_PREFIX "reference-import/"
 #define FILE_KEY_PREFIX  "reference-import-file/"
 #define IDS_LOGGED       20
+#define PROGRESS_EVERY   10000
 
 static const char *const outcome_names[LIMEN_IMPORT_N_OUTCOMES] = {
   [LIMEN_IMPORT_IMPORTED] = "imported",
@@ -59,6 +60,8 @@ typedef struct {
   const char     *table;
   gboolean        legacy;
   guint           n_recorded;  /* read at an earlier start */
+  guint           n_seen;      /* entries of the file looked at so far */
+  gint64          started_us;
   guint           counts[LIMEN_IMPORT_N_OUTCOMES];
   GPtrArray      *ids[LIMEN_IMPORT_N_OUTCOMES];  /* "id (why)" of each entry not read */
   GPtrArray      *noted[LIMEN_IMPORT_N_NOTES];   /* ids of imported documents with a note */
@@ -91,6 +94,11 @@ import_entry (const char *id, GVariant *value, gpointer user_data)
   LimenImportOutcome outcome;
   guint notes = 0;
 
+  /* A store of years of use holds tens of thousands of entries; its one-time import takes
+   * seconds, which the log should account for as it goes. */
+  if (++fi->n_seen % PROGRESS_EVERY == 0)
+    g_message ("Reference table %s: %u entries looked at (%.1f s)", fi->table, fi->n_seen,
+               (g_get_monotonic_time () - fi->started_us) / 1e6);
   if (recorded)
     {
       fi->n_recorded++;
@@ -203,6 +211,7 @@ import_file (FileImport *fi, const char *path, const struct stat *st)
                  error ? error->message : "no main table");
       return;
     }
+  fi->started_us = g_get_monotonic_time ();
   n_nameless = limen_gvdb_foreach (main_table, import_entry, fi);
   log_file (fi, n_nameless);
   for (guint i = LIMEN_IMPORT_UNKNOWN_LAYOUT; i < LIMEN_IMPORT_N_OUTCOMES; i++)

@@ -90,6 +90,24 @@ own_documents (gboolean replace, gpointer user_data, GError **error)
 }
 
 static gboolean
+load_stores (Documents *d, const char *db_path, GError **error)
+{
+  d->db = limen_db_open (db_path, error);
+  if (d->db == NULL)
+    return FALSE;
+  d->perms = limen_perm_store_new (d->db, error);
+  if (d->perms == NULL)
+    return FALSE;
+  d->model = limen_doc_model_new (d->db, error);
+  if (d->model == NULL)
+    {
+      g_clear_pointer (&d->perms, limen_perm_store_free);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
 on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
 {
   Documents *d = user_data;
@@ -103,16 +121,23 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
                    g_strerror (errno));
       return FALSE;
     }
-  d->db = limen_db_open (db_path, error);
-  if (d->db == NULL)
-    return FALSE;
-  d->perms = limen_perm_store_new (d->db, error);
-  if (d->perms == NULL)
-    return FALSE;
-  d->model = limen_doc_model_new (d->db, error);
-  if (d->model == NULL)
-    return FALSE;
+  if (!load_stores (d, db_path, error))
+    {
+      g_autoptr(GError) local_error = NULL;
+
+      /* A file a clean exit left is not checked page by page before it is read (db.c): damage
+       * found while loading it sends us through the check, and from there to its copy. */
+      if (d->db == NULL || !limen_db_is_damaged (d->db))
+        return FALSE;
+      g_warning ("Opening the database again: %s", (*error)->message);
+      g_clear_error (error);
+      g_clear_pointer (&d->db, limen_db_close);
+      if (!load_stores (d, db_path, error))
+        return FALSE;
+    }
   limen_import_reference_state (d->db, d->perms, d->model);
+  /* Loading the stores freed as much as it kept (rows, values seen once): give it back. */
+  malloc_trim (0);
   limen_perm_store_set_documents (d->perms, limen_doc_perm_table (), d->model);
 
   d->fs = limen_fuse_new (d->model, mountpoint);

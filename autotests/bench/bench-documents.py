@@ -6,7 +6,9 @@ about speed (that is the reader's job).
   LIMEN_BENCH_MB       size of the sequential file (default 512)
   LIMEN_BENCH_QUICK=1  smaller loops for a smoke run
   LIMEN_BENCH_ONLY     comma-separated groups to run (default all): warm, cold, write,
-                       stat, open, add, full, readdir, ps
+                       stat, open, add, full, readdir, ps, store
+  LIMEN_BENCH_STORE    store sizes of the group `store` (default 1000,10000,100000;
+                       quick: 1000,10000), see bench_documents_store.py
 
 Writes, open+close and Add are measured with both stacks mounted at once, in alternating
 rounds (see paired(); Add in short rounds from a new client each, and in long streams from one
@@ -37,6 +39,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 import limentest  # noqa: E402
 import documents_helpers as dh  # noqa: E402
+from bench_documents_store import store_curve  # noqa: E402
 from gi.repository import Gio, GLib  # noqa: E402
 
 QUICK = os.environ.get("LIMEN_BENCH_QUICK") == "1"
@@ -666,9 +669,12 @@ def stream_adds(sides, files, ours, ref):
 
 def main():
     ours, ref = paired() if ONLY & {"write", "open", "readdir", "add"} or not ONLY else ({}, {})
-    if not ONLY or ONLY - {"write", "open"}:
+    if not ONLY or ONLY - {"write", "open", "store"}:
         for d, which in ((ours, "limen"), (ref, "reference")):
             d.update(run(which))
+    if want("store"):
+        sizes = os.environ.get("LIMEN_BENCH_STORE", "1000,10000" if QUICK else "1000,10000,100000")
+        store_curve(ours, ref, [int(x) for x in sizes.split(",")], n_calls=100 if QUICK else 300)
     print(f"\nlimen-documents vs xdg-document-portal 1.16 + xdg-permission-store ({MB} MiB file)")
     print("(advantage: how many times better limen is, > 1 = limen faster or smaller)")
     print(f"{'measure':48} {'limen':>14} {'reference':>14} {'advantage':>9}")

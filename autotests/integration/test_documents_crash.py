@@ -345,3 +345,52 @@ def test_read_only_data_directory_says_why(bus, work, tiny_data_home):
         d.stop()
     finally:
         subprocess.run(["mount", "-o", "remount,rw", tiny_data_home], check=False)
+
+
+def test_a_clean_exit_is_marked_and_a_change_after_it_is_checked(bus, work):
+    """A clean exit writes into documents.sqlite-checked the file's identity as it left it (a
+    start then skips the page-by-page check of a file no one wrote to since); a start uses the
+    mark up, and a file changed after the exit is checked and said to be."""
+    d = dh.start(bus)
+    ids = set_entries(bus, "mark", 20)
+    assert d.stop() == 0
+    mark = state(bus, "documents.sqlite-checked")
+    assert size(mark) > 0
+    d = dh.start(bus)
+    assert size(mark) == 0
+    assert served_entries(bus, ids) == ids
+    assert d.stop() == 0
+    st = os.stat(state(bus))
+    os.utime(state(bus), ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    d = dh.start(bus)
+    assert "changed since the last clean exit: checking it" in d.output()
+    assert served_entries(bus, ids) == ids
+
+
+def test_damage_behind_a_clean_mark_is_found_and_the_copy_used(bus, work):
+    """The database damaged after a clean exit with its size and time stamp kept (what the
+    clean mark cannot see): the damage is found, by the load or by the check that runs after
+    the start, said, and the start after it at the latest serves everything from the copy."""
+    d = dh.start(bus)
+    ids = set_entries(bus, "behind", 200)
+    docs = add_files(bus, work, "behind", 30)
+    backup = state(bus, "documents.sqlite.backup")
+    settle(lambda: size(backup) > 0 and size(state(bus, "documents.sqlite-wal")) == 0)
+    time.sleep(0.2)
+    assert d.stop() == 0
+    assert size(state(bus, "documents.sqlite-checked")) > 0
+    db = state(bus)
+    st = os.stat(db)
+    garbage_in_the_middle(db, 16384)
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    d = dh.start(bus, wait_mount=False)
+    settle(lambda: "is damaged" in d.output())
+    said = "is damaged" in d.output()
+    if served_entries(bus, ids) != ids or any(served(bus, doc) != p for doc, p in docs):
+        assert said
+    assert d.stop() == 0
+    assert said or "is damaged" in d.output()
+    d = dh.start(bus)
+    assert served_entries(bus, ids) == ids
+    for doc, p in docs:
+        assert served(bus, doc) == p

@@ -96,6 +96,54 @@ test_db_reopen (void)
   limen_db_close (db);
 }
 
+static void
+keep_entry (const char *table, const char *id, GVariant *data, GVariant *perms, gpointer user_data)
+{
+  GPtrArray *kept = user_data;
+
+  g_ptr_array_add (kept, data ? g_variant_ref (data) : NULL);
+  g_ptr_array_add (kept, g_variant_ref (perms));
+}
+
+/* Rows holding the same data or the same rights are loaded as one shared value (100,000
+ * entries with copies of their own took tens of MiB), equal to what was stored. */
+static void
+test_db_load_shares_values (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "shared.sqlite", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) yes = g_variant_ref_sink (g_variant_new_parsed ("{'org.a.App': ['yes']}"));
+  g_autoptr(GVariant) no = g_variant_ref_sink (g_variant_new_parsed ("{'org.b.App': ['no']}"));
+  g_autoptr(GPtrArray) kept = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
+  LimenDb *db = limen_db_open (path, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (limen_db_begin (db, &error));
+  g_assert_true (limen_db_perm_put_entry (db, "t", "a", g_variant_new_boolean (TRUE), yes, &error));
+  g_assert_true (limen_db_perm_put_entry (db, "t", "b", g_variant_new_boolean (TRUE), yes, &error));
+  g_assert_true (limen_db_perm_put_entry (db, "t", "c", g_variant_new_string ("x"), no, &error));
+  g_assert_true (limen_db_commit (db, &error));
+  limen_db_close (db);
+
+  db = limen_db_open (path, &error);
+  g_assert_no_error (error);
+  g_assert_true (limen_db_perm_load (db, keep_entry, kept, &error));
+  limen_db_close (db);
+  g_assert_cmpuint (kept->len, ==, 6);
+  for (guint i = 0; i < 6; i += 2)
+    {
+      gboolean is_c = g_variant_is_of_type (kept->pdata[i], G_VARIANT_TYPE_STRING);
+
+      g_assert_true (g_variant_equal (kept->pdata[i + 1], is_c ? no : yes));
+      for (guint j = 0; j < 6; j += 2)
+        if (j != i && !is_c && !g_variant_is_of_type (kept->pdata[j], G_VARIANT_TYPE_STRING))
+          {
+            g_assert_true (kept->pdata[i] == kept->pdata[j]);
+            g_assert_true (kept->pdata[i + 1] == kept->pdata[j + 1]);
+          }
+    }
+}
+
 /* A GVDB file with root {"main": H {"id": v}} written by hand from the format. */
 static GBytes *
 make_gvdb (GVariant *value)
@@ -379,6 +427,7 @@ main (int argc, char **argv)
   g_test_add_func ("/documents/names", test_names);
   g_test_add_func ("/documents/perm-strings", test_perm_strings);
   g_test_add_func ("/documents/db-reopen", test_db_reopen);
+  g_test_add_func ("/documents/db-load-shares-values", test_db_load_shares_values);
   g_test_add_func ("/documents/serialize-app-perms", test_serialize_app_perms);
   g_test_add_func ("/documents/ids-across-pool-refills", test_ids_across_pool_refills);
   g_test_add_func ("/documents/gvdb-reader", test_gvdb_reader);
