@@ -37,4 +37,4 @@ limen_add_pytest(hostile-documents test_documents_hostile.py TIMEOUT 600)
 
 # Fuzz target: the GVDB reader (the import parses files we did not write).
 limen_add_fuzzer(fuzz-documents-gvdb fuzz-documents-gvdb.c 20000 LIBS limen-documents-lib)
-limen_add_fuzzer(fuzz-documents-marshal fuzz-documents-marshal.c 200000 LIBS limen-documents-lib)
+limen_add_fuzzer(fuzz-documents-marshal fuzz-documents-marshal.c 100000 LIBS limen-documents-lib)

@@ -8,6 +8,7 @@
  * interfaces carry. See fuzz.h for how it runs.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <gio/gio.h>
 #include <string.h>
@@ -82,7 +83,50 @@ same_value (GVariant *a, GVariant *b)
          memcmp (g_variant_get_data (na), g_variant_get_data (nb), size) == 0;
 }
 
-/* The call as limen-documents' dispatch reads it; then written into a reply and read again. */
+typedef struct {
+  guint     seen;
+  GVariant *oracle;   /* GDBus's reading of the same message, when it reads one */
+} Check;
+
+/* @v with every handle 0 and every boolean false, for comparing: the wire's handles index
+ * the message's fds where ours count the fds as they come, and a boolean on the wire that is
+ * neither 0 nor 1 (dbus-daemon passes none on) is true for sd-bus while GDBus keeps its lowest
+ * byte. */
+static GVariant *
+blank (GVariant *v)
+{
+  GVariantBuilder b;
+
+  switch (g_variant_classify (v))
+    {
+    case G_VARIANT_CLASS_HANDLE:
+      return g_variant_new_handle (0);
+    case G_VARIANT_CLASS_BOOLEAN:
+      return g_variant_new_boolean (FALSE);
+    case G_VARIANT_CLASS_VARIANT:
+      {
+        g_autoptr(GVariant) inner = g_variant_get_variant (v);
+        return g_variant_new_variant (blank (inner));
+      }
+    case G_VARIANT_CLASS_ARRAY:
+    case G_VARIANT_CLASS_TUPLE:
+    case G_VARIANT_CLASS_DICT_ENTRY:
+      if (g_variant_n_children (v) == 0)
+        return g_variant_ref (v);
+      g_variant_builder_init (&b, g_variant_get_type (v));
+      for (gsize i = 0, n = g_variant_n_children (v); i < n; i++)
+        {
+          g_autoptr(GVariant) child = g_variant_get_child_value (v, i);
+          g_variant_builder_add_value (&b, blank (child));
+        }
+      return g_variant_builder_end (&b);
+    default:
+      return g_variant_ref (v);
+    }
+}
+
+/* The call as limen-documents' dispatch reads it, checked against GDBus's reading; then
+ * written into a reply and read again. */
 static int
 on_message (sd_bus_message *m, void *user_data, sd_bus_error *ret_error)
 {
@@ -93,10 +137,13 @@ on_message (sd_bus_message *m, void *user_data, sd_bus_error *ret_error)
   LimenDocsMarshalStatus status, status2;
   sd_bus_message *reply = NULL;
   const char *signature;
+  Check *check = user_data;
 
   if (!sd_bus_message_is_method_call (m, NULL, NULL))
     return 0;
-  (*(guint *) user_data)++;
+  check = user_data;
+
+  check->seen++;
   signature = sd_bus_message_get_signature (m, TRUE);
   body = limen_docs_marshal_read_body (m, fds, &status);
   if (body == NULL)
@@ -110,6 +157,17 @@ on_message (sd_bus_message *m, void *user_data, sd_bus_error *ret_error)
   type = g_strdup_printf ("(%s)", signature);
   g_assert_cmpstr (g_variant_get_type_string (body), ==, type);
   g_assert_true (g_variant_is_normal_form (body));
+  if (check->oracle)
+    {
+      g_autoptr(GVariant) ours = g_variant_ref_sink (blank (body));
+      g_autoptr(GVariant) theirs = g_variant_ref_sink (blank (check->oracle));
+
+      if (!same_value (ours, theirs))
+        {
+          g_autofree char *a = g_variant_print (ours, TRUE), *b = g_variant_print (theirs, TRUE);
+          g_error ("read %.300s where GDBus reads %.300s", a, b);
+        }
+    }
 
   g_assert_cmpint (sd_bus_message_new_method_return (m, &reply), >=, 0);
   g_assert_cmpint (limen_docs_marshal_append_body (reply, body, (int *) fds->data, fds->len), >=, 0);
@@ -126,7 +184,7 @@ on_message (sd_bus_message *m, void *user_data, sd_bus_error *ret_error)
 /* Send @msg with @n_fds fds over a socket to an sd-bus server, after the handshake, and let
  * the server read it. */
 static void
-deliver (const GByteArray *msg, guint n_fds)
+deliver (const GByteArray *msg, guint n_fds, Check *check)
 {
   g_autofree char *auth = NULL;
   g_autoptr(GString) uid = g_string_new (NULL);
@@ -134,7 +192,6 @@ deliver (const GByteArray *msg, guint n_fds)
   int sv[2], fds[MAX_FDS];
   sd_bus *server = NULL;
   sd_id128_t id = SD_ID128_MAKE (6c, 69, 6d, 65, 6e, 2d, 64, 6f, 63, 73, 2d, 66, 75, 7a, 7a, 21);
-  guint seen = 0;
   char cbuf[CMSG_SPACE (sizeof fds)];
   struct iovec iov = { msg->data, msg->len };
   struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -149,7 +206,7 @@ deliver (const GByteArray *msg, guint n_fds)
   g_assert_cmpint (sd_bus_set_fd (server, sv[0], sv[0]), >=, 0);
   g_assert_cmpint (sd_bus_set_server (server, 1, id), >=, 0);
   g_assert_cmpint (sd_bus_negotiate_fds (server, 1), >=, 0);
-  g_assert_cmpint (sd_bus_add_filter (server, NULL, on_message, &seen), >=, 0);
+  g_assert_cmpint (sd_bus_add_filter (server, NULL, on_message, check), >=, 0);
   g_assert_cmpint (sd_bus_start (server), >=, 0);
   g_assert_cmpint (write (sv[1], "", 1), ==, 1);    /* the credentials byte */
   g_assert_cmpint (write (sv[1], auth, strlen (auth)), ==, (gssize) strlen (auth));
@@ -178,11 +235,45 @@ deliver (const GByteArray *msg, guint n_fds)
   for (guint i = 0; i < n_fds; i++)
     close (fds[i]);
   /* until the message was read, or the connection refused it */
-  while (seen == 0 && (r = sd_bus_process (server, NULL)) >= 0)
+  while (check->seen == 0 && (r = sd_bus_process (server, NULL)) >= 0)
     if (r == 0 && sd_bus_wait (server, 5000000) <= 0)
       break;
   sd_bus_close_unref (server);
   close (sv[1]);
+}
+
+/* The fds this process has open. */
+static GHashTable *
+open_fds (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  GHashTable *fds = g_hash_table_new (NULL, NULL);
+  const char *name;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)))
+    g_hash_table_add (fds, GINT_TO_POINTER (atoi (name)));
+  return fds;
+}
+
+/* No fd may stay open after a message that was read. libsystemd (252) leaks the fds that
+ * came with a message it refuses before anyone reads it (dbus-daemon passes no such message
+ * on, and sd-bus then drops the connection): those are closed here. */
+static void
+check_fds (GHashTable *before, gboolean read)
+{
+  g_autoptr(GHashTable) after = open_fds ();
+  GHashTableIter iter;
+  gpointer fd;
+
+  g_hash_table_iter_init (&iter, after);
+  while (g_hash_table_iter_next (&iter, &fd, NULL))
+    if (!g_hash_table_contains (before, fd))
+      {
+        if (read)
+          g_error ("fd %d left open after a message was read", GPOINTER_TO_INT (fd));
+        close (GPOINTER_TO_INT (fd));
+      }
 }
 
 int
@@ -191,6 +282,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   const guint8 *nul;
   g_autofree char *signature = NULL;
   g_autoptr(GByteArray) msg = NULL;
+  g_autoptr(GDBusMessage) gmsg = NULL;
+  g_autoptr(GHashTable) fds_before = NULL;
+  Check check = { 0 };
   guint n_fds;
 
   if (size < 2 || size > 1 << 20 || !(nul = memchr (data + 1, '\0', MIN (size - 1, 256))))
@@ -198,7 +292,16 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   n_fds = data[0] % (MAX_FDS + 1);
   signature = g_strndup ((const char *) data + 1, nul - (data + 1));
   msg = frame (signature, nul + 1, size - (nul + 1 - data), n_fds);
-  deliver (msg, n_fds);
+  gmsg = g_dbus_message_new_from_blob (msg->data, msg->len, G_DBUS_CAPABILITY_FLAGS_UNIX_FD_PASSING, NULL);
+  if (gmsg)
+    check.oracle = g_dbus_message_get_body (gmsg) ? g_dbus_message_get_body (gmsg)
+                                                   : g_variant_new_tuple (NULL, 0);
+  if (check.oracle)
+    g_variant_ref_sink (check.oracle);
+  fds_before = open_fds ();
+  deliver (msg, n_fds, &check);
+  check_fds (fds_before, check.seen > 0);
+  g_clear_pointer (&check.oracle, g_variant_unref);
   return 0;
 }
 
