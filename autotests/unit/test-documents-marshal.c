@@ -131,7 +131,7 @@ same_value (GVariant *a, GVariant *b)
   gsize size = g_variant_get_size (na);
 
   return g_variant_is_of_type (na, g_variant_get_type (nb)) && size == g_variant_get_size (nb) &&
-         memcmp (g_variant_get_data (na), g_variant_get_data (nb), size) == 0;
+         (size == 0 || memcmp (g_variant_get_data (na), g_variant_get_data (nb), size) == 0);
 }
 
 /* Read @m's body and check it is @expected with fds naming the files of @fds. */
