@@ -5,8 +5,9 @@
  * drop) waits for one Add after another, and each Add is mostly the bus library's time.
  * GDBus reads every message on a worker thread, builds GVariants of it, and writes the
  * reply through that thread again; a service that answers Add there and does nothing else
- * (autotests/bench/add-floor.c) still takes 1.5–1.75 times as long per call as one built
- * on sd-bus, which reads and answers a call on the thread that polls its socket. So the
+ * (autotests/bench/add-floor.c) still takes 1.7–2.0 times as long per call as one built
+ * on sd-bus (document-fuse/README.md, "Why Documents is served on sd-bus"), which reads and
+ * answers a call on the thread that polls its socket. So the
  * Documents object is served here, on the main thread, where the store's state lives: no
  * thread hop and no lock. The permission store, caller identification and the tracking of
  * peers stay on the daemon's GDBus connection; unique names are the bus's, so an identity
