@@ -3,6 +3,7 @@ limen_add_unit_test(test-documents-store SOURCES unit/test-documents-store.c LIB
 limen_add_unit_test(test-documents-import SOURCES unit/test-documents-import.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-journal SOURCES unit/test-documents-journal.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-recover SOURCES unit/test-documents-recover.c LIBS limen-documents-lib)
+limen_add_unit_test(test-documents-marshal SOURCES unit/test-documents-marshal.c LIBS limen-documents-lib)
 limen_add_unit_test(test-app-access SOURCES unit/test-app-access.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-proc-stat SOURCES unit/test-documents-proc-stat.c LIBS limen-core)
 add_executable(test-documents-stress unit/test-documents-stress.c)
@@ -37,3 +38,4 @@ limen_add_pytest(hostile-documents test_documents_hostile.py TIMEOUT 600)
 # Fuzz target: the GVDB reader (the import parses files we did not write).
 limen_add_fuzzer(fuzz-documents-gvdb fuzz-documents-gvdb.c 20000 LIBS limen-documents-lib)
 limen_add_pytest(integration-permissions-cli test_permissions_cli.py)
+limen_add_fuzzer(fuzz-documents-marshal fuzz-documents-marshal.c 100000 LIBS limen-documents-lib)

@@ -60,6 +60,32 @@ check_grant (LimenAppInfo *info, const char *app_id, guint perms, guint held, GE
 #define KNOWN_FLAGS (LIMEN_DOC_EXPORT_REUSE | LIMEN_DOC_EXPORT_PERSISTENT | LIMEN_DOC_EXPORT_AS_NEEDED | \
                      LIMEN_DOC_EXPORT_DIRECTORY)
 
+/* AddFull's and AddNamedFull's @flags, @app_id and @permissions (into *@perms). */
+static gboolean
+add_full_check (const char *name, guint flags, const char *app_id, const char * const *permissions, guint *perms,
+                GError **error)
+{
+  if (flags & ~KNOWN_FLAGS)
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid flags: unknown bits");
+      return FALSE;
+    }
+  if (name && (flags & LIMEN_DOC_EXPORT_DIRECTORY))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
+                           "Invalid flags: export-directory does not apply to AddNamedFull");
+      return FALSE;
+    }
+  if (!limen_doc_perms_from_strv (permissions, "permissions", perms, error))
+    return FALSE;
+  if (app_id[0] != '\0' && !limen_app_id_is_valid (app_id))
+    {
+      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid app_id");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Shared by AddFull and AddNamedFull: @n fds (or one parent fd with @name). */
 static GPtrArray *
 add_full (LimenDocPortal *portal, LimenAppInfo *info, int *fds, guint n, const char *name, guint flags,
@@ -73,24 +99,8 @@ add_full (LimenDocPortal *portal, LimenAppInfo *info, int *fds, guint n, const c
   LimenAppAccess need;
   guint perms, for_self = 0;
 
-  if (flags & ~KNOWN_FLAGS)
-    {
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid flags: unknown bits");
-      return NULL;
-    }
-  if (name && (flags & LIMEN_DOC_EXPORT_DIRECTORY))
-    {
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                           "Invalid flags: export-directory does not apply to AddNamedFull");
-      return NULL;
-    }
-  if (!limen_doc_perms_from_strv (permissions, "permissions", &perms, error))
+  if (!add_full_check (name, flags, app_id, permissions, &perms, error))
     return NULL;
-  if (app_id[0] != '\0' && !limen_app_id_is_valid (app_id))
-    {
-      g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT, "Invalid app_id");
-      return NULL;
-    }
 
   /* as-needed-by-app from the host (a frontend exporting for @app_id): what the app's
    * installed permissions let it reach needs no document. A sandboxed caller naming another

@@ -266,6 +266,36 @@ resolve_fd (LimenAppInfo *info, int fd, gboolean want_dir, struct stat *st, guin
   return path;
 }
 
+/* The document of host file @path (@st, file handle @handle) for an export with @flags: a
+ * reused one, or a new one (*@created). As in the reference, a reuse finds only a document
+ * kept as long as this export asks for: a grant meant for this session never outlives it. */
+static LimenDoc *
+find_or_add (LimenDocPortal *portal, const char *path, const struct stat *st, int handle_type, GBytes *handle,
+             guint flags, gboolean *created, GError **error)
+{
+  gboolean want_dir = (flags & LIMEN_DOC_EXPORT_DIRECTORY) != 0;
+  LimenDoc *doc = NULL;
+
+  if (flags & LIMEN_DOC_EXPORT_REUSE)
+    {
+      doc = limen_doc_model_find_reusable (portal->model, path, (flags & LIMEN_DOC_EXPORT_PERSISTENT) != 0);
+      if (doc && ((limen_doc_get_flags (doc) & LIMEN_DOC_FLAG_DIRECTORY) != 0) != want_dir)
+        g_clear_pointer (&doc, limen_doc_unref);
+    }
+  if (doc == NULL)
+    {
+      doc = limen_doc_model_add (portal->model, path, st->st_dev, st->st_ino, handle_type, handle,
+                                 (want_dir ? LIMEN_DOC_FLAG_DIRECTORY : 0) |
+                                 ((flags & LIMEN_DOC_EXPORT_PERSISTENT) ? LIMEN_DOC_FLAG_PERSISTENT : 0) |
+                                 ((flags & LIMEN_DOC_EXPORT_REUSE) ? 0 : LIMEN_DOC_FLAG_UNIQUE),
+                                 error);
+      if (doc == NULL)
+        return NULL;
+      *created = TRUE;
+    }
+  return doc;
+}
+
 LimenDoc *
 limen_doc_portal_export_fd_full (LimenDocPortal *portal, LimenAppInfo *info, int fd, const char *name,
                                  guint flags, guint *rights_out, gboolean *created,
@@ -336,25 +366,9 @@ limen_doc_portal_export_fd_full (LimenDocPortal *portal, LimenAppInfo *info, int
   *rights_out = host ? LIMEN_DOC_PERM_ALL : (rights | LIMEN_DOC_PERM_GRANT | LIMEN_DOC_PERM_DELETE);
   rights |= LIMEN_DOC_PERM_GRANT | ((flags & LIMEN_DOC_EXPORT_REUSE) ? 0 : LIMEN_DOC_PERM_DELETE);
 
-  /* As in the reference, a reuse finds only a document kept as long as this export asks
-   * for: a grant meant for this session never outlives it. */
-  if (flags & LIMEN_DOC_EXPORT_REUSE)
-    {
-      doc = limen_doc_model_find_reusable (portal->model, path, (flags & LIMEN_DOC_EXPORT_PERSISTENT) != 0);
-      if (doc && ((limen_doc_get_flags (doc) & LIMEN_DOC_FLAG_DIRECTORY) != 0) != want_dir)
-        g_clear_pointer (&doc, limen_doc_unref);
-    }
+  doc = find_or_add (portal, path, &st, handle_type, handle, flags, created, error);
   if (doc == NULL)
-    {
-      doc = limen_doc_model_add (portal->model, path, st.st_dev, st.st_ino, handle_type, handle,
-                                 (want_dir ? LIMEN_DOC_FLAG_DIRECTORY : 0) |
-                                 ((flags & LIMEN_DOC_EXPORT_PERSISTENT) ? LIMEN_DOC_FLAG_PERSISTENT : 0) |
-                                 ((flags & LIMEN_DOC_EXPORT_REUSE) ? 0 : LIMEN_DOC_FLAG_UNIQUE),
-                                 error);
-      if (doc == NULL)
-        return NULL;
-      *created = TRUE;
-    }
+    return NULL;
   if (!(flags & EXPORT_FOR_SELF))
     grant_caller (portal, info, doc, rights);
   return g_steal_pointer (&doc);

@@ -5,8 +5,9 @@
  * drop) waits for one Add after another, and each Add is mostly the bus library's time.
  * GDBus reads every message on a worker thread, builds GVariants of it, and writes the
  * reply through that thread again; a service that answers Add there and does nothing else
- * (autotests/bench/add-floor.c) still takes 1.5–1.75 times as long per call as one built
- * on sd-bus, which reads and answers a call on the thread that polls its socket. So the
+ * (autotests/bench/add-floor.c) still takes 1.7–2.0 times as long per call as one built
+ * on sd-bus (document-fuse/README.md, "Why Documents is served on sd-bus"), which reads and
+ * answers a call on the thread that polls its socket. So the
  * Documents object is served here, on the main thread, where the store's state lives: no
  * thread hop and no lock. The permission store, caller identification and the tracking of
  * peers stay on the daemon's GDBus connection; unique names are the bus's, so an identity
@@ -14,13 +15,15 @@
  *
  * Each call's caller is identified before its handler runs, without blocking: a call from
  * a peer not known yet waits (with that peer's later calls, in order) until the bus
- * answers the lookup, while other peers are served.
+ * answers the lookup, while other peers are served. Message bodies are read into GVariants
+ * and written from them by docs-marshal.c.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "docs-bus.h"
 
 #include <string.h>
 #include <systemd/sd-bus.h>
 
+#include "docs-marshal.h"
 #include "errors.h"
 
 #define DOCUMENTS_VERSION 5
@@ -68,7 +71,6 @@ struct _LimenDocsCall {
   const Method   *method;
   GVariant       *params;
   GArray         *fds;          /* int, borrowed from the message; index = handle */
-  gboolean        bad_handle;   /* a handle named no fd of the message */
   LimenAppInfo   *info;
   GError         *identity_error;
 };
@@ -86,96 +88,6 @@ call_free (LimenDocsCall *call)
   g_free (call);
 }
 
-static int append_value (sd_bus_message *m, GVariant *v);
-
-/* Append the values in container @v (a tuple: a message's body) to @m, one after another. */
-static int
-append_children (sd_bus_message *m, GVariant *v)
-{
-  for (gsize i = 0, n = g_variant_n_children (v); i < n; i++)
-    {
-      g_autoptr(GVariant) child = g_variant_get_child_value (v, i);
-      int r = append_value (m, child);
-
-      if (r < 0)
-        return r;
-    }
-  return 0;
-}
-
-/* Append @v to @m as D-Bus data of its own type. Replies carry no fds. */
-static int
-append_value (sd_bus_message *m, GVariant *v)
-{
-  const GVariantType *type = g_variant_get_type (v);
-  int r;
-
-  switch (g_variant_classify (v))
-    {
-    case G_VARIANT_CLASS_BOOLEAN:
-      {
-        int b = g_variant_get_boolean (v);        /* a byte in a GVariant, an int for sd-bus */
-        return sd_bus_message_append_basic (m, 'b', &b);
-      }
-    case G_VARIANT_CLASS_BYTE:
-    case G_VARIANT_CLASS_INT16:
-    case G_VARIANT_CLASS_UINT16:
-    case G_VARIANT_CLASS_INT32:
-    case G_VARIANT_CLASS_UINT32:
-    case G_VARIANT_CLASS_INT64:
-    case G_VARIANT_CLASS_UINT64:
-    case G_VARIANT_CLASS_DOUBLE:
-      /* The value in host order, aligned for its type, as sd-bus reads it. */
-      return sd_bus_message_append_basic (m, g_variant_classify (v), g_variant_get_data (v));
-    case G_VARIANT_CLASS_STRING:
-    case G_VARIANT_CLASS_OBJECT_PATH:
-    case G_VARIANT_CLASS_SIGNATURE:
-      return sd_bus_message_append_basic (m, g_variant_classify (v), g_variant_get_string (v, NULL));
-    case G_VARIANT_CLASS_HANDLE:
-      return -EINVAL;
-    case G_VARIANT_CLASS_VARIANT:
-      {
-        g_autoptr(GVariant) inner = g_variant_get_variant (v);
-        if ((r = sd_bus_message_open_container (m, 'v', g_variant_get_type_string (inner))) < 0 ||
-            (r = append_value (m, inner)) < 0)
-          return r;
-        return sd_bus_message_close_container (m);
-      }
-    case G_VARIANT_CLASS_ARRAY:
-      {
-        g_autofree char *element = g_variant_type_dup_string (g_variant_type_element (type));
-
-        if (strcmp (element, "y") == 0)
-          {
-            gsize n;
-            const void *data = g_variant_get_fixed_array (v, &n, 1);
-            return sd_bus_message_append_array (m, 'y', data, n);
-          }
-        if ((r = sd_bus_message_open_container (m, 'a', element)) < 0)
-          return r;
-        if ((r = append_children (m, v)) < 0)
-          return r;
-        return sd_bus_message_close_container (m);
-      }
-    case G_VARIANT_CLASS_TUPLE:
-    case G_VARIANT_CLASS_DICT_ENTRY:
-      {
-        const char *s = g_variant_get_type_string (v);
-        g_autofree char *contents = g_strndup (s + 1, strlen (s) - 2);   /* inside () or {} */
-
-        if ((r = sd_bus_message_open_container (m, g_variant_is_of_type (v, G_VARIANT_TYPE_DICT_ENTRY) ? 'e' : 'r',
-                                                contents)) < 0)
-          return r;
-        if ((r = append_children (m, v)) < 0)
-          return r;
-        return sd_bus_message_close_container (m);
-      }
-    case G_VARIANT_CLASS_MAYBE:
-    default:
-      return -EINVAL;
-    }
-}
-
 void
 limen_docs_call_return_value (LimenDocsCall *call, GVariant *body)
 {
@@ -186,7 +98,7 @@ limen_docs_call_return_value (LimenDocsCall *call, GVariant *body)
     g_variant_ref_sink (body);
   r = sd_bus_message_new_method_return (call->message, &reply);
   if (r >= 0 && body)
-    r = append_children (reply, body);
+    r = limen_docs_marshal_append_body (reply, body, NULL, 0);
   if (r < 0)
     {
       /* Not a body D-Bus can carry (a bug of ours): the caller still gets an answer. */
@@ -226,138 +138,6 @@ limen_docs_call_return_gerror (LimenDocsCall *call, const GError *error)
 }
 
 /* ---- arguments ---------------------------------------------------------------------------- */
-
-static gboolean read_all (LimenDocsCall *call, GVariantBuilder *builder);
-
-/* The next value of @m (of type @type, @contents inside a container) as a GVariant; an fd
- * becomes its handle in @call->fds. NULL when the message cannot be read. */
-static GVariant *
-read_value (LimenDocsCall *call, char type, const char *contents)
-{
-  sd_bus_message *m = call->message;
-  union {
-    guint8 y; int b; gint16 n; guint16 q; gint32 i; guint32 u; gint64 x; guint64 t; double d; const char *s; int h;
-  } val;
-  GVariantBuilder builder;
-  g_autofree char *array_type = NULL;
-
-  switch (type)
-    {
-    case 'y': case 'b': case 'n': case 'q': case 'i': case 'u': case 'x': case 't': case 'd':
-    case 's': case 'o': case 'g': case 'h':
-      if (sd_bus_message_read_basic (m, type, &val) < 0)
-        {
-          if (type != 'h')
-            return NULL;
-          /* An index past the message's fds: the call is answered with InvalidArgument,
-           * but its other arguments cannot be read after it. */
-          call->bad_handle = TRUE;
-          return NULL;
-        }
-      switch (type)
-        {
-        case 'y': return g_variant_new_byte (val.y);
-        case 'b': return g_variant_new_boolean (val.b);
-        case 'n': return g_variant_new_int16 (val.n);
-        case 'q': return g_variant_new_uint16 (val.q);
-        case 'i': return g_variant_new_int32 (val.i);
-        case 'u': return g_variant_new_uint32 (val.u);
-        case 'x': return g_variant_new_int64 (val.x);
-        case 't': return g_variant_new_uint64 (val.t);
-        case 'd': return g_variant_new_double (val.d);
-        case 's': return g_variant_new_string (val.s);
-        case 'o': return g_variant_new_object_path (val.s);
-        case 'g': return g_variant_new_signature (val.s);
-        default:
-          g_array_append_val (call->fds, val.h);
-          return g_variant_new_handle ((gint32) call->fds->len - 1);
-        }
-    case 'a':
-      if (strcmp (contents, "y") == 0)
-        {
-          const void *data;
-          size_t size;
-
-          if (sd_bus_message_read_array (m, 'y', &data, &size) < 0)
-            return NULL;
-          return g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, data, size, 1);
-        }
-      /* fall through */
-    case 'v':
-    case 'r':
-    case 'e':
-      {
-        GVariant *child;
-        char inner_type;
-        const char *inner_contents;
-
-        if (sd_bus_message_enter_container (m, type, contents) <= 0)
-          return NULL;
-        if (type == 'v')
-          {
-            if (sd_bus_message_peek_type (m, &inner_type, &inner_contents) <= 0 ||
-                !(child = read_value (call, inner_type, inner_contents)))
-              return NULL;
-            child = g_variant_new_variant (child);
-          }
-        else
-          {
-            if (type == 'a')
-              g_variant_builder_init (&builder, G_VARIANT_TYPE (array_type = g_strconcat ("a", contents, NULL)));
-            else
-              g_variant_builder_init (&builder, type == 'r' ? G_VARIANT_TYPE_TUPLE : G_VARIANT_TYPE_DICT_ENTRY);
-            if (!read_all (call, &builder))
-              return NULL;
-            child = g_variant_builder_end (&builder);
-          }
-        if (sd_bus_message_exit_container (m) < 0)
-          {
-            g_variant_unref (g_variant_ref_sink (child));
-            return NULL;
-          }
-        return child;
-      }
-    default:
-      return NULL;
-    }
-}
-
-/* The values left in the message's current container into @builder; FALSE (@builder
- * cleared) when one cannot be read. */
-static gboolean
-read_all (LimenDocsCall *call, GVariantBuilder *builder)
-{
-  char type;
-  const char *contents;
-  int r;
-
-  while ((r = sd_bus_message_peek_type (call->message, &type, &contents)) > 0)
-    {
-      GVariant *v = read_value (call, type, contents);
-
-      if (v == NULL)
-        break;
-      g_variant_builder_add_value (builder, v);
-    }
-  if (r != 0)
-    {
-      g_variant_builder_clear (builder);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-/* The body as a tuple, or NULL (bad_handle says whether a handle was the reason). */
-static GVariant *
-read_body (LimenDocsCall *call)
-{
-  GVariantBuilder builder;
-
-  g_variant_builder_init (&builder, G_VARIANT_TYPE_TUPLE);
-  if (!read_all (call, &builder))
-    return NULL;
-  return g_variant_ref_sink (g_variant_builder_end (&builder));
-}
 
 const char *
 limen_docs_call_get_sender (LimenDocsCall *call)
@@ -403,12 +183,14 @@ limen_docs_call_get_app_info (LimenDocsCall *call)
 static void
 dispatch (LimenDocsCall *call)
 {
-  call->params = read_body (call);
+  LimenDocsMarshalStatus status;
+
+  call->params = limen_docs_marshal_read_body (call->message, call->fds, &status);
   if (call->params == NULL)
     {
       g_autoptr(GError) error = NULL;
 
-      if (call->bad_handle)
+      if (status == LIMEN_DOCS_MARSHAL_BAD_HANDLE)
         error = g_error_new (LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
                              "Invalid arguments to %s: a file descriptor handle names no file descriptor",
                              limen_docs_call_get_method (call));
@@ -866,7 +648,7 @@ limen_docs_bus_emit_signal (LimenDocsBus *self, const char *destination, const c
   if (r >= 0 && destination)
     r = sd_bus_message_set_destination (m, destination);
   if (r >= 0)
-    r = append_children (m, body);
+    r = limen_docs_marshal_append_body (m, body, NULL, 0);
   if (r >= 0)
     r = sd_bus_send (self->bus, m, NULL);
   if (r < 0)

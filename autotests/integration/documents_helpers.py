@@ -47,6 +47,9 @@ def start(bus, *args, env=None, wait_mount=True):
     does before it starts an app (the first call on Documents mounts it), and returns once
     it is mounted."""
     d = bus.start("limen-documents", "--verbose", *args, env=env, wait_name=DOCS_NAME)
+    # The Documents name is taken on the sd-bus connection at once, the PermissionStore name
+    # on the GDBus one a moment later: a test calling the permission store first waits for it.
+    bus.wait_for_name(PS_NAME, daemon=d)
     if wait_mount:
         get_mount_point(bus)
         deadline = time.time() + 10
