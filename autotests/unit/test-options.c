@@ -277,9 +277,10 @@ test_parent_window (void)
   g_autofree char *h248 = g_strnfill (248, 'h');
   g_autofree char *wayland_256 = g_strconcat ("wayland:", h248, NULL);
   g_autofree char *wayland_257 = g_strconcat ("wayland:h", h248, NULL);
-  const char *good[] = { "", "x11:1a", "x11:FFFFFFFF", "wayland:abc", wayland_256 };
-  const char *bad[] = { "x11:", "x11:zz", "x11:123456789ab", "x11:-1", "x11: 1a", "x11:0x1a", "mir:1",
-                        "wayland", wayland_257, "wayland:\xff" };
+  /* "x11:0x…" is what Chromium sends ("x11:%#x"). */
+  const char *good[] = { "", "x11:1a", "x11:FFFFFFFF", "x11:0x1e00004", "x11:0X1A", "wayland:abc", wayland_256 };
+  const char *bad[] = { "x11:", "x11:zz", "x11:123456789ab", "x11:-1", "x11: 1a", "x11:0x", "x11:0x0x1",
+                        "x11:0x123456789", "mir:1", "wayland", wayland_257, "wayland:\xff" };
 
   for (gsize i = 0; i < G_N_ELEMENTS (good); i++)
     g_assert_true (limen_check_parent_window (good[i], NULL));

@@ -432,9 +432,13 @@ parent_window_is_valid (const char *window)
   if (g_str_has_prefix (window, "x11:"))
     {
       const char *hex = window + 4;
-      gsize len = strlen (hex);
+      gsize len;
 
-      /* An XID is 32 bits of hex: no sign, no "0x", no spaces, as strtoull would take. */
+      /* An XID is 32 bits of hex, with or without "0x" (Chromium sends "x11:%#x"): no sign,
+       * no spaces, none of the rest strtoull would take. */
+      if (hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X'))
+        hex += 2;
+      len = strlen (hex);
       for (const char *p = hex; *p; p++)
         if (!g_ascii_isxdigit (*p))
           return FALSE;
