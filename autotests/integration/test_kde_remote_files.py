@@ -74,7 +74,9 @@ else:
 
 def _private_home():
     """A mount namespace for this test process and its children, with a scratch directory
-    over the password database's home (libssh's ~/.ssh); returns that directory."""
+    over the password database's home (libssh's ~/.ssh); returns that directory. Everything
+    else of the home is bound back into the scratch directory (the checkout and its build
+    tree may live there, as /root/limen does on a fresh machine): only ~/.ssh is the test's."""
     libc = ctypes.CDLL(None, use_errno=True)
     CLONE_NEWNS = 0x00020000
     MS_REC, MS_PRIVATE, MS_BIND = 0x4000, 0x40000, 0x1000
@@ -83,9 +85,23 @@ def _private_home():
     if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
         pytest.skip("cannot make / private")
     home = pwd.getpwuid(os.getuid()).pw_dir
+    entries = [e for e in os.listdir(home) if e != ".ssh"]
+    original = os.open(home, os.O_PATH | os.O_DIRECTORY)
     scratch = tempfile.mkdtemp(prefix="limen-ssh-home-")
     if libc.mount(scratch.encode(), home.encode(), None, MS_BIND, None) != 0:
         pytest.skip(f"cannot bind over {home}: {os.strerror(ctypes.get_errno())}")
+    for e in entries:
+        source, target = f"/proc/self/fd/{original}/{e}", os.path.join(home, e)
+        if os.path.islink(source):
+            os.symlink(os.readlink(source), target)
+            continue
+        if os.path.isdir(source):
+            os.mkdir(target)
+        else:
+            open(target, "w").close()
+        assert libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None) == 0, \
+            f"cannot bind {e} of {home} back: {os.strerror(ctypes.get_errno())}"
+    os.close(original)
     return home
 
 
