@@ -170,6 +170,12 @@ class Bus:
         self.cache_home = self._mk("cache")
         self.services_dir = self._mk("services")
         self.logs = self._mk("logs")
+        # WirePlumber's Bluetooth monitor loads its logind plugin, which ends WirePlumber where
+        # /run/systemd/seats does not exist (a fresh machine without systemd running): the
+        # tests' WirePlumber runs without it (a user config file of the same name wins).
+        bluetooth = self._mk("config/wireplumber/bluetooth.lua.d")
+        with open(os.path.join(bluetooth, "90-enable-all.lua"), "w") as f:
+            f.write("-- no Bluetooth monitor in a test session\n")
         self.daemons = []
         OPEN_BUSES.append(self)
         conf = os.path.join(self.root, "session.conf")

@@ -8,6 +8,8 @@ import os
 import subprocess
 import textwrap
 
+import pytest
+
 import limentest
 
 PROBE = textwrap.dedent("""\
@@ -66,3 +68,22 @@ def test_machine_handlers_and_defaults_stay_out(tmp_path, monkeypatch):
         assert listed == {"own-editor.desktop"}
     finally:
         bus.close()
+
+
+def test_wireplumber_runs_where_logind_is_not(bus):
+    """A fresh machine without systemd running has no /run/systemd/seats: WirePlumber's
+    Bluetooth monitor, enabled by default, loads its logind plugin and WirePlumber ends at
+    once, and every PipeWire test loses its session manager. The harness's WirePlumber runs
+    without that monitor; here /run is empty, as on such a machine."""
+    import shutil
+    for tool in ("pipewire", "wireplumber", "unshare"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} not installed")
+    if os.geteuid() != 0:
+        pytest.skip("needs root for a mount namespace")
+    bus.start(["pipewire"])
+    assert limentest.wait_until(lambda: os.path.exists(os.path.join(bus.runtime_dir, "pipewire-0")), 10)
+    wp = bus.start(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                    "mount -t tmpfs none /run && exec wireplumber"])
+    # WirePlumber either ends within its start-up (the logind plugin failing) or keeps running.
+    assert not limentest.wait_until(lambda: not wp.alive(), 3), wp.output()[-2000:]
