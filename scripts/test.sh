@@ -30,7 +30,8 @@ run_ctest() {
   (cd "$dir" && ctest --output-on-failure --rerun-failed "$@")
   local rc=$?
   local again=""
-  [ -s "$failed_log" ] && again=$(cut -d: -f2 "$failed_log" | sort)
+  # A rerun that passes leaves the old list of failures in place: read it only on failure.
+  [ $rc -ne 0 ] && [ -s "$failed_log" ] && again=$(cut -d: -f2 "$failed_log" | sort)
   local flaky; flaky=$(comm -23 <(echo "$first") <(echo "$again") | grep -v '^$')
   [ -n "$flaky" ] && rerun_note+="  $(basename "$dir")/: $(echo $flaky)"$'\n'
   return $rc

@@ -77,6 +77,11 @@ check (const char *in, const LimenLauncherTarget *target)
     check_group (kf, *g, target);
   data = g_key_file_to_data (kf, NULL, NULL);
   again = limen_launcher_entry_recheck (APP ".t.desktop", data, ICON_DIR, &error);
+  /* The start-up recheck takes any mention of X-Flatpak for a Flatpak app's mark and
+   * disables a launcher whose commands are then not `flatpak run` (it errs on the safe
+   * side): a host app's launcher whose command mentions it is refused, never changed. */
+  if (!target->flatpak && again == NULL && strstr (data, "X-Flatpak") != NULL)
+    return;
   if (again == NULL || !g_str_equal (again, data))
     g_error ("recheck changed \"%s\" (%s)", data, error ? error->message : again);
 }
