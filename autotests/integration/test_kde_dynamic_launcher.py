@@ -394,10 +394,14 @@ def start_menu_probe(bus, desktop_id, seconds):
     return proc
 
 
+def kde_log(bus):
+    logs = [os.path.join(bus.logs, f) for f in os.listdir(bus.logs) if f.startswith("limen-kde")]
+    return "".join(open(p, errors="replace").read() for p in logs)
+
+
 def kde_log_tail(bus):
     """The end of limen-kde's log, for a failure message."""
-    logs = [os.path.join(bus.logs, f) for f in os.listdir(bus.logs) if f.startswith("limen-kde")]
-    return "".join(open(p, errors="replace").read()[-3000:] for p in logs)
+    return kde_log(bus)[-3000:]
 
 
 def install_as_discover(bus, did):
@@ -407,10 +411,28 @@ def install_as_discover(bus, did):
     bus.call(DL, "Install", (token, did, ENTRY, {}), "(sssa{sv})", conn=discover.conn)
 
 
+def recording_kbuildsycoca(bus):
+    """A kbuildsycoca5 first on limen-kde's PATH that notes each run in a file, then runs the
+    real one. KService readers rebuild the cache themselves when they see a changed folder
+    (any process querying it may), so only this file tells whether limen-kde ran it.
+    Returns (environment for limen-kde, path of the record)."""
+    real = shutil.which("kbuildsycoca5")
+    assert real, "kbuildsycoca5 (Debian: libkf5service-bin) is needed"
+    wrap = os.path.join(bus.root, "wrapbin")
+    os.makedirs(wrap, exist_ok=True)
+    record = os.path.join(bus.root, "kbuildsycoca5.runs")
+    script = os.path.join(wrap, "kbuildsycoca5")
+    with open(script, "w") as f:
+        f.write(f"#!/bin/sh\necho run >> '{record}'\nexec '{real}' \"$@\"\n")
+    os.chmod(script, 0o755)
+    return {"PATH": wrap + os.pathsep + bus.env.get("PATH", os.environ["PATH"])}, record
+
+
 def test_installed_launcher_reaches_a_running_menu(bus, x):
     """Without kded5, limen-kde rebuilds KService's cache after an approved install, so a
     running menu hears databaseChanged with the launcher in it."""
-    start_stack(bus, x)
+    env, record = recording_kbuildsycoca(bus)
+    start_stack(bus, x, env)
     did = "org.kde.discover.menuentry.desktop"
     probe = start_menu_probe(bus, did, 30)
     try:
@@ -421,22 +443,18 @@ def test_installed_launcher_reaches_a_running_menu(bus, x):
             probe.kill()
             probe.wait()
     assert probe.returncode == 0 and "changed: Menu Entry" in out, out + kde_log_tail(bus)
+    assert limentest.wait_until(lambda: os.path.exists(record), timeout=10), kde_log_tail(bus)
 
 
 def test_menu_refresh_left_to_kded(bus, x):
     """With kded5 on the bus, its own folder watch rebuilds the cache (kded5(8)): limen-kde
-    does not run kbuildsycoca5 beside it, so nothing rebuilds it in this test."""
+    sees the new launcher and leaves the rebuild to kded5 instead of running kbuildsycoca5."""
     owner = bus.new_connection()
     owner.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
                     GLib.Variant("(su)", ("org.kde.kded5", 4)), None, 0, 5000, None)
-    start_stack(bus, x)
-    did = "org.kde.discover.leftalone.desktop"
-    probe = start_menu_probe(bus, did, 6)
-    try:
-        install_as_discover(bus, did)
-        out, _ = probe.communicate(timeout=20)
-    finally:
-        if probe.poll() is None:
-            probe.kill()
-            probe.wait()
-    assert probe.returncode == 1 and "timeout: Menu Entry" in out, out
+    env, record = recording_kbuildsycoca(bus)
+    start_stack(bus, x, env)
+    install_as_discover(bus, "org.kde.discover.leftalone.desktop")
+    assert limentest.wait_until(lambda: "kded5 rebuilds KService's cache itself" in kde_log(bus),
+                                timeout=15), kde_log_tail(bus)
+    assert not os.path.exists(record), kde_log_tail(bus)
