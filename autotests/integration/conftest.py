@@ -31,3 +31,14 @@ def x():
         yield xv
     finally:
         xv.close()
+
+
+@pytest.fixture
+def session(bus):
+    """A KWin Wayland session with PipeWire (wayland_session.WaylandSession), closed after the test."""
+    import wayland_session
+    s = wayland_session.WaylandSession(bus)
+    try:
+        yield s
+    finally:
+        s.close()

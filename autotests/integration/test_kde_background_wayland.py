@@ -8,23 +8,12 @@ import os
 import select
 import subprocess
 
-import pytest
 
 import kde_helpers as kh
 import limentest
-import wayland_session
 
 PROBE_APP = "org.limen.WaylandProbe"     # limen-wayland-probe's xdg app id
 PARENT_APP = "org.limen.WaylandParent"   # limen-wayland-parent's
-
-
-@pytest.fixture
-def session(bus):
-    s = wayland_session.WaylandSession(bus)
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def app_states(bus):

@@ -11,20 +11,10 @@ import pytest
 
 import kde_helpers as kh
 import limentest
-import wayland_session
 from limentest import GLib
 
 APP = "org.example.App"
 GREEN = (0x20, 0xc0, 0x40)
-
-
-@pytest.fixture
-def session(bus):
-    s = wayland_session.WaylandSession(bus)
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 @pytest.fixture

@@ -20,15 +20,6 @@ NOTIFY_PATH = "/org/freedesktop/Notifications"
 COOKIE = 4711
 
 
-@pytest.fixture
-def session(bus):
-    s = wayland_session.WaylandSession(bus)
-    try:
-        yield s
-    finally:
-        s.close()
-
-
 def notification_server(bus):
     """dbusmock's notification server plus Plasma's Inhibit/UnInhibit, every call recorded."""
     d = os.path.join(bus.data_home, "knotifications5")
