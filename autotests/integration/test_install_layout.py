@@ -36,6 +36,8 @@ EXPECTED = [
     "share/xdg-desktop-portal/portals/limen.portal", "share/xdg-desktop-portal/kde-portals.conf",
     "share/applications/limen-kde.desktop", "share/knotifications5/limen.notifyrc",
     "share/locale/de/LC_MESSAGES/limen.mo",
+    "bin/limen-permissions", "share/man/man1/limen-permissions.1",
+    "{libdir}/qt5/plugins/plasma/kcms/systemsettings_qwidgets/kcm_limen_permissions.so",
 ]
 
 

@@ -101,3 +101,17 @@ def test_no_store_is_an_error_not_a_hang(bus):
     r = cli(bus, "list", check=False)
     assert r.returncode == 1 and "limen-permissions:" in r.stderr
     assert cli(bus, "frobnicate", check=False).returncode == 2
+
+
+def test_usage_needs_no_bus(bus):
+    """--help prints the usage on stdout with status 0, and a mistaken command line is told
+    so (status 2) before any bus is reached: both with no session bus at all."""
+    env = {k: v for k, v in bus.env.items() if k not in ("DBUS_SESSION_BUS_ADDRESS", "DISPLAY")}
+    exe = os.path.join(limentest.BUILD_DIR, "kde-backend/kcm/limen-permissions")
+    run = lambda *a: subprocess.run([exe, *a], env=dict(env, LANGUAGE="C", LC_ALL="C.UTF-8"),
+                                    capture_output=True, text=True, timeout=60)
+    r = run("--help")
+    assert r.returncode == 0 and r.stdout.startswith("Usage: limen-permissions list") and not r.stderr
+    for wrong in (["show"], ["list", "extra"], ["revoke", "app"], ["set", "app", "t", "i"], ["frobnicate"]):
+        r = run(*wrong)
+        assert r.returncode == 2 and r.stderr.startswith("Usage:"), (wrong, r.stderr)

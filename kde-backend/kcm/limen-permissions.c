@@ -69,11 +69,31 @@ cmd_show (GDBusConnection *bus, const char *app_id, GError **error)
   return 0;
 }
 
+/* On stdout with status 0 when asked for (--help), on stderr with status 2 after a mistake. */
 static int
-usage (void)
+usage (gboolean asked)
 {
-  g_printerr ("%s\n", _("Usage: limen-permissions list | show APP | set APP TABLE ID yes|no|ask | revoke APP TABLE [ID] | reset APP"));
-  return 2;
+  const char *text = _("Usage: limen-permissions list | show APP | set APP TABLE ID yes|no|ask | revoke APP TABLE [ID] | reset APP");
+
+  if (asked)
+    g_print ("%s\n", text);
+  else
+    g_printerr ("%s\n", text);
+  return asked ? 0 : 2;
+}
+
+/* Whether argv is one of the commands with its number of arguments, before any bus is needed. */
+static gboolean
+command_shape_ok (int argc, char **argv)
+{
+  static const struct { const char *name; int min, max; } commands[] = {
+    { "list", 2, 2 }, { "show", 3, 3 }, { "set", 6, 6 }, { "revoke", 4, 5 }, { "reset", 3, 3 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    if (g_str_equal (argv[1], commands[i].name))
+      return argc >= commands[i].min && argc <= commands[i].max;
+  return FALSE;
 }
 
 int
@@ -87,8 +107,10 @@ main (int argc, char **argv)
   setlocale (LC_ALL, "");
   limen_perm_model_init_i18n ();
   textdomain (GETTEXT_PACKAGE);
-  if (argc < 2)
-    return usage ();
+  if (argc == 2 && (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h")))
+    return usage (TRUE);
+  if (argc < 2 || !command_shape_ok (argc, argv))
+    return usage (FALSE);
   bus = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
   if (bus == NULL)
     ;
@@ -100,10 +122,8 @@ main (int argc, char **argv)
     status = limen_perm_model_set (bus, app_arg (argv[2]), argv[3], argv[4], argv[5], &error) ? 0 : 1;
   else if (g_str_equal (argv[1], "revoke") && (argc == 4 || argc == 5))
     status = limen_perm_model_revoke (bus, app_arg (argv[2]), argv[3], argc == 5 ? argv[4] : NULL, &n, &error) ? 0 : 1;
-  else if (g_str_equal (argv[1], "reset") && argc == 3)
+  else /* reset, the only shape left */
     status = limen_perm_model_reset (bus, app_arg (argv[2]), &n, &error) ? 0 : 1;
-  else
-    return usage ();
   if (error)
     {
       g_dbus_error_strip_remote_error (error);
