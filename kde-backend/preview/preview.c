@@ -16,6 +16,9 @@
 #include <spa/param/video/format-utils.h>
 #include <spa/pod/builder.h>
 
+/* The most pictures a second a producer need record for a preview. */
+#define PREVIEW_MAX_FPS 10
+
 struct _LimenPreview {
   struct pw_loop    *loop;
   struct pw_context *context;
@@ -120,6 +123,8 @@ on_param_changed (void *data, uint32_t id, const struct spa_pod *param)
     return;
   s->have_format = spa_format_video_raw_parse (param, &s->format) >= 0 && s->format.size.width > 0 &&
                    s->format.size.height > 0;
+  g_debug ("PipeWire (previews): format %u, %u × %u, at most %u/%u a second", s->format.format,
+           s->format.size.width, s->format.size.height, s->format.max_framerate.num, s->format.max_framerate.denom);
   /* Memory we can map, whatever else the producer could do. */
   params[0] = spa_pod_builder_add_object (
     &builder, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
@@ -210,7 +215,8 @@ limen_preview_stream_new (LimenPreview *preview, guint32 node, int max_width, in
   struct spa_rectangle min_size = SPA_RECTANGLE (1, 1), max_size = SPA_RECTANGLE (16384, 16384),
                        def_size = SPA_RECTANGLE (1280, 800);
   struct spa_fraction min_rate = SPA_FRACTION (0, 1), max_rate = SPA_FRACTION (1000, 1),
-                      def_rate = SPA_FRACTION (10, 1);
+                      def_rate = SPA_FRACTION (10, 1), most = SPA_FRACTION (PREVIEW_MAX_FPS, 1),
+                      least = SPA_FRACTION (1, 1);
 
   g_return_val_if_fail (max_width > 0 && max_height > 0, NULL);
   s = g_new0 (LimenPreviewStream, 1);
@@ -238,7 +244,9 @@ limen_preview_stream_new (LimenPreview *preview, guint32 node, int max_width, in
                                                      SPA_VIDEO_FORMAT_BGRA, SPA_VIDEO_FORMAT_RGBx,
                                                      SPA_VIDEO_FORMAT_RGBA),
     SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle (&def_size, &min_size, &max_size),
-    SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction (&def_rate, &min_rate, &max_rate));
+    SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction (&def_rate, &min_rate, &max_rate),
+    /* A producer that honours it (KWin does) records no more than a preview shows. */
+    SPA_FORMAT_VIDEO_maxFramerate, SPA_POD_CHOICE_RANGE_Fraction (&most, &least, &most));
   /* The node id as target: KWin's node is linked to us whatever WirePlumber's policy says. */
   if (pw_stream_connect (s->stream, PW_DIRECTION_INPUT, node, PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS,
                          params, 1) < 0)
