@@ -126,3 +126,27 @@ def test_without_pipewire_the_picker_keeps_its_stills(bus, session):
     (node, props), = results["streams"]
     assert props["source_type"] == 2
     assert kde.alive()
+
+
+def test_previews_end_while_a_region_is_drawn(bus, session):
+    """Share with "A region you draw" hides the picker for the rectangle to be drawn; the
+    answer waits for it, but the previews end at once (the window's next picture finds the
+    dialog gone), not when the rectangle is done."""
+    kde = sc.start_kde_in(session, "en")
+    probe = session.probe("Live window", GREEN)
+    probe.wait_for("FOCUS")
+    handle, call, win = open_picker(bus, session, "Screen Sharing")
+    assert limentest.wait_until(lambda: video_nodes(bus)[1] >= 2, 15), video_nodes(bus)
+    rd, _ = sc.rd_start(bus, devices=1)
+    session.activate("Screen Sharing")
+    limentest.pump(0.5)
+    sc.press(bus, rd, sc.KEY_DOWN, sc.KEY_DOWN, sc.KEY_ENTER)   # screen, window, then the region
+    session.wait_window("Draw the Region to Share")
+    assert limentest.wait_until(lambda: video_nodes(bus) == (0, 0), 10), \
+        f"previews outlived the picker while the region is drawn: {video_nodes(bus)}"
+    assert not call.done, "the answer came before the region was drawn"
+    session.activate("Draw the Region to Share")
+    limentest.pump(0.3)
+    sc.press(bus, rd, KEY_ESC)   # gives up the region: nothing shared
+    assert call.wait()[0] == 1
+    assert kde.alive()
