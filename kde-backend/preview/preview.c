@@ -125,9 +125,12 @@ on_param_changed (void *data, uint32_t id, const struct spa_pod *param)
                    s->format.size.height > 0;
   g_debug ("PipeWire (previews): format %u, %u × %u, at most %u/%u a second", s->format.format,
            s->format.size.width, s->format.size.height, s->format.max_framerate.num, s->format.max_framerate.denom);
-  /* Memory we can map, whatever else the producer could do. */
+  /* Memory we can map, whatever else the producer could do; and few buffers: each is a
+   * whole frame (4 MiB for a 1280 × 800 screen), mapped into limen-kde while the picker
+   * shows, where a preview needs one at a time. */
   params[0] = spa_pod_builder_add_object (
     &builder, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+    SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int (2, 2, 3),
     SPA_PARAM_BUFFERS_dataType, SPA_POD_Int ((1 << SPA_DATA_MemFd) | (1 << SPA_DATA_MemPtr)));
   pw_stream_update_params (s->stream, params, 1);
 }
