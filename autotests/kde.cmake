@@ -73,6 +73,7 @@ target_link_libraries(limen-wayland-probe PRIVATE PkgConfig::WAYLAND_CLIENT)
 limen_add_pytest(kde-screencast test_kde_screencast.py TIMEOUT 600)
 # Do Not Disturb while sharing, a window found again after its app restarted, "All screens"
 limen_add_pytest(kde-screencast-everyday test_kde_screencast_everyday.py TIMEOUT 900)
+limen_add_pytest(kde-screencast-preview test_kde_screencast_preview.py TIMEOUT 600)
 # a real browser shares a window through limen-portal + limen-kde on that session
 limen_add_pytest(kde-browser test_kde_browser.py TIMEOUT 300)
 limen_add_pytest(kde-background-wayland test_kde_background_wayland.py TIMEOUT 300)

@@ -280,6 +280,7 @@ struct _LimenCastStart {
   GDBusMethodInvocation *invocation;
   LimenKdeRequest       *request;
   LimenQtDialog         *dialog;
+  LimenCastPreview      *preview;       /* while the picker shows */
   guint                  pending;       /* streams waiting for their node */
   guint                  timeout_id;    /* while pending: KWin's answer is overdue */
   gboolean               allow_restore; /* persist: the person allowed it, or it was a restore */
@@ -289,6 +290,7 @@ struct _LimenCastStart {
 static void
 start_free (LimenCastStart *start)
 {
+  limen_cast_preview_end (g_steal_pointer (&start->preview));
   if (start->request)
     limen_kde_request_finish (start->request);
   if (start->timeout_id)
@@ -304,6 +306,7 @@ start_abort (LimenCastStart *start)
 {
   const LimenKdeShim *shim = limen_kde_shim_get (NULL);
 
+  limen_cast_preview_end (g_steal_pointer (&start->preview));
   if (start->dialog && shim)
     shim->limen_qt_close (start->dialog);
   start->cast->state = LIMEN_CAST_NEW;
@@ -542,6 +545,7 @@ on_picker_done (LimenQtDialog *dialog, int response, size_t n_chosen, const char
   LimenCast *cast = start->cast;
 
   start->dialog = NULL;
+  limen_cast_preview_end (g_steal_pointer (&start->preview));
   g_debug ("ScreenCast: the picker answered %d with %zu source(s)", response, n_chosen);
   if (response != LIMEN_QT_RESPONSE_OK || (cast->sources_selected && n_chosen == 0))
     {
@@ -629,6 +633,8 @@ open_picker (LimenCastStart *start, const char *parent_window, GError **error)
       g_set_error_literal (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "The screen-sharing dialog could not be opened");
       return FALSE;
     }
+  g_ptr_array_add (ids, NULL);
+  start->preview = limen_cast_preview_begin (start->dialog, (const char *const *) ids->pdata);
   return TRUE;
 }
 

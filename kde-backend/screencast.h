@@ -91,6 +91,13 @@ gboolean limen_cast_region_valid (const char *id);
 LimenWlStream *limen_cast_stream_region (LimenCast *cast, LimenCastStream *s, const char *id,
                                          LimenWlStreamReady ready, LimenWlStreamClosed closed);
 
+/* screencast-preview.c: live pictures of the screens and windows (ids "screen:NAME",
+ * "window:UUID"; others are skipped) in the open picker @dialog; NULL when there are none
+ * to be had (the dialog keeps its stills). End it before the dialog is gone. */
+typedef struct _LimenCastPreview LimenCastPreview;
+LimenCastPreview *limen_cast_preview_begin (LimenQtDialog *dialog, const char *const *ids);
+void limen_cast_preview_end (LimenCastPreview *preview);
+
 /* clipboard.c: the session started with the clipboard enabled; stop using it. */
 void limen_kde_clipboard_session_started (LimenCast *cast);
 void limen_kde_clipboard_session_closed (LimenCast *cast);

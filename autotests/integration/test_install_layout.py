@@ -26,7 +26,7 @@ EXPECTED = [
     "libexec/limen-portal", "libexec/limen-documents", "libexec/limen-kde",
     "libexec/limen-validate-icon", "libexec/limen-validate-sound",
     "{libdir}/limen/liblimen-qt.so", "{libdir}/limen/liblimen-qt-wayland.so",
-    "{libdir}/limen/liblimen-kde-wayland.so",
+    "{libdir}/limen/liblimen-kde-wayland.so", "{libdir}/limen/liblimen-kde-preview.so",
     "share/dbus-1/services/org.freedesktop.portal.Desktop.service",
     "share/dbus-1/services/org.freedesktop.portal.Documents.service",
     "share/dbus-1/services/org.freedesktop.impl.portal.PermissionStore.service",
@@ -174,7 +174,7 @@ def test_desktop_file_is_hidden_from_menus():
 BINARIES = ["src/portal/limen-portal", "document-fuse/limen-documents", "kde-backend/limen-kde",
             "src/validators/limen-validate-icon", "src/validators/limen-validate-sound",
             "kde-backend/qt/liblimen-qt.so", "kde-backend/qt/liblimen-qt-wayland.so",
-            "kde-backend/wayland/liblimen-kde-wayland.so"]
+            "kde-backend/wayland/liblimen-kde-wayland.so", "kde-backend/preview/liblimen-kde-preview.so"]
 
 
 @pytest.mark.parametrize("rel", BINARIES)

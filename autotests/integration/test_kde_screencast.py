@@ -418,7 +418,7 @@ def crop_window(session, shot, win, name):
     return out
 
 
-def start_kde_in(session, lang):
+def start_kde_in(session, lang, **more_env):
     """limen-kde in English at 100%, or German at 200%; the app has a .desktop name."""
     apps = os.path.join(session.bus.data_home, "applications")
     os.makedirs(apps, exist_ok=True)
@@ -427,7 +427,7 @@ def start_kde_in(session, lang):
     env = {"LIMEN_LOCALEDIR": os.path.join(limentest.BUILD_DIR, "locale")}
     if lang == "de":
         env.update({"LANGUAGE": "de", "QT_SCALE_FACTOR": "2"})
-    return session.start_kde(**env)
+    return session.start_kde(**env, **more_env)
 
 
 @pytest.mark.parametrize("lang", ["en", "de"])

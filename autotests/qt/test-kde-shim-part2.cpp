@@ -1,5 +1,6 @@
 /* Limen — QTest (offscreen) of liblimen-qt's part-2 dialogs: background, wallpaper,
- * print (options → widgets → results) and screenshot failure without a window system.
+ * print (options → widgets → results), the screen-sharing picker's live pictures and
+ * screenshot failure without a window system.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "shim-private.h"
 
@@ -7,6 +8,7 @@
 #include <QDir>
 #include <QFile>
 #include <QLabel>
+#include <QListWidget>
 #include <QPrintDialog>
 #include <QPrinter>
 #include <QPushButton>
@@ -51,6 +53,20 @@ void printDone (LimenQtDialog *, int response, const LimenQtPrintSettings *, voi
   auto *r = static_cast<Result *> (data);
   r->calls++;
   r->response = response;
+}
+
+void castDone (LimenQtDialog *, int response, size_t, const char *const *, int, void *data)
+{
+  auto *r = static_cast<Result *> (data);
+  r->calls++;
+  r->response = response;
+}
+
+/* The colour in the middle of the picture a list item shows. */
+QColor itemColour (QListWidget *list, int row)
+{
+  const QImage image = list->item (row)->icon ().pixmap (list->iconSize ()).toImage ();
+  return image.pixelColor (image.width () / 2, image.height () / 2);
 }
 
 void grab (QWidget *w, const char *name)
@@ -211,6 +227,41 @@ private Q_SLOTS:
     QCOMPARE (printer->pageOrder (), QPrinter::LastPageFirst);
     grab (dialog, "qtest-print.png");
     dialog->reject ();
+    QTRY_COMPARE (result.calls, 1);
+    QCOMPARE (result.response, int (LIMEN_QT_RESPONSE_CANCELLED));
+  }
+
+  void screencastLivePreview ()
+  {
+    /* The C side's pictures replace an item's still, each as it comes; once the dialog is
+     * done, it says to stop. */
+    const LimenQtCastSource windows[] = { { "window:one", "First", "org.example.One", nullptr, 0, 0 },
+                                          { "window:two", "Second", "org.example.Two", nullptr, 0, 0 } };
+    LimenQtScreenCastSpec spec {};
+    spec.window = { "", "", 1 };
+    spec.app_id = "org.example.App";
+    spec.types = 2;
+    spec.n_windows = 2;
+    spec.windows = windows;
+    Result result;
+    LimenQtDialog *handle = limen_qt_screencast_open (&spec, castDone, &result);
+    QVERIFY (handle);
+    auto *list = topLevel (QStringLiteral ("limen-screencast-dialog"))->findChild<QListWidget *> (QStringLiteral ("sources"));
+    QVERIFY (list);
+    QImage picture (16, 10, QImage::Format_RGB32);
+    picture.fill (QColor (0xd0, 0x20, 0x30));
+    QCOMPARE (limen_qt_screencast_preview (handle, "window:two", 16, 10, picture.bytesPerLine (), picture.constBits ()), 1);
+    QCOMPARE (itemColour (list, 1), QColor (0xd0, 0x20, 0x30));
+    QVERIFY (itemColour (list, 0) != QColor (0xd0, 0x20, 0x30));
+    picture.fill (QColor (0x30, 0x60, 0xd0));
+    QCOMPARE (limen_qt_screencast_preview (handle, "window:two", 16, 10, picture.bytesPerLine (), picture.constBits ()), 1);
+    QCOMPARE (itemColour (list, 1), QColor (0x30, 0x60, 0xd0));
+    /* Nonsense is refused, not drawn. */
+    QCOMPARE (limen_qt_screencast_preview (handle, "window:two", 16, 10, 8, picture.constBits ()), 0);
+    QCOMPARE (limen_qt_screencast_preview (handle, nullptr, 16, 10, picture.bytesPerLine (), picture.constBits ()), 0);
+    grab (list->window (), "qtest-screencast-preview.png");
+    static_cast<QDialog *> (list->window ())->reject ();
+    QCOMPARE (limen_qt_screencast_preview (handle, "window:two", 16, 10, picture.bytesPerLine (), picture.constBits ()), 0);
     QTRY_COMPARE (result.calls, 1);
     QCOMPARE (result.response, int (LIMEN_QT_RESPONSE_CANCELLED));
   }

@@ -8,7 +8,8 @@
  *           "FOCUS", "OFFER type" (per type of a new selection), "PASTE text", "COPIED"
  *   env:    LIMEN_PROBE_APP_ID (org.limen.WaylandProbe unless set)
  *   stdin:  "copy TEXT" owns the clipboard with TEXT as text/plain;charset=utf-8,
- *           "paste" reads the clipboard's text/plain;charset=utf-8; EOF quits
+ *           "paste" reads the clipboard's text/plain;charset=utf-8, "colour RRGGBB" repaints the
+ *           window in another colour (says "COLOUR rrggbb"); EOF quits
  *
  * Plain wayland-client: nothing shared with the code under test.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
@@ -422,6 +423,17 @@ read_commands (struct app *app)
       }
     else if (strcmp (line, "paste") == 0)
       paste (app);
+    else if (strncmp (line, "colour ", 7) == 0)
+      {
+        /* The next frame shows the new colour; the compositor may still read the old buffer
+         * until then, which destroying it allows (it keeps what it has). */
+        struct wl_buffer *old = app->buffer;
+
+        app->colour = (uint32_t) strtoul (line + 7, NULL, 16);
+        app->buffer = make_buffer (app);
+        wl_buffer_destroy (old);
+        say ("COLOUR %06x", app->colour);
+      }
   return 1;
 }
 

@@ -384,6 +384,11 @@ typedef void (*LimenQtScreenCastDone) (LimenQtDialog *dialog, int response, size
 /* Ask which screens or windows to share (and/or whether to allow remote control). */
 LIMEN_QT_EXPORT LimenQtDialog *limen_qt_screencast_open (const LimenQtScreenCastSpec *spec,
                                                          LimenQtScreenCastDone done, void *user_data);
+/* A live picture of source @id (@width × @height, B G R 255 bytes per pixel, rows @stride
+ * apart) for the open picker @dialog, in place of its still. 0 once the dialog no longer
+ * shows (accepted, cancelled, a region being drawn): stop sending. */
+LIMEN_QT_EXPORT int limen_qt_screencast_preview (LimenQtDialog *dialog, const char *id, int width, int height,
+                                                 int stride, const unsigned char *pixels);
 typedef struct _LimenQtCastIndicator LimenQtCastIndicator;
 /* The person pressed Stop; the indicator stays until limen_qt_cast_indicator_close(). */
 typedef void (*LimenQtCastStop) (LimenQtCastIndicator *indicator, void *user_data);
@@ -469,6 +474,7 @@ LIMEN_QT_EXPORT LimenQtDialog *limen_qt_launcher_open (const LimenQtLauncherSpec
   X (limen_qt_app_states)              \
   X (limen_qt_watch_app_states)        \
   X (limen_qt_screencast_open)         \
+  X (limen_qt_screencast_preview)      \
   X (limen_qt_cast_indicator_show)     \
   X (limen_qt_cast_indicator_close)     \
   X (limen_qt_shortcuts_open)         \

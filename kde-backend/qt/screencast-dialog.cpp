@@ -275,9 +275,26 @@ public:
     setMinimumWidth (460);
   }
 
+  /* A live picture of source @id in place of its still; false once the dialog is done. */
+  bool showPreview (const QByteArray &id, const QImage &image)
+  {
+    if (m_finished || isClosedByPortal () || !m_list)
+      return false;
+    for (int i = 0; i < m_list->count (); i++)
+      {
+        QListWidgetItem *item = m_list->item (i);
+        if (item->data (Qt::UserRole).toByteArray () != id)
+          continue;
+        item->setData (LiveRole, true);   /* a still arriving late must not cover it */
+        setPicture (item, image);
+      }
+    return true;
+  }
+
 protected:
   void onFinished (bool accepted) override
   {
+    m_finished = true;
     QVector<QByteArray> ids;
     if (m_list)
       for (int i = 0; i < m_list->count (); i++)
@@ -322,14 +339,21 @@ private:
     if (m_multiple)
       item->setCheckState (m_list->count () == 1 ? Qt::Checked : Qt::Unchecked);
     /* The themed icon until KWin's still of the source arrives (it lives as long as the
-     * dialog, which owns the capture). */
+     * dialog, which owns the capture), and the still until a live picture does (the C
+     * side's previews, limen_qt_screencast_preview). */
     LimenQt::captureSource (this, str (id), [this, item] (const QImage &image) {
-      const qreal dpr = devicePixelRatioF ();
-      QPixmap still = QPixmap::fromImage (image.scaled (m_list->iconSize () * dpr, Qt::KeepAspectRatio,
-                                                        Qt::SmoothTransformation));
-      still.setDevicePixelRatio (dpr);
-      item->setIcon (QIcon (still));
+      if (!item->data (LiveRole).toBool ())
+        setPicture (item, image);
     });
+  }
+
+  void setPicture (QListWidgetItem *item, const QImage &image)
+  {
+    const qreal dpr = devicePixelRatioF ();
+    QPixmap picture = QPixmap::fromImage (image.scaled (m_list->iconSize () * dpr, Qt::KeepAspectRatio,
+                                                        Qt::SmoothTransformation));
+    picture.setDevicePixelRatio (dpr);
+    item->setIcon (QIcon (picture));
   }
 
   void addSources (const LimenQtScreenCastSpec *spec, QVBoxLayout *col)
@@ -397,7 +421,9 @@ private:
     m_accept->setEnabled (any);
   }
 
+  static constexpr int LiveRole = Qt::UserRole + 1;
   QListWidget *m_list = nullptr;
+  bool m_finished = false;
   QCheckBox *m_restore = nullptr;
   QPushButton *m_accept = nullptr;
   bool m_multiple = false;
@@ -416,6 +442,18 @@ limen_qt_screencast_open (const LimenQtScreenCastSpec *spec, LimenQtScreenCastDo
   dialog->adjustSize ();
   dialog->present ();
   return dialog;
+}
+
+extern "C" LIMEN_QT_EXPORT int
+limen_qt_screencast_preview (LimenQtDialog *dialog, const char *id, int width, int height, int stride,
+                             const unsigned char *pixels)
+{
+  auto *picker = dynamic_cast<ScreenCastDialog *> (static_cast<_LimenQtDialog *> (dialog));
+  if (!picker || !id || width <= 0 || height <= 0 || stride < width * 4 || !pixels)
+    return 0;
+  /* The pixels are the caller's only during the call: copied. */
+  const QImage image = QImage (pixels, width, height, stride, QImage::Format_RGB32).copy ();
+  return picker->showPreview (QByteArray (id), image) ? 1 : 0;
 }
 
 /* The indicator is a persistent KNotification of our own "screencast" event: it must not
