@@ -106,6 +106,7 @@ target_link_libraries(limen-preload-guard PRIVATE ${CMAKE_DL_LIBS})
 limen_add_pytest(kde-preload test_kde_preload.py TIMEOUT 300)
 # GlobalShortcuts against a real kglobalaccel5 on Xvfb, through limen-portal and limen-kde.
 limen_add_pytest(kde-global-shortcuts test_global_shortcuts.py TIMEOUT 600)
+limen_add_pytest(kde-global-shortcuts-revoke test_global_shortcuts_revoke.py TIMEOUT 600)
 pkg_check_modules(XKBCOMMON_TEST REQUIRED IMPORTED_TARGET xkbcommon)
 limen_add_unit_test(test-shortcut-keys SOURCES unit/test-shortcut-keys.c ${PROJECT_SOURCE_DIR}/kde-backend/shortcut-keys.c
                     LIBS PkgConfig::XKBCOMMON_TEST)

@@ -133,7 +133,8 @@ def refused_in_store(bus, app_id=APP):
         perms, _ = bus.call(STORE, "Lookup", ("global-shortcuts", app_id), "(ss)", dest=STORE, path=STORE_PATH)
     except GLib.Error:
         return None
-    return sorted(perms.get(app_id, []))
+    # The empty word only keeps the app's row (shortcut-store.c).
+    return sorted(w for w in perms.get(app_id, []) if w)
 
 
 def component_active(bus, component):
