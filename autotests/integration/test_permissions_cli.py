@@ -56,6 +56,10 @@ def fill(bus):
                                      "devices": GLib.Variant("u", 3)})
     dh.ps(bus, "Set", ("remote-desktop", True, "0123456789abcdef", {APP: ["yes"]},
                        GLib.Variant("(suv)", ("limen-kde", 1, payload))), "(sbsa{sas}v)")
+    # As limen-kde records global shortcuts: the refused ids (and an empty word), the keys.
+    held = GLib.Variant("a(sss)", [("talk", "Push to talk", "Ctrl+Alt+T"), ("mute", "Mute", "Meta+F9")])
+    dh.ps(bus, "Set", ("global-shortcuts", True, APP, {APP: ["", "record"]},
+                       GLib.Variant("a{sv}", {"shortcuts": held})), "(sbsa{sas}v)")
     return f, doc
 
 
@@ -77,6 +81,7 @@ def test_list_show_revoke_reset(bus, which):
     assert "text/plain: org.kde.kate (chosen 3 times)" in shown
     assert "Remote control it may resume: token 01234567…, 1 screen, 1 window, control of: keyboard pointer" in shown
     assert "Files and folders:" in shown and "Devices and location:" in shown
+    assert "Global shortcuts: Push to talk (Ctrl+Alt+T); Mute (Meta+F9); refused: record" in shown
     assert "Location: Allowed, accuracy: city" in cli(bus, "show", "-").stdout
 
     # One entry: the camera; the other app keeps its own answer.
@@ -89,7 +94,7 @@ def test_list_show_revoke_reset(bus, which):
 
     # Reset takes the rest, the file through the document portal (so its mount forgets it).
     r = cli(bus, "reset", APP)
-    assert r.stdout.strip() == "4 permissions revoked"
+    assert r.stdout.strip() == "5 permissions revoked"
     assert cli(bus, "show", APP).stdout.strip() == "Holds nothing."
     assert APP not in dh.docs(bus, "Info", (doc,), "(s)")[1]
     assert APP not in cli(bus, "list").stdout.splitlines()

@@ -3,7 +3,8 @@
  * What an entry holds is written by the portal that made it, in the reference's forms: a
  * document's data (ayttu) is its host path, device, inode and flags; a restore token's data
  * is the backend's (suv) restore data (limen-kde's payload names the sources and the input
- * devices); location keeps an accuracy; "open with" keeps the handler and a count.
+ * devices); location keeps an accuracy; "open with" keeps the handler and a count; limen-kde's
+ * global-shortcuts entry names the shortcuts with their keys, its row the refused ones.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "grant-words.h"
 
@@ -142,6 +143,50 @@ describe_words (const LimenGrant *grant)
   return g_strdup (joined);
 }
 
+GVariant *
+limen_grant_shortcuts (const LimenGrant *grant)
+{
+  if (grant->desc->kind != LIMEN_GRANT_SHORTCUTS || !g_variant_is_of_type (grant->data, G_VARIANT_TYPE_VARDICT))
+    return NULL;
+  return g_variant_lookup_value (grant->data, "shortcuts", G_VARIANT_TYPE ("a(sss)"));
+}
+
+/* "Push to talk (Ctrl+Alt+T); refused: mute". The row's empty word only keeps the row. */
+static char *
+describe_shortcuts (const LimenGrant *grant)
+{
+  g_autoptr(GVariant) held = limen_grant_shortcuts (grant);
+  g_autoptr(GPtrArray) refused = g_ptr_array_new ();
+  g_autoptr(GPtrArray) parts = g_ptr_array_new_with_free_func (g_free);
+  const char *id, *description, *keys;
+  GVariantIter iter;
+
+  if (held)
+    {
+      g_variant_iter_init (&iter, held);
+      while (g_variant_iter_next (&iter, "(&s&s&s)", &id, &description, &keys))
+        /* TRANSLATORS: a global shortcut: what it does, (its keys) */
+        g_ptr_array_add (parts, g_strdup_printf (_("%s (%s)"), *description ? description : id,
+                                                 *keys ? keys : _("no keys")));
+    }
+  for (guint i = 0; grant->perms[i]; i++)
+    if (*grant->perms[i])
+      g_ptr_array_add (refused, grant->perms[i]);
+  if (refused->len)
+    {
+      g_autofree char *joined = NULL;
+
+      g_ptr_array_add (refused, NULL);
+      joined = g_strjoinv (", ", (char **) refused->pdata);
+      /* TRANSLATORS: followed by the ids of shortcuts the person said no to */
+      g_ptr_array_add (parts, g_strdup_printf (_("refused: %s"), joined));
+    }
+  if (parts->len == 0)
+    return g_strdup (_("None"));
+  g_ptr_array_add (parts, NULL);
+  return g_strjoinv ("; ", (char **) parts->pdata);
+}
+
 static char *
 describe_choice (const LimenGrant *grant)
 {
@@ -173,6 +218,9 @@ limen_grant_describe (LimenGrant *grant)
       break;
     case LIMEN_GRANT_WORDS:
       grant->detail = describe_words (grant);
+      break;
+    case LIMEN_GRANT_SHORTCUTS:
+      grant->detail = describe_shortcuts (grant);
       break;
     case LIMEN_GRANT_CHOICE:
       grant->detail = describe_choice (grant);
