@@ -65,7 +65,8 @@ struct _Job {
   GPtrArray             *wanted;       /* Shortcut: what the session ends up with */
   GHashTable            *known;        /* action → GArray keys, saved by kglobalaccel */
   GHashTable            *refused;      /* ids the person refused before (BindShortcuts) */
-  gboolean               has_row;      /* the store has the app's entry: known keys count */
+  gboolean               has_row;      /* the app's row in its store entry */
+  gboolean               has_entry;    /* the entry at all (none: bound before it was recorded) */
   LimenQtDialog         *dialog;
   char                  *parent_window;
   char                  *activation_token;
@@ -417,6 +418,7 @@ on_refused_read (GObject *source, GAsyncResult *result, gpointer user_data)
     g_debug ("Refused shortcuts of %s not read: %s", job->gs->app_id, error->message);
   g_clear_error (&error);
   job->refused = limen_kde_shortcut_store_refused (reply, job->gs->app_id, &job->has_row);
+  job->has_entry = reply != NULL;
   if (--job->waiting == 0)
     job_decide (job);
 }
@@ -585,9 +587,10 @@ job_decide (Job *job)
 
       if (g_hash_table_contains (job->refused, s->id))
         s->refused = TRUE;
-      /* Keys kglobalaccel kept count only while the store has the app's entry: without it
-       * (revoked, perhaps while limen-kde was not running) the person is asked again. */
-      else if ((saved = g_hash_table_lookup (job->known, s->id)) && (job->has_row || !job->gs->remember))
+      /* Saved keys count while the app's row is in the store, or with no entry at all (bound
+       * before bindings were recorded); an entry without the row was revoked: asked again. */
+      else if ((saved = g_hash_table_lookup (job->known, s->id))
+               && (job->has_row || !job->has_entry || !job->gs->remember))
         {
           /* Bound before (by this app, or by the person in System Settings): keep its keys. */
           shortcut_set_keys (s, (const int *) saved->data, saved->len);

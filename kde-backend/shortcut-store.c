@@ -10,8 +10,10 @@
  * The row taken away — the permissions page, limen-permissions, flatpak permission-reset, a
  * raw Delete — is a revocation: global-shortcuts.c ends the app's sessions and has
  * kglobalaccel forget its keys; a refused id added by someone else unbinds that shortcut.
- * A bind that finds no row asks the person again, whatever keys kglobalaccel kept, so a
- * revocation made while limen-kde was not running counts too.
+ * A bind that finds the entry without the app's row asks the person again, whatever keys
+ * kglobalaccel kept, so a revocation made while limen-kde was not running counts too (a
+ * DeletePermission keeps the entry; a raw Delete does not, and counts only while limen-kde
+ * runs: no entry at all is how shortcuts bound before this record look).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "shortcut-store.h"
