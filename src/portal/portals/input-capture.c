@@ -374,7 +374,8 @@ started (LimenCall *call, GTask *task)
   data = g_variant_lookup_value (results, "restore_data", G_VARIANT_TYPE ("(suv)"));
   if (data && g_variant_lookup (results, "persist_mode", "u", &mode) &&
       (token = limen_restore_token_store (RESTORE_TABLE, limen_app_info_get_id (limen_call_get_app_info (call)),
-                                          limen_call_get_sender (call), MIN (mode, capture->persist_mode), data)) != NULL)
+                                          limen_call_get_sender (call), MIN (mode, capture->persist_mode), data,
+                                          capture->capabilities)) != NULL)
     {
       g_variant_builder_add (&b, "{sv}", "restore_token", g_variant_new_string (token));
       g_free (capture->restore_token);
