@@ -71,6 +71,7 @@ add_executable(limen-wayland-probe wayland-client/limen-wayland-probe.c
 target_include_directories(limen-wayland-probe PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-probe PRIVATE PkgConfig::WAYLAND_CLIENT)
 limen_add_pytest(kde-screencast test_kde_screencast.py TIMEOUT 600)
+limen_add_pytest(kde-screencast-revoke test_screencast_revoke_kwin.py TIMEOUT 600)
 # Do Not Disturb while sharing, a window found again after its app restarted, "All screens"
 limen_add_pytest(kde-screencast-everyday test_kde_screencast_everyday.py TIMEOUT 900)
 # a real browser shares a window through limen-portal + limen-kde on that session

@@ -136,3 +136,23 @@ def test_revoked_while_limen_kde_was_not_running_asks_again(bus, x, stack):
     x.wait_window(TITLE)
     accept_dialog(x)
     assert bound(call.wait()[1]) == {"talk": "Ctrl+Alt+T"}
+
+
+def test_the_app_hears_closed_through_limen_portal(bus, x, stack):
+    """The whole path: a host app known by its app id (Registry.Register) binds through
+    limen-portal; limen-permissions revoke (what the page's Revoke does) ends its Session
+    with Closed, and its keys are gone from kglobalaccel."""
+    from test_global_shortcuts import App, start_limen_portal
+    start_limen_portal(bus)
+    app = App(bus)
+    bus.call("org.freedesktop.host.portal.Registry", "Register", (APP, {}), "(sa{sv})", conn=app.conn)
+    session = app.create_session()
+    _, pending = app.bind(session, [TALK])
+    accept_dialog(x)
+    assert bound(pending.wait(30)[1]) == {"talk": "Ctrl+Alt+T"}
+    assert limentest.wait_until(lambda: accel_actions(bus).get("talk"), 10)
+    env = dict(bus.env, LANGUAGE="C", LC_ALL="C.UTF-8")
+    r = subprocess.run([CLI, "revoke", APP, "global-shortcuts"], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert limentest.wait_until(lambda: session in app.closed, 10), app.closed
+    assert limentest.wait_until(lambda: accel_actions(bus) == {}, 10), accel_actions(bus)
