@@ -112,6 +112,8 @@ pkg_check_modules(XKBCOMMON_TEST REQUIRED IMPORTED_TARGET xkbcommon)
 limen_add_unit_test(test-shortcut-keys SOURCES unit/test-shortcut-keys.c ${PROJECT_SOURCE_DIR}/kde-backend/shortcut-keys.c
                     LIBS PkgConfig::XKBCOMMON_TEST)
 target_include_directories(test-shortcut-keys PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)
+target_compile_definitions(test-shortcut-keys PRIVATE LIMEN_TEST_LOCALEDIR="${PROJECT_BINARY_DIR}/locale")
+add_dependencies(test-shortcut-keys translations)
 # A key chord typed into kwin_wayland through its fake input protocol (GlobalShortcuts' test).
 set(_limen_fake_xml /usr/share/plasma-wayland-protocols/fake-input.xml)
 add_custom_command(OUTPUT ${_limen_wl_gen}/fake-input-client-protocol.h ${_limen_wl_gen}/fake-input-protocol.c
