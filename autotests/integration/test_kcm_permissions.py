@@ -17,7 +17,7 @@ import limentest
 from test_permissions_cli import APP, OTHER, REF_DOCS, REF_STORE, fill, start
 
 DRIVER = os.path.join(limentest.BUILD_DIR, "autotests", "kcm-permissions-driver")
-TOKEN = "0123456789abcdef"
+IC_TOKEN = "11112222333344445555"
 
 
 def desktop_file(bus):
@@ -55,22 +55,27 @@ def test_page_changes_what_the_store_holds(bus, which):
     f, doc = fill(bus)
 
     out = drive(bus, f"kcm-permissions-{which}-en.png",
-                "value:devices:camera=no", f"revoke:remote-desktop:{TOKEN}",
+                "value:devices:camera=no", f"revoke:input-capture:{IC_TOKEN}",
                 f"shot:{kde_helpers.artifacts_dir()}/kcm-permissions-{which}-en-after.png")
     assert "header: Holder Notes" in out
     assert f"{f} — read and write, kept" in out
     before, after = out.split("--\n")[:2]
-    assert "Remote control it may resume" in before and "Remote control it may resume" not in after
+    assert "Input capture it may resume" in before and "Input capture it may resume" not in after
+    assert "token 11112222…, may capture: pointer" in before
+    assert ("token 01234567…, screen DP-1, window “notes.txt — Kate”, 1 window, control of: keyboard pointer"
+            in after)
     # Global shortcuts with their keys, one a line, and what the person refused.
     assert "Push to talk: Ctrl+Alt+T\nMute: Meta+F9\nRefused: record" in before
     assert dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0] == {APP: ["no"], OTHER: ["no"]}
-    assert APP not in dh.ps(bus, "Lookup", ("remote-desktop", TOKEN), "(ss)")[0]
+    assert APP not in dh.ps(bus, "Lookup", ("input-capture", IC_TOKEN), "(ss)")[0]
 
     out = drive(bus, f"kcm-permissions-{which}-de-200.png", f"revoke:documents:{doc}", "reset", german=True)
     assert "header: Halter-Notizen" in out
     assert f"{f} — Lesen und Schreiben, dauerhaft" in out and ": Datei oder Ordner" in out
     assert "File or folder" not in out and "kept" not in out
     assert "Push to talk: Strg+Alt+T" in out and "Abgelehnt: record" in out
+    assert ("Fernsteuerung, die sie fortsetzen darf" in out and "Bildschirm DP-1, Fenster „notes.txt — Kate“, 1 Fenster, "
+            "Steuerung von: Tastatur Zeiger" in out)
     assert APP not in dh.docs(bus, "Info", (doc,), "(s)")[1]
     assert APP not in dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0]
     assert OTHER in dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0]
