@@ -170,6 +170,9 @@ on_entry_read (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
   g_autoptr(GVariant) old_data = NULL;
+  g_autoptr(GVariant) old_row = NULL;
+  g_autoptr(GVariant) row = NULL;
+  g_autoptr(GVariant) data = NULL;
   g_autoptr(GHashTable) refused = NULL;
   GVariantBuilder perms;
   GVariantIter iter;
@@ -200,6 +203,7 @@ on_entry_read (GObject *source, GAsyncResult *result, gpointer user_data)
       g_autoptr(GVariant) old_perms = g_variant_get_child_value (reply, 0);
 
       g_variant_get_child (reply, 1, "v", &old_data);
+      old_row = g_variant_lookup_value (old_perms, r->app_id, G_VARIANT_TYPE_STRING_ARRAY);
       g_variant_iter_init (&iter, old_perms);
       while (g_variant_iter_next (&iter, "{&s@as}", &app, &words))
         {
@@ -208,10 +212,20 @@ on_entry_read (GObject *source, GAsyncResult *result, gpointer user_data)
           g_variant_unref (words);
         }
     }
-  g_variant_builder_add (&perms, "{s@as}", r->app_id, row_words (refused));
+  row = g_variant_ref_sink (row_words (refused));
+  data = g_variant_ref_sink (entry_data (r->held, old_data));
+  /* An app binding the same shortcuts at each start changes nothing: no write, no Changed
+   * for every watcher (the frontend, an open permissions page). */
+  if (old_row && old_data && g_variant_equal (old_row, row) && g_variant_equal (old_data, data))
+    {
+      g_variant_builder_clear (&perms);
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
+  g_variant_builder_add (&perms, "{s@as}", r->app_id, row);
   g_dbus_connection_call (G_DBUS_CONNECTION (source), LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME, "Set",
                           g_variant_new ("(sbs@a{sas}v)", LIMEN_KDE_SHORTCUT_TABLE, TRUE, r->app_id,
-                                         g_variant_builder_end (&perms), entry_data (r->held, old_data)),
+                                         g_variant_builder_end (&perms), data),
                           NULL, G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, g_task_get_cancellable (task), on_recorded,
                           g_object_ref (task));
 }

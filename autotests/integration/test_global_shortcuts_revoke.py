@@ -156,3 +156,20 @@ def test_the_app_hears_closed_through_limen_portal(bus, x, stack):
     assert r.returncode == 0, r.stderr
     assert limentest.wait_until(lambda: session in app.closed, 10), app.closed
     assert limentest.wait_until(lambda: accel_actions(bus) == {}, 10), accel_actions(bus)
+
+
+def test_binding_the_same_again_writes_nothing(bus, x, stack):
+    """An app binding the same shortcuts at each start is not asked and changes nothing in the
+    store: no Changed for the frontend or an open permissions page. (limen-kde records before
+    it answers, so a Changed would have come before the answer.)"""
+    bind_both(bus, x)
+    recorded(bus)
+    changes = []
+    bus.conn.signal_subscribe(STORE, STORE, "Changed", STORE_PATH, None, Gio.DBusSignalFlags.NONE,
+                              lambda *a: changes.append(a[5].unpack()[:2]))
+    caller = Impl(bus)
+    session = caller.create_session()
+    _, call = caller.bind_async(session, [TALK, MUTE])
+    assert bound(call.wait()[1]) == {"talk": "Ctrl+Alt+T", "mute": "Meta+F9"}
+    limentest.pump(0.1)
+    assert changes == []
