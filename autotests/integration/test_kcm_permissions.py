@@ -62,8 +62,8 @@ def test_page_changes_what_the_store_holds(bus, which):
     before, after = out.split("--\n")[:2]
     assert "Input capture it may resume" in before and "Input capture it may resume" not in after
     assert "token 11112222…, may capture: pointer" in before
-    assert ("token 01234567…, screen DP-1, window “notes.txt — Kate”, 1 window, control of: keyboard pointer"
-            in after)
+    assert ("token 01234567…, screen DP-1, window “notes.txt — Kate”, 1 window, control of: keyboard pointer, "
+            "since 12/06/25" in after)
     # Global shortcuts with their keys, one a line, and what the person refused.
     assert "Push to talk: Ctrl+Alt+T\nMute: Meta+F9\nRefused: record" in before
     assert dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0] == {APP: ["no"], OTHER: ["no"]}
@@ -75,7 +75,7 @@ def test_page_changes_what_the_store_holds(bus, which):
     assert "File or folder" not in out and "kept" not in out
     assert "Push to talk: Strg+Alt+T" in out and "Abgelehnt: record" in out
     assert ("Fernsteuerung, die sie fortsetzen darf" in out and "Bildschirm DP-1, Fenster „notes.txt — Kate“, 1 Fenster, "
-            "Steuerung von: Tastatur Zeiger" in out)
+            "Steuerung von: Tastatur Zeiger, seit 12/06/25" in out)
     assert APP not in dh.docs(bus, "Info", (doc,), "(s)")[1]
     assert APP not in dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0]
     assert OTHER in dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0]

@@ -55,7 +55,7 @@ def fill(bus):
     windows = GLib.Variant("a{s(ss)}", {"window:abc": ("org.kde.kate", "notes.txt — Kate")})
     payload = GLib.Variant("a{sv}", {"sources": GLib.Variant("as", ["screen:DP-1", "window:abc", "window:def"]),
                                      "windows": windows, "devices": GLib.Variant("u", 3)})
-    dh.ps(bus, "Set", ("remote-desktop", True, "0123456789abcdef", {APP: ["yes", "keyboard", "pointer"]},
+    dh.ps(bus, "Set", ("remote-desktop", True, "0123456789abcdef", {APP: ["yes", "keyboard", "pointer", "since:1765022400"]},
                        GLib.Variant("(suv)", ("limen-kde", 1, payload))), "(sbsa{sas}v)")
     # Another backend's input capture token: its data says nothing; the frontend's row does.
     dh.ps(bus, "Set", ("input-capture", True, "11112222333344445555", {APP: ["yes", "pointer"]},
@@ -84,7 +84,7 @@ def test_list_show_revoke_reset(bus, which):
     assert "Notifications: Denied" in shown
     assert "text/plain: org.kde.kate (chosen 3 times)" in shown
     assert ("Remote control it may resume: token 01234567…, screen DP-1, window “notes.txt — Kate”, 1 window, "
-            "control of: keyboard pointer") in shown
+            "control of: keyboard pointer, since 12/06/25") in shown
     assert "Input capture it may resume: token 11112222…, may capture: pointer" in shown
     assert "Files and folders:" in shown and "Devices and location:" in shown
     assert "Global shortcuts: Push to talk (Ctrl+Alt+T); Mute (Meta+F9); refused: record" in shown

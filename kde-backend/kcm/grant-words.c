@@ -149,6 +149,28 @@ describe_devices (GString *out, const LimenGrant *grant, GVariant *payload)
       g_string_append_printf (out, " %s", _(names[i].text));
 }
 
+/* ", since 12/06/25": the time the frontend wrote in the row ("since:SECONDS"). */
+static void
+describe_since (GString *out, const LimenGrant *grant)
+{
+  for (guint i = 0; grant->perms[0] && grant->perms[i]; i++)
+    {
+      g_autoptr(GDateTime) when = NULL;
+      g_autofree char *date = NULL;
+      guint64 seconds;
+
+      if (!g_str_has_prefix (grant->perms[i], "since:")
+          || !g_ascii_string_to_unsigned (grant->perms[i] + 6, 10, 0, G_MAXINT64, &seconds, NULL)
+          || !(when = g_date_time_new_from_unix_local ((gint64) seconds))
+          || !(date = g_date_time_format (when, "%x")))
+        continue;
+      g_string_append (out, ", ");
+      /* TRANSLATORS: when the person allowed it, a date */
+      g_string_append_printf (out, _("since %s"), date);
+      return;
+    }
+}
+
 static char *
 describe_token (const LimenGrant *grant)
 {
@@ -166,6 +188,7 @@ describe_token (const LimenGrant *grant)
   if (payload)
     describe_sources (out, payload);
   describe_devices (out, grant, payload);
+  describe_since (out, grant);
   return g_string_free (out, FALSE);
 }
 

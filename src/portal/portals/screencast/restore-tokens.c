@@ -118,11 +118,13 @@ limen_restore_token_take (const char *table, const char *app_id, const char *sen
   return data;
 }
 
-/* The app's row of a kept token: "yes" (all the reference looks for), then the devices. */
+/* The app's row of a kept token: "yes" (all the reference looks for), the devices, and
+ * "since:" the time of the grant (seconds since the epoch), which the permissions page shows. */
 static GVariant *
 token_row (guint32 devices)
 {
   static const char *const names[] = { "keyboard", "pointer", "touchscreen" };
+  g_autofree char *since = g_strdup_printf ("since:%" G_GINT64_FORMAT, g_get_real_time () / G_USEC_PER_SEC);
   GVariantBuilder b;
 
   g_variant_builder_init (&b, G_VARIANT_TYPE_STRING_ARRAY);
@@ -130,6 +132,7 @@ token_row (guint32 devices)
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     if (devices & (1u << i))
       g_variant_builder_add (&b, "s", names[i]);
+  g_variant_builder_add (&b, "s", since);
   return g_variant_builder_end (&b);
 }
 
