@@ -71,6 +71,7 @@ add_executable(limen-wayland-probe wayland-client/limen-wayland-probe.c
 target_include_directories(limen-wayland-probe PRIVATE ${_limen_wl_gen})
 target_link_libraries(limen-wayland-probe PRIVATE PkgConfig::WAYLAND_CLIENT)
 limen_add_pytest(kde-screencast test_kde_screencast.py TIMEOUT 600)
+limen_add_pytest(kde-screencast-revoke test_screencast_revoke_kwin.py TIMEOUT 600)
 # Do Not Disturb while sharing, a window found again after its app restarted, "All screens"
 limen_add_pytest(kde-screencast-everyday test_kde_screencast_everyday.py TIMEOUT 900)
 limen_add_pytest(kde-screencast-preview test_kde_screencast_preview.py TIMEOUT 600)
@@ -107,10 +108,13 @@ target_link_libraries(limen-preload-guard PRIVATE ${CMAKE_DL_LIBS})
 limen_add_pytest(kde-preload test_kde_preload.py TIMEOUT 300)
 # GlobalShortcuts against a real kglobalaccel5 on Xvfb, through limen-portal and limen-kde.
 limen_add_pytest(kde-global-shortcuts test_global_shortcuts.py TIMEOUT 600)
+limen_add_pytest(kde-global-shortcuts-revoke test_global_shortcuts_revoke.py TIMEOUT 600)
 pkg_check_modules(XKBCOMMON_TEST REQUIRED IMPORTED_TARGET xkbcommon)
 limen_add_unit_test(test-shortcut-keys SOURCES unit/test-shortcut-keys.c ${PROJECT_SOURCE_DIR}/kde-backend/shortcut-keys.c
                     LIBS PkgConfig::XKBCOMMON_TEST)
 target_include_directories(test-shortcut-keys PRIVATE ${PROJECT_SOURCE_DIR}/kde-backend)
+target_compile_definitions(test-shortcut-keys PRIVATE LIMEN_TEST_LOCALEDIR="${PROJECT_BINARY_DIR}/locale")
+add_dependencies(test-shortcut-keys translations)
 # A key chord typed into kwin_wayland through its fake input protocol (GlobalShortcuts' test).
 set(_limen_fake_xml /usr/share/plasma-wayland-protocols/fake-input.xml)
 add_custom_command(OUTPUT ${_limen_wl_gen}/fake-input-client-protocol.h ${_limen_wl_gen}/fake-input-protocol.c

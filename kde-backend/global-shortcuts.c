@@ -4,8 +4,10 @@
  * they show in System Settings under the app's name, keep their keys in kglobalshortcutsrc
  * across restarts, and are grabbed only while a session of the app has them bound. The
  * first BindShortcuts asks the person (the shim's dialog); a shortcut the daemon already
- * knows is bound again without asking, and one the person left out is written to the
- * permission store (table "global-shortcuts", the app's own entry) and never asked again.
+ * knows is bound again without asking, and one the person left out is never asked again.
+ * What an app holds (its keys, its refusals) is recorded in the permission store
+ * (shortcut-store.c), where the permissions page shows it; taken away there, from anywhere,
+ * the app's sessions end and kglobalaccel forgets its keys.
  * ConfigureShortcuts shows the dialog for everything the session proposed.
  *
  * Key events reach only the frontend that owns the session (unicast signals): key timing
@@ -23,14 +25,11 @@
 #include "kglobalaccel.h"
 #include "shortcut-keys.h"
 #include "shortcut-signals.h"
+#include "shortcut-store.h"
 #include "option-tables.h"
 #include "shortcuts.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.GlobalShortcuts"
-#define STORE_NAME "org.freedesktop.impl.portal.PermissionStore"
-#define STORE_PATH "/org/freedesktop/impl/portal/PermissionStore"
-#define STORE_TABLE "global-shortcuts"
-#define STORE_TIMEOUT_MS 5000
 
 
 typedef struct {
@@ -66,12 +65,13 @@ struct _Job {
   GPtrArray             *wanted;       /* Shortcut: what the session ends up with */
   GHashTable            *known;        /* action → GArray keys, saved by kglobalaccel */
   GHashTable            *refused;      /* ids the person refused before (BindShortcuts) */
+  gboolean               has_row;      /* the app's row in its store entry */
+  gboolean               has_entry;    /* the entry at all (none: bound before it was recorded) */
   LimenQtDialog         *dialog;
   char                  *parent_window;
   char                  *activation_token;
   gboolean               configure;
   gboolean               changed;      /* configure: the bound set or keys changed */
-  gboolean               new_refusals; /* the person refused or re-allowed something */
   guint                  waiting;      /* async steps in flight */
   GError                *error;        /* the first failure */
 };
@@ -278,6 +278,8 @@ on_accel_appeared (gpointer user_data)
     }
 }
 
+static const LimenKdeAccelListener accel_listener = { on_accel_key, on_accel_changed, on_accel_appeared };
+
 /* ---- jobs: one BindShortcuts or ConfigureShortcuts at a time per session ---- */
 
 static void
@@ -382,35 +384,6 @@ job_step_failed (Job *job, GError *error)
 
 /* ---- the permission store: refused shortcuts ---- */
 
-/* The refused ids in a Lookup reply (a{sas}v) for @app_id. */
-static GHashTable *
-refused_from_reply (GVariant *reply, const char *app_id)
-{
-  GHashTable *set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  g_autoptr(GVariant) perms = NULL;
-  g_autofree const char **ids = NULL;
-
-  if (reply)
-    {
-      perms = g_variant_get_child_value (reply, 0);
-      if (g_variant_lookup (perms, app_id, "^a&s", &ids))
-        for (guint i = 0; ids[i]; i++)
-          g_hash_table_add (set, g_strdup (ids[i]));
-    }
-  return set;
-}
-
-static void
-store_lookup (Job *job, GAsyncReadyCallback callback)
-{
-  GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (skeleton));
-
-  job->waiting++;
-  g_dbus_connection_call (connection, STORE_NAME, STORE_PATH, STORE_NAME, "Lookup",
-                          g_variant_new ("(ss)", STORE_TABLE, job->gs->app_id), G_VARIANT_TYPE ("(a{sas}v)"),
-                          G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, job->cancellable, callback, job);
-}
-
 static void job_decide (Job *job);
 static void job_bind (Job *job);
 
@@ -444,68 +417,67 @@ on_refused_read (GObject *source, GAsyncResult *result, gpointer user_data)
                   g_str_equal (g_dbus_error_get_remote_error (error), "org.freedesktop.portal.Error.NotFound")))
     g_debug ("Refused shortcuts of %s not read: %s", job->gs->app_id, error->message);
   g_clear_error (&error);
-  job->refused = refused_from_reply (reply, job->gs->app_id);
+  job->refused = limen_kde_shortcut_store_refused (reply, job->gs->app_id, &job->has_row);
+  job->has_entry = reply != NULL;
   if (--job->waiting == 0)
     job_decide (job);
 }
 
 static void
-on_refused_written (GObject *source, GAsyncResult *result, gpointer user_data)
+on_recorded (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Job *job = user_data;
-  GError *error = NULL;
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_autoptr(GError) error = NULL;
 
-  if (!reply && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+  if (!limen_kde_shortcut_store_record_finish (result, &error))
     {
-      g_error_free (error);
-      return;
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        return;
+      /* The bindings stand; the page does not show them and a refusal may be asked again. */
+      g_warning ("Global shortcuts of %s not recorded in the permission store: %s", job->gs->app_id, error->message);
     }
-  /* The bindings stand; only the memory of a refusal is lost. */
-  if (!reply)
-    g_warning ("Refused shortcuts of %s not remembered: %s", job->gs->app_id, error->message);
-  g_clear_error (&error);
-  if (--job->waiting == 0)
-    job_finish (job);
+  job_finish (job);
 }
 
-/* Rewrite the app's refused ids: the stored ones, plus this job's refusals, minus what it
- * binds now. */
-static void
-on_refused_reread (GObject *source, GAsyncResult *result, gpointer user_data)
+/* The descriptions of @shortcuts, a{ss}. */
+static GVariant *
+descriptions_of (GPtrArray *shortcuts)
 {
-  Job *job = user_data;
-  GError *error = NULL;
-  g_autoptr(GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
-  g_autoptr(GHashTable) set = NULL;
-  g_autoptr(GPtrArray) ids = g_ptr_array_new ();
-  GHashTableIter iter;
-  gpointer id;
+  GVariantBuilder b;
 
-  if (!reply && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{ss}"));
+  for (guint i = 0; shortcuts && i < shortcuts->len; i++)
     {
-      g_error_free (error);
+      Shortcut *s = g_ptr_array_index (shortcuts, i);
+
+      g_variant_builder_add (&b, "{ss}", s->id, s->description);
+    }
+  return g_variant_builder_end (&b);
+}
+
+/* Everything is bound: what the app holds now goes to the store, then the job answers. */
+static void
+job_record (Job *job)
+{
+  GsSession *gs = job->gs;
+  GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (skeleton));
+  g_autoptr(GPtrArray) refused = g_ptr_array_new ();
+
+  if (!gs->remember || job->error || !connection)
+    {
+      job_finish (job);
       return;
     }
-  g_clear_error (&error);
-  set = refused_from_reply (reply, job->gs->app_id);
   for (guint i = 0; i < job->wanted->len; i++)
     {
       Shortcut *s = g_ptr_array_index (job->wanted, i);
 
       if (s->refused)
-        g_hash_table_add (set, g_strdup (s->id));
-      else if (s->bound)
-        g_hash_table_remove (set, s->id);
+        g_ptr_array_add (refused, s->id);
     }
-  g_hash_table_iter_init (&iter, set);
-  while (g_hash_table_iter_next (&iter, &id, NULL))
-    g_ptr_array_add (ids, id);
-  g_ptr_array_add (ids, NULL);
-  g_dbus_connection_call (G_DBUS_CONNECTION (source), STORE_NAME, STORE_PATH, STORE_NAME, "SetPermission",
-                          g_variant_new ("(sbss^as)", STORE_TABLE, TRUE, job->gs->app_id, job->gs->app_id,
-                                         (char **) ids->pdata),
-                          NULL, G_DBUS_CALL_FLAGS_NONE, STORE_TIMEOUT_MS, job->cancellable, on_refused_written, job);
+  g_ptr_array_add (refused, NULL);
+  limen_kde_shortcut_store_record_async (connection, gs->app_id, gs->component, (const char *const *) refused->pdata,
+                                         descriptions_of (job->wanted), job->cancellable, on_recorded, job);
 }
 
 /* ---- the dialog ---- */
@@ -554,19 +526,14 @@ apply_choice (Job *job, Shortcut *s, const LimenQtShortcut *c)
           s->force = TRUE;
           shortcut_set_keys (s, &c->key, c->key ? 1 : 0);
         }
-      job->new_refusals |= s->refused;
       s->bound = TRUE;
       s->refused = FALSE;
       return;
     }
-  if (!s->refused)
-    job->new_refusals = TRUE;
-  if (s->bound)
-    {
-      /* Forget its keys too: a refused shortcut leaves nothing in System Settings. */
-      job->changed = TRUE;
-      limen_kde_accel_unregister (job->gs->component, s->id);
-    }
+  /* Forget its keys too (saved ones included): a refused shortcut leaves nothing in System
+   * Settings. */
+  job->changed |= s->bound;
+  limen_kde_accel_unregister (job->gs->component, s->id);
   s->bound = FALSE;
   s->refused = TRUE;
   g_array_set_size (s->keys, 0);
@@ -620,7 +587,10 @@ job_decide (Job *job)
 
       if (g_hash_table_contains (job->refused, s->id))
         s->refused = TRUE;
-      else if ((saved = g_hash_table_lookup (job->known, s->id)))
+      /* Saved keys count while the app's row is in the store, or with no entry at all (bound
+       * before bindings were recorded); an entry without the row was revoked: asked again. */
+      else if ((saved = g_hash_table_lookup (job->known, s->id))
+               && (job->has_row || !job->has_entry || !job->gs->remember))
         {
           /* Bound before (by this app, or by the person in System Settings): keep its keys. */
           shortcut_set_keys (s, (const int *) saved->data, saved->len);
@@ -665,7 +635,7 @@ on_bound (GObject *source, GAsyncResult *result, gpointer user_data)
       shortcut_set_keys (s, (const int *) keys->data, keys->len);
     }
   if (--job->waiting == 0)
-    job_finish (job);
+    job_record (job);
 }
 
 /* TRUE when a session other than @gs has @id of @gs's component bound. */
@@ -725,10 +695,73 @@ job_bind (Job *job)
       limen_kde_accel_bind_async (&a, (const int *) s->keys->data, s->keys->len, !s->force, job->cancellable,
                                   on_bound, step);
     }
-  if (gs->remember && job->new_refusals)
-    store_lookup (job, on_refused_reread);
   if (job->waiting == 0)
-    job_finish (job);
+    job_record (job);
+}
+
+/* ---- revocations made in the permission store ---- */
+
+/* Shortcuts of @gs refused elsewhere (another session's dialog, another client) stop. */
+static void
+unbind_refused (GsSession *gs, const char *const *refused)
+{
+  gboolean changed = FALSE;
+
+  for (guint i = 0; i < gs->shortcuts->len; i++)
+    {
+      Shortcut *s = g_ptr_array_index (gs->shortcuts, i);
+
+      if (!s->bound || !g_strv_contains (refused, s->id))
+        continue;
+      limen_kde_accel_unregister (gs->component, s->id);
+      s->bound = FALSE;
+      s->refused = TRUE;
+      g_array_set_size (s->keys, 0);
+      changed = TRUE;
+    }
+  if (changed)
+    emit_shortcuts_changed (gs);
+}
+
+/* @app_id's entry changed: with its row gone (the permissions page, limen-permissions, flatpak
+ * permission-reset, a raw Delete) its sessions end and kglobalaccel forgets its keys. */
+static void
+on_store_changed (const char *app_id, const char *const *refused, gpointer user_data)
+{
+  g_autoptr(GPtrArray) ending = g_ptr_array_new ();
+
+  for (guint i = 0; *app_id && i < all_sessions->len; i++)
+    {
+      GsSession *gs = g_ptr_array_index (all_sessions, i);
+
+      if (!gs->remember || !g_str_equal (gs->app_id, app_id))
+        continue;
+      if (refused == NULL)
+        g_ptr_array_add (ending, gs->session);
+      else
+        unbind_refused (gs, refused);
+    }
+  for (guint i = 0; i < ending->len; i++)
+    limen_kde_session_close (g_ptr_array_index (ending, i));
+  if (refused == NULL && *app_id)
+    {
+      g_debug ("Global shortcuts of %s revoked: %u sessions closed", app_id, ending->len);
+      limen_kde_accel_forget_component (app_id);
+    }
+}
+
+/* Once exported: the store's changes are watched from the start, not from a first session. */
+static gboolean
+watch_store (gpointer user_data)
+{
+  GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (skeleton));
+
+  if (connection)
+    {
+      limen_kde_accel_init (connection, &accel_listener, NULL);
+      limen_kde_shortcut_store_watch (connection, on_store_changed, NULL);
+    }
+  return G_SOURCE_REMOVE;
 }
 
 /* ---- methods ---- */
@@ -806,7 +839,6 @@ on_create_session (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodInvoca
                    const char *handle, const char *session_handle, const char *app_id, GVariant *options,
                    gpointer user_data)
 {
-  static const LimenKdeAccelListener listener = { on_accel_key, on_accel_changed, on_accel_appeared };
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) opts = NULL;
   GsSession *gs;
@@ -818,7 +850,7 @@ on_create_session (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodInvoca
       limen_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  limen_kde_accel_init (g_dbus_method_invocation_get_connection (invocation), &listener, NULL);
+  limen_kde_accel_init (g_dbus_method_invocation_get_connection (invocation), &accel_listener, NULL);
   gs = g_new0 (GsSession, 1);
   gs->session = limen_kde_session_new (invocation, session_handle, on_session_closed, gs, &error);
   if (!gs->session)
@@ -876,7 +908,11 @@ on_bind_shortcuts (LimenDbusImplPortalGlobalShortcuts *object, GDBusMethodInvoca
   job->waiting = 1;
   limen_kde_accel_list_async (gs->component, job->cancellable, on_known, job);
   if (gs->remember)
-    store_lookup (job, on_refused_read);
+    {
+      job->waiting++;
+      limen_kde_shortcut_store_lookup (g_dbus_method_invocation_get_connection (invocation), gs->app_id,
+                                       job->cancellable, on_refused_read, job);
+    }
   else
     job->refused = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -958,5 +994,6 @@ limen_kde_global_shortcuts_new (void)
   g_signal_connect (skeleton, "handle-bind-shortcuts", G_CALLBACK (on_bind_shortcuts), NULL);
   g_signal_connect (skeleton, "handle-list-shortcuts", G_CALLBACK (on_list_shortcuts), NULL);
   g_signal_connect (skeleton, "handle-configure-shortcuts", G_CALLBACK (on_configure_shortcuts), NULL);
+  g_idle_add (watch_store, NULL);
   return G_DBUS_INTERFACE_SKELETON (skeleton);
 }

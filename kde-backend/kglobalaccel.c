@@ -290,6 +290,32 @@ limen_kde_accel_unregister (const char *component, const char *action)
 }
 
 static void
+on_forget_listed (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autofree char *component = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GHashTable) known = limen_kde_accel_list_finish (result, &error);
+  GHashTableIter iter;
+  gpointer action;
+
+  if (!known)
+    {
+      g_warning ("Shortcuts of %s not taken from kglobalaccel: %s", component, error->message);
+      return;
+    }
+  g_hash_table_iter_init (&iter, known);
+  while (g_hash_table_iter_next (&iter, &action, NULL))
+    limen_kde_accel_unregister (component, action);
+  g_debug ("%u shortcuts of %s forgotten", g_hash_table_size (known), component);
+}
+
+void
+limen_kde_accel_forget_component (const char *component)
+{
+  limen_kde_accel_list_async (component, NULL, on_forget_listed, g_strdup (component));
+}
+
+static void
 on_key_signal (GDBusConnection *connection, const char *sender, const char *path, const char *iface,
                const char *signal, GVariant *params, gpointer user_data)
 {

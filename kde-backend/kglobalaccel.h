@@ -50,4 +50,7 @@ void limen_kde_accel_set_inactive (const LimenKdeAccelAction *action);
 /* Forget @action of @component, keys included (a shortcut the person refused). */
 void limen_kde_accel_unregister (const char *component, const char *action);
 
+/* Forget every action of @component, keys included (what an app held was revoked). */
+void limen_kde_accel_forget_component (const char *component);
+
 G_END_DECLS

@@ -196,24 +196,25 @@ limen_kde_shortcut_to_trigger (int qt_key)
   return g_string_free (out, FALSE);
 }
 
-/* One chord as a person reads it, in Qt's order (Meta, Ctrl, Alt, Shift, Num). */
+/* One chord as a person reads it, in Qt's order (Meta, Ctrl, Alt, Shift, Num); untranslated
+ * (@translate FALSE) it is Qt's portable text, as kglobalshortcutsrc keeps it. */
 static void
-describe_chord (GString *out, int qt_key)
+describe_chord (GString *out, int qt_key, gboolean translate)
 {
   int key = qt_key & ~QT_MODS;
 
   if (qt_key & QT_META)
-    g_string_append_printf (out, "%s+", C_("keyboard modifier", "Meta"));
+    g_string_append_printf (out, "%s+", translate ? C_("keyboard modifier", "Meta") : "Meta");
   if (qt_key & QT_CTRL)
-    g_string_append_printf (out, "%s+", C_("keyboard modifier", "Ctrl"));
+    g_string_append_printf (out, "%s+", translate ? C_("keyboard modifier", "Ctrl") : "Ctrl");
   if (qt_key & QT_ALT)
-    g_string_append_printf (out, "%s+", C_("keyboard modifier", "Alt"));
+    g_string_append_printf (out, "%s+", translate ? C_("keyboard modifier", "Alt") : "Alt");
   if (qt_key & QT_SHIFT)
-    g_string_append_printf (out, "%s+", C_("keyboard modifier", "Shift"));
+    g_string_append_printf (out, "%s+", translate ? C_("keyboard modifier", "Shift") : "Shift");
   if (qt_key & QT_KEYPAD)
-    g_string_append_printf (out, "%s+", C_("keyboard modifier", "Num"));
+    g_string_append_printf (out, "%s+", translate ? C_("keyboard modifier", "Num") : "Num");
   if (key == 0x20)
-    g_string_append (out, C_("keyboard key", "Space"));
+    g_string_append (out, translate ? C_("keyboard key", "Space") : "Space");
   else if (key >= QT_F1 && key < QT_F1 + 35)
     g_string_append_printf (out, "F%d", key - QT_F1 + 1);
   else if (key >= QT_SPECIAL)
@@ -222,7 +223,7 @@ describe_chord (GString *out, int qt_key)
 
       for (gsize i = 0; i < G_N_ELEMENTS (special_keys) && !label; i++)
         if (special_keys[i].qt == key)
-          label = g_dpgettext2 (NULL, "keyboard key", special_keys[i].label);
+          label = translate ? g_dpgettext2 (NULL, "keyboard key", special_keys[i].label) : special_keys[i].label;
       if (label)
         g_string_append (out, label);
       else
@@ -232,8 +233,8 @@ describe_chord (GString *out, int qt_key)
     g_string_append_unichar (out, (gunichar) key);
 }
 
-char *
-limen_kde_shortcut_describe (const int *keys, gsize n_keys)
+static char *
+describe (const int *keys, gsize n_keys, gboolean translate)
 {
   GString *out = g_string_new (NULL);
 
@@ -243,7 +244,19 @@ limen_kde_shortcut_describe (const int *keys, gsize n_keys)
         continue;
       if (out->len > 0)
         g_string_append (out, ", ");
-      describe_chord (out, keys[i]);
+      describe_chord (out, keys[i], translate);
     }
   return g_string_free (out, FALSE);
+}
+
+char *
+limen_kde_shortcut_describe (const int *keys, gsize n_keys)
+{
+  return describe (keys, n_keys, TRUE);
+}
+
+char *
+limen_kde_shortcut_describe_portable (const int *keys, gsize n_keys)
+{
+  return describe (keys, n_keys, FALSE);
 }

@@ -21,4 +21,8 @@ char *limen_kde_shortcut_to_trigger (int qt_key);
  * translated; "" for none. */
 char *limen_kde_shortcut_describe (const int *keys, gsize n_keys);
 
+/* The same in Qt's portable text, untranslated ("Ctrl+Alt+P, Meta+F5"), as kglobalshortcutsrc
+ * keeps it: what the permission store records for the permissions page. */
+char *limen_kde_shortcut_describe_portable (const int *keys, gsize n_keys);
+
 G_END_DECLS

@@ -133,7 +133,7 @@ def refused_in_store(bus, app_id=APP):
         perms, _ = bus.call(STORE, "Lookup", ("global-shortcuts", app_id), "(ss)", dest=STORE, path=STORE_PATH)
     except GLib.Error:
         return None
-    return sorted(perms.get(app_id, []))
+    return sorted(w for w in perms.get(app_id, []) if w)   # "" only keeps the row
 
 
 def component_active(bus, component):

@@ -9,13 +9,15 @@ import subprocess
 
 import pytest
 
+from gi.repository import GLib
+
 import documents_helpers as dh
 import kde_helpers
 import limentest
 from test_permissions_cli import APP, OTHER, REF_DOCS, REF_STORE, fill, start
 
 DRIVER = os.path.join(limentest.BUILD_DIR, "autotests", "kcm-permissions-driver")
-TOKEN = "0123456789abcdef"
+IC_TOKEN = "11112222333344445555"
 
 
 def desktop_file(bus):
@@ -26,12 +28,17 @@ def desktop_file(bus):
              "Icon=accessories-text-editor\nExec=true\n")
 
 
-def drive(bus, shot, *actions, german=False):
+def driver_env(bus, german=False):
     env = dict(bus.env, QT_QPA_PLATFORM="offscreen", QT_QPA_PLATFORMTHEME="kde", XDG_CURRENT_DESKTOP="KDE",
                LIMEN_LOCALEDIR=os.path.join(limentest.BUILD_DIR, "locale"),
                LANGUAGE="de" if german else "en", LC_ALL="C.UTF-8", LANG="C.UTF-8")
     if german:
         env["QT_SCALE_FACTOR"] = "2"
+    return env
+
+
+def drive(bus, shot, *actions, german=False):
+    env = driver_env(bus, german)
     path = os.path.join(kde_helpers.artifacts_dir(), shot)
     r = subprocess.run([DRIVER, APP, path, *actions], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -48,22 +55,66 @@ def test_page_changes_what_the_store_holds(bus, which):
     f, doc = fill(bus)
 
     out = drive(bus, f"kcm-permissions-{which}-en.png",
-                "value:devices:camera=no", f"revoke:remote-desktop:{TOKEN}",
+                "value:devices:camera=no", f"revoke:input-capture:{IC_TOKEN}",
                 f"shot:{kde_helpers.artifacts_dir()}/kcm-permissions-{which}-en-after.png")
     assert "header: Holder Notes" in out
     assert f"{f} — read and write, kept" in out
     before, after = out.split("--\n")[:2]
-    assert "Remote control it may resume" in before and "Remote control it may resume" not in after
+    assert "Input capture it may resume" in before and "Input capture it may resume" not in after
+    assert "token 11112222…, may capture: pointer" in before
+    assert ("token 01234567…, screen DP-1, window “notes.txt — Kate”, 1 window, control of: keyboard pointer, "
+            "since 12/06/25" in after)
+    # Global shortcuts with their keys, one a line, and what the person refused.
+    assert "Push to talk: Ctrl+Alt+T\nMute: Meta+F9\nRefused: record" in before
     assert dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0] == {APP: ["no"], OTHER: ["no"]}
-    assert APP not in dh.ps(bus, "Lookup", ("remote-desktop", TOKEN), "(ss)")[0]
+    assert APP not in dh.ps(bus, "Lookup", ("input-capture", IC_TOKEN), "(ss)")[0]
 
     out = drive(bus, f"kcm-permissions-{which}-de-200.png", f"revoke:documents:{doc}", "reset", german=True)
     assert "header: Halter-Notizen" in out
     assert f"{f} — Lesen und Schreiben, dauerhaft" in out and ": Datei oder Ordner" in out
     assert "File or folder" not in out and "kept" not in out
+    assert "Push to talk: Strg+Alt+T" in out and "Abgelehnt: record" in out
+    assert ("Fernsteuerung, die sie fortsetzen darf" in out and "Bildschirm DP-1, Fenster „notes.txt — Kate“, 1 Fenster, "
+            "Steuerung von: Tastatur Zeiger, seit 12/06/25" in out)
     assert APP not in dh.docs(bus, "Info", (doc,), "(s)")[1]
     assert APP not in dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0]
     assert OTHER in dh.ps(bus, "Lookup", ("devices", "camera"), "(ss)")[0]
+
+
+@pytest.mark.parametrize("which", ["limen", "reference"])
+def test_page_follows_changes_made_elsewhere(bus, which):
+    """While the page is open, another client changes the store (a portal keeps a new restore
+    token, limen-permissions takes the file back): the page shows it without a click."""
+    if which == "reference" and not (os.path.exists(REF_STORE) and os.path.exists(REF_DOCS)):
+        pytest.skip("no reference permission store installed")
+    start(bus, which)
+    desktop_file(bus)
+    f, doc = fill(bus)
+    shots = kde_helpers.artifacts_dir()
+    p = subprocess.Popen([DRIVER, APP, f"{shots}/kcm-permissions-{which}-live-before.png",
+                          "wait:Screen sharing it may resume", f"gone:{f}",
+                          f"shot:{shots}/kcm-permissions-{which}-live-after.png"],
+                         env=driver_env(bus), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        while not lines or lines[-1] != "--\n":   # the page is shown, read from the store
+            lines.append(p.stdout.readline())
+            assert lines[-1], p.stderr.read()
+        assert "Screen sharing it may resume" not in "".join(lines) and f in "".join(lines)
+        payload = GLib.Variant("a{sv}", {"sources": GLib.Variant("as", ["window:w1"])})
+        dh.ps(bus, "Set", ("screencast", True, "fedcba9876543210", {APP: ["yes"]},
+                           GLib.Variant("(suv)", ("limen-kde", 1, payload))), "(sbsa{sas}v)")
+        r = subprocess.run([os.path.join(limentest.BUILD_DIR, "kde-backend/kcm/limen-permissions"), "revoke", APP,
+                            "documents"], env=bus.env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        out, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+        p.wait()
+    assert p.returncode == 0, err
+    after = out.split("--\n")[0]
+    assert "Screen sharing it may resume" in after and "token fedcba98…, 1 window" in after
+    assert f not in after
 
 
 def test_kcmshell_finds_the_module(bus):

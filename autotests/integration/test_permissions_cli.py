@@ -52,10 +52,18 @@ def fill(bus):
     set_perm("notifications", "notification", APP, ["no"])
     set_perm("desktop-used-apps", "text/plain", APP, ["org.kde.kate", "3"])
     set_perm("location", "location", "", ["CITY", "1"])
-    payload = GLib.Variant("a{sv}", {"sources": GLib.Variant("as", ["output:DP-1", "window:abc"]),
-                                     "devices": GLib.Variant("u", 3)})
-    dh.ps(bus, "Set", ("remote-desktop", True, "0123456789abcdef", {APP: ["yes"]},
+    windows = GLib.Variant("a{s(ss)}", {"window:abc": ("org.kde.kate", "notes.txt — Kate")})
+    payload = GLib.Variant("a{sv}", {"sources": GLib.Variant("as", ["screen:DP-1", "window:abc", "window:def"]),
+                                     "windows": windows, "devices": GLib.Variant("u", 3)})
+    dh.ps(bus, "Set", ("remote-desktop", True, "0123456789abcdef", {APP: ["yes", "keyboard", "pointer", "since:1765022400"]},
                        GLib.Variant("(suv)", ("limen-kde", 1, payload))), "(sbsa{sas}v)")
+    # Another backend's input capture token: its data says nothing; the frontend's row does.
+    dh.ps(bus, "Set", ("input-capture", True, "11112222333344445555", {APP: ["yes", "pointer"]},
+                       GLib.Variant("(suv)", ("other", 1, GLib.Variant("u", 3)))), "(sbsa{sas}v)")
+    # As limen-kde records global shortcuts: the refused ids (and an empty word), the keys.
+    held = GLib.Variant("a(sss)", [("talk", "Push to talk", "Ctrl+Alt+T"), ("mute", "Mute", "Meta+F9")])
+    dh.ps(bus, "Set", ("global-shortcuts", True, APP, {APP: ["", "record"]},
+                       GLib.Variant("a{sv}", {"shortcuts": held})), "(sbsa{sas}v)")
     return f, doc
 
 
@@ -75,8 +83,11 @@ def test_list_show_revoke_reset(bus, which):
     assert "Camera: Allowed" in shown
     assert "Notifications: Denied" in shown
     assert "text/plain: org.kde.kate (chosen 3 times)" in shown
-    assert "Remote control it may resume: token 01234567…, 1 screen, 1 window, control of: keyboard pointer" in shown
+    assert ("Remote control it may resume: token 01234567…, screen DP-1, window “notes.txt — Kate”, 1 window, "
+            "control of: keyboard pointer, since 12/06/25") in shown
+    assert "Input capture it may resume: token 11112222…, may capture: pointer" in shown
     assert "Files and folders:" in shown and "Devices and location:" in shown
+    assert "Global shortcuts: Push to talk (Ctrl+Alt+T); Mute (Meta+F9); refused: record" in shown
     assert "Location: Allowed, accuracy: city" in cli(bus, "show", "-").stdout
 
     # One entry: the camera; the other app keeps its own answer.
@@ -89,7 +100,7 @@ def test_list_show_revoke_reset(bus, which):
 
     # Reset takes the rest, the file through the document portal (so its mount forgets it).
     r = cli(bus, "reset", APP)
-    assert r.stdout.strip() == "4 permissions revoked"
+    assert r.stdout.strip() == "6 permissions revoked"
     assert cli(bus, "show", APP).stdout.strip() == "Holds nothing."
     assert APP not in dh.docs(bus, "Info", (doc,), "(s)")[1]
     assert APP not in cli(bus, "list").stdout.splitlines()

@@ -440,6 +440,38 @@ def test_caller_leaving_closes_the_session(ic, bus):
     assert limentest.wait_until(lambda: session in closed_sessions(bus))
 
 
+@pytest.mark.parametrize("how", ["revoke", "reset"])
+def test_revoked_restore_token_closes_the_running_session(ic, bus, how):
+    """A kept restore token taken back in the store while its session runs (the permissions
+    page's Revoke is DeletePermission; limen-permissions reset) ends that session, as a
+    screen cast's: the backend's session is closed and the app hears Closed. A session of the
+    same app without a kept token runs on."""
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    with open(os.path.join(apps, APP_A + ".desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Kvm\nExec=/bin/true\n")
+    c = Caller(bus)
+    bus.call("org.freedesktop.host.portal.Registry", "Register", (APP_A, {}), "(sa{sv})", conn=c.conn)
+    kept, plain = c.create2("kept"), c.create2("plain")
+    response, results = c.start_session(kept, persist_mode=v("u", 2))
+    token = results.get("restore_token")
+    assert response == 0 and token, results
+    assert c.start_session(plain)[0] == 0
+    if how == "revoke":
+        bus.call("org.freedesktop.impl.portal.PermissionStore", "DeletePermission", ("input-capture", token, APP_A),
+                 "(sss)", dest="org.freedesktop.impl.portal.PermissionStore",
+                 path="/org/freedesktop/impl/portal/PermissionStore")
+    else:
+        import subprocess
+        r = subprocess.run([os.path.join(limentest.BUILD_DIR, "kde-backend/kcm/limen-permissions"), "reset", APP_A],
+                           env=bus.env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+    assert limentest.wait_until(lambda: kept in c.closed, 10)
+    assert limentest.wait_until(lambda: kept in closed_sessions(bus), 10)
+    assert plain not in c.closed and plain not in closed_sessions(bus)
+    assert c.zones(plain)[0] == 0
+
+
 def test_backend_without_eis_is_a_clear_error(bus):
     start_suite(bus, {"eis": False})
     c, session = started_v2(bus)

@@ -737,6 +737,7 @@ def test_remote_desktop_restore_token(cast, bus):
                       dest="org.freedesktop.impl.portal.PermissionStore",
                       path="/org/freedesktop/impl/portal/PermissionStore")
     assert list(stored[0]) == [""] and tuple(stored[1]) == ("mock", 1, 7)
+    assert stored[0][""][:3] == ["yes", "keyboard", "pointer"] and stored[0][""][3].startswith("since:")  # the page
     # The ScreenCast table is another table: there the token does nothing (and is not used up).
     s3 = c.create(SC, "p3")
     assert c.select(s3, restore_token=v("s", token))[0] == 0

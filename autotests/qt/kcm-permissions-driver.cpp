@@ -1,10 +1,14 @@
 /* Drives the permissions page (kde-backend/kcm) as a person would, for
  * test_kcm_permissions.py: shows APP, saves a screenshot, then clicks through ACTIONS.
  *
- *   kcm-permissions-driver APP SHOT.png [revoke:TABLE:ID | value:TABLE:ID=VALUE | reset | shot:PATH]...
+ *   kcm-permissions-driver APP SHOT.png [revoke:TABLE:ID | value:TABLE:ID=VALUE | reset | shot:PATH
+ *                                        | wait:TEXT | gone:TEXT]...
  *
  * Each action clicks the real widget (the combo's popup item, the button); the effect is
- * checked by the caller in the permission store. Exit status 1 when a widget is missing.
+ * checked by the caller in the permission store. wait: and gone: click nothing: they wait
+ * (for as long as the caller lets the driver run) until a label of the page shows TEXT, or
+ * none does, as when someone else changes the store while the page is open. Exit status 1
+ * when a widget is missing.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <QAbstractItemView>
 #include <QApplication>
@@ -56,8 +60,23 @@ static bool chooseInCombo (QComboBox *combo, const QString &value)
   return true;
 }
 
+static bool shows (QWidget *page, const QString &text)
+{
+  for (QLabel *label : page->findChildren<QLabel *> ())
+    if (label->isVisibleTo (page) && label->text ().contains (text))
+      return true;
+  return false;
+}
+
 static bool act (QWidget *page, const QString &action)
 {
+  if (action.startsWith (QLatin1String ("wait:")) || action.startsWith (QLatin1String ("gone:")))
+    {
+      const bool present = action.startsWith (QLatin1String ("wait:"));
+      while (shows (page, action.mid (5)) != present)
+        QApplication::processEvents (QEventLoop::WaitForMoreEvents);
+      return true;
+    }
   if (action.startsWith (QLatin1String ("shot:")))
     return save (page, action.mid (5));
   if (action == QLatin1String ("reset"))

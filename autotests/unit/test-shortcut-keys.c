@@ -1,5 +1,7 @@
 /* Limen — shortcut triggers: the shortcuts specification's strings, Qt key codes, text.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <libintl.h>
+#include <locale.h>
 #include <glib.h>
 
 #include "shortcut-keys.h"
@@ -79,6 +81,26 @@ test_describe (void)
   g_assert_cmpstr (none, ==, "");
 }
 
+/* The store keeps Qt's portable text whatever the daemon's language: the permissions page
+ * names the keys in the reader's. */
+static void
+test_describe_portable (void)
+{
+  int keys[] = { CTRL | ALT | 'T', META | 0x01000034, SHIFT | ' ', CTRL | 0x01000017 };
+  g_autofree char *german = NULL;
+  g_autofree char *portable = NULL;
+
+  g_setenv ("LANGUAGE", "de", TRUE);
+  setlocale (LC_ALL, "C.UTF-8");
+  bindtextdomain ("limen", LIMEN_TEST_LOCALEDIR);
+  bind_textdomain_codeset ("limen", "UTF-8");
+  textdomain ("limen");
+  german = limen_kde_shortcut_describe (keys, G_N_ELEMENTS (keys));
+  portable = limen_kde_shortcut_describe_portable (keys, G_N_ELEMENTS (keys));
+  g_assert_cmpstr (german, ==, "Strg+Alt+T, Meta+F5, Umschalt+Leertaste, Strg+Bild ab");
+  g_assert_cmpstr (portable, ==, "Ctrl+Alt+T, Meta+F5, Shift+Space, Ctrl+PgDown");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -86,5 +108,6 @@ main (int argc, char **argv)
   g_test_add_func ("/shortcut-keys/parse", test_parse);
   g_test_add_func ("/shortcut-keys/round-trip", test_round_trip);
   g_test_add_func ("/shortcut-keys/describe", test_describe);
+  g_test_add_func ("/shortcut-keys/describe-portable", test_describe_portable);
   return g_test_run ();
 }

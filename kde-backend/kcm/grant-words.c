@@ -3,7 +3,8 @@
  * What an entry holds is written by the portal that made it, in the reference's forms: a
  * document's data (ayttu) is its host path, device, inode and flags; a restore token's data
  * is the backend's (suv) restore data (limen-kde's payload names the sources and the input
- * devices); location keeps an accuracy; "open with" keeps the handler and a count.
+ * devices); location keeps an accuracy; "open with" keeps the handler and a count; limen-kde's
+ * global-shortcuts entry names the shortcuts with their keys, its row the refused ones.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "grant-words.h"
 
@@ -70,41 +71,103 @@ location_words (const char *accuracy)
   return accuracy ? accuracy : "";
 }
 
-/* "window:…" and "output:…" sources and the input devices of a limen-kde restore payload. */
+/* One source of a limen-kde restore payload in words, or NULL for a window without a title
+ * (those are counted). */
+static char *
+source_words (const char *source, GVariant *windows)
+{
+  const char *title = NULL;
+
+  if (g_str_has_prefix (source, "screen:"))
+    /* TRANSLATORS: a screen shared, by its connector's name (DP-1) */
+    return g_strdup_printf (_("screen %s"), source + strlen ("screen:"));
+  if (g_str_equal (source, "all-screens"))
+    return g_strdup (_("all screens"));
+  if (g_str_has_prefix (source, "region:"))
+    return g_strdup (_("an area of the screen"));
+  if (g_str_equal (source, "virtual"))
+    return g_strdup (_("a virtual screen"));
+  if (g_str_has_prefix (source, "window:"))
+    {
+      if (windows && g_variant_lookup (windows, source, "(&s&s)", NULL, &title) && *title)
+        /* TRANSLATORS: a window shared, by its title */
+        return g_strdup_printf (_("window “%s”"), title);
+      return NULL;
+    }
+  return g_strdup (_("a screen"));
+}
+
+/* What a restore payload of limen-kde lets the app share again: its sources, by name. */
 static void
-describe_payload (GString *out, GVariant *payload)
+describe_sources (GString *out, GVariant *payload)
 {
   g_autofree const char **sources = NULL;
-  guint32 devices = 0;
-  guint screens = 0, windows = 0;
+  g_autoptr(GVariant) windows = g_variant_lookup_value (payload, "windows", G_VARIANT_TYPE ("a{s(ss)}"));
+  guint unnamed = 0;
 
-  if (g_variant_lookup (payload, "sources", "^a&s", &sources))
-    for (guint i = 0; sources[i]; i++)
-      {
-        if (g_str_has_prefix (sources[i], "window:"))
-          windows++;
-        else
-          screens++;
-      }
-  if (screens)
+  if (!g_variant_lookup (payload, "sources", "^a&s", &sources))
+    return;
+  for (guint i = 0; sources[i]; i++)
+    {
+      g_autofree char *words = source_words (sources[i], windows);
+
+      if (words)
+        g_string_append_printf (out, ", %s", words);
+      else
+        unnamed++;
+    }
+  if (unnamed)
     {
       g_string_append (out, ", ");
-      g_string_append_printf (out, g_dngettext (GETTEXT_PACKAGE, "%u screen", "%u screens", screens), screens);
+      g_string_append_printf (out, g_dngettext (GETTEXT_PACKAGE, "%u window", "%u windows", unnamed), unnamed);
     }
-  if (windows)
+}
+
+/* The input devices a token lets the app use: limen-kde's payload says for remote control;
+ * the frontend's row words ("keyboard", "pointer", "touchscreen" after "yes") say for any
+ * backend, input capture included. */
+static void
+describe_devices (GString *out, const LimenGrant *grant, GVariant *payload)
+{
+  static const struct { guint32 bit; const char *word; const char *text; } names[] = {
+    { DEVICE_KEYBOARD, "keyboard", N_("keyboard") }, { DEVICE_POINTER, "pointer", N_("pointer") },
+    { DEVICE_TOUCHSCREEN, "touchscreen", N_("touchscreen") },
+  };
+  guint32 devices = 0;
+
+  if (payload)
+    g_variant_lookup (payload, "devices", "u", &devices);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (grant->perms[0] && g_strv_contains ((const char *const *) grant->perms + 1, names[i].word))
+      devices |= names[i].bit;
+  if (devices == 0)
+    return;
+  g_string_append_printf (out, ", %s", g_str_equal (grant->table, "input-capture") ? _("may capture:")
+                                                                                   : _("control of:"));
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (devices & names[i].bit)
+      g_string_append_printf (out, " %s", _(names[i].text));
+}
+
+/* ", since 12/06/25": the time the frontend wrote in the row ("since:SECONDS"). */
+static void
+describe_since (GString *out, const LimenGrant *grant)
+{
+  for (guint i = 0; grant->perms[0] && grant->perms[i]; i++)
     {
+      g_autoptr(GDateTime) when = NULL;
+      g_autofree char *date = NULL;
+      guint64 seconds;
+
+      if (!g_str_has_prefix (grant->perms[i], "since:")
+          || !g_ascii_string_to_unsigned (grant->perms[i] + 6, 10, 0, G_MAXINT64, &seconds, NULL)
+          || !(when = g_date_time_new_from_unix_local ((gint64) seconds))
+          || !(date = g_date_time_format (when, "%x")))
+        continue;
       g_string_append (out, ", ");
-      g_string_append_printf (out, g_dngettext (GETTEXT_PACKAGE, "%u window", "%u windows", windows), windows);
-    }
-  if (g_variant_lookup (payload, "devices", "u", &devices) && devices)
-    {
-      g_string_append_printf (out, ", %s", _("control of:"));
-      if (devices & DEVICE_KEYBOARD)
-        g_string_append_printf (out, " %s", _("keyboard"));
-      if (devices & DEVICE_POINTER)
-        g_string_append_printf (out, " %s", _("pointer"));
-      if (devices & DEVICE_TOUCHSCREEN)
-        g_string_append_printf (out, " %s", _("touchscreen"));
+      /* TRANSLATORS: when the person allowed it, a date */
+      g_string_append_printf (out, _("since %s"), date);
+      return;
     }
 }
 
@@ -119,11 +182,13 @@ describe_token (const LimenGrant *grant)
   /* TRANSLATORS: %s is the first characters of a restore token */
   g_string_printf (out, _("token %.8s…"), grant->id);
   if (g_variant_is_of_type (grant->data, G_VARIANT_TYPE ("(suv)")))
-    {
-      g_variant_get (grant->data, "(&suv)", &vendor, &version, &payload);
-      if (g_variant_is_of_type (payload, G_VARIANT_TYPE_VARDICT))
-        describe_payload (out, payload);
-    }
+    g_variant_get (grant->data, "(&suv)", &vendor, &version, &payload);
+  if (payload && !g_variant_is_of_type (payload, G_VARIANT_TYPE_VARDICT))
+    g_clear_pointer (&payload, g_variant_unref);
+  if (payload)
+    describe_sources (out, payload);
+  describe_devices (out, grant, payload);
+  describe_since (out, grant);
   return g_string_free (out, FALSE);
 }
 
@@ -140,6 +205,50 @@ describe_words (const LimenGrant *grant)
       return g_strdup_printf (_("May prevent: %s"), joined);
     }
   return g_strdup (joined);
+}
+
+GVariant *
+limen_grant_shortcuts (const LimenGrant *grant)
+{
+  if (grant->desc->kind != LIMEN_GRANT_SHORTCUTS || !g_variant_is_of_type (grant->data, G_VARIANT_TYPE_VARDICT))
+    return NULL;
+  return g_variant_lookup_value (grant->data, "shortcuts", G_VARIANT_TYPE ("a(sss)"));
+}
+
+/* "Push to talk (Ctrl+Alt+T); refused: mute". The row's empty word only keeps the row. */
+static char *
+describe_shortcuts (const LimenGrant *grant)
+{
+  g_autoptr(GVariant) held = limen_grant_shortcuts (grant);
+  g_autoptr(GPtrArray) refused = g_ptr_array_new ();
+  g_autoptr(GPtrArray) parts = g_ptr_array_new_with_free_func (g_free);
+  const char *id, *description, *keys;
+  GVariantIter iter;
+
+  if (held)
+    {
+      g_variant_iter_init (&iter, held);
+      while (g_variant_iter_next (&iter, "(&s&s&s)", &id, &description, &keys))
+        /* TRANSLATORS: a global shortcut: what it does, (its keys) */
+        g_ptr_array_add (parts, g_strdup_printf (_("%s (%s)"), *description ? description : id,
+                                                 *keys ? keys : _("no keys")));
+    }
+  for (guint i = 0; grant->perms[i]; i++)
+    if (*grant->perms[i])
+      g_ptr_array_add (refused, grant->perms[i]);
+  if (refused->len)
+    {
+      g_autofree char *joined = NULL;
+
+      g_ptr_array_add (refused, NULL);
+      joined = g_strjoinv (", ", (char **) refused->pdata);
+      /* TRANSLATORS: followed by the ids of shortcuts the person said no to */
+      g_ptr_array_add (parts, g_strdup_printf (_("refused: %s"), joined));
+    }
+  if (parts->len == 0)
+    return g_strdup (_("None"));
+  g_ptr_array_add (parts, NULL);
+  return g_strjoinv ("; ", (char **) parts->pdata);
 }
 
 static char *
@@ -173,6 +282,9 @@ limen_grant_describe (LimenGrant *grant)
       break;
     case LIMEN_GRANT_WORDS:
       grant->detail = describe_words (grant);
+      break;
+    case LIMEN_GRANT_SHORTCUTS:
+      grant->detail = describe_shortcuts (grant);
       break;
     case LIMEN_GRANT_CHOICE:
       grant->detail = describe_choice (grant);

@@ -40,7 +40,7 @@ const LimenPermTable limen_perm_tables[] = {
   { "gamemode", "gamemode", LIMEN_GRANT_SWITCH, LIMEN_GROUP_SYSTEM, N_("Game mode") },
   { "realtime", "realtime", LIMEN_GRANT_SWITCH, LIMEN_GROUP_SYSTEM, N_("Realtime scheduling") },
   { "inhibit", "inhibit", LIMEN_GRANT_WORDS, LIMEN_GROUP_SYSTEM, N_("Preventing logout, suspend or idle") },
-  { "global-shortcuts", NULL, LIMEN_GRANT_WORDS, LIMEN_GROUP_SYSTEM, N_("Global shortcuts refused") },
+  { "global-shortcuts", NULL, LIMEN_GRANT_SHORTCUTS, LIMEN_GROUP_SYSTEM, N_("Global shortcuts") },
   { "desktop-used-apps", NULL, LIMEN_GRANT_CHOICE, LIMEN_GROUP_OPEN_WITH, N_("Opens with") },
   { NULL }
 };

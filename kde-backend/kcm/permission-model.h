@@ -15,7 +15,8 @@ typedef enum {
   LIMEN_GRANT_DOCUMENT,   /* a file or folder: read, write, grant-permissions, delete */
   LIMEN_GRANT_LOCATION,   /* accuracy, time of the grant */
   LIMEN_GRANT_TOKEN,      /* a restore token: a session the app may resume without asking */
-  LIMEN_GRANT_WORDS,      /* a list: inhibit's limits, shortcuts the person refused */
+  LIMEN_GRANT_WORDS,      /* a list: inhibit's limits */
+  LIMEN_GRANT_SHORTCUTS,  /* global shortcuts: their keys (limen-kde records them) and the refused ones */
   LIMEN_GRANT_CHOICE,     /* "open with": the handler chosen for a type, and how often */
 } LimenGrantKind;
 
@@ -81,6 +82,10 @@ gboolean limen_perm_model_revoke (GDBusConnection *bus, const char *app_id, cons
 /* Take back everything @app_id holds in every known table. */
 gboolean limen_perm_model_reset (GDBusConnection *bus, const char *app_id, guint *n_revoked,
                                  GError **error);
+
+/* The global shortcuts a LIMEN_GRANT_SHORTCUTS grant names, as (id, description, keys in Qt's
+ * portable text) a(sss); NULL for another grant or none. */
+GVariant *limen_grant_shortcuts (const LimenGrant *grant);
 
 /* The translated name of a group. */
 const char *limen_grant_group_title (LimenGrantGroup group);

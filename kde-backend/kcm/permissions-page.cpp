@@ -2,8 +2,10 @@
  *
  * Every change goes straight to the permission store (or, for files, the document portal)
  * and the page is read again from there: what it shows is what the store holds, whoever
- * wrote it. The frontend acts on the store's Changed signal, so a revocation here ends
- * what it granted in sessions already running.
+ * wrote it. It also reads it again when anyone else changes the store (its Changed signal:
+ * limen-permissions, flatpak permission-reset, a portal recording a new grant), so an open
+ * page never shows what is gone. The frontend and limen-kde act on the same signal, so a
+ * revocation here ends what it granted in sessions already running.
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "permissions-page.h"
 
@@ -12,12 +14,14 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QIcon>
+#include <QKeySequence>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <KLocalizedString>
@@ -44,6 +48,43 @@ void describeApp (const QString &appId, QString *name, QIcon *icon)
   KService::Ptr service = KService::serviceByDesktopName (appId);
   *name = service && !service->name ().isEmpty () ? service->name () : appId;
   *icon = QIcon::fromTheme (service && !service->icon ().isEmpty () ? service->icon () : QStringLiteral ("application-x-executable"));
+}
+
+/* What a global-shortcuts grant holds, one shortcut a line, its keys as this desktop names
+ * them ("Strg+Alt+T" in German). */
+QString describeShortcuts (const LimenGrant *grant)
+{
+  QStringList lines;
+  GVariant *held = limen_grant_shortcuts (grant);
+  GVariantIter iter;
+  const char *id, *description, *keys;
+
+  if (held)
+    {
+      g_variant_iter_init (&iter, held);
+      while (g_variant_iter_next (&iter, "(&s&s&s)", &id, &description, &keys))
+        {
+          const QString what = QString::fromUtf8 (*description ? description : id);
+          const QString native = QKeySequence::fromString (QString::fromUtf8 (keys), QKeySequence::PortableText)
+                                   .toString (QKeySequence::NativeText);
+          lines << (native.isEmpty () ? i18nc ("a global shortcut without keys", "%1: no keys", what)
+                                      : i18nc ("a global shortcut: what it does: its keys", "%1: %2", what, native));
+        }
+      g_variant_unref (held);
+    }
+  QStringList refused;
+  for (guint i = 0; grant->perms[i]; i++)
+    if (*grant->perms[i])
+      refused << QString::fromUtf8 (grant->perms[i]);
+  if (!refused.isEmpty ())
+    lines << i18n ("Refused: %1", refused.join (QStringLiteral (", ")));
+  return lines.isEmpty () ? i18n ("None") : lines.join (QLatin1Char ('\n'));
+}
+
+void onStoreChanged (GDBusConnection *, const char *, const char *, const char *, const char *, GVariant *,
+                     gpointer page)
+{
+  static_cast<LimenPermissionsPage *> (page)->storeChanged ();
 }
 
 struct GrantList
@@ -101,13 +142,30 @@ LimenPermissionsPage::LimenPermissionsPage (QWidget *parent)
   rightLayout->addLayout (buttons);
   splitter->setStretchFactor (1, 1);
 
+  /* Changes come in bursts (a reset is one call per entry): one reload for a burst. */
+  m_storeTimer = new QTimer (this);
+  m_storeTimer->setSingleShot (true);
+  m_storeTimer->setInterval (100);
+  connect (m_storeTimer, &QTimer::timeout, this, &LimenPermissionsPage::reload);
   if (!m_bus)
     reportError (error);
+  else
+    m_watch = g_dbus_connection_signal_subscribe (m_bus, "org.freedesktop.impl.portal.PermissionStore",
+                                                  "org.freedesktop.impl.portal.PermissionStore", "Changed",
+                                                  "/org/freedesktop/impl/portal/PermissionStore", nullptr,
+                                                  G_DBUS_SIGNAL_FLAGS_NONE, onStoreChanged, this, nullptr);
 }
 
 LimenPermissionsPage::~LimenPermissionsPage ()
 {
+  if (m_watch)
+    g_dbus_connection_signal_unsubscribe (m_bus, m_watch);
   g_clear_object (&m_bus);
+}
+
+void LimenPermissionsPage::storeChanged ()
+{
+  m_storeTimer->start ();
 }
 
 void LimenPermissionsPage::reportError (void *e)
@@ -225,7 +283,8 @@ void LimenPermissionsPage::addGrantRow (QWidget *box, void *g, int row)
   /* A plain switch says it all with its combo box; the detail would only repeat it. */
   const bool plainSwitch = grant->desc->kind == LIMEN_GRANT_SWITCH && *limen_grant_value (grant)
                            && !g_str_has_prefix (grant->id, "device:");
-  auto *detail = new QLabel (QString::fromUtf8 (grant->detail), box);
+  auto *detail = new QLabel (grant->desc->kind == LIMEN_GRANT_SHORTCUTS ? describeShortcuts (grant)
+                                                                         : QString::fromUtf8 (grant->detail), box);
   detail->setVisible (!plainSwitch);
   detail->setWordWrap (true);
   detail->setTextInteractionFlags (Qt::TextSelectableByMouse);

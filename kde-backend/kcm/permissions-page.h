@@ -10,6 +10,7 @@ class QLabel;
 class QPushButton;
 class QVBoxLayout;
 class QScrollArea;
+class QTimer;
 
 class LimenPermissionsPage : public QWidget
 {
@@ -22,6 +23,8 @@ public:
   void reload ();
   /* Select @appId ("" = the unidentified apps); FALSE when it holds nothing. */
   bool selectApp (const QString &appId);
+  /* The permission store changed (anyone's change): read it again shortly. */
+  void storeChanged ();
 
 private:
   void showSelected ();
@@ -39,4 +42,6 @@ private:
   QScrollArea *m_scroll;
   QPushButton *m_reset;
   QString m_app;
+  QTimer *m_storeTimer;
+  unsigned m_watch = 0;
 };

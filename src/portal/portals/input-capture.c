@@ -25,6 +25,7 @@
 #include "driver.h"
 #include "input-capture.h"
 #include "option-tables.h"
+#include "permission-store.h"
 #include "restore-tokens.h"
 
 #define IMPL_IFACE "org.freedesktop.impl.portal.InputCapture"
@@ -62,6 +63,7 @@ static void
 capture_free (LimenCapture *capture)
 {
   g_free (capture->backend);
+  g_free (capture->restore_token);
   g_clear_pointer (&capture->transfers, g_hash_table_unref);
   g_free (capture);
 }
@@ -372,8 +374,13 @@ started (LimenCall *call, GTask *task)
   data = g_variant_lookup_value (results, "restore_data", G_VARIANT_TYPE ("(suv)"));
   if (data && g_variant_lookup (results, "persist_mode", "u", &mode) &&
       (token = limen_restore_token_store (RESTORE_TABLE, limen_app_info_get_id (limen_call_get_app_info (call)),
-                                          limen_call_get_sender (call), MIN (mode, capture->persist_mode), data)) != NULL)
-    g_variant_builder_add (&b, "{sv}", "restore_token", g_variant_new_string (token));
+                                          limen_call_get_sender (call), MIN (mode, capture->persist_mode), data,
+                                          capture->capabilities)) != NULL)
+    {
+      g_variant_builder_add (&b, "{sv}", "restore_token", g_variant_new_string (token));
+      g_free (capture->restore_token);
+      capture->restore_token = g_strdup (token);
+    }
   limen_call_set_results (call, LIMEN_RESPONSE_SUCCESS, g_variant_builder_end (&b));
   g_task_return_boolean (task, TRUE);
 }
@@ -869,6 +876,35 @@ handle_connect_to_eis (LimenDbusPortalInputCapture *object, GDBusMethodInvocatio
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* The person took back a kept restore token (the permissions page, limen-permissions,
+ * flatpak permission-reset): the session it was issued for ends now, as a screen cast's does
+ * (screencast/cast-session.c): the backend's session is closed, the app hears Closed. */
+static void
+on_store_changed (const char *table, const char *id, GVariant *perms, gpointer user_data)
+{
+  g_autoptr(GPtrArray) ending = g_ptr_array_new_with_free_func ((GDestroyNotify) limen_session_unref);
+  GHashTableIter iter;
+  LimenCapture *capture;
+
+  g_hash_table_iter_init (&iter, captures);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &capture))
+    {
+      const char *app_id = limen_app_info_get_id (limen_session_get_app_info (capture->session));
+      g_autofree const char **row = limen_permission_row (perms, app_id);
+
+      if (capture->restore_token && g_str_equal (capture->restore_token, id) && row == NULL
+          && limen_session_is_open (capture->session))
+        g_ptr_array_add (ending, limen_session_ref (capture->session));
+    }
+  for (guint i = 0; i < ending->len; i++)
+    {
+      LimenSession *session = g_ptr_array_index (ending, i);
+
+      g_debug ("Input capture restore token of %s revoked: the session is closed", limen_session_get_path (session));
+      limen_session_close (session);
+    }
+}
+
 /* Sessions of input capture held by the InputCapture backend; its signals to their owners. */
 GDBusInterfaceSkeleton *
 limen_input_capture_new (LimenPortalContext *context)
@@ -878,6 +914,7 @@ limen_input_capture_new (LimenPortalContext *context)
   connection = context->connection;
   captures = g_hash_table_new (g_str_hash, g_str_equal);
   limen_restore_tokens_init (context->connection);
+  limen_permission_store_watch (context->connection, RESTORE_TABLE, on_store_changed, NULL);
   skeleton = limen_dbus_portal_input_capture_skeleton_new ();
   /* Until the backend has told, the version every backend has (CreateSession works on all). */
   limen_driver_offer (context, skeleton, 1, input_capture_methods);

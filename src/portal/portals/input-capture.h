@@ -33,6 +33,7 @@ typedef struct {
   guint32              asked;          /* capabilities the app asked for */
   guint32              capabilities;   /* granted */
   guint32              persist_mode;   /* what Start asked for */
+  char                *restore_token;  /* the token Start handed out, if any */
   gboolean             eis_connected;  /* taken when ConnectToEIS is called */
   gboolean             has_zones;      /* GetZones answered */
   gboolean             zones_stale;    /* ZonesChanged since */

@@ -208,7 +208,8 @@ add_restore_token (LimenCast *cast, const char *app_id, GVariant *results, GVari
   mode = MIN (mode, cast->persist_mode);
   token = limen_restore_token_store (cast->kind == LIMEN_CAST_SCREEN_CAST ? LIMEN_RESTORE_TABLE_SCREEN_CAST
                                                                           : LIMEN_RESTORE_TABLE_REMOTE_DESKTOP,
-                                     app_id, limen_session_get_sender (cast->session), mode, data);
+                                     app_id, limen_session_get_sender (cast->session), mode, data,
+                                     cast->kind == LIMEN_CAST_REMOTE_DESKTOP ? cast->devices : 0);
   if (token)
     g_variant_builder_add (b, "{sv}", "restore_token", g_variant_new_string (token));
   /* A token in the store can be revoked there while this session runs. */

@@ -118,9 +118,27 @@ limen_restore_token_take (const char *table, const char *app_id, const char *sen
   return data;
 }
 
+/* The app's row of a kept token: "yes" (all the reference looks for), the devices, and
+ * "since:" the time of the grant (seconds since the epoch), which the permissions page shows. */
+static GVariant *
+token_row (guint32 devices)
+{
+  static const char *const names[] = { "keyboard", "pointer", "touchscreen" };
+  g_autofree char *since = g_strdup_printf ("since:%" G_GINT64_FORMAT, g_get_real_time () / G_USEC_PER_SEC);
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE_STRING_ARRAY);
+  g_variant_builder_add (&b, "s", "yes");
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (devices & (1u << i))
+      g_variant_builder_add (&b, "s", names[i]);
+  g_variant_builder_add (&b, "s", since);
+  return g_variant_builder_end (&b);
+}
+
 char *
 limen_restore_token_store (const char *table, const char *app_id, const char *sender, guint32 persist_mode,
-                           GVariant *restore_data)
+                           GVariant *restore_data, guint32 devices)
 {
   g_autofree char *token = NULL;
   g_autoptr(GError) error = NULL;
@@ -150,7 +168,7 @@ limen_restore_token_store (const char *table, const char *app_id, const char *se
   if (store == NULL)
     return NULL;
   g_variant_builder_init (&perms, G_VARIANT_TYPE ("a{sas}"));
-  g_variant_builder_add (&perms, "{s^as}", app_id, (const char * const[]) { "yes", NULL });
+  g_variant_builder_add (&perms, "{s@as}", app_id, token_row (devices));
   reply = g_dbus_connection_call_sync (store, LIMEN_STORE_NAME, LIMEN_STORE_PATH, LIMEN_STORE_NAME, "Set",
                                        g_variant_new ("(sbs@a{sas}v)", table, TRUE, token,
                                                       g_variant_builder_end (&perms), restore_data),

@@ -19,9 +19,11 @@ void limen_restore_tokens_init (GDBusConnection *connection);
 GVariant *limen_restore_token_take (const char *table, const char *app_id, const char *sender, const char *token);
 
 /* Keep @restore_data ((suv), from the backend's Start) for @app_id: persist_mode 1 in
- * memory for as long as the connection @sender stays on the bus, 2 in the permission store.
- * The new token, or NULL when nothing was kept (bad data, mode 0, store unreachable: logged). */
+ * memory for as long as the connection @sender stays on the bus, 2 in the permission store,
+ * the app's row naming the input @devices granted (1 keyboard, 2 pointer, 4 touchscreen) and
+ * the time after its "yes", for the permissions page. The new token, or NULL when nothing was kept (bad data,
+ * mode 0, store unreachable: logged). */
 char *limen_restore_token_store (const char *table, const char *app_id, const char *sender, guint32 persist_mode,
-                                 GVariant *restore_data);
+                                 GVariant *restore_data, guint32 devices);
 
 G_END_DECLS
