@@ -23,7 +23,8 @@ typedef struct {
   LimenRequest    *last;
   LimenSession    *last_session;
   int              closed_calls;
-  int              backend_closes;
+  int             *backend_closes; /* the filter's, freed when GDBus is done with it */
+  guint            filter_id;
   GPtrArray       *responses;  /* (connection name, response) strings */
 } Fixture;
 
@@ -100,13 +101,13 @@ handle_test (GDBusConnection *c, const char *sender, const char *path, const cha
 static GDBusMessage *
 count_impl_close (GDBusConnection *c, GDBusMessage *m, gboolean incoming, gpointer user_data)
 {
-  Fixture *f = user_data;
+  int *closes = user_data;
 
   if (incoming && g_dbus_message_get_message_type (m) == G_DBUS_MESSAGE_TYPE_METHOD_CALL &&
       g_strcmp0 (g_dbus_message_get_member (m), "Close") == 0 &&
       (g_strcmp0 (g_dbus_message_get_interface (m), "org.freedesktop.impl.portal.Request") == 0 ||
        g_strcmp0 (g_dbus_message_get_interface (m), "org.freedesktop.impl.portal.Session") == 0))
-    g_atomic_int_inc (&f->backend_closes);
+    g_atomic_int_inc (closes);
   return m;
 }
 
@@ -147,7 +148,10 @@ setup (Fixture *f, gconstpointer data)
   limen_app_info_tracker_init (f->service, NULL);
   g_dbus_connection_register_object (f->service, "/test", test_iface_info (), &vt, f, NULL, &error);
   g_assert_no_error (error);
-  g_dbus_connection_add_filter (f->backend, count_impl_close, f, NULL);
+  /* The filter runs in GDBus's worker thread and may still run after the fixture is gone,
+   * so its counter is its own, freed by GDBus when no filter call can come any more. */
+  f->backend_closes = g_new0 (int, 1);
+  f->filter_id = g_dbus_connection_add_filter (f->backend, count_impl_close, f->backend_closes, g_free);
   g_bus_own_name_on_connection (f->backend, "org.limen.TestBackend", 0, NULL, NULL, NULL, NULL);
   for (GDBusConnection **c = (GDBusConnection *[]) { f->client, f->other, NULL }; *c; c++)
     g_dbus_connection_signal_subscribe (*c, NULL, "org.freedesktop.portal.Request", "Response", NULL, NULL,
@@ -168,6 +172,7 @@ teardown (Fixture *f, gconstpointer data)
   g_object_unref (f->client);
   if (f->other)
     g_object_unref (f->other);
+  g_dbus_connection_remove_filter (f->backend, f->filter_id);
   g_object_unref (f->backend);
   g_object_unref (f->service);
   g_ptr_array_unref (f->responses);
@@ -278,7 +283,7 @@ test_path_and_unicast_response (Fixture *f, gconstpointer data)
   g_assert_cmpuint (f->responses->len, ==, 1);
   g_assert_cmpstr (g_ptr_array_index (f->responses, 0), ==, want);
   g_assert_cmpuint (limen_request_count_open (), ==, 0);
-  g_assert_cmpint (f->backend_closes, ==, 0);
+  g_assert_cmpint (g_atomic_int_get (f->backend_closes), ==, 0);
 }
 
 static void
@@ -327,7 +332,7 @@ test_token_reuse_while_open (Fixture *f, gconstpointer data)
   g_assert_cmpstr (p1, !=, p3);
 }
 
-static gboolean backend_closed_once (Fixture *f) { return g_atomic_int_get (&f->backend_closes) >= 1; }
+static gboolean backend_closed_once (Fixture *f) { return g_atomic_int_get (f->backend_closes) >= 1; }
 
 static void
 test_close_by_caller_only (Fixture *f, gconstpointer data)
