@@ -14,22 +14,12 @@ import pytest
 import kde_helpers as kh
 import limentest
 import test_kde_screencast as sc
-import wayland_session
 from limentest import GLib
 
 GREEN = sc.GREEN
 BLUE = (0x30, 0x60, 0xd0)
 KEY_ESC = 1
 PREVIEW_NODE = "limen-picker-preview"   # the media.name of limen-kde's preview streams
-
-
-@pytest.fixture
-def session(bus):
-    s = wayland_session.WaylandSession(bus)
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def maps(pid):

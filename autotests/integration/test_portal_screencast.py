@@ -805,6 +805,25 @@ def object_serial(bus, node):
     return None
 
 
+def share_green_window_on_kwin(bus, session):
+    """limen-kde on @session's KWin with limen-portal in front; a green probe window shared by
+    a new Caller from a restore token seeded for it (the picker has tests of its own), asked
+    to keep it (persist_mode 2). Returns (caller, session handle, window, token, results)."""
+    session.start_kde()
+    start_limen_on_kde(bus)
+    window = session.probe("Green probe", GREEN)
+    win = session.wait_window("Green probe")
+    token = seed_token(bus, "", GLib.Variant("(suv)", ("KDE", 1, GLib.Variant(
+        "a{sv}", {"sources": GLib.Variant("as", ["window:" + win["uuid"]])}))))
+    c = Caller(bus)
+    s = c.create()
+    assert limentest.wait_until(lambda: bus.get_property(SC, "AvailableSourceTypes") == 7, 10)
+    assert c.select(s, types=v("u", 2), persist_mode=v("u", 2), restore_token=v("s", token))[0] == 0
+    response, results = c.request(SC, "Start", (s, "", {}), "(osa{sv})", timeout=30)
+    assert response == 0, results
+    return c, s, window, token, results
+
+
 def test_end_to_end_window_share_on_kwin(bus):
     """A browser-like client shares a window through limen-portal and limen-kde on a headless
     KWin: streams from KWin, a remote that shows only that stream, frames of the window's
@@ -815,20 +834,9 @@ def test_end_to_end_window_share_on_kwin(bus):
     probe_binary()
     session = wayland_session.WaylandSession(bus)
     try:
-        session.start_kde()
-        start_limen_on_kde(bus)
-        window = session.probe("Green probe", GREEN)
-        win = session.wait_window("Green probe")
-        token = seed_token(bus, "", GLib.Variant("(suv)", ("KDE", 1, GLib.Variant(
-            "a{sv}", {"sources": GLib.Variant("as", ["window:" + win["uuid"]])}))))
-        c = Caller(bus)
-        s = c.create()
+        c, s, window, token, results = share_green_window_on_kwin(bus, session)
         # The properties are limen-kde's (screens, windows, virtual; all cursor modes).
-        assert limentest.wait_until(lambda: bus.get_property(SC, "AvailableSourceTypes") == 7, 10)
         assert bus.get_property(SC, "AvailableCursorModes") == 7
-        assert c.select(s, types=v("u", 2), persist_mode=v("u", 2), restore_token=v("s", token))[0] == 0
-        response, results = c.request(SC, "Start", (s, "", {}), "(osa{sv})", timeout=30)
-        assert response == 0, results
         (node, props), = results["streams"]
         assert props["source_type"] == 2 and results["restore_token"] != token
         # Version 6: the node's PipeWire object.serial (KWin names only the id).

@@ -9,12 +9,10 @@ import subprocess
 import time
 
 import pytest
-from gi.repository import GLib
 
 import limentest
-from request_helpers import v
-from test_portal_screencast import (GREEN, SC, SESSION, Caller, consume_through, open_remote, probe, probe_binary,
-                                    rgb_at, seed_token, start_limen_on_kde)
+from test_portal_screencast import (GREEN, consume_through, open_remote, probe, probe_binary, rgb_at,
+                                    share_green_window_on_kwin)
 
 STORE = "org.freedesktop.impl.portal.PermissionStore"
 STORE_PATH = "/org/freedesktop/impl/portal/PermissionStore"
@@ -33,19 +31,7 @@ def test_revoked_token_stops_a_running_window_share_on_kwin(bus, how):
     probe_binary()
     session = wayland_session.WaylandSession(bus)
     try:
-        session.start_kde()
-        start_limen_on_kde(bus)
-        window = session.probe("Green probe", GREEN)
-        win = session.wait_window("Green probe")
-        # Allowed to restore earlier (the picker has tests of its own), asked to keep it again.
-        token = seed_token(bus, "", GLib.Variant("(suv)", ("KDE", 1, GLib.Variant(
-            "a{sv}", {"sources": GLib.Variant("as", ["window:" + win["uuid"]])}))))
-        c = Caller(bus)
-        s = c.create()
-        assert limentest.wait_until(lambda: bus.get_property(SC, "AvailableSourceTypes") == 7, 10)
-        assert c.select(s, types=v("u", 2), persist_mode=v("u", 2), restore_token=v("s", token))[0] == 0
-        response, results = c.request(SC, "Start", (s, "", {}), "(osa{sv})", timeout=30)
-        assert response == 0, results
+        c, s, window, token, results = share_green_window_on_kwin(bus, session)
         (node, _), = results["streams"]
         kept = results["restore_token"]
         perms, _ = bus.call(STORE, "Lookup", ("screencast", kept), "(ss)", dest=STORE, path=STORE_PATH)
