@@ -21,6 +21,7 @@
 #include "import.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -190,77 +191,229 @@ file_stamp (const struct stat *st)
                           (gint64) st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
 }
 
-/* Import one table file; it is recorded as done only when every entry in it was read. */
-static void
-import_file (FileImport *fi, const char *path, const struct stat *st)
-{
-  g_autofree char *key = g_strconcat (FILE_KEY_PREFIX, fi->table, NULL);
-  g_autofree char *stamp = file_stamp (st);
-  g_autofree char *recorded = limen_db_get_meta (fi->db, key);
-  g_autoptr(LimenGvdb) file = NULL;
-  g_autoptr(LimenGvdb) main_table = NULL;
-  g_autoptr(GError) error = NULL;
-  guint n_nameless, n_unread = 0;
+/* The import as a job of steps: each step reads up to STEP_ITEMS entries in one transaction,
+ * so a big store's import can run from the main loop with calls answered between steps. */
+#define STEP_ITEMS 1000
 
-  if (recorded && strcmp (recorded, stamp) == 0)
-    return;
-  file = limen_gvdb_open (path, &error);
-  if (file == NULL || (main_table = limen_gvdb_get_table (file, "main")) == NULL)
+struct _LimenImportJob {
+  LimenDb        *db;
+  LimenPermStore *perms;
+  LimenDocModel  *model;
+  LimenImportRun *run;
+  gboolean        legacy;
+  char           *dir_path;
+  GPtrArray      *names;       /* table files still to look at */
+  guint           next_name;
+  gint64          started_us;
+  guint           n_steps;
+  /* The file being read: */
+  FileImport      fi;
+  LimenGvdb      *file, *main_table;
+  char           *file_key, *stamp;
+  guint           next_item, n_nameless;
+};
+
+/* Open the next table file that needs reading; FALSE when there is none left. */
+static gboolean
+job_open_next_file (LimenImportJob *job)
+{
+  while (job->next_name < job->names->len)
     {
-      g_warning ("Cannot read the reference table %s (%s); tried again at the next start", path,
-                 error ? error->message : "no main table");
-      return;
+      const char *name = job->names->pdata[job->next_name++];
+      g_autofree char *path = g_build_filename (job->dir_path, name, NULL);
+      g_autofree char *recorded = NULL;
+      g_autoptr(GError) error = NULL;
+      struct stat st;
+
+      /* Only plain files: a symlink or directory is not the reference's state. */
+      if (lstat (path, &st) != 0 || !S_ISREG (st.st_mode))
+        continue;
+      job->file_key = g_strconcat (FILE_KEY_PREFIX, name, NULL);
+      job->stamp = file_stamp (&st);
+      recorded = limen_db_get_meta (job->db, job->file_key);
+      if (recorded && strcmp (recorded, job->stamp) == 0)
+        {
+          g_clear_pointer (&job->file_key, g_free);
+          g_clear_pointer (&job->stamp, g_free);
+          continue;
+        }
+      job->file = limen_gvdb_open (path, &error);
+      if (job->file == NULL || (job->main_table = limen_gvdb_get_table (job->file, "main")) == NULL)
+        {
+          g_warning ("Cannot read the reference table %s (%s); tried again at the next start", path,
+                     error ? error->message : "no main table");
+          g_clear_pointer (&job->file, limen_gvdb_free);
+          g_clear_pointer (&job->file_key, g_free);
+          g_clear_pointer (&job->stamp, g_free);
+          continue;
+        }
+      job->fi = (FileImport) { job->db, job->perms, job->model, job->run, name, job->legacy };
+      job->fi.started_us = g_get_monotonic_time ();
+      job->next_item = 0;
+      job->n_nameless = 0;
+      return TRUE;
     }
-  fi->started_us = g_get_monotonic_time ();
-  n_nameless = limen_gvdb_foreach (main_table, import_entry, fi);
-  log_file (fi, n_nameless);
+  return FALSE;
+}
+
+/* The file is read: log it; it is recorded as done only when every entry in it was read. */
+static void
+job_close_file (LimenImportJob *job)
+{
+  guint n_unread = job->n_nameless;
+
+  log_file (&job->fi, job->n_nameless);
   for (guint i = LIMEN_IMPORT_UNKNOWN_LAYOUT; i < LIMEN_IMPORT_N_OUTCOMES; i++)
-    n_unread += fi->counts[i];
-  if (n_unread + n_nameless == 0)
-    limen_db_set_meta (fi->db, key, stamp, NULL);
+    n_unread += job->fi.counts[i];
+  if (n_unread == 0)
+    limen_db_set_meta (job->db, job->file_key, job->stamp, NULL);
+  file_import_clear (&job->fi);
+  g_clear_pointer (&job->main_table, limen_gvdb_free);
+  g_clear_pointer (&job->file, limen_gvdb_free);
+  g_clear_pointer (&job->file_key, g_free);
+  g_clear_pointer (&job->stamp, g_free);
+}
+
+static LimenImportJob *
+job_new (LimenDb *db, LimenPermStore *perms, LimenDocModel *model)
+{
+  LimenImportJob *job = g_new0 (LimenImportJob, 1);
+  g_autofree char *legacy_mark = limen_db_get_meta (db, LEGACY_KEY);
+  g_autofree char *version = limen_db_get_meta (db, VERSION_KEY);
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+
+  job->db = db;
+  job->perms = perms;
+  job->model = model;
+  job->run = limen_import_run_new ();
+  job->legacy = legacy_mark && !version;
+  job->dir_path = g_build_filename (g_get_user_data_dir (), "flatpak", "db", NULL);
+  job->names = g_ptr_array_new_with_free_func (g_free);
+  job->started_us = g_get_monotonic_time ();
+  dir = g_dir_open (job->dir_path, 0, NULL);
+  while (dir && (name = g_dir_read_name (dir)))
+    {
+      if (g_str_has_prefix (name, "."))
+        continue;
+      if (!limen_perm_table_name_is_valid (name))
+        {
+          g_warning ("Skipping %s/%s: not a valid table name", job->dir_path, name);
+          continue;
+        }
+      g_ptr_array_add (job->names, g_strdup (name));
+    }
+  return job;
+}
+
+static void
+job_free (LimenImportJob *job)
+{
+  if (job->file)
+    {
+      file_import_clear (&job->fi);
+      g_clear_pointer (&job->main_table, limen_gvdb_free);
+      g_clear_pointer (&job->file, limen_gvdb_free);
+    }
+  g_free (job->file_key);
+  g_free (job->stamp);
+  g_ptr_array_unref (job->names);
+  limen_import_run_free (job->run);
+  g_free (job->dir_path);
+  g_free (job);
+}
+
+/* What is left after the last file, in the last step's transaction. */
+static void
+job_finish (LimenImportJob *job)
+{
+  if (limen_import_run_lacks_privilege (job->run))
+    g_message ("Documents whose folder moved can be found by its file handle only with CAP_DAC_READ_SEARCH; "
+               "those are kept at their recorded paths");
+  /* The old mark too: a version before the records then does not import everything again. */
+  limen_db_set_meta (job->db, VERSION_KEY, "2", NULL);
+  limen_db_set_meta (job->db, LEGACY_KEY, "1", NULL);
+}
+
+/* Read up to STEP_ITEMS entries in one transaction; TRUE when the job is over (done, or
+ * stopped by the database: what was not stored is tried again at the next start). */
+static gboolean
+job_step (LimenImportJob *job)
+{
+  g_autoptr(GError) error = NULL;
+  guint budget = STEP_ITEMS;
+  gboolean done = FALSE;
+
+  if (!limen_db_begin (job->db, &error))
+    {
+      g_warning ("Cannot import %s: %s", job->dir_path, error->message);
+      return TRUE;
+    }
+  job->n_steps++;
+  while (budget > 0 && !done)
+    {
+      guint to;
+
+      if (job->file == NULL && !job_open_next_file (job))
+        {
+          job_finish (job);
+          done = TRUE;
+          break;
+        }
+      to = MIN (limen_gvdb_n_items (job->main_table), job->next_item + budget);
+      job->n_nameless += limen_gvdb_foreach_range (job->main_table, job->next_item, to, import_entry, &job->fi);
+      budget -= to - job->next_item;
+      job->next_item = to;
+      if (to == limen_gvdb_n_items (job->main_table))
+        job_close_file (job);
+    }
+  /* A failed commit leaves this step's entries unrecorded: tried again at the next start. */
+  if (!limen_db_commit (job->db, &error))
+    {
+      g_warning ("Cannot store the import of %s (tried again at the next start): %s", job->dir_path,
+                 error->message);
+      return TRUE;
+    }
+  return done;
 }
 
 void
 limen_import_reference_state (LimenDb *db, LimenPermStore *perms, LimenDocModel *model)
 {
-  g_autofree char *legacy_mark = limen_db_get_meta (db, LEGACY_KEY);
-  g_autofree char *version = limen_db_get_meta (db, VERSION_KEY);
-  g_autofree char *dir_path = g_build_filename (g_get_user_data_dir (), "flatpak", "db", NULL);
-  g_autoptr(LimenImportRun) run = limen_import_run_new ();
-  g_autoptr(GDir) dir = NULL;
-  g_autoptr(GError) error = NULL;
-  const char *name;
+  LimenImportJob *job = job_new (db, perms, model);
 
-  if (!limen_db_begin (db, &error))
-    {
-      g_warning ("Cannot import %s: %s", dir_path, error->message);
-      return;
-    }
-  dir = g_dir_open (dir_path, 0, NULL);
-  while (dir && (name = g_dir_read_name (dir)))
-    {
-      g_autofree char *path = g_build_filename (dir_path, name, NULL);
-      FileImport fi = { db, perms, model, run, name, legacy_mark && !version };
-      struct stat st;
+  while (!job_step (job))
+    ;
+  job_free (job);
+}
 
-      /* Only plain files: a symlink or directory is not the reference's state. */
-      if (lstat (path, &st) != 0 || !S_ISREG (st.st_mode) || g_str_has_prefix (name, "."))
-        continue;
-      if (!limen_perm_table_name_is_valid (name))
-        {
-          g_warning ("Skipping %s: not a valid table name", path);
-          continue;
-        }
-      import_file (&fi, path, &st);
-      file_import_clear (&fi);
-    }
-  if (limen_import_run_lacks_privilege (run))
-    g_message ("Documents whose folder moved can be found by its file handle only with CAP_DAC_READ_SEARCH; "
-               "those are kept at their recorded paths");
-  /* The old mark too: a version before the records then does not import everything again. */
-  limen_db_set_meta (db, VERSION_KEY, "2", NULL);
-  limen_db_set_meta (db, LEGACY_KEY, "1", NULL);
-  /* A failed commit leaves nothing recorded: all of it is tried again at the next start. */
-  if (!limen_db_commit (db, &error))
-    g_warning ("Cannot store the import of %s (tried again at the next start): %s", dir_path, error->message);
+static gboolean
+job_step_cb (gpointer user_data)
+{
+  LimenImportJob *job = user_data;
+
+  if (!job_step (job))
+    return G_SOURCE_CONTINUE;
+  g_message ("The reference state is imported (%.1f s, %u steps)",
+             (g_get_monotonic_time () - job->started_us) / 1e6, job->n_steps);
+  job_free (job);
+  /* The import read and freed as much as it kept: give it back. */
+  malloc_trim (0);
+  return G_SOURCE_REMOVE;
+}
+
+void
+limen_import_reference_state_start (LimenDb *db, LimenPermStore *perms, LimenDocModel *model, guint budget_ms)
+{
+  LimenImportJob *job = job_new (db, perms, model);
+
+  while (g_get_monotonic_time () - job->started_us < budget_ms * (gint64) 1000)
+    if (job_step (job))
+      {
+        job_free (job);
+        return;
+      }
+  g_message ("Importing the reference state in the background (%s): calls are answered meanwhile, "
+             "with the entries imported so far", job->dir_path);
+  g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, job_step_cb, job, NULL);
 }

@@ -13,4 +13,12 @@ G_BEGIN_DECLS
  * logged with its id and reason and tried again at the next start. */
 void limen_import_reference_state (LimenDb *db, LimenPermStore *perms, LimenDocModel *model);
 
+typedef struct _LimenImportJob LimenImportJob;
+/* The same, in steps of a thousand entries (one transaction each): as many as @budget_ms
+ * allows now, the rest from the main loop when it is idle, calls answered in between (they
+ * see the entries imported so far). A store of a few thousand entries is imported before
+ * this returns; progress goes to the log. */
+void limen_import_reference_state_start (LimenDb *db, LimenPermStore *perms, LimenDocModel *model,
+                                         guint budget_ms);
+
 G_END_DECLS
