@@ -49,6 +49,9 @@ struct _LimenDocModel {
   LimenDocChangedFunc changed;
   gpointer    changed_data;
   guint       sweep_source;  /* drops the documents read that no one holds */
+  LimenDocMissFunc miss;     /* the one-time import, while it runs */
+  gpointer    miss_data;
+  GThread    *miss_thread;   /* the main thread, the only one that may import */
   gboolean    dropped_seen;  /* a document served through FUSE was dropped from memory */
 };
 
@@ -519,8 +522,23 @@ notify (LimenDocModel *model, LimenDoc *doc, const char *app)
     model->changed (doc, app, model->changed_data);
 }
 
-LimenDoc *
-limen_doc_model_lookup (LimenDocModel *model, const char *id)
+void
+limen_doc_model_set_miss_func (LimenDocModel *model, LimenDocMissFunc func, gpointer user_data)
+{
+  model->miss = func;
+  model->miss_data = user_data;
+  model->miss_thread = g_thread_self ();
+}
+
+/* The import is running and this thread may ask it: the main thread, not a FUSE worker. */
+static gboolean
+may_ask_import (LimenDocModel *model)
+{
+  return model->miss && g_thread_self () == model->miss_thread;
+}
+
+static LimenDoc *
+lookup_ref (LimenDocModel *model, const char *id)
 {
   LimenDoc *doc;
 
@@ -529,6 +547,19 @@ limen_doc_model_lookup (LimenDocModel *model, const char *id)
   if (doc)
     limen_doc_ref (doc);
   g_mutex_unlock (&model->lock);
+  return doc;
+}
+
+LimenDoc *
+limen_doc_model_lookup (LimenDocModel *model, const char *id)
+{
+  LimenDoc *doc = lookup_ref (model, id);
+
+  if (doc == NULL && may_ask_import (model))
+    {
+      model->miss (id, NULL, model->miss_data);
+      doc = lookup_ref (model, id);
+    }
   return doc;
 }
 
@@ -582,16 +613,30 @@ find_path_ref (LimenDocModel *model, const char *path, gboolean persistent, gboo
   return doc;
 }
 
+/* find_path_ref(), asking the import for a persistent document it has not reached. */
+static LimenDoc *
+find_path (LimenDocModel *model, const char *path, gboolean persistent, gboolean session)
+{
+  LimenDoc *doc = find_path_ref (model, path, persistent, session);
+
+  if (doc == NULL && persistent && may_ask_import (model))
+    {
+      model->miss (NULL, path, model->miss_data);
+      doc = find_path_ref (model, path, persistent, session);
+    }
+  return doc;
+}
+
 LimenDoc *
 limen_doc_model_find_by_path (LimenDocModel *model, const char *path)
 {
-  return find_path_ref (model, path, TRUE, TRUE);
+  return find_path (model, path, TRUE, TRUE);
 }
 
 LimenDoc *
 limen_doc_model_find_reusable (LimenDocModel *model, const char *path, gboolean persistent)
 {
-  return find_path_ref (model, path, persistent, !persistent);
+  return find_path (model, path, persistent, !persistent);
 }
 
 GPtrArray *
@@ -601,6 +646,8 @@ limen_doc_model_list (LimenDocModel *model, const char *app)
   GHashTableIter iter;
   gpointer value;
 
+  if (may_ask_import (model))
+    model->miss (NULL, NULL, model->miss_data);
   g_mutex_lock (&model->lock);
   /* What is in memory first, as it is now; then what only SQLite has. */
   g_hash_table_iter_init (&iter, model->docs);
@@ -639,6 +686,8 @@ limen_doc_model_list_apps (LimenDocModel *model)
   GHashTableIter iter;
   gpointer value;
 
+  if (may_ask_import (model))
+    model->miss (NULL, NULL, model->miss_data);
   g_mutex_lock (&model->lock);
   g_hash_table_iter_init (&iter, model->docs);
   while (g_hash_table_iter_next (&iter, NULL, &value))

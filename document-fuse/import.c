@@ -192,8 +192,19 @@ file_stamp (const struct stat *st)
 }
 
 /* The import as a job of steps: each step reads up to STEP_ITEMS entries in one transaction,
- * so a big store's import can run from the main loop with calls answered between steps. */
+ * so a big store's import can run from the main loop with calls answered between steps.
+ * Until it ends, a call on an entry the steps have not reached yet brings that entry in
+ * first (limen_import_job_ensure()): the calls see the whole reference state, as if it had
+ * been imported at start. */
 #define STEP_ITEMS 1000
+
+typedef struct {
+  char       *name;        /* the table */
+  char       *key, *stamp; /* its file's record */
+  LimenGvdb  *file, *main_table;
+  FileImport  fi;
+  guint       next_item, n_nameless;
+} TableFile;
 
 struct _LimenImportJob {
   LimenDb        *db;
@@ -201,77 +212,74 @@ struct _LimenImportJob {
   LimenDocModel  *model;
   LimenImportRun *run;
   gboolean        legacy;
+  gboolean        busy;        /* inside a step: the stores' own reads must not recurse */
   char           *dir_path;
-  GPtrArray      *names;       /* table files still to look at */
-  guint           next_name;
+  GPtrArray      *files;       /* TableFile, the ones to read */
+  guint           next_file;
+  GHashTable     *doc_paths;   /* recorded path → documents id, built at the first path miss */
   gint64          started_us;
-  guint           n_steps;
-  /* The file being read: */
-  FileImport      fi;
-  LimenGvdb      *file, *main_table;
-  char           *file_key, *stamp;
-  guint           next_item, n_nameless;
+  guint           n_steps, n_ensured;
 };
 
-/* Open the next table file that needs reading; FALSE when there is none left. */
-static gboolean
-job_open_next_file (LimenImportJob *job)
+static void
+table_file_free (TableFile *tf)
 {
-  while (job->next_name < job->names->len)
-    {
-      const char *name = job->names->pdata[job->next_name++];
-      g_autofree char *path = g_build_filename (job->dir_path, name, NULL);
-      g_autofree char *recorded = NULL;
-      g_autoptr(GError) error = NULL;
-      struct stat st;
+  file_import_clear (&tf->fi);
+  g_clear_pointer (&tf->main_table, limen_gvdb_free);
+  g_clear_pointer (&tf->file, limen_gvdb_free);
+  g_free (tf->key);
+  g_free (tf->stamp);
+  g_free (tf->name);
+  g_free (tf);
+}
 
-      /* Only plain files: a symlink or directory is not the reference's state. */
-      if (lstat (path, &st) != 0 || !S_ISREG (st.st_mode))
-        continue;
-      job->file_key = g_strconcat (FILE_KEY_PREFIX, name, NULL);
-      job->stamp = file_stamp (&st);
-      recorded = limen_db_get_meta (job->db, job->file_key);
-      if (recorded && strcmp (recorded, job->stamp) == 0)
-        {
-          g_clear_pointer (&job->file_key, g_free);
-          g_clear_pointer (&job->stamp, g_free);
-          continue;
-        }
-      job->file = limen_gvdb_open (path, &error);
-      if (job->file == NULL || (job->main_table = limen_gvdb_get_table (job->file, "main")) == NULL)
-        {
-          g_warning ("Cannot read the reference table %s (%s); tried again at the next start", path,
-                     error ? error->message : "no main table");
-          g_clear_pointer (&job->file, limen_gvdb_free);
-          g_clear_pointer (&job->file_key, g_free);
-          g_clear_pointer (&job->stamp, g_free);
-          continue;
-        }
-      job->fi = (FileImport) { job->db, job->perms, job->model, job->run, name, job->legacy };
-      job->fi.started_us = g_get_monotonic_time ();
-      job->next_item = 0;
-      job->n_nameless = 0;
-      return TRUE;
+/* The file of table @name if it needs reading (not recorded as read with this stamp). */
+static TableFile *
+table_file_open (LimenImportJob *job, const char *name)
+{
+  g_autofree char *path = g_build_filename (job->dir_path, name, NULL);
+  g_autofree char *recorded = NULL;
+  g_autoptr(GError) error = NULL;
+  TableFile *tf;
+  struct stat st;
+
+  /* Only plain files: a symlink or directory is not the reference's state. */
+  if (lstat (path, &st) != 0 || !S_ISREG (st.st_mode))
+    return NULL;
+  tf = g_new0 (TableFile, 1);
+  tf->name = g_strdup (name);
+  tf->key = g_strconcat (FILE_KEY_PREFIX, name, NULL);
+  tf->stamp = file_stamp (&st);
+  recorded = limen_db_get_meta (job->db, tf->key);
+  if (recorded && strcmp (recorded, tf->stamp) == 0)
+    {
+      table_file_free (tf);
+      return NULL;
     }
-  return FALSE;
+  tf->file = limen_gvdb_open (path, &error);
+  if (tf->file == NULL || (tf->main_table = limen_gvdb_get_table (tf->file, "main")) == NULL)
+    {
+      g_warning ("Cannot read the reference table %s (%s); tried again at the next start", path,
+                 error ? error->message : "no main table");
+      table_file_free (tf);
+      return NULL;
+    }
+  tf->fi = (FileImport) { job->db, job->perms, job->model, job->run, tf->name, job->legacy };
+  tf->fi.started_us = g_get_monotonic_time ();
+  return tf;
 }
 
 /* The file is read: log it; it is recorded as done only when every entry in it was read. */
 static void
-job_close_file (LimenImportJob *job)
+table_file_close (LimenImportJob *job, TableFile *tf)
 {
-  guint n_unread = job->n_nameless;
+  guint n_unread = tf->n_nameless;
 
-  log_file (&job->fi, job->n_nameless);
+  log_file (&tf->fi, tf->n_nameless);
   for (guint i = LIMEN_IMPORT_UNKNOWN_LAYOUT; i < LIMEN_IMPORT_N_OUTCOMES; i++)
-    n_unread += job->fi.counts[i];
+    n_unread += tf->fi.counts[i];
   if (n_unread == 0)
-    limen_db_set_meta (job->db, job->file_key, job->stamp, NULL);
-  file_import_clear (&job->fi);
-  g_clear_pointer (&job->main_table, limen_gvdb_free);
-  g_clear_pointer (&job->file, limen_gvdb_free);
-  g_clear_pointer (&job->file_key, g_free);
-  g_clear_pointer (&job->stamp, g_free);
+    limen_db_set_meta (job->db, tf->key, tf->stamp, NULL);
 }
 
 static LimenImportJob *
@@ -289,11 +297,13 @@ job_new (LimenDb *db, LimenPermStore *perms, LimenDocModel *model)
   job->run = limen_import_run_new ();
   job->legacy = legacy_mark && !version;
   job->dir_path = g_build_filename (g_get_user_data_dir (), "flatpak", "db", NULL);
-  job->names = g_ptr_array_new_with_free_func (g_free);
+  job->files = g_ptr_array_new_with_free_func ((GDestroyNotify) table_file_free);
   job->started_us = g_get_monotonic_time ();
   dir = g_dir_open (job->dir_path, 0, NULL);
   while (dir && (name = g_dir_read_name (dir)))
     {
+      TableFile *tf;
+
       if (g_str_has_prefix (name, "."))
         continue;
       if (!limen_perm_table_name_is_valid (name))
@@ -301,7 +311,8 @@ job_new (LimenDb *db, LimenPermStore *perms, LimenDocModel *model)
           g_warning ("Skipping %s/%s: not a valid table name", job->dir_path, name);
           continue;
         }
-      g_ptr_array_add (job->names, g_strdup (name));
+      if ((tf = table_file_open (job, name)))
+        g_ptr_array_add (job->files, tf);
     }
   return job;
 }
@@ -309,15 +320,8 @@ job_new (LimenDb *db, LimenPermStore *perms, LimenDocModel *model)
 static void
 job_free (LimenImportJob *job)
 {
-  if (job->file)
-    {
-      file_import_clear (&job->fi);
-      g_clear_pointer (&job->main_table, limen_gvdb_free);
-      g_clear_pointer (&job->file, limen_gvdb_free);
-    }
-  g_free (job->file_key);
-  g_free (job->stamp);
-  g_ptr_array_unref (job->names);
+  g_ptr_array_unref (job->files);
+  g_clear_pointer (&job->doc_paths, g_hash_table_unref);
   limen_import_run_free (job->run);
   g_free (job->dir_path);
   g_free (job);
@@ -349,24 +353,32 @@ job_step (LimenImportJob *job)
       g_warning ("Cannot import %s: %s", job->dir_path, error->message);
       return TRUE;
     }
+  job->busy = TRUE;
   job->n_steps++;
-  while (budget > 0 && !done)
+  while (budget > 0)
     {
-      guint to;
+      TableFile *tf;
+      guint to, n;
 
-      if (job->file == NULL && !job_open_next_file (job))
+      if (job->next_file == job->files->len)
         {
           job_finish (job);
           done = TRUE;
           break;
         }
-      to = MIN (limen_gvdb_n_items (job->main_table), job->next_item + budget);
-      job->n_nameless += limen_gvdb_foreach_range (job->main_table, job->next_item, to, import_entry, &job->fi);
-      budget -= to - job->next_item;
-      job->next_item = to;
-      if (to == limen_gvdb_n_items (job->main_table))
-        job_close_file (job);
+      tf = job->files->pdata[job->next_file];
+      n = limen_gvdb_n_items (tf->main_table);
+      to = MIN (n, tf->next_item + budget);
+      tf->n_nameless += limen_gvdb_foreach_range (tf->main_table, tf->next_item, to, import_entry, &tf->fi);
+      budget -= to - tf->next_item;
+      tf->next_item = to;
+      if (to == n)
+        {
+          table_file_close (job, tf);
+          job->next_file++;
+        }
     }
+  job->busy = FALSE;
   /* A failed commit leaves this step's entries unrecorded: tried again at the next start. */
   if (!limen_db_commit (job->db, &error))
     {
@@ -387,19 +399,95 @@ limen_import_reference_state (LimenDb *db, LimenPermStore *perms, LimenDocModel 
   job_free (job);
 }
 
+/* The file of @table still being read, or NULL. */
+static TableFile *
+job_pending_file (LimenImportJob *job, const char *table)
+{
+  for (guint i = job->next_file; i < job->files->len; i++)
+    if (strcmp (((TableFile *) job->files->pdata[i])->name, table) == 0)
+      return job->files->pdata[i];
+  return NULL;
+}
+
+/* Documents' recorded paths → their ids, for a Lookup by path before the import reached
+ * them (one pass over the file, once). */
+static void
+index_doc_path (const char *id, GVariant *value, gpointer user_data)
+{
+  g_auto(LimenRefDoc) rd = { 0 };
+  g_autoptr(GVariant) perms = NULL;
+  g_autofree char *why = NULL;
+
+  if (limen_import_parse_document (value, &rd, &perms, &why) == LIMEN_IMPORT_IMPORTED && rd.path)
+    g_hash_table_insert (user_data, g_strdup (rd.path), g_strdup (id));
+}
+
+/* Bring in one entry now, in a transaction of its own (import_entry() skips it if read). */
+static void
+job_import_one (LimenImportJob *job, TableFile *tf, const char *id)
+{
+  g_autoptr(GVariant) value = limen_gvdb_get_value (tf->main_table, id);
+  g_autoptr(GError) error = NULL;
+
+  if (value == NULL || !limen_db_begin (job->db, &error))
+    return;
+  job->busy = TRUE;
+  import_entry (id, value, &tf->fi);
+  job->busy = FALSE;
+  if (!limen_db_commit (job->db, &error))
+    g_warning ("Cannot store the import of %s/%s: %s", tf->name, id, error->message);
+  job->n_ensured++;
+}
+
+void
+limen_import_job_ensure (LimenImportJob *job, const char *table, const char *id, const char *path)
+{
+  TableFile *tf;
+
+  if (job->busy || !(tf = job_pending_file (job, table)))
+    return;
+  if (id == NULL && path == NULL)
+    {
+      /* A listing: it waits for the rest of the import. */
+      while (job_pending_file (job, table) && !job_step (job))
+        ;
+      return;
+    }
+  if (path)
+    {
+      if (job->doc_paths == NULL)
+        {
+          job->doc_paths = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+          limen_gvdb_foreach (tf->main_table, index_doc_path, job->doc_paths);
+        }
+      if (!(id = g_hash_table_lookup (job->doc_paths, path)))
+        return;
+    }
+  job_import_one (job, tf, id);
+}
+
 static gboolean
 job_step_cb (gpointer user_data)
 {
   LimenImportJob *job = user_data;
+  gboolean done = job_step (job);
 
-  if (!job_step (job))
+  if (!done && job->next_file < job->files->len)
     return G_SOURCE_CONTINUE;
-  g_message ("The reference state is imported (%.1f s, %u steps)",
-             (g_get_monotonic_time () - job->started_us) / 1e6, job->n_steps);
+  g_message ("The reference state is imported (%.1f s, %u steps, %u entries brought in first for calls)",
+             (g_get_monotonic_time () - job->started_us) / 1e6, job->n_steps, job->n_ensured);
+  limen_perm_store_set_import (job->perms, NULL);
+  limen_doc_model_set_miss_func (job->model, NULL, NULL);
   job_free (job);
   /* The import read and freed as much as it kept: give it back. */
   malloc_trim (0);
   return G_SOURCE_REMOVE;
+}
+
+static void
+doc_miss (const char *id, const char *path, gpointer user_data)
+{
+  limen_import_job_ensure (user_data, "documents", id, path);
 }
 
 void
@@ -414,6 +502,8 @@ limen_import_reference_state_start (LimenDb *db, LimenPermStore *perms, LimenDoc
         return;
       }
   g_message ("Importing the reference state in the background (%s): calls are answered meanwhile, "
-             "with the entries imported so far", job->dir_path);
+             "an entry not imported yet is brought in first", job->dir_path);
+  limen_perm_store_set_import (perms, job);
+  limen_doc_model_set_miss_func (model, doc_miss, job);
   g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, job_step_cb, job, NULL);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app-info.h"
+#include "import.h"
 #include "errors.h"
 
 /* Identify the caller; FALSE when the invocation was answered already. Writes are for
@@ -441,6 +442,9 @@ handle_list (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   list.app = app;
+  /* A listing during the one-time import waits for the rest of its table. */
+  if (store->import)
+    limen_import_job_ensure (store->import, table, NULL, NULL);
   if (!limen_db_perm_list (store->db, table, app != NULL, list_id, &list, &error))
     return return_error (invocation, error);
   g_ptr_array_add (ids, NULL);

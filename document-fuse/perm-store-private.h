@@ -22,6 +22,7 @@ typedef struct {
 struct _LimenPermStore {
   GThreadPool *dropper;    /* frees big GDBus trees off the main thread */
   LimenDb    *db;          /* the entries: read on demand, nothing resident */
+  LimenImportJob *import;  /* the one-time import, while it runs */
   LimenDbusImplPortalPermissionStore *skeleton;
   const LimenPermDocuments *docs;   /* serves the "documents" table, when set */
   gpointer    docs_data;

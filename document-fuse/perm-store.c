@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "app-info.h"
+#include "import.h"
 #include "errors.h"
 #include "limen-dbus.h"
 
@@ -65,7 +66,14 @@ limen_perm_store_entry (LimenPermStore *store, const char *table, const char *id
   GVariant *data, *perms;
   PermEntry *entry;
 
-  if (!limen_db_perm_get_entry (store->db, table, id, &data, &perms, &error))
+  gboolean found = limen_db_perm_get_entry (store->db, table, id, &data, &perms, &error);
+
+  if (!found && error == NULL && store->import)
+    {
+      limen_import_job_ensure (store->import, table, id, NULL);
+      found = limen_db_perm_get_entry (store->db, table, id, &data, &perms, &error);
+    }
+  if (!found)
     {
       if (error)
         g_warning ("Cannot read %s/%s: %s", table, id, error->message);
@@ -189,6 +197,12 @@ limen_perm_store_new (LimenDb *db, GError **error)
 
   store->db = db;
   return store;
+}
+
+void
+limen_perm_store_set_import (LimenPermStore *store, LimenImportJob *job)
+{
+  store->import = job;
 }
 
 void
