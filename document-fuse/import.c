@@ -204,6 +204,7 @@ typedef struct {
   LimenGvdb  *file, *main_table;
   FileImport  fi;
   guint       next_item, n_nameless;
+  guint       n_ensured;   /* read ahead of the steps for a call: the steps find them recorded */
 } TableFile;
 
 struct _LimenImportJob {
@@ -275,6 +276,8 @@ table_file_close (LimenImportJob *job, TableFile *tf)
 {
   guint n_unread = tf->n_nameless;
 
+  /* Counted once, as what they became when a call brought them in. */
+  tf->fi.n_recorded -= MIN (tf->fi.n_recorded, tf->n_ensured);
   log_file (&tf->fi, tf->n_nameless);
   for (guint i = LIMEN_IMPORT_UNKNOWN_LAYOUT; i < LIMEN_IMPORT_N_OUTCOMES; i++)
     n_unread += tf->fi.counts[i];
@@ -428,11 +431,17 @@ job_import_one (LimenImportJob *job, TableFile *tf, const char *id)
 {
   g_autoptr(GVariant) value = limen_gvdb_get_value (tf->main_table, id);
   g_autoptr(GError) error = NULL;
+  guint n_read = 0;
 
   if (value == NULL || !limen_db_begin (job->db, &error))
     return;
   job->busy = TRUE;
+  for (guint i = 0; LIMEN_IMPORT_OUTCOME_IS_READ (i); i++)
+    n_read -= tf->fi.counts[i];
   import_entry (id, value, &tf->fi);
+  for (guint i = 0; LIMEN_IMPORT_OUTCOME_IS_READ (i); i++)
+    n_read += tf->fi.counts[i];
+  tf->n_ensured += n_read;
   job->busy = FALSE;
   if (!limen_db_commit (job->db, &error))
     g_warning ("Cannot store the import of %s/%s: %s", tf->name, id, error->message);
