@@ -21,6 +21,8 @@ struct _LimenDb {
   char         *path;
   sqlite3_stmt *put_entry, *delete_entry;
   sqlite3_stmt *get_entry, *has_table, *list_entries;  /* the permission store reads on demand */
+  char         *big_table, *big_id;      /* the last big entry read, kept until written */
+  GVariant     *big_data, *big_perms;
   sqlite3_stmt *put_doc, *delete_doc, *put_doc_perm, *delete_doc_perm;
   sqlite3_stmt *get_meta, *set_meta;
   /* The document model's reads on demand (limen_db_doc_read), under the model's lock:

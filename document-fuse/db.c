@@ -6,6 +6,8 @@
 #include "db-recover.h"
 #include "errors.h"
 
+static void big_entry_forget (LimenDb *db, const char *table, const char *id);
+
 /* Bump when the schema changes; migrate() brings older files forward. */
 #define LIMEN_DB_SCHEMA_VERSION 1
 
@@ -303,6 +305,7 @@ limen_db_close (LimenDb *db)
   g_clear_pointer (&db->records, g_ptr_array_unref);
   for (gsize i = 0; i < G_N_ELEMENTS (stmts); i++)
     sqlite3_finalize (stmts[i]);
+  big_entry_forget (db, NULL, NULL);
   if (limen_db_recover_check_finish (g_steal_pointer (&db->check)) == LIMEN_DB_CHECK_DAMAGED)
     db->damage_seen = TRUE;
   if (db->sql && sqlite3_close (db->sql) == SQLITE_OK && db->opened && !db->damage_seen)
@@ -450,6 +453,7 @@ limen_db_perm_put_entry_bytes (LimenDb *db, const char *table, const char *id, G
   const void *bytes = g_bytes_get_data (perms, &size);
 
   g_return_val_if_fail (!db->journaling, FALSE);
+  big_entry_forget (db, table, id);
   sqlite3_bind_text (db->put_entry, 1, table, -1, SQLITE_STATIC);
   sqlite3_bind_text (db->put_entry, 2, id, -1, SQLITE_STATIC);
   bind_variant (db->put_entry, 3, data);
@@ -487,6 +491,7 @@ gboolean
 limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GError **error)
 {
   g_return_val_if_fail (!db->journaling, FALSE);
+  big_entry_forget (db, table, id);
   sqlite3_bind_text (db->delete_entry, 1, table, -1, SQLITE_STATIC);
   sqlite3_bind_text (db->delete_entry, 2, id, -1, SQLITE_STATIC);
   return db_step (db, db->delete_entry, error);
@@ -555,6 +560,34 @@ column_perms (sqlite3_stmt *stmt, int col)
   return perms ? perms : g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sas}"), NULL, 0));
 }
 
+/* The one big entry read last (its rights ≥ BIG_ENTRY bytes), kept: a Lookup of an entry of
+ * 20,000 apps spent most of its time checking the bytes it had read. Any write of it drops it. */
+#define BIG_ENTRY 65536
+
+static void
+big_entry_forget (LimenDb *db, const char *table, const char *id)
+{
+  if (db->big_id && (table == NULL || (strcmp (db->big_table, table) == 0 && strcmp (db->big_id, id) == 0)))
+    {
+      g_clear_pointer (&db->big_table, g_free);
+      g_clear_pointer (&db->big_id, g_free);
+      g_clear_pointer (&db->big_data, g_variant_unref);
+      g_clear_pointer (&db->big_perms, g_variant_unref);
+    }
+}
+
+void
+limen_db_perm_keep_entry (LimenDb *db, const char *table, const char *id, GVariant *data, GVariant *perms)
+{
+  if (g_variant_get_size (perms) < BIG_ENTRY)
+    return;
+  big_entry_forget (db, NULL, NULL);
+  db->big_table = g_strdup (table);
+  db->big_id = g_strdup (id);
+  db->big_data = data ? g_variant_ref (data) : NULL;
+  db->big_perms = g_variant_ref (perms);
+}
+
 gboolean
 limen_db_perm_get_entry (LimenDb *db, const char *table, const char *id, GVariant **data, GVariant **perms,
                          GError **error)
@@ -562,7 +595,16 @@ limen_db_perm_get_entry (LimenDb *db, const char *table, const char *id, GVarian
   sqlite3_stmt *stmt = db->get_entry;
   int rc;
 
-  *data = *perms = NULL;
+  *data = NULL;
+  if (perms)
+    *perms = NULL;
+  if (db->big_id && strcmp (db->big_table, table) == 0 && strcmp (db->big_id, id) == 0)
+    {
+      *data = db->big_data ? g_variant_ref (db->big_data) : NULL;
+      if (perms)
+        *perms = g_variant_ref (db->big_perms);
+      return TRUE;
+    }
   sqlite3_bind_text (stmt, 1, table, -1, SQLITE_STATIC);
   sqlite3_bind_text (stmt, 2, id, -1, SQLITE_STATIC);
   rc = sqlite3_step (stmt);
@@ -571,7 +613,11 @@ limen_db_perm_get_entry (LimenDb *db, const char *table, const char *id, GVarian
       g_autoptr(GVariant) boxed = column_variant (stmt, 0, G_VARIANT_TYPE_VARIANT);
 
       *data = boxed ? g_variant_get_variant (boxed) : NULL;
-      *perms = column_perms (stmt, 1);
+      /* Rights are read only when asked for: Set of a whole entry needs its data alone. */
+      if (perms)
+        *perms = column_perms (stmt, 1);
+      if (perms)
+        limen_db_perm_keep_entry (db, table, id, *data, *perms);
     }
   else if (rc != SQLITE_DONE)
     db_error (db, error, "lookup");

@@ -56,10 +56,15 @@ gboolean limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id
 gboolean limen_db_perm_put_entry_bytes (LimenDb *db, const char *table, const char *id, GVariant *data,
                                         GBytes *perms, GError **error);
 gboolean limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GError **error);
-/* The entry (@table, @id), read now: its data (unboxed; NULL when it has none) and its a{sas},
- * new references; FALSE (and @error only on a database error) when there is none. */
+/* The entry (@table, @id), read now: its data (unboxed; NULL when it has none) and, unless
+ * @perms is NULL, its a{sas}, new references; FALSE (and @error only on a database error)
+ * when there is none. The last entry read with rights of 64 KiB or more is kept until it is
+ * written. */
 gboolean limen_db_perm_get_entry (LimenDb *db, const char *table, const char *id, GVariant **data,
                                   GVariant **perms, GError **error);
+/* Keep (@table, @id) as just committed (@data unboxed, @perms checked), if it is big: the
+ * read that follows a Set need not check 20,000 apps' bytes again. */
+void limen_db_perm_keep_entry (LimenDb *db, const char *table, const char *id, GVariant *data, GVariant *perms);
 /* TRUE when @table has at least one entry. */
 gboolean limen_db_perm_has_table (LimenDb *db, const char *table);
 /* Every entry of @table to @entry_func (no data; its a{sas} only when @with_perms). */

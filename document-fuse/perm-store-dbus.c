@@ -323,6 +323,7 @@ handle_delete_permission (LimenDbusImplPortalPermissionStore *object, GDBusMetho
       g_hash_table_remove (limen_perm_entry_apps (entry), app);
       g_clear_pointer (&entry->perms_cache, g_variant_unref);
       entry->perms_cache = g_steal_pointer (&all);
+      limen_db_perm_keep_entry (store->db, table, id, entry->data, entry->perms_cache);
       limen_perm_store_emit_changed (store, table, id, FALSE, entry, NULL);
     }
   limen_dbus_impl_portal_permission_store_complete_delete_permission (object, invocation);
@@ -391,7 +392,7 @@ handle_delete (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation
       limen_dbus_impl_portal_permission_store_complete_delete (object, invocation);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  entry = limen_perm_store_entry (store, table, id);
+  entry = limen_perm_store_read (store, table, id, FALSE);
   if (entry == NULL)
     return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
                                                   "No entry for %s in table %s", id, table));

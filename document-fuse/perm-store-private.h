@@ -39,7 +39,10 @@ GHashTable *limen_perm_entry_apps (PermEntry *entry);
 GVariant *limen_perm_entry_get_perms (PermEntry *entry);
 /* @apps as a{sas}, with @app set to @perms (or removed for NULL) on the way; a new reference. */
 GVariant *limen_perm_perms_variant_with (GHashTable *apps, const char *app, const char * const *perms);
-/* The entry (@table, @id) read now (free it with limen_perm_entry_free()), or NULL. */
+/* The entry (@table, @id) read now, its rights (perms_cache) only @with_perms (free it with
+ * limen_perm_entry_free()), or NULL. */
+PermEntry *limen_perm_store_read (LimenPermStore *store, const char *table, const char *id, gboolean with_perms);
+/* The same with its rights. */
 PermEntry *limen_perm_store_entry (LimenPermStore *store, const char *table, const char *id);
 
 /* ---- writes (perm-store.c), host only, written to SQLite before they return ---- */

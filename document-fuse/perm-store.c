@@ -60,18 +60,18 @@ limen_perm_entry_get_perms (PermEntry *entry)
  * store starts at once and its size does not grow with the entries (a prepared statement
  * on the primary key costs a few microseconds). */
 PermEntry *
-limen_perm_store_entry (LimenPermStore *store, const char *table, const char *id)
+limen_perm_store_read (LimenPermStore *store, const char *table, const char *id, gboolean with_perms)
 {
   g_autoptr(GError) error = NULL;
-  GVariant *data, *perms;
+  GVariant *data, *perms = NULL;
+  GVariant **want = with_perms ? &perms : NULL;
   PermEntry *entry;
-
-  gboolean found = limen_db_perm_get_entry (store->db, table, id, &data, &perms, &error);
+  gboolean found = limen_db_perm_get_entry (store->db, table, id, &data, want, &error);
 
   if (!found && error == NULL && store->import)
     {
       limen_import_job_ensure (store->import, table, id, NULL);
-      found = limen_db_perm_get_entry (store->db, table, id, &data, &perms, &error);
+      found = limen_db_perm_get_entry (store->db, table, id, &data, want, &error);
     }
   if (!found)
     {
@@ -83,6 +83,12 @@ limen_perm_store_entry (LimenPermStore *store, const char *table, const char *id
   entry->data = data ? data : limen_perm_empty_data ();
   entry->perms_cache = perms;
   return entry;
+}
+
+PermEntry *
+limen_perm_store_entry (LimenPermStore *store, const char *table, const char *id)
+{
+  return limen_perm_store_read (store, table, id, TRUE);
 }
 
 /* A GDBus tree of 20,000 apps is ~80,000 nodes, ~10 ms to free: not on the main thread,
@@ -275,7 +281,8 @@ gboolean
 limen_perm_store_set (LimenPermStore *store, const char *table, const char *id, gboolean create,
                       GVariant *data, GVariant *apps_in, GError **error)
 {
-  g_autoptr(PermEntry) entry = limen_perm_store_entry (store, table, id);
+  /* Its rights are read only when they are kept (SetValue). */
+  g_autoptr(PermEntry) entry = limen_perm_store_read (store, table, id, apps_in == NULL);
   gboolean is_new = (entry == NULL);
   g_autoptr(GVariant) empty = NULL;
   g_autoptr(GVariant) apps = apps_in ? apps_with_permissions (apps_in) : NULL;
@@ -325,6 +332,8 @@ limen_perm_store_set (LimenPermStore *store, const char *table, const char *id, 
        * holds ~11 MB. The tree still serves the Changed signal, then goes. */
       entry->perms_cache = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE ("a{sas}"), bytes, TRUE));
     }
+  if (entry->perms_cache)
+    limen_db_perm_keep_entry (store->db, table, id, entry->data, entry->perms_cache);
   limen_perm_store_emit_changed (store, table, id, FALSE, entry, apps);
   return TRUE;
 }
@@ -332,7 +341,7 @@ limen_perm_store_set (LimenPermStore *store, const char *table, const char *id, 
 gboolean
 limen_perm_store_has_entry (LimenPermStore *store, const char *table, const char *id)
 {
-  g_autoptr(PermEntry) entry = limen_perm_store_entry (store, table, id);
+  g_autoptr(PermEntry) entry = limen_perm_store_read (store, table, id, FALSE);
 
   return entry != NULL;
 }
@@ -381,6 +390,7 @@ limen_perm_store_set_permission (LimenPermStore *store, const char *table, const
     g_hash_table_remove (limen_perm_entry_apps (entry), app);
   g_clear_pointer (&entry->perms_cache, g_variant_unref);
   entry->perms_cache = g_steal_pointer (&all);
+  limen_db_perm_keep_entry (store->db, table, id, entry->data, entry->perms_cache);
   limen_perm_store_emit_changed (store, table, id, FALSE, entry, NULL);
   return TRUE;
 }
