@@ -29,6 +29,7 @@ struct _LimenDoc {
   /* Under model->lock: */
   gboolean    deleted;
   gboolean    unsaved;     /* its file changed and SQLite could not store it: stays in memory */
+  gboolean    used;        /* asked for since the last sweep (under the model's lock) */
   int         handle_type;
   guint       n_perms;
   guint64     dev, ino;
@@ -300,9 +301,10 @@ limen_doc_perms_to_variant (LimenDoc *doc)
  * Persistent documents are read from SQLite when first asked for (by id, path or app) and
  * stay in memory only while someone holds them (a FUSE node, a call in progress) or while
  * SQLite does not have their latest state yet (the journal's rows, an open transaction, a
- * file change not stored); a sweep a moment after the reads drops the others. Session
- * documents live only here. Reads of SQLite happen under the model's lock, so a document
- * is never made twice, and one that a change keeps in memory is never read back stale. */
+ * file change not stored); a sweep each second after reads drops the others that no one
+ * asked for since the sweep before. Session documents live only here. Reads of SQLite
+ * happen under the model's lock, so a document is never made twice, and one that a change
+ * keeps in memory is never read back stale. */
 
 #define SWEEP_DELAY_MS 1000
 
@@ -368,6 +370,7 @@ read_doc (const LimenDbDoc *row, gpointer user_data)
                  row->flags | LIMEN_DOC_FLAG_PERSISTENT);
   /* A document dropped once may have left something in the kernel's caches. */
   doc->seen = r->model->dropped_seen;
+  doc->used = TRUE;
   g_hash_table_replace (r->made, doc->id, doc);
 }
 
@@ -414,23 +417,26 @@ get_doc (LimenDocModel *model, const char *id)
       read_docs (model, id, NULL, NULL);
       doc = g_hash_table_lookup (model->docs, id);
     }
+  if (doc)
+    doc->used = TRUE;
   return doc;
 }
 
-/* Drop what only the model holds and SQLite has as it is; on the main thread, which alone
- * writes the database. */
+/* Drop what only the model holds, SQLite has as it is, and no one asked for since the last
+ * sweep (a file manager's listing walks each entry several times: its documents stay while
+ * it works); on the main thread, which alone writes the database. The sweep comes back as
+ * long as there is something left to drop. */
 static gboolean
 sweep_cb (gpointer user_data)
 {
   LimenDocModel *model = user_data;
   GHashTableIter iter;
   gpointer value;
-  guint n = 0;
+  guint n = 0, kept = 0;
 
   if (!limen_db_is_settled (model->db))
     return G_SOURCE_CONTINUE;
   g_mutex_lock (&model->lock);
-  model->sweep_source = 0;
   g_hash_table_iter_init (&iter, model->docs);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
@@ -438,17 +444,25 @@ sweep_cb (gpointer user_data)
 
       if (!(doc->flags & LIMEN_DOC_FLAG_PERSISTENT) || doc->unsaved || g_atomic_int_get (&doc->ref) != 1)
         continue;
+      if (doc->used)
+        {
+          doc->used = FALSE;
+          kept++;
+          continue;
+        }
       if (g_atomic_int_get (&doc->seen))
         model->dropped_seen = TRUE;
       path_index_remove (model, doc);
       g_hash_table_iter_remove (&iter);
       n++;
     }
+  if (kept == 0)
+    model->sweep_source = 0;
   g_mutex_unlock (&model->lock);
   /* A listing of every document read them all: give the memory back. */
   if (n > 1000)
     malloc_trim (0);
-  return G_SOURCE_REMOVE;
+  return kept ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 }
 
 /* Replays the journal's answered changes (a crash before SQLite took them over): they stay

@@ -83,13 +83,14 @@ set_flag (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
-/* Run the main loop past the model's sweep (a second after its reads). */
+/* Run the main loop past the model's sweeps: a document read is dropped at the second sweep
+ * after the last time it was asked for (a sweep a second). */
 static void
 run_past_sweep (void)
 {
   gboolean done = FALSE;
 
-  g_timeout_add (1500, set_flag, &done);
+  g_timeout_add (2500, set_flag, &done);
   while (!done)
     g_main_context_iteration (NULL, TRUE);
 }
