@@ -1,5 +1,6 @@
 # limen-documents tests (document store, permission store, FUSE).
 limen_add_unit_test(test-documents-store SOURCES unit/test-documents-store.c LIBS limen-documents-lib)
+limen_add_unit_test(test-documents-lazy SOURCES unit/test-documents-lazy.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-import SOURCES unit/test-documents-import.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-journal SOURCES unit/test-documents-journal.c LIBS limen-documents-lib)
 limen_add_unit_test(test-documents-recover SOURCES unit/test-documents-recover.c LIBS limen-documents-lib)

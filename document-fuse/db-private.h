@@ -20,8 +20,14 @@ struct _LimenDb {
   char         *fail_reason; /* SQLite's word for the first failed step, for the caller */
   char         *path;
   sqlite3_stmt *put_entry, *delete_entry;
+  sqlite3_stmt *get_entry, *has_table, *list_entries;  /* the permission store reads on demand */
+  char         *big_table, *big_id;      /* the last big entry read, kept until written */
+  GVariant     *big_data, *big_perms;
   sqlite3_stmt *put_doc, *delete_doc, *put_doc_perm, *delete_doc_perm;
   sqlite3_stmt *get_meta, *set_meta;
+  /* The document model's reads on demand (limen_db_doc_read), under the model's lock:
+   * one document, the documents of an app, every document. */
+  sqlite3_stmt *read_doc[3], *read_doc_perms[3], *list_doc_apps, *find_doc_path;
   sqlite3_stmt *begin, *commit;  /* prepared once: parsing them cost each Add ~3% */
   /* Journaled transactions (limen_db_begin_journaled): their document rows go to the journal
    * and wait in @pending, oldest first, until limen_db_flush_journal() applies them to SQLite. */

@@ -6,6 +6,8 @@
 #include "db-recover.h"
 #include "errors.h"
 
+static void big_entry_forget (LimenDb *db, const char *table, const char *id);
+
 /* Bump when the schema changes; migrate() brings older files forward. */
 #define LIMEN_DB_SCHEMA_VERSION 1
 
@@ -129,6 +131,40 @@ db_migrate (LimenDb *db, GError **error)
   return TRUE;
 }
 
+/* Indexes for the document model's reads on demand (a document by its path, an app's
+ * documents). Added in place, without a new schema version: older versions read and write
+ * the file as before, and SQLite keeps the indexes up to date for them too. Without them
+ * (a full disk at the first start) every read still works, by a scan. */
+static void
+db_add_indexes (LimenDb *db)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!db_exec (db, "CREATE INDEX IF NOT EXISTS documents_path ON documents (path);"
+                    "CREATE INDEX IF NOT EXISTS doc_perms_app ON doc_perms (app, doc);", &error))
+    g_warning ("No index for the documents (reads scan the table): %s", error->message);
+}
+
+#define DOC_COLUMNS "d.id, d.path, d.dev, d.ino, d.handle_type, d.handle, d.flags"
+
+static gboolean
+db_prepare_doc_reads (LimenDb *db, GError **error)
+{
+  return db_prepare (db, &db->read_doc[0], "SELECT " DOC_COLUMNS " FROM documents d WHERE d.id = ?1", error)
+    && db_prepare (db, &db->read_doc[1],
+                   "SELECT " DOC_COLUMNS " FROM doc_perms p JOIN documents d ON d.id = p.doc WHERE p.app = ?1", error)
+    && db_prepare (db, &db->read_doc[2], "SELECT " DOC_COLUMNS " FROM documents d", error)
+    && db_prepare (db, &db->read_doc_perms[0], "SELECT doc, app, perms FROM doc_perms WHERE doc = ?1", error)
+    && db_prepare (db, &db->read_doc_perms[1],
+                   "SELECT q.doc, q.app, q.perms FROM doc_perms p JOIN doc_perms q ON q.doc = p.doc"
+                   " WHERE p.app = ?1", error)
+    && db_prepare (db, &db->read_doc_perms[2], "SELECT doc, app, perms FROM doc_perms", error)
+    && db_prepare (db, &db->list_doc_apps, "SELECT DISTINCT app FROM doc_perms", error)
+    /* Newest id first: the one a full load of old left in the path index. */
+    && db_prepare (db, &db->find_doc_path, "SELECT " DOC_COLUMNS " FROM documents d WHERE d.path = ?1"
+                   " AND (d.flags & 4) = 0 ORDER BY d.id DESC", error);
+}
+
 /* SQLite says the file is damaged (not a database at all, or a page that makes no sense). */
 static gboolean
 db_is_damaged (LimenDb *db)
@@ -174,6 +210,7 @@ db_open_file (const char *path, gboolean *damaged, GError **error)
       *damaged = db_is_damaged (db);
       return NULL;
     }
+  db_add_indexes (db);
   /* A damaged page shows at once, not at the first read of it by some later call. */
   if (closed_clean)
     db->check = limen_db_recover_check_start (path);
@@ -183,6 +220,9 @@ db_open_file (const char *path, gboolean *damaged, GError **error)
   if (!db_prepare (db, &db->put_entry,
                    "INSERT OR REPLACE INTO perm_entries (tbl, id, data, perms) VALUES (?1, ?2, ?3, ?4)", error)
       || !db_prepare (db, &db->delete_entry, "DELETE FROM perm_entries WHERE tbl = ?1 AND id = ?2", error)
+      || !db_prepare (db, &db->get_entry, "SELECT data, perms FROM perm_entries WHERE tbl = ?1 AND id = ?2", error)
+      || !db_prepare (db, &db->has_table, "SELECT 1 FROM perm_entries WHERE tbl = ?1 LIMIT 1", error)
+      || !db_prepare (db, &db->list_entries, "SELECT id, perms FROM perm_entries WHERE tbl = ?1", error)
       || !db_prepare (db, &db->put_doc,
                       "INSERT OR REPLACE INTO documents (id, path, dev, ino, handle_type, handle, flags)"
                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", error)
@@ -192,6 +232,7 @@ db_open_file (const char *path, gboolean *damaged, GError **error)
       || !db_prepare (db, &db->delete_doc_perm, "DELETE FROM doc_perms WHERE doc = ?1 AND app = ?2", error)
       || !db_prepare (db, &db->get_meta, "SELECT value FROM meta WHERE key = ?1", error)
       || !db_prepare (db, &db->set_meta, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", error)
+      || !db_prepare_doc_reads (db, error)
       || !db_prepare (db, &db->begin, "BEGIN IMMEDIATE", error)
       || !db_prepare (db, &db->commit, "COMMIT", error))
     return NULL;
@@ -239,9 +280,12 @@ limen_db_is_damaged (LimenDb *db)
 void
 limen_db_close (LimenDb *db)
 {
-  sqlite3_stmt *stmts[] = { db->put_entry, db->delete_entry,
+  sqlite3_stmt *stmts[] = { db->put_entry, db->delete_entry, db->get_entry, db->has_table, db->list_entries,
                             db->put_doc, db->delete_doc, db->put_doc_perm, db->delete_doc_perm,
-                            db->get_meta, db->set_meta, db->begin, db->commit };
+                            db->get_meta, db->set_meta, db->begin, db->commit,
+                            db->read_doc[0], db->read_doc[1], db->read_doc[2], db->read_doc_perms[0],
+                            db->read_doc_perms[1], db->read_doc_perms[2], db->list_doc_apps,
+                            db->find_doc_path };
   g_autoptr(GError) error = NULL;
 
   if (db->flush_source)
@@ -261,6 +305,7 @@ limen_db_close (LimenDb *db)
   g_clear_pointer (&db->records, g_ptr_array_unref);
   for (gsize i = 0; i < G_N_ELEMENTS (stmts); i++)
     sqlite3_finalize (stmts[i]);
+  big_entry_forget (db, NULL, NULL);
   if (limen_db_recover_check_finish (g_steal_pointer (&db->check)) == LIMEN_DB_CHECK_DAMAGED)
     db->damage_seen = TRUE;
   if (db->sql && sqlite3_close (db->sql) == SQLITE_OK && db->opened && !db->damage_seen)
@@ -333,6 +378,18 @@ limen_db_rollback (LimenDb *db)
   sqlite3_exec (db->sql, "ROLLBACK", NULL, NULL, NULL);
 }
 
+gboolean
+limen_db_is_settled (LimenDb *db)
+{
+  return db->depth == 0 && !db->journaling && (db->pending == NULL || db->pending->len == 0);
+}
+
+void
+limen_db_replay_pending (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func, gpointer user_data)
+{
+  limen_db_load_pending (db, doc_func, perm_func, user_data);
+}
+
 char *
 limen_db_get_meta (LimenDb *db, const char *key)
 {
@@ -396,6 +453,7 @@ limen_db_perm_put_entry_bytes (LimenDb *db, const char *table, const char *id, G
   const void *bytes = g_bytes_get_data (perms, &size);
 
   g_return_val_if_fail (!db->journaling, FALSE);
+  big_entry_forget (db, table, id);
   sqlite3_bind_text (db->put_entry, 1, table, -1, SQLITE_STATIC);
   sqlite3_bind_text (db->put_entry, 2, id, -1, SQLITE_STATIC);
   bind_variant (db->put_entry, 3, data);
@@ -433,6 +491,7 @@ gboolean
 limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GError **error)
 {
   g_return_val_if_fail (!db->journaling, FALSE);
+  big_entry_forget (db, table, id);
   sqlite3_bind_text (db->delete_entry, 1, table, -1, SQLITE_STATIC);
   sqlite3_bind_text (db->delete_entry, 2, id, -1, SQLITE_STATIC);
   return db_step (db, db->delete_entry, error);
@@ -490,6 +549,114 @@ limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, gpointer user_
   if (rc != SQLITE_DONE)
     return db_error (db, error, "load");
   return TRUE;
+}
+
+/* The a{sas} of column @col: the stored bytes, checked (a damaged file must not crash us). */
+static GVariant *
+column_perms (sqlite3_stmt *stmt, int col)
+{
+  GVariant *perms = column_variant (stmt, col, G_VARIANT_TYPE ("a{sas}"));
+
+  return perms ? perms : g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sas}"), NULL, 0));
+}
+
+/* The one big entry read last (its rights ≥ BIG_ENTRY bytes), kept: a Lookup of an entry of
+ * 20,000 apps spent most of its time checking the bytes it had read. Any write of it drops it. */
+#define BIG_ENTRY 65536
+
+static void
+big_entry_forget (LimenDb *db, const char *table, const char *id)
+{
+  if (db->big_id && (table == NULL || (strcmp (db->big_table, table) == 0 && strcmp (db->big_id, id) == 0)))
+    {
+      g_clear_pointer (&db->big_table, g_free);
+      g_clear_pointer (&db->big_id, g_free);
+      g_clear_pointer (&db->big_data, g_variant_unref);
+      g_clear_pointer (&db->big_perms, g_variant_unref);
+    }
+}
+
+void
+limen_db_perm_keep_entry (LimenDb *db, const char *table, const char *id, GVariant *data, GVariant *perms)
+{
+  if (g_variant_get_size (perms) < BIG_ENTRY)
+    return;
+  big_entry_forget (db, NULL, NULL);
+  db->big_table = g_strdup (table);
+  db->big_id = g_strdup (id);
+  db->big_data = data ? g_variant_ref (data) : NULL;
+  db->big_perms = g_variant_ref (perms);
+}
+
+gboolean
+limen_db_perm_get_entry (LimenDb *db, const char *table, const char *id, GVariant **data, GVariant **perms,
+                         GError **error)
+{
+  sqlite3_stmt *stmt = db->get_entry;
+  int rc;
+
+  *data = NULL;
+  if (perms)
+    *perms = NULL;
+  if (db->big_id && strcmp (db->big_table, table) == 0 && strcmp (db->big_id, id) == 0)
+    {
+      *data = db->big_data ? g_variant_ref (db->big_data) : NULL;
+      if (perms)
+        *perms = g_variant_ref (db->big_perms);
+      return TRUE;
+    }
+  sqlite3_bind_text (stmt, 1, table, -1, SQLITE_STATIC);
+  sqlite3_bind_text (stmt, 2, id, -1, SQLITE_STATIC);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    {
+      g_autoptr(GVariant) boxed = column_variant (stmt, 0, G_VARIANT_TYPE_VARIANT);
+
+      *data = boxed ? g_variant_get_variant (boxed) : NULL;
+      /* Rights are read only when asked for: Set of a whole entry needs its data alone. */
+      if (perms)
+        *perms = column_perms (stmt, 1);
+      if (perms)
+        limen_db_perm_keep_entry (db, table, id, *data, *perms);
+    }
+  else if (rc != SQLITE_DONE)
+    db_error (db, error, "lookup");
+  sqlite3_reset (stmt);
+  sqlite3_clear_bindings (stmt);
+  return rc == SQLITE_ROW;
+}
+
+gboolean
+limen_db_perm_has_table (LimenDb *db, const char *table)
+{
+  gboolean found;
+
+  sqlite3_bind_text (db->has_table, 1, table, -1, SQLITE_STATIC);
+  found = sqlite3_step (db->has_table) == SQLITE_ROW;
+  sqlite3_reset (db->has_table);
+  sqlite3_clear_bindings (db->has_table);
+  return found;
+}
+
+gboolean
+limen_db_perm_list (LimenDb *db, const char *table, gboolean with_perms, LimenDbPermEntryFunc entry_func,
+                    gpointer user_data, GError **error)
+{
+  sqlite3_stmt *stmt = db->list_entries;
+  int rc;
+
+  sqlite3_bind_text (stmt, 1, table, -1, SQLITE_STATIC);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      g_autoptr(GVariant) perms = with_perms ? column_perms (stmt, 1) : NULL;
+
+      entry_func (table, (const char *) sqlite3_column_text (stmt, 0), NULL, perms, user_data);
+    }
+  if (rc != SQLITE_DONE)
+    db_error (db, error, "list");
+  sqlite3_reset (stmt);
+  sqlite3_clear_bindings (stmt);
+  return rc == SQLITE_DONE;
 }
 
 gboolean
@@ -556,6 +723,111 @@ limen_db_sql_doc_put_perms (LimenDb *db, const char *id, const char *app, guint 
   sqlite3_bind_text (db->put_doc_perm, 2, app, -1, SQLITE_STATIC);
   sqlite3_bind_int64 (db->put_doc_perm, 3, perms);
   return db_step (db, db->put_doc_perm, error);
+}
+
+/* The document row @stmt is on, to @doc_func. */
+static void
+doc_row (sqlite3_stmt *stmt, LimenDbDocFunc doc_func, gpointer user_data)
+{
+  g_autofree char *path = g_strndup (sqlite3_column_blob (stmt, 1), sqlite3_column_bytes (stmt, 1));
+  g_autoptr(GBytes) handle = NULL;
+  LimenDbDoc doc = { 0 };
+
+  if (sqlite3_column_type (stmt, 5) != SQLITE_NULL)
+    handle = g_bytes_new (sqlite3_column_blob (stmt, 5), sqlite3_column_bytes (stmt, 5));
+  doc.id = (const char *) sqlite3_column_text (stmt, 0);
+  doc.path = path;
+  doc.dev = (guint64) sqlite3_column_int64 (stmt, 2);
+  doc.ino = (guint64) sqlite3_column_int64 (stmt, 3);
+  doc.handle_type = sqlite3_column_int (stmt, 4);
+  doc.handle = handle;
+  doc.flags = (guint) sqlite3_column_int64 (stmt, 6);
+  doc_func (&doc, user_data);
+}
+
+/* Step @stmt to its end, each row to @row; reset it. */
+static gboolean
+db_read_rows (LimenDb *db, sqlite3_stmt *stmt, void (*row) (sqlite3_stmt *, gpointer), gpointer data)
+{
+  int rc;
+
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    row (stmt, data);
+  if (rc != SQLITE_DONE)
+    {
+      int code = sqlite3_errcode (db->sql) & 0xff;
+
+      if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+        db->damage_seen = TRUE;
+      g_warning ("Cannot read the documents: %s", sqlite3_errmsg (db->sql));
+    }
+  sqlite3_reset (stmt);
+  sqlite3_clear_bindings (stmt);
+  return rc == SQLITE_DONE;
+}
+
+typedef struct {
+  LimenDbDocFunc     doc_func;
+  LimenDbDocPermFunc perm_func;
+  gpointer           user_data;
+} DocRead;
+
+static void
+read_doc_row (sqlite3_stmt *stmt, gpointer data)
+{
+  DocRead *r = data;
+
+  doc_row (stmt, r->doc_func, r->user_data);
+}
+
+static void
+read_perm_row (sqlite3_stmt *stmt, gpointer data)
+{
+  DocRead *r = data;
+
+  r->perm_func ((const char *) sqlite3_column_text (stmt, 0), (const char *) sqlite3_column_text (stmt, 1),
+                (guint) sqlite3_column_int64 (stmt, 2), r->user_data);
+}
+
+gboolean
+limen_db_doc_read (LimenDb *db, const char *id, const char *app, LimenDbDocFunc doc_func,
+                   LimenDbDocPermFunc perm_func, gpointer user_data)
+{
+  DocRead r = { doc_func, perm_func, user_data };
+  int which = id ? 0 : app ? 1 : 2;
+
+  if (which < 2)
+    {
+      sqlite3_bind_text (db->read_doc[which], 1, id ? id : app, -1, SQLITE_STATIC);
+      sqlite3_bind_text (db->read_doc_perms[which], 1, id ? id : app, -1, SQLITE_STATIC);
+    }
+  return db_read_rows (db, db->read_doc[which], read_doc_row, &r)
+         && db_read_rows (db, db->read_doc_perms[which], read_perm_row, &r);
+}
+
+static void
+read_app_row (sqlite3_stmt *stmt, gpointer data)
+{
+  void (*func) (const char *, gpointer) = ((gpointer *) data)[0];
+
+  func ((const char *) sqlite3_column_text (stmt, 0), ((gpointer *) data)[1]);
+}
+
+gboolean
+limen_db_doc_find_path (LimenDb *db, const char *path, LimenDbDocFunc doc_func, gpointer user_data)
+{
+  DocRead r = { doc_func, NULL, user_data };
+
+  sqlite3_bind_blob (db->find_doc_path, 1, path, strlen (path), SQLITE_STATIC);
+  return db_read_rows (db, db->find_doc_path, read_doc_row, &r);
+}
+
+gboolean
+limen_db_doc_list_apps (LimenDb *db, void (*app_func) (const char *app, gpointer user_data), gpointer user_data)
+{
+  gpointer data[2] = { (gpointer) app_func, user_data };
+
+  return db_read_rows (db, db->list_doc_apps, read_app_row, data);
 }
 
 gboolean

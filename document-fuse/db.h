@@ -56,12 +56,46 @@ gboolean limen_db_perm_put_entry (LimenDb *db, const char *table, const char *id
 gboolean limen_db_perm_put_entry_bytes (LimenDb *db, const char *table, const char *id, GVariant *data,
                                         GBytes *perms, GError **error);
 gboolean limen_db_perm_delete_entry (LimenDb *db, const char *table, const char *id, GError **error);
+/* The entry (@table, @id), read now: its data (unboxed; NULL when it has none) and, unless
+ * @perms is NULL, its a{sas}, new references; FALSE (and @error only on a database error)
+ * when there is none. The last entry read with rights of 64 KiB or more is kept until it is
+ * written. */
+gboolean limen_db_perm_get_entry (LimenDb *db, const char *table, const char *id, GVariant **data,
+                                  GVariant **perms, GError **error);
+/* Keep (@table, @id) as just committed (@data unboxed, @perms checked), if it is big: the
+ * read that follows a Set need not check 20,000 apps' bytes again. */
+void limen_db_perm_keep_entry (LimenDb *db, const char *table, const char *id, GVariant *data, GVariant *perms);
+/* TRUE when @table has at least one entry. */
+gboolean limen_db_perm_has_table (LimenDb *db, const char *table);
+/* Every entry of @table to @entry_func (no data; its a{sas} only when @with_perms). */
+gboolean limen_db_perm_list (LimenDb *db, const char *table, gboolean with_perms, LimenDbPermEntryFunc entry_func,
+                             gpointer user_data, GError **error);
+/* Every row, for tests and tools: the daemon reads entries on demand. */
 gboolean limen_db_perm_load (LimenDb *db, LimenDbPermEntryFunc entry_func, gpointer user_data, GError **error);
 
 /* Document rows. */
 gboolean limen_db_doc_put (LimenDb *db, const LimenDbDoc *doc, GError **error);
 gboolean limen_db_doc_delete (LimenDb *db, const char *id, GError **error);
 gboolean limen_db_doc_put_perms (LimenDb *db, const char *id, const char *app, guint perms, GError **error);
+/* The rows SQLite holds (not the journal's): document @id, or the documents @app has rights
+ * on, or (both NULL) every document; their rows to @doc_func, then every right of theirs
+ * (each app's) to @perm_func. Callers serialize these reads (the document model's lock);
+ * FALSE (logged) when SQLite failed. */
+gboolean limen_db_doc_read (LimenDb *db, const char *id, const char *app, LimenDbDocFunc doc_func,
+                            LimenDbDocPermFunc perm_func, gpointer user_data);
+/* The documents SQLite has at @path that are not unique ones, newest id first, to @doc_func;
+ * same rules. */
+gboolean limen_db_doc_find_path (LimenDb *db, const char *path, LimenDbDocFunc doc_func, gpointer user_data);
+/* Every app with a right on a document in SQLite, to @app_func; same rules. */
+gboolean limen_db_doc_list_apps (LimenDb *db, void (*app_func) (const char *app, gpointer user_data),
+                                 gpointer user_data);
+/* TRUE when SQLite holds every change: no transaction open, nothing waiting in the journal. */
+gboolean limen_db_is_settled (LimenDb *db);
+/* The journal's transactions SQLite does not have yet (after a crash), to @doc_func and
+ * @perm_func in order. */
+void limen_db_replay_pending (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func,
+                              gpointer user_data);
+/* Every row, for tests and tools: the daemon reads documents on demand. */
 gboolean limen_db_doc_load (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm_func,
                             gpointer user_data, GError **error);
 

@@ -3,12 +3,14 @@
 #include "doc-model.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "doc-model-private.h"
 #include "errors.h"
 
 /* One app's rights on a document. @app is the shared copy of the app's id (app_name_ref):
@@ -18,14 +20,16 @@ typedef struct {
   guint       perms;       /* LimenDocPerms, never 0 */
 } DocPerm;
 
-/* Kept small: every document of the store is in memory, a few hundred bytes each with its
- * path and index entries (a hash table of rights per document was three times that). */
+/* Kept small: a listing of every document brings them all into memory for a moment, a few
+ * hundred bytes each with its path and index entries. */
 struct _LimenDoc {
   gint        ref;
   guint       flags;       /* LimenDocFlags; PERSISTENT may be added later under the lock */
   gint        seen;        /* atomic: served through FUSE */
   /* Under model->lock: */
   gboolean    deleted;
+  gboolean    unsaved;     /* its file changed and SQLite could not store it: stays in memory */
+  gboolean    used;        /* asked for since the last sweep (under the model's lock) */
   int         handle_type;
   guint       n_perms;
   guint64     dev, ino;
@@ -38,13 +42,18 @@ struct _LimenDoc {
 struct _LimenDocModel {
   GMutex      lock;
   LimenDb    *db;
-  GHashTable *docs;        /* id → LimenDoc */
+  GHashTable *docs;        /* id → LimenDoc: the documents in memory (see "model" below) */
   /* path → LimenDoc (borrowed from docs): the session documents [0] and the persistent
    * ones [1] apart, as a reuse finds only a document kept as long as it asks for (a
    * session's grant never outlives the session); unique documents in neither. */
   GHashTable *by_path[2];
   LimenDocChangedFunc changed;
   gpointer    changed_data;
+  guint       sweep_source;  /* drops the documents read that no one holds */
+  LimenDocMissFunc miss;     /* the one-time import, while it runs */
+  gpointer    miss_data;
+  GThread    *miss_thread;   /* the main thread, the only one that may import */
+  gboolean    dropped_seen;  /* a document served through FUSE was dropped from memory */
 };
 
 /* Readers reach documents through references they hold; the lock guarding the mutable
@@ -95,123 +104,6 @@ app_name_unref (const char *name)
   if (a && --a->count == 0)
     g_hash_table_remove (app_names, name);
   G_UNLOCK (app_names);
-}
-
-static const char *perm_names[] = { "read", "write", "grant-permissions", "delete" };
-
-guint
-limen_doc_perm_from_string (const char *perm)
-{
-  for (guint i = 0; i < G_N_ELEMENTS (perm_names); i++)
-    if (strcmp (perm, perm_names[i]) == 0)
-      return 1u << i;
-  return 0;
-}
-
-gboolean
-limen_doc_perms_from_strv (const char * const *perms, const char *key, guint *out, GError **error)
-{
-  guint bits = 0;
-
-  for (guint i = 0; perms && perms[i]; i++)
-    {
-      guint bit = limen_doc_perm_from_string (perms[i]);
-
-      if (bit == 0)
-        {
-          g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_INVALID_ARGUMENT,
-                       "Invalid %s: unknown permission (expected read, write, grant-permissions or delete)", key);
-          return FALSE;
-        }
-      bits |= bit;
-    }
-  *out = bits;
-  return TRUE;
-}
-
-const char **
-limen_doc_perms_to_strv (guint perms)
-{
-  const char **v = g_new0 (const char *, G_N_ELEMENTS (perm_names) + 1);
-  guint n = 0;
-
-  for (guint i = 0; i < G_N_ELEMENTS (perm_names); i++)
-    if (perms & (1u << i))
-      v[n++] = perm_names[i];
-  return v;
-}
-
-gboolean
-limen_doc_id_is_valid (const char *id)
-{
-  gsize len = strlen (id);
-
-  if (len == 0 || len > 64)
-    return FALSE;
-  for (const char *p = id; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '_' && *p != '-')
-      return FALSE;
-  return TRUE;
-}
-
-/* Random bytes for document ids, read from the kernel 32 ids at a time (one getrandom()
- * per Add was a tenth of an Add's system calls). Bytes handed out are wiped. */
-#define ID_BYTES 20
-static guint8 id_pool[ID_BYTES * 32];
-static gsize id_pool_left;
-G_LOCK_DEFINE_STATIC (id_pool);
-
-static gboolean
-take_random (guint8 *out, GError **error)
-{
-  G_LOCK (id_pool);
-  if (id_pool_left < ID_BYTES)
-    {
-      gsize got = 0;
-
-      while (got < sizeof id_pool)
-        {
-          ssize_t r = getrandom (id_pool + got, sizeof id_pool - got, 0);
-
-          if (r < 0 && errno == EINTR)
-            continue;
-          if (r < 0)
-            {
-              int errsv = errno;
-
-              G_UNLOCK (id_pool);
-              g_warning ("Cannot make a document id: getrandom: %s", g_strerror (errsv));
-              g_set_error (error, LIMEN_ERROR, LIMEN_ERROR_FAILED, "No random numbers for a document id: %s",
-                           g_strerror (errsv));
-              return FALSE;
-            }
-          got += r;
-        }
-      id_pool_left = sizeof id_pool;
-    }
-  id_pool_left -= ID_BYTES;
-  memcpy (out, id_pool + id_pool_left, ID_BYTES);
-  memset (id_pool + id_pool_left, 0, ID_BYTES);
-  G_UNLOCK (id_pool);
-  return TRUE;
-}
-
-/* 20 base-32 characters from the kernel's random pool: 100 bits nobody can guess.
- * NULL (and @error) when the pool cannot be read: never a guessable id instead. */
-static char *
-new_doc_id (GError **error)
-{
-  static const char alphabet[] = "0123456789abcdefghijklmnopqrstuv";
-  guint8 bytes[ID_BYTES];
-  char *id;
-
-  if (!take_random (bytes, error))
-    return NULL;
-  id = g_malloc (sizeof bytes + 1);
-  for (gsize i = 0; i < sizeof bytes; i++)
-    id[i] = alphabet[bytes[i] & 31];
-  id[sizeof bytes] = '\0';
-  return id;
 }
 
 static LimenDoc *
@@ -404,7 +296,17 @@ limen_doc_perms_to_variant (LimenDoc *doc)
   return g_variant_builder_end (&b);
 }
 
-/* ---- model ------------------------------------------------------------------------------ */
+/* ---- model ------------------------------------------------------------------------------
+ *
+ * Persistent documents are read from SQLite when first asked for (by id, path or app) and
+ * stay in memory only while someone holds them (a FUSE node, a call in progress) or while
+ * SQLite does not have their latest state yet (the journal's rows, an open transaction, a
+ * file change not stored); a sweep each second after reads drops the others that no one
+ * asked for since the sweep before. Session documents live only here. Reads of SQLite
+ * happen under the model's lock, so a document is never made twice, and one that a change
+ * keeps in memory is never read back stale. */
+
+#define SWEEP_DELAY_MS 1000
 
 /* The path index @doc belongs in, or NULL for a unique document. */
 static GHashTable *
@@ -415,12 +317,50 @@ path_index (LimenDocModel *model, LimenDoc *doc)
   return model->by_path[(doc->flags & LIMEN_DOC_FLAG_PERSISTENT) != 0];
 }
 
+/* Put @doc (taken) in memory, in its path index unless a document there holds the path. */
 static void
-load_doc (const LimenDbDoc *row, gpointer user_data)
+resident_add (LimenDocModel *model, LimenDoc *doc)
 {
-  LimenDocModel *model = user_data;
+  g_hash_table_replace (model->docs, doc->id, doc);
+  if (path_index (model, doc) && !g_hash_table_contains (path_index (model, doc), doc->path))
+    g_hash_table_insert (path_index (model, doc), doc->path, doc);
+}
+
+/* Take @doc out of its path index, if it is the one there. */
+static void
+path_index_remove (LimenDocModel *model, LimenDoc *doc)
+{
+  GHashTable *index = path_index (model, doc);
+
+  if (index && g_hash_table_lookup (index, doc->path) == doc)
+    g_hash_table_remove (index, doc->path);
+}
+
+static gboolean sweep_cb (gpointer user_data);
+
+/* Under the lock: documents were read; drop them again a moment after. */
+static void
+sweep_later (LimenDocModel *model)
+{
+  if (model->sweep_source == 0)
+    model->sweep_source = g_timeout_add (SWEEP_DELAY_MS, sweep_cb, model);
+}
+
+/* Rows read from SQLite become documents; those already in memory are what serves (a
+ * change SQLite may not have yet), their rows are left out. */
+typedef struct {
+  LimenDocModel *model;
+  GHashTable    *made;     /* id → LimenDoc, not yet in memory */
+} DocRead;
+
+static void
+read_doc (const LimenDbDoc *row, gpointer user_data)
+{
+  DocRead *r = user_data;
   LimenDoc *doc;
 
+  if (g_hash_table_contains (r->model->docs, row->id))
+    return;
   if (!limen_doc_id_is_valid (row->id) || row->path[0] != '/')
     {
       g_warning ("Skipping damaged document row %s", row->id);
@@ -428,23 +368,126 @@ load_doc (const LimenDbDoc *row, gpointer user_data)
     }
   doc = doc_new (row->id, row->path, row->dev, row->ino, row->handle_type, row->handle,
                  row->flags | LIMEN_DOC_FLAG_PERSISTENT);
-  /* A row the journal replays over one from the database: the old one leaves its index. */
-  {
-    LimenDoc *old = g_hash_table_lookup (model->docs, row->id);
-
-    if (old && path_index (model, old) && g_hash_table_lookup (path_index (model, old), old->path) == old)
-      g_hash_table_remove (path_index (model, old), old->path);
-  }
-  g_hash_table_replace (model->docs, doc->id, doc);
-  if (path_index (model, doc))
-    g_hash_table_replace (path_index (model, doc), doc->path, doc);
+  /* A document dropped once may have left something in the kernel's caches. */
+  doc->seen = r->model->dropped_seen;
+  doc->used = TRUE;
+  g_hash_table_replace (r->made, doc->id, doc);
 }
 
 static void
-load_doc_perm (const char *doc_id, const char *app, guint perms, gpointer user_data)
+read_doc_perm (const char *doc_id, const char *app, guint perms, gpointer user_data)
+{
+  DocRead *r = user_data;
+  LimenDoc *doc = g_hash_table_lookup (r->made, doc_id);
+
+  if (doc)
+    doc_perm_set (doc, app, perms & LIMEN_DOC_PERM_ALL);
+}
+
+/* Under the lock: the documents SQLite has of @id, of @app, or all, into memory (each also
+ * to @found, a new reference, when given). */
+static void
+read_docs (LimenDocModel *model, const char *id, const char *app, GPtrArray *found)
+{
+  DocRead r = { model, g_hash_table_new (g_str_hash, g_str_equal) };
+  GHashTableIter iter;
+  gpointer value;
+
+  limen_db_doc_read (model->db, id, app, read_doc, read_doc_perm, &r);
+  g_hash_table_iter_init (&iter, r.made);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      resident_add (model, value);
+      if (found)
+        g_ptr_array_add (found, limen_doc_ref (value));
+    }
+  if (g_hash_table_size (r.made) > 0)
+    sweep_later (model);
+  g_hash_table_unref (r.made);
+}
+
+/* Under the lock: document @id, in memory or read now; borrowed. */
+static LimenDoc *
+get_doc (LimenDocModel *model, const char *id)
+{
+  LimenDoc *doc = g_hash_table_lookup (model->docs, id);
+
+  if (doc == NULL && limen_doc_id_is_valid (id))
+    {
+      read_docs (model, id, NULL, NULL);
+      doc = g_hash_table_lookup (model->docs, id);
+    }
+  if (doc)
+    doc->used = TRUE;
+  return doc;
+}
+
+/* Drop what only the model holds, SQLite has as it is, and no one asked for since the last
+ * sweep (a file manager's listing walks each entry several times: its documents stay while
+ * it works); on the main thread, which alone writes the database. The sweep comes back as
+ * long as there is something left to drop. */
+static gboolean
+sweep_cb (gpointer user_data)
 {
   LimenDocModel *model = user_data;
-  LimenDoc *doc = g_hash_table_lookup (model->docs, doc_id);
+  GHashTableIter iter;
+  gpointer value;
+  guint n = 0, kept = 0;
+
+  if (!limen_db_is_settled (model->db))
+    return G_SOURCE_CONTINUE;
+  g_mutex_lock (&model->lock);
+  g_hash_table_iter_init (&iter, model->docs);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      LimenDoc *doc = value;
+
+      if (!(doc->flags & LIMEN_DOC_FLAG_PERSISTENT) || doc->unsaved || g_atomic_int_get (&doc->ref) != 1)
+        continue;
+      if (doc->used)
+        {
+          doc->used = FALSE;
+          kept++;
+          continue;
+        }
+      if (g_atomic_int_get (&doc->seen))
+        model->dropped_seen = TRUE;
+      path_index_remove (model, doc);
+      g_hash_table_iter_remove (&iter);
+      n++;
+    }
+  if (kept == 0)
+    model->sweep_source = 0;
+  g_mutex_unlock (&model->lock);
+  /* A listing of every document read them all: give the memory back. */
+  if (n > 1000)
+    malloc_trim (0);
+  return kept ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+/* Replays the journal's answered changes (a crash before SQLite took them over): they stay
+ * in memory until SQLite has them. */
+static void
+replay_doc (const LimenDbDoc *row, gpointer user_data)
+{
+  LimenDocModel *model = user_data;
+  LimenDoc *old = g_hash_table_lookup (model->docs, row->id);
+
+  if (!limen_doc_id_is_valid (row->id) || row->path[0] != '/')
+    {
+      g_warning ("Skipping damaged document row %s", row->id);
+      return;
+    }
+  if (old)
+    path_index_remove (model, old);
+  resident_add (model, doc_new (row->id, row->path, row->dev, row->ino, row->handle_type, row->handle,
+                                row->flags | LIMEN_DOC_FLAG_PERSISTENT));
+}
+
+static void
+replay_doc_perm (const char *doc_id, const char *app, guint perms, gpointer user_data)
+{
+  LimenDoc *doc = get_doc (user_data, doc_id);
 
   /* No rights: a revoke the journal replays over the database's row. */
   if (doc)
@@ -462,17 +505,17 @@ limen_doc_model_new (LimenDb *db, GError **error)
   model->docs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) limen_doc_unref);
   model->by_path[0] = g_hash_table_new (g_str_hash, g_str_equal);
   model->by_path[1] = g_hash_table_new (g_str_hash, g_str_equal);
-  if (!limen_db_doc_load (db, load_doc, load_doc_perm, model, error))
-    {
-      limen_doc_model_free (model);
-      return NULL;
-    }
+  g_mutex_lock (&model->lock);
+  limen_db_replay_pending (db, replay_doc, replay_doc_perm, model);
+  g_mutex_unlock (&model->lock);
   return model;
 }
 
 void
 limen_doc_model_free (LimenDocModel *model)
 {
+  if (model->sweep_source)
+    g_source_remove (model->sweep_source);
   g_clear_pointer (&model->by_path[0], g_hash_table_unref);
   g_clear_pointer (&model->by_path[1], g_hash_table_unref);
   g_clear_pointer (&model->docs, g_hash_table_unref);
@@ -493,14 +536,28 @@ notify (LimenDocModel *model, LimenDoc *doc, const char *app)
     model->changed (doc, app, model->changed_data);
 }
 
-/* A reference to the document under @key in @table (docs or a path index), or NULL. */
+void
+limen_doc_model_set_miss_func (LimenDocModel *model, LimenDocMissFunc func, gpointer user_data)
+{
+  model->miss = func;
+  model->miss_data = user_data;
+  model->miss_thread = g_thread_self ();
+}
+
+/* The import is running and this thread may ask it: the main thread, not a FUSE worker. */
+static gboolean
+may_ask_import (LimenDocModel *model)
+{
+  return model->miss && g_thread_self () == model->miss_thread;
+}
+
 static LimenDoc *
-lookup_ref (LimenDocModel *model, GHashTable *table, const char *key)
+lookup_ref (LimenDocModel *model, const char *id)
 {
   LimenDoc *doc;
 
   g_mutex_lock (&model->lock);
-  doc = g_hash_table_lookup (table, key);
+  doc = get_doc (model, id);
   if (doc)
     limen_doc_ref (doc);
   g_mutex_unlock (&model->lock);
@@ -510,21 +567,90 @@ lookup_ref (LimenDocModel *model, GHashTable *table, const char *key)
 LimenDoc *
 limen_doc_model_lookup (LimenDocModel *model, const char *id)
 {
-  return lookup_ref (model, model->docs, id);
+  LimenDoc *doc = lookup_ref (model, id);
+
+  if (doc == NULL && may_ask_import (model))
+    {
+      model->miss (id, NULL, model->miss_data);
+      doc = lookup_ref (model, id);
+    }
+  return doc;
+}
+
+typedef struct {
+  LimenDocModel *model;
+  const char    *path;
+  LimenDoc      *doc;
+} PathRead;
+
+static void
+path_read_doc (const LimenDbDoc *row, gpointer user_data)
+{
+  PathRead *r = user_data;
+
+  if (r->doc == NULL && !(row->flags & LIMEN_DOC_FLAG_UNIQUE) && strcmp (row->path, r->path) == 0)
+    r->doc = get_doc (r->model, row->id);
+}
+
+/* Under the lock: the persistent document found by @path, borrowed, or NULL. A document in
+ * memory serves as it is now (its file may have moved since SQLite last had it). */
+static LimenDoc *
+find_persistent (LimenDocModel *model, const char *path)
+{
+  LimenDoc *doc = g_hash_table_lookup (model->by_path[1], path);
+  PathRead r = { model, path, NULL };
+
+  if (doc)
+    return doc;
+  limen_db_doc_find_path (model->db, path, path_read_doc, &r);
+  doc = r.doc;
+  if (doc && (doc->deleted || (doc->flags & LIMEN_DOC_FLAG_UNIQUE) || strcmp (doc->path, path) != 0))
+    return NULL;
+  if (doc && !g_hash_table_contains (model->by_path[1], doc->path))
+    g_hash_table_insert (model->by_path[1], doc->path, doc);
+  return doc;
+}
+
+static LimenDoc *
+find_path_ref (LimenDocModel *model, const char *path, gboolean persistent, gboolean session)
+{
+  LimenDoc *doc = NULL;
+
+  g_mutex_lock (&model->lock);
+  if (persistent)
+    doc = find_persistent (model, path);
+  if (doc == NULL && session)
+    doc = g_hash_table_lookup (model->by_path[0], path);
+  if (doc)
+    limen_doc_ref (doc);
+  g_mutex_unlock (&model->lock);
+  return doc;
+}
+
+/* find_path_ref(), asking the import for a persistent document it has not reached. */
+static LimenDoc *
+find_path (LimenDocModel *model, const char *path, gboolean persistent, gboolean session)
+{
+  LimenDoc *doc = find_path_ref (model, path, persistent, session);
+
+  if (doc == NULL && persistent && may_ask_import (model))
+    {
+      model->miss (NULL, path, model->miss_data);
+      doc = find_path_ref (model, path, persistent, session);
+    }
+  return doc;
 }
 
 LimenDoc *
 limen_doc_model_find_by_path (LimenDocModel *model, const char *path)
 {
-  LimenDoc *doc = lookup_ref (model, model->by_path[1], path);
-
-  return doc ? doc : lookup_ref (model, model->by_path[0], path);
+  return find_path (model, path, TRUE, TRUE);
 }
 
 LimenDoc *
 limen_doc_model_find_reusable (LimenDocModel *model, const char *path, gboolean persistent)
 {
-  return lookup_ref (model, model->by_path[persistent != FALSE], path);
+  return find_path (model, path, persistent, !persistent);
 }
 
 GPtrArray *
@@ -534,7 +660,10 @@ limen_doc_model_list (LimenDocModel *model, const char *app)
   GHashTableIter iter;
   gpointer value;
 
+  if (may_ask_import (model))
+    model->miss (NULL, NULL, model->miss_data);
   g_mutex_lock (&model->lock);
+  /* What is in memory first, as it is now; then what only SQLite has. */
   g_hash_table_iter_init (&iter, model->docs);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
@@ -543,8 +672,23 @@ limen_doc_model_list (LimenDocModel *model, const char *app)
       if (app == NULL || doc_perm_find (doc, app))
         g_ptr_array_add (out, limen_doc_ref (doc));
     }
+  read_docs (model, NULL, app, out);
   g_mutex_unlock (&model->lock);
   return out;
+}
+
+static void
+add_app (const char *app, gpointer user_data)
+{
+  gpointer *seen_out = user_data;
+
+  if (!g_hash_table_contains (seen_out[0], app))
+    {
+      char *copy = g_strdup (app);
+
+      g_hash_table_add (seen_out[0], copy);
+      g_ptr_array_add (seen_out[1], copy);
+    }
 }
 
 GPtrArray *
@@ -552,9 +696,12 @@ limen_doc_model_list_apps (LimenDocModel *model)
 {
   g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
   GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+  gpointer seen_out[2] = { seen, out };
   GHashTableIter iter;
   gpointer value;
 
+  if (may_ask_import (model))
+    model->miss (NULL, NULL, model->miss_data);
   g_mutex_lock (&model->lock);
   g_hash_table_iter_init (&iter, model->docs);
   while (g_hash_table_iter_next (&iter, NULL, &value))
@@ -562,9 +709,9 @@ limen_doc_model_list_apps (LimenDocModel *model)
       LimenDoc *doc = value;
 
       for (guint i = 0; i < doc->n_perms; i++)
-        if (g_hash_table_add (seen, (gpointer) doc->perms[i].app))
-          g_ptr_array_add (out, g_strdup (doc->perms[i].app));
+        add_app (doc->perms[i].app, seen_out);
     }
+  limen_db_doc_list_apps (model->db, add_app, seen_out);
   g_mutex_unlock (&model->lock);
   return out;
 }
@@ -608,9 +755,9 @@ limen_doc_model_add (LimenDocModel *model, const char *path, guint64 dev, guint6
   do
     {
       g_free (id);
-      id = new_doc_id (error);
+      id = limen_doc_new_id (error);
     }
-  while (id && g_hash_table_contains (model->docs, id));
+  while (id && get_doc (model, id) != NULL);
   g_mutex_unlock (&model->lock);
   if (id == NULL)
     return NULL;
@@ -622,10 +769,10 @@ limen_doc_model_add (LimenDocModel *model, const char *path, guint64 dev, guint6
       return NULL;
     }
   g_mutex_lock (&model->lock);
-  g_hash_table_insert (model->docs, doc->id, limen_doc_ref (doc));
   /* Lookup and reuse_existing find the oldest document of a path not made unique. */
-  if (path_index (model, doc) && !g_hash_table_contains (path_index (model, doc), doc->path))
-    g_hash_table_insert (path_index (model, doc), doc->path, doc);
+  resident_add (model, limen_doc_ref (doc));
+  if (flags & LIMEN_DOC_FLAG_PERSISTENT)
+    sweep_later (model);
   g_mutex_unlock (&model->lock);
   return doc;
 }
@@ -642,7 +789,7 @@ limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *p
       return NULL;
     }
   g_mutex_lock (&model->lock);
-  doc = g_hash_table_lookup (model->docs, id);
+  doc = get_doc (model, id);
   g_mutex_unlock (&model->lock);
   if (doc)
     {
@@ -656,9 +803,8 @@ limen_doc_model_add_with_id (LimenDocModel *model, const char *id, const char *p
       return NULL;
     }
   g_mutex_lock (&model->lock);
-  g_hash_table_insert (model->docs, doc->id, limen_doc_ref (doc));
-  if (path_index (model, doc) && !g_hash_table_contains (path_index (model, doc), doc->path))
-    g_hash_table_insert (path_index (model, doc), doc->path, doc);
+  resident_add (model, limen_doc_ref (doc));
+  sweep_later (model);
   g_mutex_unlock (&model->lock);
   return doc;
 }
@@ -737,8 +883,17 @@ persist_later_cb (gpointer user_data)
   PersistLater *later = user_data;
   g_autoptr(GError) error = NULL;
 
-  if (!limen_doc_is_deleted (later->doc) && !persist_doc (later->model, later->doc, &error))
-    g_warning ("Could not store the new file of document %s: %s", later->doc->id, error->message);
+  if (!limen_doc_is_deleted (later->doc))
+    {
+      gboolean stored = persist_doc (later->model, later->doc, &error);
+
+      if (!stored)
+        g_warning ("Could not store the new file of document %s: %s", later->doc->id, error->message);
+      /* Not stored: only memory has the new file, so the document stays there. */
+      g_mutex_lock (&later->model->lock);
+      later->doc->unsaved = !stored;
+      g_mutex_unlock (&later->model->lock);
+    }
   limen_doc_unref (later->doc);
   g_free (later);
   return G_SOURCE_REMOVE;
@@ -795,48 +950,4 @@ void
 limen_doc_model_rollback (LimenDocModel *model)
 {
   limen_db_rollback (model->db);
-}
-
-/* /proc/self/fd, opened once: reading a link through it walks one name, not four. */
-static int
-proc_self_fd (void)
-{
-  static gsize once;
-  static int dirfd = -1;
-
-  if (g_once_init_enter (&once))
-    {
-      dirfd = open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-      g_once_init_leave (&once, 1);
-    }
-  return dirfd;
-}
-
-char *
-limen_doc_fd_path (int fd)
-{
-  char proc[64];
-  char buf[PATH_MAX];
-  ssize_t n;
-
-  g_snprintf (proc, sizeof proc, "%d", fd);
-  if (proc_self_fd () >= 0 && (n = readlinkat (proc_self_fd (), proc, buf, sizeof buf)) >= 0 &&
-      (gsize) n < sizeof buf)
-    return g_strndup (buf, n);
-  g_snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
-  return g_file_read_link (proc, NULL);
-}
-
-GBytes *
-limen_doc_file_handle (int fd, int *type)
-{
-  struct { struct file_handle fh; unsigned char data[MAX_HANDLE_SZ]; } h;
-  int mount_id;
-
-  h.fh.handle_bytes = MAX_HANDLE_SZ;
-  *type = 0;
-  if (name_to_handle_at (fd, "", &h.fh, &mount_id, AT_EMPTY_PATH) != 0)
-    return NULL;
-  *type = h.fh.handle_type;
-  return g_bytes_new (h.fh.f_handle, h.fh.handle_bytes);
 }

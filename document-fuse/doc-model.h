@@ -32,9 +32,15 @@ typedef struct _LimenDocModel LimenDocModel;
  * (deleted, or its file replaced). Runs on the writer's thread, with no lock held. */
 typedef void (*LimenDocChangedFunc) (LimenDoc *doc, const char *app, gpointer user_data);
 
-/* Load the persistent documents from @db. */
+/* Asked on the main thread, while the one-time import runs, for what the model misses:
+ * document @id, the documents at @path, or (both NULL) every document. */
+typedef void (*LimenDocMissFunc) (const char *id, const char *path, gpointer user_data);
+
+/* The persistent documents of @db, read from it on demand. */
 LimenDocModel *limen_doc_model_new (LimenDb *db, GError **error);
 void limen_doc_model_free (LimenDocModel *model);
+/* Set (NULL: clear) the import's hook; calls from the thread that sets it use it. */
+void limen_doc_model_set_miss_func (LimenDocModel *model, LimenDocMissFunc func, gpointer user_data);
 /* Register the single change listener (the FUSE filesystem). */
 void limen_doc_model_set_changed_func (LimenDocModel *model, LimenDocChangedFunc func, gpointer user_data);
 

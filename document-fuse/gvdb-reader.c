@@ -240,13 +240,19 @@ limen_gvdb_get_value (LimenGvdb *db, const char *key)
 }
 
 guint
-limen_gvdb_foreach (LimenGvdb *db, void (*func) (const char *key, GVariant *value, gpointer user_data),
-                    gpointer user_data)
+limen_gvdb_n_items (LimenGvdb *db)
+{
+  return db->n_items;
+}
+
+guint
+limen_gvdb_foreach_range (LimenGvdb *db, guint from, guint to,
+                          void (*func) (const char *key, GVariant *value, gpointer user_data), gpointer user_data)
 {
   guint n_nameless = 0;
   Item it;
 
-  for (guint32 i = 0; i < db->n_items; i++)
+  for (guint32 i = from; i < to && i < db->n_items; i++)
     if (read_item (db, i, &it) && it.type == 'v')
       {
         g_autofree char *key = item_key (db, i);
@@ -260,4 +266,11 @@ limen_gvdb_foreach (LimenGvdb *db, void (*func) (const char *key, GVariant *valu
           n_nameless++;
       }
   return n_nameless;
+}
+
+guint
+limen_gvdb_foreach (LimenGvdb *db, void (*func) (const char *key, GVariant *value, gpointer user_data),
+                    gpointer user_data)
+{
+  return limen_gvdb_foreach_range (db, 0, db->n_items, func, user_data);
 }

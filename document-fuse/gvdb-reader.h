@@ -22,6 +22,12 @@ char **limen_gvdb_list_keys (LimenGvdb *db);
  * key could not be read. */
 guint limen_gvdb_foreach (LimenGvdb *db, void (*func) (const char *key, GVariant *value, gpointer user_data),
                          gpointer user_data);
+/* The number of items of @db's table (values and others), for limen_gvdb_foreach_range(). */
+guint limen_gvdb_n_items (LimenGvdb *db);
+/* limen_gvdb_foreach() over the items @from to @to (excluded) only. */
+guint limen_gvdb_foreach_range (LimenGvdb *db, guint from, guint to,
+                                void (*func) (const char *key, GVariant *value, gpointer user_data),
+                                gpointer user_data);
 /* The value of @key (a new reference, already unboxed from its "v"), or NULL. */
 GVariant *limen_gvdb_get_value (LimenGvdb *db, const char *key);
 

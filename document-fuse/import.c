@@ -21,6 +21,7 @@
 #include "import.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -190,77 +191,334 @@ file_stamp (const struct stat *st)
                           (gint64) st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
 }
 
-/* Import one table file; it is recorded as done only when every entry in it was read. */
-static void
-import_file (FileImport *fi, const char *path, const struct stat *st)
-{
-  g_autofree char *key = g_strconcat (FILE_KEY_PREFIX, fi->table, NULL);
-  g_autofree char *stamp = file_stamp (st);
-  g_autofree char *recorded = limen_db_get_meta (fi->db, key);
-  g_autoptr(LimenGvdb) file = NULL;
-  g_autoptr(LimenGvdb) main_table = NULL;
-  g_autoptr(GError) error = NULL;
-  guint n_nameless, n_unread = 0;
+/* The import as a job of steps: each step reads up to STEP_ITEMS entries in one transaction,
+ * so a big store's import can run from the main loop with calls answered between steps.
+ * Until it ends, a call on an entry the steps have not reached yet brings that entry in
+ * first (limen_import_job_ensure()): the calls see the whole reference state, as if it had
+ * been imported at start. */
+#define STEP_ITEMS 1000
 
-  if (recorded && strcmp (recorded, stamp) == 0)
-    return;
-  file = limen_gvdb_open (path, &error);
-  if (file == NULL || (main_table = limen_gvdb_get_table (file, "main")) == NULL)
+typedef struct {
+  char       *name;        /* the table */
+  char       *key, *stamp; /* its file's record */
+  LimenGvdb  *file, *main_table;
+  FileImport  fi;
+  guint       next_item, n_nameless;
+  guint       n_ensured;   /* read ahead of the steps for a call: the steps find them recorded */
+} TableFile;
+
+struct _LimenImportJob {
+  LimenDb        *db;
+  LimenPermStore *perms;
+  LimenDocModel  *model;
+  LimenImportRun *run;
+  gboolean        legacy;
+  gboolean        marked;      /* the marks job_finish() sets are there already */
+  gboolean        busy;        /* inside a step: the stores' own reads must not recurse */
+  char           *dir_path;
+  GPtrArray      *files;       /* TableFile, the ones to read */
+  guint           next_file;
+  GHashTable     *doc_paths;   /* recorded path → documents id, built at the first path miss */
+  gint64          started_us;
+  guint           n_steps, n_ensured;
+};
+
+static void
+table_file_free (TableFile *tf)
+{
+  file_import_clear (&tf->fi);
+  g_clear_pointer (&tf->main_table, limen_gvdb_free);
+  g_clear_pointer (&tf->file, limen_gvdb_free);
+  g_free (tf->key);
+  g_free (tf->stamp);
+  g_free (tf->name);
+  g_free (tf);
+}
+
+/* The file of table @name if it needs reading (not recorded as read with this stamp). */
+static TableFile *
+table_file_open (LimenImportJob *job, const char *name)
+{
+  g_autofree char *path = g_build_filename (job->dir_path, name, NULL);
+  g_autofree char *recorded = NULL;
+  g_autoptr(GError) error = NULL;
+  TableFile *tf;
+  struct stat st;
+
+  /* Only plain files: a symlink or directory is not the reference's state. */
+  if (lstat (path, &st) != 0 || !S_ISREG (st.st_mode))
+    return NULL;
+  tf = g_new0 (TableFile, 1);
+  tf->name = g_strdup (name);
+  tf->key = g_strconcat (FILE_KEY_PREFIX, name, NULL);
+  tf->stamp = file_stamp (&st);
+  recorded = limen_db_get_meta (job->db, tf->key);
+  if (recorded && strcmp (recorded, tf->stamp) == 0)
+    {
+      table_file_free (tf);
+      return NULL;
+    }
+  tf->file = limen_gvdb_open (path, &error);
+  if (tf->file == NULL || (tf->main_table = limen_gvdb_get_table (tf->file, "main")) == NULL)
     {
       g_warning ("Cannot read the reference table %s (%s); tried again at the next start", path,
                  error ? error->message : "no main table");
-      return;
+      table_file_free (tf);
+      return NULL;
     }
-  fi->started_us = g_get_monotonic_time ();
-  n_nameless = limen_gvdb_foreach (main_table, import_entry, fi);
-  log_file (fi, n_nameless);
+  tf->fi = (FileImport) { job->db, job->perms, job->model, job->run, tf->name, job->legacy };
+  tf->fi.started_us = g_get_monotonic_time ();
+  return tf;
+}
+
+/* The file is read: log it; it is recorded as done only when every entry in it was read. */
+static void
+table_file_close (LimenImportJob *job, TableFile *tf)
+{
+  guint n_unread = tf->n_nameless;
+
+  /* Counted once, as what they became when a call brought them in. */
+  tf->fi.n_recorded -= MIN (tf->fi.n_recorded, tf->n_ensured);
+  log_file (&tf->fi, tf->n_nameless);
   for (guint i = LIMEN_IMPORT_UNKNOWN_LAYOUT; i < LIMEN_IMPORT_N_OUTCOMES; i++)
-    n_unread += fi->counts[i];
-  if (n_unread + n_nameless == 0)
-    limen_db_set_meta (fi->db, key, stamp, NULL);
+    n_unread += tf->fi.counts[i];
+  if (n_unread == 0)
+    limen_db_set_meta (job->db, tf->key, tf->stamp, NULL);
+}
+
+static LimenImportJob *
+job_new (LimenDb *db, LimenPermStore *perms, LimenDocModel *model)
+{
+  LimenImportJob *job = g_new0 (LimenImportJob, 1);
+  g_autofree char *legacy_mark = limen_db_get_meta (db, LEGACY_KEY);
+  g_autofree char *version = limen_db_get_meta (db, VERSION_KEY);
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+
+  job->db = db;
+  job->perms = perms;
+  job->model = model;
+  job->run = limen_import_run_new ();
+  job->legacy = legacy_mark && !version;
+  job->marked = legacy_mark && g_strcmp0 (version, "2") == 0;
+  job->dir_path = g_build_filename (g_get_user_data_dir (), "flatpak", "db", NULL);
+  job->files = g_ptr_array_new_with_free_func ((GDestroyNotify) table_file_free);
+  job->started_us = g_get_monotonic_time ();
+  dir = g_dir_open (job->dir_path, 0, NULL);
+  while (dir && (name = g_dir_read_name (dir)))
+    {
+      TableFile *tf;
+
+      if (g_str_has_prefix (name, "."))
+        continue;
+      if (!limen_perm_table_name_is_valid (name))
+        {
+          g_warning ("Skipping %s/%s: not a valid table name", job->dir_path, name);
+          continue;
+        }
+      if ((tf = table_file_open (job, name)))
+        g_ptr_array_add (job->files, tf);
+    }
+  return job;
+}
+
+static void
+job_free (LimenImportJob *job)
+{
+  g_ptr_array_unref (job->files);
+  g_clear_pointer (&job->doc_paths, g_hash_table_unref);
+  limen_import_run_free (job->run);
+  g_free (job->dir_path);
+  g_free (job);
+}
+
+/* What is left after the last file, in the last step's transaction. */
+static void
+job_finish (LimenImportJob *job)
+{
+  if (limen_import_run_lacks_privilege (job->run))
+    g_message ("Documents whose folder moved can be found by its file handle only with CAP_DAC_READ_SEARCH; "
+               "those are kept at their recorded paths");
+  /* The old mark too: a version before the records then does not import everything again. */
+  limen_db_set_meta (job->db, VERSION_KEY, "2", NULL);
+  limen_db_set_meta (job->db, LEGACY_KEY, "1", NULL);
+}
+
+/* Read up to STEP_ITEMS entries in one transaction; TRUE when the job is over (done, or
+ * stopped by the database: what was not stored is tried again at the next start). */
+static gboolean
+job_step (LimenImportJob *job)
+{
+  g_autoptr(GError) error = NULL;
+  guint budget = STEP_ITEMS;
+  gboolean done = FALSE;
+
+  /* Nothing to read and nothing to mark: no write at all. The first write after a start
+   * syncs the write-ahead log and its directory, tens of ms before the first answer. */
+  if (job->next_file == job->files->len && job->marked)
+    return TRUE;
+  if (!limen_db_begin (job->db, &error))
+    {
+      g_warning ("Cannot import %s: %s", job->dir_path, error->message);
+      return TRUE;
+    }
+  job->busy = TRUE;
+  job->n_steps++;
+  while (budget > 0)
+    {
+      TableFile *tf;
+      guint to, n;
+
+      if (job->next_file == job->files->len)
+        {
+          job_finish (job);
+          done = TRUE;
+          break;
+        }
+      tf = job->files->pdata[job->next_file];
+      n = limen_gvdb_n_items (tf->main_table);
+      to = MIN (n, tf->next_item + budget);
+      tf->n_nameless += limen_gvdb_foreach_range (tf->main_table, tf->next_item, to, import_entry, &tf->fi);
+      budget -= to - tf->next_item;
+      tf->next_item = to;
+      if (to == n)
+        {
+          table_file_close (job, tf);
+          job->next_file++;
+        }
+    }
+  job->busy = FALSE;
+  /* A failed commit leaves this step's entries unrecorded: tried again at the next start. */
+  if (!limen_db_commit (job->db, &error))
+    {
+      g_warning ("Cannot store the import of %s (tried again at the next start): %s", job->dir_path,
+                 error->message);
+      return TRUE;
+    }
+  return done;
 }
 
 void
 limen_import_reference_state (LimenDb *db, LimenPermStore *perms, LimenDocModel *model)
 {
-  g_autofree char *legacy_mark = limen_db_get_meta (db, LEGACY_KEY);
-  g_autofree char *version = limen_db_get_meta (db, VERSION_KEY);
-  g_autofree char *dir_path = g_build_filename (g_get_user_data_dir (), "flatpak", "db", NULL);
-  g_autoptr(LimenImportRun) run = limen_import_run_new ();
-  g_autoptr(GDir) dir = NULL;
-  g_autoptr(GError) error = NULL;
-  const char *name;
+  LimenImportJob *job = job_new (db, perms, model);
 
-  if (!limen_db_begin (db, &error))
+  while (!job_step (job))
+    ;
+  job_free (job);
+}
+
+/* The file of @table still being read, or NULL. */
+static TableFile *
+job_pending_file (LimenImportJob *job, const char *table)
+{
+  for (guint i = job->next_file; i < job->files->len; i++)
+    if (strcmp (((TableFile *) job->files->pdata[i])->name, table) == 0)
+      return job->files->pdata[i];
+  return NULL;
+}
+
+/* Documents' recorded paths → their ids, for a Lookup by path before the import reached
+ * them (one pass over the file, once). */
+static void
+index_doc_path (const char *id, GVariant *value, gpointer user_data)
+{
+  g_auto(LimenRefDoc) rd = { 0 };
+  g_autoptr(GVariant) perms = NULL;
+  g_autofree char *why = NULL;
+
+  if (limen_import_parse_document (value, &rd, &perms, &why) == LIMEN_IMPORT_IMPORTED && rd.path)
+    g_hash_table_insert (user_data, g_strdup (rd.path), g_strdup (id));
+}
+
+/* Bring in one entry now, in a transaction of its own (import_entry() skips it if read). */
+static void
+job_import_one (LimenImportJob *job, TableFile *tf, const char *id)
+{
+  g_autoptr(GVariant) value = limen_gvdb_get_value (tf->main_table, id);
+  g_autoptr(GError) error = NULL;
+  guint n_read = 0;
+
+  if (value == NULL || !limen_db_begin (job->db, &error))
+    return;
+  job->busy = TRUE;
+  for (guint i = 0; LIMEN_IMPORT_OUTCOME_IS_READ (i); i++)
+    n_read -= tf->fi.counts[i];
+  import_entry (id, value, &tf->fi);
+  for (guint i = 0; LIMEN_IMPORT_OUTCOME_IS_READ (i); i++)
+    n_read += tf->fi.counts[i];
+  tf->n_ensured += n_read;
+  job->busy = FALSE;
+  if (!limen_db_commit (job->db, &error))
+    g_warning ("Cannot store the import of %s/%s: %s", tf->name, id, error->message);
+  job->n_ensured++;
+}
+
+void
+limen_import_job_ensure (LimenImportJob *job, const char *table, const char *id, const char *path)
+{
+  TableFile *tf;
+
+  if (job->busy || !(tf = job_pending_file (job, table)))
+    return;
+  if (id == NULL && path == NULL)
     {
-      g_warning ("Cannot import %s: %s", dir_path, error->message);
+      /* A listing: it waits for the rest of the import. */
+      while (job_pending_file (job, table) && !job_step (job))
+        ;
       return;
     }
-  dir = g_dir_open (dir_path, 0, NULL);
-  while (dir && (name = g_dir_read_name (dir)))
+  if (path)
     {
-      g_autofree char *path = g_build_filename (dir_path, name, NULL);
-      FileImport fi = { db, perms, model, run, name, legacy_mark && !version };
-      struct stat st;
-
-      /* Only plain files: a symlink or directory is not the reference's state. */
-      if (lstat (path, &st) != 0 || !S_ISREG (st.st_mode) || g_str_has_prefix (name, "."))
-        continue;
-      if (!limen_perm_table_name_is_valid (name))
+      if (job->doc_paths == NULL)
         {
-          g_warning ("Skipping %s: not a valid table name", path);
-          continue;
+          job->doc_paths = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+          limen_gvdb_foreach (tf->main_table, index_doc_path, job->doc_paths);
         }
-      import_file (&fi, path, &st);
-      file_import_clear (&fi);
+      if (!(id = g_hash_table_lookup (job->doc_paths, path)))
+        return;
     }
-  if (limen_import_run_lacks_privilege (run))
-    g_message ("Documents whose folder moved can be found by its file handle only with CAP_DAC_READ_SEARCH; "
-               "those are kept at their recorded paths");
-  /* The old mark too: a version before the records then does not import everything again. */
-  limen_db_set_meta (db, VERSION_KEY, "2", NULL);
-  limen_db_set_meta (db, LEGACY_KEY, "1", NULL);
-  /* A failed commit leaves nothing recorded: all of it is tried again at the next start. */
-  if (!limen_db_commit (db, &error))
-    g_warning ("Cannot store the import of %s (tried again at the next start): %s", dir_path, error->message);
+  job_import_one (job, tf, id);
+}
+
+static gboolean
+job_step_cb (gpointer user_data)
+{
+  LimenImportJob *job = user_data;
+  gboolean done = job_step (job);
+
+  if (!done)
+    return G_SOURCE_CONTINUE;
+  g_message ("The reference state is imported (%.1f s, %u steps, %u entries brought in first for calls)",
+             (g_get_monotonic_time () - job->started_us) / 1e6, job->n_steps, job->n_ensured);
+  limen_perm_store_set_import (job->perms, NULL);
+  limen_doc_model_set_miss_func (job->model, NULL, NULL);
+  job_free (job);
+  /* The import read and freed as much as it kept: give it back. */
+  malloc_trim (0);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+doc_miss (const char *id, const char *path, gpointer user_data)
+{
+  limen_import_job_ensure (user_data, "documents", id, path);
+}
+
+void
+limen_import_reference_state_start (LimenDb *db, LimenPermStore *perms, LimenDocModel *model, guint budget_ms)
+{
+  LimenImportJob *job = job_new (db, perms, model);
+
+  while (g_get_monotonic_time () - job->started_us < budget_ms * (gint64) 1000)
+    if (job_step (job))
+      {
+        job_free (job);
+        return;
+      }
+  g_message ("Importing the reference state in the background (%s): calls are answered meanwhile, "
+             "an entry not imported yet is brought in first", job->dir_path);
+  limen_perm_store_set_import (perms, job);
+  limen_doc_model_set_miss_func (model, doc_miss, job);
+  g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, job_step_cb, job, NULL);
 }

@@ -17,6 +17,8 @@
 #include "perm-store.h"
 
 #define DOCUMENTS_BUS_NAME "org.freedesktop.portal.Documents"
+/* What the import may take before the first answers: a few thousand entries. */
+#define IMPORT_BUDGET_MS 150
 
 typedef struct {
   LimenDb            *db;
@@ -135,9 +137,9 @@ on_bus (GDBusConnection *connection, gpointer user_data, GError **error)
       if (!load_stores (d, db_path, error))
         return FALSE;
     }
-  limen_import_reference_state (d->db, d->perms, d->model);
-  /* Loading the stores freed as much as it kept (rows, values seen once): give it back. */
-  malloc_trim (0);
+  /* A big store's one-time import goes on from the main loop after this: the first calls
+   * are answered at once. */
+  limen_import_reference_state_start (d->db, d->perms, d->model, IMPORT_BUDGET_MS);
   limen_perm_store_set_documents (d->perms, limen_doc_perm_table (), d->model);
 
   d->fs = limen_fuse_new (d->model, mountpoint);

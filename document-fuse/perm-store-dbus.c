@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app-info.h"
+#include "import.h"
 #include "errors.h"
 
 /* Identify the caller; FALSE when the invocation was answered already. Writes are for
@@ -180,7 +181,7 @@ handle_lookup (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation
 {
   g_autofree char *app = NULL;
   GError *error = NULL;
-  PermEntry *entry;
+  g_autoptr(PermEntry) entry = NULL;
 
   if (!limen_perm_check_table_id (table, id, &error))
     return return_error (invocation, error);
@@ -196,7 +197,7 @@ handle_lookup (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation
       GVariantBuilder b;
 
       if (mine == NULL)
-        entry = NULL;
+        g_clear_pointer (&entry, limen_perm_entry_free);
       else
         {
           g_autoptr(GVariant) data = limen_perm_empty_data ();
@@ -293,7 +294,7 @@ handle_delete_permission (LimenDbusImplPortalPermissionStore *object, GDBusMetho
                           const char *table, const char *id, const char *app, LimenPermStore *store)
 {
   GError *error = NULL;
-  PermEntry *entry;
+  g_autoptr(PermEntry) entry = NULL;
 
   if (!limen_perm_check_table_id (table, id, &error))
     return return_error (invocation, error);
@@ -322,6 +323,7 @@ handle_delete_permission (LimenDbusImplPortalPermissionStore *object, GDBusMetho
       g_hash_table_remove (limen_perm_entry_apps (entry), app);
       g_clear_pointer (&entry->perms_cache, g_variant_unref);
       entry->perms_cache = g_steal_pointer (&all);
+      limen_db_perm_keep_entry (store->db, table, id, entry->data, entry->perms_cache);
       limen_perm_store_emit_changed (store, table, id, FALSE, entry, NULL);
     }
   limen_dbus_impl_portal_permission_store_complete_delete_permission (object, invocation);
@@ -336,7 +338,7 @@ handle_get_permission (LimenDbusImplPortalPermissionStore *object, GDBusMethodIn
   static const char * const none[] = { NULL };
   GError *error = NULL;
   const char * const *perms;
-  PermEntry *entry;
+  g_autoptr(PermEntry) entry = NULL;
 
   if (!limen_perm_check_table_id (table, id, &error))
     return return_error (invocation, error);
@@ -371,7 +373,7 @@ handle_delete (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation
                const char *table, const char *id, LimenPermStore *store)
 {
   GError *error = NULL;
-  GHashTable *t;
+  g_autoptr(PermEntry) entry = NULL;
 
   if (!limen_perm_check_table_id (table, id, &error))
     return return_error (invocation, error);
@@ -390,8 +392,8 @@ handle_delete (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation
       limen_dbus_impl_portal_permission_store_complete_delete (object, invocation);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  t = limen_perm_store_table (store, table, FALSE);
-  if (t == NULL || !g_hash_table_contains (t, id))
+  entry = limen_perm_store_read (store, table, id, FALSE);
+  if (entry == NULL)
     return return_error (invocation, g_error_new (LIMEN_ERROR, LIMEN_ERROR_NOT_FOUND,
                                                   "No entry for %s in table %s", id, table));
   if (!limen_db_begin (store->db, &error))
@@ -399,10 +401,25 @@ handle_delete (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation
   limen_db_perm_delete_entry (store->db, table, id, NULL);
   if (!limen_db_commit (store->db, &error))
     return return_error (invocation, error);
-  g_hash_table_remove (t, id);
   limen_perm_store_emit_changed (store, table, id, TRUE, NULL, NULL);
   limen_dbus_impl_portal_permission_store_complete_delete (object, invocation);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+typedef struct {
+  GPtrArray  *ids;
+  const char *app;    /* a sandboxed reader: only the entries it has a row in */
+} ListIds;
+
+static void
+list_id (const char *table, const char *id, GVariant *data, GVariant *perms, gpointer user_data)
+{
+  ListIds *list = user_data;
+  g_autoptr(GVariant) row = NULL;
+
+  if (list->app && !(row = g_variant_lookup_value (perms, list->app, G_VARIANT_TYPE_STRING_ARRAY)))
+    return;
+  g_ptr_array_add (list->ids, g_strdup (id));
 }
 
 static gboolean
@@ -410,11 +427,9 @@ handle_list (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *
              const char *table, LimenPermStore *store)
 {
   g_autofree char *app = NULL;
-  g_autoptr(GPtrArray) ids = g_ptr_array_new ();
+  g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
   GError *error = NULL;
-  GHashTableIter iter;
-  gpointer key, value;
-  GHashTable *t;
+  ListIds list = { ids, NULL };
 
   if (!limen_perm_check_table_id (table, NULL, &error))
     return return_error (invocation, error);
@@ -427,14 +442,12 @@ handle_list (LimenDbusImplPortalPermissionStore *object, GDBusMethodInvocation *
       limen_dbus_impl_portal_permission_store_complete_list (object, invocation, (const char * const *) doc_ids);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  t = limen_perm_store_table (store, table, FALSE);
-  if (t)
-    {
-      g_hash_table_iter_init (&iter, t);
-      while (g_hash_table_iter_next (&iter, &key, &value))
-        if (app == NULL || g_hash_table_contains (limen_perm_entry_apps (value), app))
-          g_ptr_array_add (ids, key);
-    }
+  list.app = app;
+  /* A listing during the one-time import waits for the rest of its table. */
+  if (store->import)
+    limen_import_job_ensure (store->import, table, NULL, NULL);
+  if (!limen_db_perm_list (store->db, table, app != NULL, list_id, &list, &error))
+    return return_error (invocation, error);
   g_ptr_array_add (ids, NULL);
   limen_dbus_impl_portal_permission_store_complete_list (object, invocation, (const char * const *) ids->pdata);
   return G_DBUS_METHOD_INVOCATION_HANDLED;

@@ -12,16 +12,17 @@ G_BEGIN_DECLS
 
 #define DOCUMENTS_TABLE "documents"
 
+/* One entry as read from SQLite for one call; nothing of it stays between calls. */
 typedef struct {
   GVariant   *data;        /* never NULL: an empty a{sv} stands for "no data" */
-  GHashTable *apps;        /* app → GStrv */
-  GVariant   *perms_cache; /* a{sas} of apps, built on demand */
+  GHashTable *apps;        /* app → GStrv, built from @perms_cache on demand */
+  GVariant   *perms_cache; /* a{sas} of apps */
 } PermEntry;
 
 struct _LimenPermStore {
   GThreadPool *dropper;    /* frees big GDBus trees off the main thread */
-  LimenDb    *db;
-  GHashTable *tables;      /* name → (id → PermEntry) */
+  LimenDb    *db;          /* the entries: read on demand, nothing resident */
+  LimenImportJob *import;  /* the one-time import, while it runs */
   LimenDbusImplPortalPermissionStore *skeleton;
   const LimenPermDocuments *docs;   /* serves the "documents" table, when set */
   gpointer    docs_data;
@@ -30,15 +31,18 @@ struct _LimenPermStore {
 /* ---- entries (perm-store.c) ---- */
 /* An empty a{sv}, a new reference: an entry's "no data". */
 GVariant *limen_perm_empty_data (void);
+void limen_perm_entry_free (PermEntry *entry);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (PermEntry, limen_perm_entry_free)
 /* The app → permissions table of @entry, built from its a{sas} on first use. */
 GHashTable *limen_perm_entry_apps (PermEntry *entry);
-/* @entry's a{sas}, built from its table on first use (the entry keeps the reference). */
+/* @entry's a{sas} (the entry keeps the reference). */
 GVariant *limen_perm_entry_get_perms (PermEntry *entry);
 /* @apps as a{sas}, with @app set to @perms (or removed for NULL) on the way; a new reference. */
 GVariant *limen_perm_perms_variant_with (GHashTable *apps, const char *app, const char * const *perms);
-/* Table @table (id → PermEntry), made when @create; NULL when there is none. */
-GHashTable *limen_perm_store_table (LimenPermStore *store, const char *table, gboolean create);
-/* The entry (@table, @id), or NULL. */
+/* The entry (@table, @id) read now, its rights (perms_cache) only @with_perms (free it with
+ * limen_perm_entry_free()), or NULL. */
+PermEntry *limen_perm_store_read (LimenPermStore *store, const char *table, const char *id, gboolean with_perms);
+/* The same with its rights. */
 PermEntry *limen_perm_store_entry (LimenPermStore *store, const char *table, const char *id);
 
 /* ---- writes (perm-store.c), host only, written to SQLite before they return ---- */

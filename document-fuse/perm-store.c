@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "app-info.h"
+#include "import.h"
 #include "errors.h"
 #include "limen-dbus.h"
 
@@ -21,23 +22,13 @@ limen_perm_empty_data (void)
   return g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
 }
 
-static void
-perm_entry_free (PermEntry *entry)
+void
+limen_perm_entry_free (PermEntry *entry)
 {
   g_clear_pointer (&entry->data, g_variant_unref);
   g_clear_pointer (&entry->apps, g_hash_table_unref);
   g_clear_pointer (&entry->perms_cache, g_variant_unref);
   g_free (entry);
-}
-
-static PermEntry *
-perm_entry_new (void)
-{
-  PermEntry *entry = g_new0 (PermEntry, 1);
-
-  entry->data = limen_perm_empty_data ();
-  entry->apps = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_strfreev);
-  return entry;
 }
 
 /* The app → permissions table, built from the a{sas} on first use: Set and Lookup of a
@@ -62,42 +53,42 @@ limen_perm_entry_apps (PermEntry *entry)
 GVariant *
 limen_perm_entry_get_perms (PermEntry *entry)
 {
-  if (entry->perms_cache == NULL)
-    {
-      GVariantBuilder b;
-      GHashTableIter iter;
-      gpointer key, value;
-
-      g_variant_builder_init (&b, G_VARIANT_TYPE ("a{sas}"));
-      g_hash_table_iter_init (&iter, entry->apps);
-      while (g_hash_table_iter_next (&iter, &key, &value))
-        g_variant_builder_add (&b, "{s^as}", key, value);
-      entry->perms_cache = g_variant_ref_sink (g_variant_builder_end (&b));
-    }
   return entry->perms_cache;
 }
 
-GHashTable *
-limen_perm_store_table (LimenPermStore *store, const char *table, gboolean create)
+/* Read from SQLite at each call: nothing of an entry stays in memory between calls, so the
+ * store starts at once and its size does not grow with the entries (a prepared statement
+ * on the primary key costs a few microseconds). */
+PermEntry *
+limen_perm_store_read (LimenPermStore *store, const char *table, const char *id, gboolean with_perms)
 {
-  GHashTable *t = g_hash_table_lookup (store->tables, table);
+  g_autoptr(GError) error = NULL;
+  GVariant *data, *perms = NULL;
+  GVariant **want = with_perms ? &perms : NULL;
+  PermEntry *entry;
+  gboolean found = limen_db_perm_get_entry (store->db, table, id, &data, want, &error);
 
-  if (t == NULL && create)
+  if (!found && error == NULL && store->import)
     {
-      if (store->skeleton)
-        limen_perm_publish_table (table);
-      t = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) perm_entry_free);
-      g_hash_table_insert (store->tables, g_strdup (table), t);
+      limen_import_job_ensure (store->import, table, id, NULL);
+      found = limen_db_perm_get_entry (store->db, table, id, &data, want, &error);
     }
-  return t;
+  if (!found)
+    {
+      if (error)
+        g_warning ("Cannot read %s/%s: %s", table, id, error->message);
+      return NULL;
+    }
+  entry = g_new0 (PermEntry, 1);
+  entry->data = data ? data : limen_perm_empty_data ();
+  entry->perms_cache = perms;
+  return entry;
 }
 
 PermEntry *
 limen_perm_store_entry (LimenPermStore *store, const char *table, const char *id)
 {
-  GHashTable *t = limen_perm_store_table (store, table, FALSE);
-
-  return t ? g_hash_table_lookup (t, id) : NULL;
+  return limen_perm_store_read (store, table, id, TRUE);
 }
 
 /* A GDBus tree of 20,000 apps is ~80,000 nodes, ~10 ms to free: not on the main thread,
@@ -184,27 +175,6 @@ limen_perm_store_emit_changed (LimenPermStore *store, const char *table, const c
     limen_perm_store_emit_changed_values (store, table, id, deleted, limen_perm_empty_data (), empty_perms ());
 }
 
-/* ---- loading ---------------------------------------------------------------------- */
-
-static void
-load_entry (const char *table, const char *id, GVariant *data, GVariant *perms, gpointer user_data)
-{
-  LimenPermStore *store = user_data;
-  PermEntry *entry = perm_entry_new ();
-
-  if (data)
-    {
-      g_variant_unref (entry->data);
-      entry->data = g_variant_ref (data);
-    }
-  if (perms)
-    {
-      g_clear_pointer (&entry->apps, g_hash_table_unref);
-      entry->perms_cache = g_variant_ref (perms);
-    }
-  g_hash_table_replace (limen_perm_store_table (store, table, TRUE), g_strdup (id), entry);
-}
-
 /* @apps as a{sas}, with @app set to @perms (or removed for NULL) on the way. */
 GVariant *
 limen_perm_perms_variant_with (GHashTable *apps, const char *app, const char * const *perms)
@@ -232,13 +202,13 @@ limen_perm_store_new (LimenDb *db, GError **error)
   LimenPermStore *store = g_new0 (LimenPermStore, 1);
 
   store->db = db;
-  store->tables = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_hash_table_unref);
-  if (!limen_db_perm_load (db, load_entry, store, error))
-    {
-      limen_perm_store_free (store);
-      return NULL;
-    }
   return store;
+}
+
+void
+limen_perm_store_set_import (LimenPermStore *store, LimenImportJob *job)
+{
+  store->import = job;
 }
 
 void
@@ -247,7 +217,6 @@ limen_perm_store_free (LimenPermStore *store)
   if (store->skeleton)
     g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (store->skeleton));
   g_clear_object (&store->skeleton);
-  g_clear_pointer (&store->tables, g_hash_table_unref);
   if (store->dropper)
     g_thread_pool_free (store->dropper, FALSE, TRUE);
   g_free (store);
@@ -289,11 +258,31 @@ apps_with_permissions (GVariant *apps)
   return g_variant_ref_sink (g_variant_builder_end (&b));
 }
 
+static PermEntry *
+perm_entry_new (void)
+{
+  PermEntry *entry = g_new0 (PermEntry, 1);
+
+  entry->data = limen_perm_empty_data ();
+  entry->perms_cache = empty_perms ();
+  return entry;
+}
+
+/* The first entry of a table (before it is written): the flatpak CLI finds tables by their
+ * files, so the table gets one. */
+static void
+note_new_entry (LimenPermStore *store, const char *table)
+{
+  if (store->skeleton && !limen_db_perm_has_table (store->db, table))
+    limen_perm_publish_table (table);
+}
+
 gboolean
 limen_perm_store_set (LimenPermStore *store, const char *table, const char *id, gboolean create,
                       GVariant *data, GVariant *apps_in, GError **error)
 {
-  PermEntry *entry = limen_perm_store_entry (store, table, id);
+  /* Its rights are read only when they are kept (SetValue). */
+  g_autoptr(PermEntry) entry = limen_perm_store_read (store, table, id, apps_in == NULL);
   gboolean is_new = (entry == NULL);
   g_autoptr(GVariant) empty = NULL;
   g_autoptr(GVariant) apps = apps_in ? apps_with_permissions (apps_in) : NULL;
@@ -318,17 +307,18 @@ limen_perm_store_set (LimenPermStore *store, const char *table, const char *id, 
   else
     bytes = limen_perm_serialize_app_perms (entry ? limen_perm_entry_get_perms (entry)
                                                   : (empty = limen_perm_perms_variant_with (NULL, NULL, NULL)), error);
-  if (bytes == NULL || !limen_db_begin (store->db, error))
+  if (bytes == NULL)
+    return FALSE;
+  if (is_new)
+    note_new_entry (store, table);
+  if (!limen_db_begin (store->db, error))
     return FALSE;
   limen_db_perm_put_entry_bytes (store->db, table, id, data ? data : (entry ? entry->data : NULL), bytes, NULL);
   if (!limen_db_commit (store->db, error))
     return FALSE;
 
   if (is_new)
-    {
-      entry = perm_entry_new ();
-      g_hash_table_insert (limen_perm_store_table (store, table, TRUE), g_strdup (id), entry);
-    }
+    entry = perm_entry_new ();
   if (data)
     {
       g_variant_unref (entry->data);
@@ -338,10 +328,12 @@ limen_perm_store_set (LimenPermStore *store, const char *table, const char *id, 
     {
       g_clear_pointer (&entry->apps, g_hash_table_unref);
       g_clear_pointer (&entry->perms_cache, g_variant_unref);
-      /* Kept as the bytes just stored: 0.8 MB for 20,000 apps, where GDBus's tree of the
-       * same value holds ~11 MB. The tree still serves the Changed signal, then goes. */
+      /* The bytes just stored: 0.8 MB for 20,000 apps, where GDBus's tree of the same value
+       * holds ~11 MB. The tree still serves the Changed signal, then goes. */
       entry->perms_cache = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE ("a{sas}"), bytes, TRUE));
     }
+  if (entry->perms_cache)
+    limen_db_perm_keep_entry (store->db, table, id, entry->data, entry->perms_cache);
   limen_perm_store_emit_changed (store, table, id, FALSE, entry, apps);
   return TRUE;
 }
@@ -349,7 +341,9 @@ limen_perm_store_set (LimenPermStore *store, const char *table, const char *id, 
 gboolean
 limen_perm_store_has_entry (LimenPermStore *store, const char *table, const char *id)
 {
-  return limen_perm_store_entry (store, table, id) != NULL;
+  g_autoptr(PermEntry) entry = limen_perm_store_read (store, table, id, FALSE);
+
+  return entry != NULL;
 }
 
 gboolean
@@ -365,7 +359,7 @@ gboolean
 limen_perm_store_set_permission (LimenPermStore *store, const char *table, const char *id, gboolean create,
                                  const char *app, const char * const *perms, GError **error)
 {
-  PermEntry *entry = limen_perm_store_entry (store, table, id);
+  g_autoptr(PermEntry) entry = limen_perm_store_entry (store, table, id);
   gboolean is_new = (entry == NULL);
   g_autoptr(GVariant) empty = NULL;
   g_autoptr(GBytes) bytes = NULL;
@@ -377,7 +371,11 @@ limen_perm_store_set_permission (LimenPermStore *store, const char *table, const
     }
   g_autoptr(GVariant) all = NULL;
 
-  if (!limen_perm_check_app_perms (app, perms, error) || !limen_db_begin (store->db, error))
+  if (!limen_perm_check_app_perms (app, perms, error))
+    return FALSE;
+  if (is_new)
+    note_new_entry (store, table);
+  if (!limen_db_begin (store->db, error))
     return FALSE;
   /* No permission at all is no row, as in the reference. */
   all = limen_perm_perms_variant_with (entry ? limen_perm_entry_apps (entry) : NULL, app, perms[0] ? perms : NULL);
@@ -385,16 +383,14 @@ limen_perm_store_set_permission (LimenPermStore *store, const char *table, const
   if (!limen_db_commit (store->db, error))
     return FALSE;
   if (is_new)
-    {
-      entry = perm_entry_new ();
-      g_hash_table_insert (limen_perm_store_table (store, table, TRUE), g_strdup (id), entry);
-    }
+    entry = perm_entry_new ();
   if (perms[0])
     g_hash_table_replace (limen_perm_entry_apps (entry), g_strdup (app), g_strdupv ((char **) perms));
   else
     g_hash_table_remove (limen_perm_entry_apps (entry), app);
   g_clear_pointer (&entry->perms_cache, g_variant_unref);
   entry->perms_cache = g_steal_pointer (&all);
+  limen_db_perm_keep_entry (store->db, table, id, entry->data, entry->perms_cache);
   limen_perm_store_emit_changed (store, table, id, FALSE, entry, NULL);
   return TRUE;
 }

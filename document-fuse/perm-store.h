@@ -37,6 +37,11 @@ typedef struct {
 /* Serve the "documents" table through @docs; call before limen_perm_store_export(). */
 void limen_perm_store_set_documents (LimenPermStore *store, const LimenPermDocuments *docs, gpointer data);
 
+typedef struct _LimenImportJob LimenImportJob;
+/* While @job (the one-time import, NULL once over) runs, entries it has not reached are
+ * brought in before a call reads them. */
+void limen_perm_store_set_import (LimenPermStore *store, LimenImportJob *job);
+
 /* TRUE when (@table, @id) has an entry. */
 gboolean limen_perm_store_has_entry (LimenPermStore *store, const char *table, const char *id);
 /* Replace (@table, @id) with @data and @permissions (a{sas}); used by the import. */

@@ -3,7 +3,8 @@ reference pair given the same reference state, N documents and N permission-stor
 in GVDB files (N = 1,000 / 10,000 / 100,000), both stacks up at once on private buses.
 
 For each N: start to the first answer (Documents.Info and PermissionStore.Lookup both
-answered; Limen's first start also imports the files once, its later starts read SQLite;
+answered; Limen's first start also imports the files once, a big store in steps after the
+first answers, waited for before the next start; its later starts read SQLite;
 the reference reads its GVDB files lazily), PSS at start and after the work below, the
 p50 of Info, Lookup and PermissionStore.Lookup (the two stacks' calls taking turns),
 `ls -l by-app/APP` (APP holds min(N, 10,000) documents; `ls` the program, as a file
@@ -166,6 +167,17 @@ def start_stack(bus, which, doc):
     return elapsed, daemons
 
 
+def wait_import(daemon):
+    """Seconds from now until @daemon's one-time import ends (0 when it ended before the
+    first answers), from its log."""
+    t = time.monotonic()
+    while "in the background" in daemon.output() and "reference state is imported" not in daemon.output():
+        if not daemon.alive() or time.monotonic() - t > 600:
+            raise RuntimeError("limen-documents' import did not end:\n" + daemon.output()[-2000:])
+        time.sleep(0.05)
+    return time.monotonic() - t
+
+
 def stop_stack(bus, daemons):
     for d in daemons:
         d.stop()
@@ -244,9 +256,11 @@ def one_size(n, ours, ref, start_reps, n_calls, n_small):
         starts = {"limen": [], "reference": []}
         cpus = {"limen": [], "reference": []}
         daemons = {}
-        # Limen's first start imports the files; the starts after it read SQLite.
+        # Limen's first start imports the files (a big store in steps after the first
+        # answers); the starts after it read SQLite.
         ours[f"N={n}: first start with the import s"], daemons["limen"] = \
             start_stack(buses["limen"], "limen", ids[0])
+        ours[f"N={n}: the import to its end s"] = wait_import(daemons["limen"][0])
         for r in range(start_reps):
             for w in ("reference", "limen") if r % 2 else ("limen", "reference"):
                 if w in daemons:

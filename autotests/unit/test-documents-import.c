@@ -315,6 +315,79 @@ remove_tree (const char *path)
   g_rmdir (path);
 }
 
+/* A store too big for the time before the first answers is imported in steps from the main
+ * loop; meanwhile an entry or document the steps have not reached is brought in when a call
+ * asks for it (by id or by path), and the log says what happens. */
+static void
+test_import_in_steps (void)
+{
+  g_autofree char *flatpak_db = g_build_filename (g_get_user_data_dir (), "flatpak", "db", NULL);
+  g_autofree char *table_file = g_build_filename (flatpak_db, "bench", NULL);
+  g_autofree char *docs_file = g_build_filename (flatpak_db, "documents", NULL);
+  g_autofree char *db_path = g_build_filename (g_get_user_data_dir (), "steps.sqlite", NULL);
+  /* With the two documents, three whole steps: the last file ends as a step's budget does. */
+  const guint n = 2998;
+  g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
+  const char *doc_ids[] = { "d1", "d2" };
+  GVariant *doc_values[] = { doc_value ("/h/one.txt", "old"), doc_value ("/h/two.txt", "old") };
+  g_autoptr(GString) logged = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LimenDb) db = NULL;
+  g_autoptr(LimenDoc) d1 = NULL;
+  g_autoptr(LimenDoc) d2 = NULL;
+  g_autofree char *done = NULL;
+  LimenPermStore *perms;
+  LimenDocModel *model;
+
+  remove_tree (flatpak_db);
+  g_assert_cmpint (g_mkdir_with_parents (flatpak_db, 0700), ==, 0);
+  for (guint i = 0; i < n; i++)
+    {
+      g_ptr_array_add (ids, g_strdup_printf ("e%u", i));
+      g_ptr_array_add (values, entry (g_variant_new_boolean (TRUE), "{'org.a.App': ['yes']}"));
+    }
+  write_table (table_file, (const char * const *) ids->pdata, (GVariant * const *) values->pdata, n);
+  write_table (docs_file, doc_ids, doc_values, G_N_ELEMENTS (doc_ids));
+  g_log_set_always_fatal (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL);
+  g_log_set_default_handler (keep_log, logged);
+  db = limen_db_open (db_path, &error);
+  g_assert_no_error (error);
+  perms = limen_perm_store_new (db, &error);
+  model = limen_doc_model_new (db, &error);
+
+  /* No time at all before the first answers: every step is left for the main loop. */
+  limen_import_reference_state_start (db, perms, model, 0);
+  g_assert_nonnull (strstr (logged->str, "Importing the reference state in the background"));
+  g_assert_true (limen_perm_store_has_entry (perms, "bench", "e2499"));
+  g_assert_nonnull ((d1 = limen_doc_model_lookup (model, "d1")));
+  g_assert_nonnull ((d2 = limen_doc_model_find_by_path (model, "/h/two.txt")));
+  g_assert_cmpstr (limen_doc_get_id (d2), ==, "d2");
+  g_assert_cmpuint (limen_doc_get_perms (d2, "org.a.App"), ==, LIMEN_DOC_PERM_READ);
+  done = meta (db, "reference-import-file/bench");
+  g_assert_null (done);
+
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_nonnull (strstr (logged->str, "The reference state is imported"));
+  g_assert_nonnull (strstr (logged->str, "Reference table bench: 2998 imported\n"));
+  for (guint i = 0; i < n; i++)
+    g_assert_true (limen_perm_store_has_entry (perms, "bench", ids->pdata[i]));
+  done = meta (db, "reference-import-file/bench");
+  g_assert_nonnull (done);
+  g_free (done);
+  /* Its end is marked too: the next start writes nothing. */
+  done = meta (db, "reference-import-version");
+  g_assert_cmpstr (done, ==, "2");
+  g_clear_pointer (&d1, limen_doc_unref);
+  g_clear_pointer (&d2, limen_doc_unref);
+  limen_doc_model_free (model);
+  limen_perm_store_free (perms);
+  for (guint i = 0; i < G_N_ELEMENTS (doc_values); i++)
+    g_variant_unref (doc_values[i]);
+  g_log_set_default_handler (g_log_default_handler, NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -328,6 +401,7 @@ main (int argc, char **argv)
   g_test_add_func ("/documents-import/parse-layouts", test_parse_layouts);
   g_test_add_func ("/documents-import/parse-refusals", test_parse_refusals);
   g_test_add_func ("/documents-import/upgrade-from-the-unrecorded-import", test_upgrade_from_the_unrecorded_import);
+  g_test_add_func ("/documents-import/in-steps", test_import_in_steps);
   r = g_test_run ();
   remove_tree (data_home);
   return r;
