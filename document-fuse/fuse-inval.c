@@ -56,8 +56,7 @@ void
 limen_fuse_on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data)
 {
   LimenFuse *fs = user_data;
-  GHashTableIter iter;
-  gpointer value;
+  GPtrArray *nodes;
   const char *id = limen_doc_get_id (doc);
   g_autoptr(GPtrArray) dropped = g_ptr_array_new ();
 
@@ -83,13 +82,18 @@ limen_fuse_on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data)
   g_mutex_lock (&fs->lock);
   if (app == NULL)
     limen_fuse_queue_inval (fs, FUSE_ROOT_ID, id, 0);
-  g_hash_table_iter_init (&iter, fs->inodes);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
+  for (guint i = 0; i < fs->app_dirs->len; i++)
     {
-      Node *node = value;
+      Node *dir = fs->app_dirs->pdata[i];
 
-      if (node->kind == NODE_APP_DIR && (app == NULL || g_strcmp0 (node->app, app) == 0))
-        limen_fuse_queue_inval (fs, node->ino, id, 0);
+      if (app == NULL || g_strcmp0 (dir->app, app) == 0)
+        limen_fuse_queue_inval (fs, dir->ino, id, 0);
+    }
+  nodes = limen_fuse_doc_nodes_locked (fs, doc);
+  for (guint i = 0; nodes && i < nodes->len; i++)
+    {
+      Node *node = nodes->pdata[i];
+
       if (node->doc != doc || (app != NULL && g_strcmp0 (node->app, app) != 0))
         continue;
       limen_fuse_queue_inval (fs, 0, NULL, node->ino);

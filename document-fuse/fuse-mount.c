@@ -27,6 +27,8 @@ limen_fuse_new (LimenDocModel *model, const char *mountpoint)
   g_cond_init (&fs->release_cond);
   fs->inodes = g_hash_table_new (g_direct_hash, g_direct_equal);
   fs->by_key = g_hash_table_new (g_str_hash, g_str_equal);
+  fs->by_doc = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_ptr_array_unref);
+  fs->app_dirs = g_ptr_array_new ();
   fs->pids = limen_fuse_pid_cache_new ();
   fs->next_ino = FUSE_ROOT_ID;
   g_mutex_lock (&fs->lock);

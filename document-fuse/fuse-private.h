@@ -24,6 +24,12 @@
  * path walk through them reaches us and the caller is checked. */
 #define GATE_TIMEOUT 0.0
 #define ENTRY_TIMEOUT 30.0
+/* A document's entry in by-app/APPID changes only by a grant, revoke or delete, and each
+ * drops it from the kernel at once (limen_fuse_on_doc_changed); every walk to it still
+ * passes the app's gate entry above, which reaches us each time. Kept long, so a listing
+ * with details (`ls -l`, a file manager) costs no lookup of each document again once the
+ * short ENTRY_TIMEOUT has passed. */
+#define DOC_ENTRY_TIMEOUT 3600.0
 /* Attributes of our own directories. A host file's are never kept (limen_fuse_attr_timeout()):
  * every stat by path reaches us, so a file the host deleted or replaced shows at once. */
 #define ATTR_TIMEOUT 5.0
@@ -88,6 +94,11 @@ struct _LimenFuse {
   GMutex         lock;
   GHashTable    *inodes;     /* ino → Node */
   GHashTable    *by_key;     /* key → Node */
+  /* Under lock: document id → GPtrArray of its nodes in every view, and the APP_DIR
+   * nodes. A change to one document (a save, a grant) visits its own nodes: a walk of
+   * every node held the lock for the time of thousands of them on each change. */
+  GHashTable    *by_doc;
+  GPtrArray     *app_dirs;
   fuse_ino_t     next_ino;
   Node          *root;
   Node          *by_app;
@@ -125,6 +136,9 @@ Node *limen_fuse_node_new_locked (LimenFuse *fs, NodeKind kind, const char *key,
  * its handle reaches us, so a stat right after it may come first: a node with handles
  * waits a few milliseconds for releases in flight. fs->lock not held. */
 gboolean limen_fuse_node_still_open (LimenFuse *fs, Node *node);
+/* The nodes of @doc (of its id) in every view, or NULL; fs->lock held. Not to be changed
+ * while it is walked: nothing the walk calls may make or free a node. */
+GPtrArray *limen_fuse_doc_nodes_locked (LimenFuse *fs, LimenDoc *doc);
 /* Drop one reference; the node goes when the last one does; fs->lock held. */
 void limen_fuse_node_unref_locked (LimenFuse *fs, Node *node);
 /* The node for @ino with a reference, or NULL. */
