@@ -244,6 +244,12 @@ limen_fuse_caller_allowed (LimenFuse *fs, fuse_req_t req, const char *view_app)
 }
 
 gboolean
+limen_fuse_caller_known (LimenFuse *fs, pid_t pid)
+{
+  return pid > 0 && limen_fuse_pid_cache_check_recent (fs->pids, pid, g_get_monotonic_time (), NULL) >= 0;
+}
+
+gboolean
 limen_fuse_node_gate (LimenFuse *fs, fuse_req_t req, Node *node)
 {
   if (node->kind == NODE_ROOT || node->kind == NODE_BY_APP)

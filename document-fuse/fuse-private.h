@@ -5,7 +5,8 @@
  * (listings), fuse-dir-ops.c (changes to names), fuse-rename.c (rename and atomic saves),
  * fuse-xattr.c (extended attributes), fuse-nodes.c (nodes and the host files behind them),
  * fuse-caller.c (who sends a request), fuse-pid-cache.c (its cache), fuse-inval.c (the
- * kernel-cache invalidation thread), fuse-mount.c (mount, loop, unmount, stale mounts).
+ * kernel-cache invalidation thread), fuse-loop.c (the request loop), fuse-mount.c (mount,
+ * unmount, stale mounts).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
@@ -198,6 +199,11 @@ gboolean limen_fuse_node_left_behind (LimenFuse *fs, Node *node, struct stat *st
 static inline double
 limen_fuse_attr_timeout (const Node *node)
 {
+  /* A document's directory shows the view's rights, and every change to them drops its
+   * attributes from the kernel (limen_fuse_on_doc_changed): `ls -l` of an app's documents
+   * then asks nothing more of each one after the first listing. */
+  if (node->kind == NODE_DOC_DIR)
+    return DOC_ENTRY_TIMEOUT;
   return node->kind == NODE_FILE ? 0.0 : ATTR_TIMEOUT;
 }
 /* A real open of the node's O_PATH fd with @flags (through /proc/self/fd). */
@@ -206,8 +212,14 @@ int limen_fuse_node_reopen (Node *node, int flags);
 /* ---- callers (fuse-caller.c) ---- */
 /* May the process behind @req use the view of @view_app (NULL: the host view)? */
 gboolean limen_fuse_caller_allowed (LimenFuse *fs, fuse_req_t req, const char *view_app);
+/* Was the process @pid identified a moment ago (a check needs no more than a table look)? */
+gboolean limen_fuse_caller_known (LimenFuse *fs, pid_t pid);
 /* May the process behind @req use the view @node belongs to? */
 gboolean limen_fuse_node_gate (LimenFuse *fs, fuse_req_t req, Node *node);
+
+/* ---- the request loop (fuse-loop.c) ---- */
+/* Serve requests until the session ends; 0, or the first receive error (negative errno). */
+int limen_fuse_loop_run (LimenFuse *fs);
 
 /* ---- kernel cache invalidation (fuse-inval.c) ---- */
 /* Start the thread that sends the kernel invalidations. */
