@@ -165,6 +165,15 @@ pidfd_alive (int pidfd)
   return poll (&pfd, 1, 0) == 0;
 }
 
+/* Is @pidfd's process a plain host process, told without /proc: in our mount namespace,
+ * in a cgroup already seen to be no Snap's, and still alive after both were read? */
+static gboolean
+pidfd_is_plain_host (LimenFuse *fs, int pidfd)
+{
+  return is_plain_host_allowed () && pidfd_in_own_mount_ns (pidfd) &&
+         limen_fuse_pid_cache_cgroup_is_plain (fs->pids, pidfd_cgroup (pidfd)) && pidfd_alive (pidfd);
+}
+
 /* Identify the process @pid with its /proc entry: *@host, or *@app for an app; FALSE when
  * it is gone. With @pidfd (>= 0), of the same process, the cgroup of a plain host process
  * is remembered, and the answer counts only if the process is still alive after it: the
@@ -210,8 +219,7 @@ identify_caller (LimenFuse *fs, pid_t pid, gint64 now, gboolean *host, char **ap
     }
   if (limen_fuse_pid_cache_lookup (fs->pids, pid, token, now, host, app))
     return TRUE;
-  if (pidfd >= 0 && pidfd_in_own_mount_ns (pidfd) && is_plain_host_allowed () &&
-      limen_fuse_pid_cache_cgroup_is_plain (fs->pids, pidfd_cgroup (pidfd)) && pidfd_alive (pidfd))
+  if (pidfd >= 0 && pidfd_is_plain_host (fs, pidfd))
     {
       *host = TRUE;
       *app = NULL;
@@ -246,7 +254,25 @@ limen_fuse_caller_allowed (LimenFuse *fs, fuse_req_t req, const char *view_app)
 gboolean
 limen_fuse_caller_known (LimenFuse *fs, pid_t pid)
 {
-  return pid > 0 && limen_fuse_pid_cache_check_recent (fs->pids, pid, g_get_monotonic_time (), NULL) >= 0;
+  gint64 now = g_get_monotonic_time ();
+  gboolean host = FALSE;
+  g_autofree char *app = NULL;
+  guint64 token;
+  g_autofd int pidfd = -1;
+
+  if (pid <= 0)
+    return FALSE;
+  if (limen_fuse_pid_cache_check_recent (fs->pids, pid, now, NULL) >= 0)
+    return TRUE;
+  /* What needs no /proc: a process known by its token, or a plain host one (a new `ls`). */
+  if ((pidfd = open_pidfd (pid, &token)) < 0)
+    return FALSE;
+  if (limen_fuse_pid_cache_lookup (fs->pids, pid, token, now, &host, &app))
+    return TRUE;
+  if (!pidfd_is_plain_host (fs, pidfd))
+    return FALSE;
+  limen_fuse_pid_cache_store (fs->pids, pid, token, now, TRUE, NULL);
+  return TRUE;
 }
 
 gboolean

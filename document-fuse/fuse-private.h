@@ -212,7 +212,8 @@ int limen_fuse_node_reopen (Node *node, int flags);
 /* ---- callers (fuse-caller.c) ---- */
 /* May the process behind @req use the view of @view_app (NULL: the host view)? */
 gboolean limen_fuse_caller_allowed (LimenFuse *fs, fuse_req_t req, const char *view_app);
-/* Was the process @pid identified a moment ago (a check needs no more than a table look)? */
+/* Can the process @pid be checked without reading /proc or asking anyone: identified a
+ * moment ago, or a plain host process told from its pidfd (then remembered)? */
 gboolean limen_fuse_caller_known (LimenFuse *fs, pid_t pid);
 /* May the process behind @req use the view @node belongs to? */
 gboolean limen_fuse_node_gate (LimenFuse *fs, fuse_req_t req, Node *node);
