@@ -13,7 +13,7 @@
  * thread each time. The scheduler then stops placing the woken thread beside the program
  * that woke it, and on this kind of machine (2 virtual CPUs) every request paid a wake-up
  * across CPUs: `ls -l` of 2,000 documents took 0.9 s with it and 0.15 s with one thread
- * answering (bench-documents.py, group store).
+ * answering (medians of 7 rounds on a loaded 2-CPU machine).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "fuse-private.h"
 
