@@ -214,7 +214,10 @@ class FuseRequests:
         self.inst = f"{TRACING}/instances/limen-test-{os.getpid()}"
 
     def __enter__(self):
-        os.mkdir(self.inst)
+        try:
+            os.mkdir(self.inst)
+        except OSError as e:
+            pytest.skip(f"no tracing instance of our own: {e}")
         with open(f"{self.inst}/events/fuse/fuse_request_send/enable", "w") as f:
             f.write("1")
         return self
