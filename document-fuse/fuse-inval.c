@@ -6,14 +6,39 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "fuse-private.h"
 
+#include <errno.h>
 #include <string.h>
 
 typedef struct {
   fuse_ino_t parent;        /* inval_entry(parent, name) when name != NULL */
   char      *name;
   fuse_ino_t ino;           /* inval_inode(ino) otherwise */
+  gboolean   expire;        /* only expire the entry (limen_fuse_queue_expire) */
   gboolean   stop;
 } Inval;
+
+/* Expire parent/name where the kernel can (Linux 6.2): the next walk through it asks us
+ * again, and a fresh entry that answers with the same node keeps what is below it. An
+ * invalidation instead drops whatever entry is there when it arrives: sent late (this
+ * thread runs behind the request that queued it), it hits an entry the kernel has just
+ * looked up again, and every file below it is forgotten and comes back with a new inode
+ * number, even one held under another name (a hard link) a moment before. */
+static void
+send_entry (LimenFuse *fs, const Inval *inv)
+{
+  static gboolean no_expire;
+  int res = -ENOSYS;
+
+  if (inv->expire && !g_atomic_int_get (&no_expire))
+    res = fuse_lowlevel_notify_expire_entry (fs->se, inv->parent, inv->name, strlen (inv->name),
+                                             FUSE_LL_EXPIRE_ONLY);
+  if (res == -ENOSYS || res == -EOPNOTSUPP)
+    {
+      if (inv->expire)
+        g_atomic_int_set (&no_expire, TRUE);   /* an older kernel: as before 6.2 */
+      fuse_lowlevel_notify_inval_entry (fs->se, inv->parent, inv->name, strlen (inv->name));
+    }
+}
 
 static gpointer
 inval_thread_func (gpointer user_data)
@@ -28,7 +53,7 @@ inval_thread_func (gpointer user_data)
       if (!stop && fs->se)
         {
           if (inv->name)
-            fuse_lowlevel_notify_inval_entry (fs->se, inv->parent, inv->name, strlen (inv->name));
+            send_entry (fs, inv);
           else
             fuse_lowlevel_notify_inval_inode (fs->se, inv->ino, 0, 0);
         }
@@ -47,6 +72,17 @@ limen_fuse_queue_inval (LimenFuse *fs, fuse_ino_t parent, const char *name, fuse
   inv->parent = parent;
   inv->name = g_strdup (name);
   inv->ino = ino;
+  g_async_queue_push (fs->inval_queue, inv);
+}
+
+void
+limen_fuse_queue_expire (LimenFuse *fs, fuse_ino_t parent, const char *name)
+{
+  Inval *inv = g_new0 (Inval, 1);
+
+  inv->parent = parent;
+  inv->name = g_strdup (name);
+  inv->expire = TRUE;
   g_async_queue_push (fs->inval_queue, inv);
 }
 

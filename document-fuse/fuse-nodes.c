@@ -563,7 +563,7 @@ limen_fuse_node_follow_doc (LimenFuse *fs, Node *node, struct stat *st)
           g_autofree char *name = limen_doc_dup_name (node->doc);
 
           node->replaced_by = now.st_ino;
-          limen_fuse_queue_inval (fs, node->parent->ino, name, 0);
+          limen_fuse_queue_expire (fs, node->parent->ino, name);
         }
       g_mutex_unlock (&fs->lock);
       return FALSE;
@@ -606,7 +606,7 @@ limen_fuse_node_deleted (LimenFuse *fs, Node *node, const struct stat *st)
   if (!node->gone_told && name)
     {
       node->gone_told = TRUE;
-      limen_fuse_queue_inval (fs, parent->ino, name, 0);
+      limen_fuse_queue_expire (fs, parent->ino, name);
     }
   g_mutex_unlock (&fs->lock);
   return TRUE;
@@ -661,7 +661,7 @@ limen_fuse_node_was_replaced (LimenFuse *fs, Node *node, const struct stat *st)
        * file it names, as it would on the host. */
       node->replaced_by = now.st_ino;
       first = TRUE;
-      limen_fuse_queue_inval (fs, node->parent->ino, name, 0);
+      limen_fuse_queue_expire (fs, node->parent->ino, name);
     }
   g_mutex_unlock (&fs->lock);
   if (first)

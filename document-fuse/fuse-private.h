@@ -229,6 +229,10 @@ void limen_fuse_inval_start (LimenFuse *fs);
 void limen_fuse_inval_stop (LimenFuse *fs);
 /* Queue inval_entry(@parent, @name) when @name is set, else inval_inode(@ino). */
 void limen_fuse_queue_inval (LimenFuse *fs, fuse_ino_t parent, const char *name, fuse_ino_t ino);
+/* The entry parent/name may lead to a node the host replaced or deleted: have the kernel
+ * ask again on its next walk through it (an invalidation where the kernel cannot expire).
+ * Never drops a fresh entry that answers with the same node, nor what is below it. */
+void limen_fuse_queue_expire (LimenFuse *fs, fuse_ino_t parent, const char *name);
 /* The document model's change callback (D-Bus thread): queue what the kernel must drop. */
 void limen_fuse_on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data);
 
