@@ -15,6 +15,7 @@ limen_add_pytest(integration-documents test_documents.py TIMEOUT 900)
 limen_add_pytest(integration-documents-stress test_documents_stress.py TIMEOUT 300)
 limen_add_pytest(integration-documents-as-needed test_documents_as_needed.py TIMEOUT 300)
 limen_add_pytest(integration-documents-mount test_documents_mount.py TIMEOUT 600)
+limen_add_pytest(integration-documents-hardlinks test_documents_hardlinks.py TIMEOUT 300)
 limen_add_pytest(integration-documents-reference test_documents_reference.py TIMEOUT 300)
 limen_add_pytest(integration-documents-upstream-fuse test_documents_upstream_fuse.py TIMEOUT 900)
 # The reference's installed tests against limen-portal and limen-documents together.

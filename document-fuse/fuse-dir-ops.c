@@ -272,14 +272,12 @@ limen_fuse_op_mkdir (fuse_req_t req, fuse_ino_t parent_ino, const char *name, mo
 void
 limen_fuse_mark_doc_file_locked (LimenFuse *fs, LimenDoc *doc, const struct stat *st, gboolean is_doc_file)
 {
-  GHashTableIter iter;
-  gpointer value;
+  GPtrArray *nodes = limen_fuse_doc_nodes_locked (fs, doc);
   struct stat now;
 
-  g_hash_table_iter_init (&iter, fs->inodes);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
+  for (guint i = 0; nodes && i < nodes->len; i++)
     {
-      Node *n = value;
+      Node *n = nodes->pdata[i];
 
       if (n->kind == NODE_FILE && n->doc == doc && n->is_doc_file != is_doc_file && fstat (n->fd, &now) == 0 &&
           now.st_dev == st->st_dev && now.st_ino == st->st_ino)
@@ -291,13 +289,11 @@ limen_fuse_mark_doc_file_locked (LimenFuse *fs, LimenDoc *doc, const struct stat
 void
 limen_fuse_inval_other_views (LimenFuse *fs, Node *dir, const char *docname)
 {
-  GHashTableIter iter;
-  gpointer value;
+  GPtrArray *nodes = limen_fuse_doc_nodes_locked (fs, dir->doc);
 
-  g_hash_table_iter_init (&iter, fs->inodes);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
+  for (guint i = 0; nodes && i < nodes->len; i++)
     {
-      Node *n = value;
+      Node *n = nodes->pdata[i];
 
       if (n->kind == NODE_DOC_DIR && n->doc == dir->doc && n != dir)
         limen_fuse_queue_inval (fs, n->ino, docname, 0);

@@ -6,14 +6,39 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "fuse-private.h"
 
+#include <errno.h>
 #include <string.h>
 
 typedef struct {
   fuse_ino_t parent;        /* inval_entry(parent, name) when name != NULL */
   char      *name;
   fuse_ino_t ino;           /* inval_inode(ino) otherwise */
+  gboolean   expire;        /* only expire the entry (limen_fuse_queue_expire) */
   gboolean   stop;
 } Inval;
+
+/* Expire parent/name where the kernel can (Linux 6.2): the next walk through it asks us
+ * again, and a fresh entry that answers with the same node keeps what is below it. An
+ * invalidation instead drops whatever entry is there when it arrives: sent late (this
+ * thread runs behind the request that queued it), it hits an entry the kernel has just
+ * looked up again, and every file below it is forgotten and comes back with a new inode
+ * number, even one held under another name (a hard link) a moment before. */
+static void
+send_entry (LimenFuse *fs, const Inval *inv)
+{
+  static gboolean no_expire;
+  int res = -ENOSYS;
+
+  if (inv->expire && !g_atomic_int_get (&no_expire))
+    res = fuse_lowlevel_notify_expire_entry (fs->se, inv->parent, inv->name, strlen (inv->name),
+                                             FUSE_LL_EXPIRE_ONLY);
+  if (res == -ENOSYS || res == -EOPNOTSUPP)
+    {
+      if (inv->expire)
+        g_atomic_int_set (&no_expire, TRUE);   /* an older kernel: as before 6.2 */
+      fuse_lowlevel_notify_inval_entry (fs->se, inv->parent, inv->name, strlen (inv->name));
+    }
+}
 
 static gpointer
 inval_thread_func (gpointer user_data)
@@ -28,7 +53,7 @@ inval_thread_func (gpointer user_data)
       if (!stop && fs->se)
         {
           if (inv->name)
-            fuse_lowlevel_notify_inval_entry (fs->se, inv->parent, inv->name, strlen (inv->name));
+            send_entry (fs, inv);
           else
             fuse_lowlevel_notify_inval_inode (fs->se, inv->ino, 0, 0);
         }
@@ -50,14 +75,24 @@ limen_fuse_queue_inval (LimenFuse *fs, fuse_ino_t parent, const char *name, fuse
   g_async_queue_push (fs->inval_queue, inv);
 }
 
+void
+limen_fuse_queue_expire (LimenFuse *fs, fuse_ino_t parent, const char *name)
+{
+  Inval *inv = g_new0 (Inval, 1);
+
+  inv->parent = parent;
+  inv->name = g_strdup (name);
+  inv->expire = TRUE;
+  g_async_queue_push (fs->inval_queue, inv);
+}
+
 /* The model changed (D-Bus thread): drop what the kernel caches about it, and temps
  * of views that lost write access. Never blocks: the work is queued. */
 void
 limen_fuse_on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data)
 {
   LimenFuse *fs = user_data;
-  GHashTableIter iter;
-  gpointer value;
+  GPtrArray *nodes;
   const char *id = limen_doc_get_id (doc);
   g_autoptr(GPtrArray) dropped = g_ptr_array_new ();
 
@@ -83,13 +118,18 @@ limen_fuse_on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data)
   g_mutex_lock (&fs->lock);
   if (app == NULL)
     limen_fuse_queue_inval (fs, FUSE_ROOT_ID, id, 0);
-  g_hash_table_iter_init (&iter, fs->inodes);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
+  for (guint i = 0; i < fs->app_dirs->len; i++)
     {
-      Node *node = value;
+      Node *dir = fs->app_dirs->pdata[i];
 
-      if (node->kind == NODE_APP_DIR && (app == NULL || g_strcmp0 (node->app, app) == 0))
-        limen_fuse_queue_inval (fs, node->ino, id, 0);
+      if (app == NULL || g_strcmp0 (dir->app, app) == 0)
+        limen_fuse_queue_inval (fs, dir->ino, id, 0);
+    }
+  nodes = limen_fuse_doc_nodes_locked (fs, doc);
+  for (guint i = 0; nodes && i < nodes->len; i++)
+    {
+      Node *node = nodes->pdata[i];
+
       if (node->doc != doc || (app != NULL && g_strcmp0 (node->app, app) != 0))
         continue;
       limen_fuse_queue_inval (fs, 0, NULL, node->ino);

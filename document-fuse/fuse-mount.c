@@ -27,6 +27,8 @@ limen_fuse_new (LimenDocModel *model, const char *mountpoint)
   g_cond_init (&fs->release_cond);
   fs->inodes = g_hash_table_new (g_direct_hash, g_direct_equal);
   fs->by_key = g_hash_table_new (g_str_hash, g_str_equal);
+  fs->by_doc = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_ptr_array_unref);
+  fs->app_dirs = g_ptr_array_new ();
   fs->pids = limen_fuse_pid_cache_new ();
   fs->next_ino = FUSE_ROOT_ID;
   g_mutex_lock (&fs->lock);
@@ -144,17 +146,12 @@ static gpointer
 loop_thread_func (gpointer user_data)
 {
   LimenFuse *fs = user_data;
-  struct fuse_loop_config *cfg = fuse_loop_cfg_create ();
   gboolean stopping;
   int res;
 
-  fuse_loop_cfg_set_clone_fd (cfg, 0);
-  fuse_loop_cfg_set_idle_threads (cfg, 4);
-  fuse_loop_cfg_set_max_threads (cfg, 16);
   /* Ends when we exit the session, or when the kernel ends the connection: an unmount
    * (fusermount3 -u) or an abort through /sys/fs/fuse/connections. */
-  res = fuse_session_loop_mt (fs->se, cfg);
-  fuse_loop_cfg_destroy (cfg);
+  res = limen_fuse_loop_run (fs);
   write_loop_status (fs, res);
   g_mutex_lock (&fs->done_lock);
   fs->loop_done = TRUE;

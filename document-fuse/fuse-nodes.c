@@ -36,13 +36,48 @@ limen_fuse_node_new_locked (LimenFuse *fs, NodeKind kind, const char *key, const
   g_hash_table_insert (fs->inodes, GSIZE_TO_POINTER (node->ino), node);
   if (node->key)
     g_hash_table_replace (fs->by_key, node->key, node);
+  if (doc)
+    {
+      GPtrArray *nodes = g_hash_table_lookup (fs->by_doc, limen_doc_get_id (doc));
+
+      if (nodes == NULL)
+        {
+          nodes = g_ptr_array_new ();
+          g_hash_table_insert (fs->by_doc, g_strdup (limen_doc_get_id (doc)), nodes);
+        }
+      g_ptr_array_add (nodes, node);
+    }
+  if (kind == NODE_APP_DIR)
+    g_ptr_array_add (fs->app_dirs, node);
   return node;
+}
+
+GPtrArray *
+limen_fuse_doc_nodes_locked (LimenFuse *fs, LimenDoc *doc)
+{
+  return g_hash_table_lookup (fs->by_doc, limen_doc_get_id (doc));
+}
+
+/* Take @node out of the indexes of node_new_locked. */
+static void
+node_unindex_locked (LimenFuse *fs, Node *node)
+{
+  if (node->doc)
+    {
+      GPtrArray *nodes = g_hash_table_lookup (fs->by_doc, limen_doc_get_id (node->doc));
+
+      if (nodes && g_ptr_array_remove_fast (nodes, node) && nodes->len == 0)
+        g_hash_table_remove (fs->by_doc, limen_doc_get_id (node->doc));
+    }
+  if (node->kind == NODE_APP_DIR)
+    g_ptr_array_remove_fast (fs->app_dirs, node);
 }
 
 static void
 node_free_locked (LimenFuse *fs, Node *node)
 {
   g_hash_table_remove (fs->inodes, GSIZE_TO_POINTER (node->ino));
+  node_unindex_locked (fs, node);
   if (node->key && g_hash_table_lookup (fs->by_key, node->key) == node)
     g_hash_table_remove (fs->by_key, node->key);
   if (node->temps)
@@ -156,9 +191,20 @@ limen_fuse_node_stat (LimenFuse *fs, Node *node, struct stat *st)
 {
   guint rights;
 
+  /* The daemon's own ids never change: two system calls less on every lookup. */
+  static uid_t uid;
+  static gid_t gid;
+  static gsize ids_read;
+
+  if (g_once_init_enter (&ids_read))
+    {
+      uid = getuid ();
+      gid = getgid ();
+      g_once_init_leave (&ids_read, 1);
+    }
   memset (st, 0, sizeof *st);
-  st->st_uid = getuid ();
-  st->st_gid = getgid ();
+  st->st_uid = uid;
+  st->st_gid = gid;
   st->st_nlink = 2;
   switch (node->kind)
     {
@@ -294,7 +340,16 @@ reopen_by_handle (LimenFuse *fs, LimenDoc *doc)
   g_autofree char *mountinfo = NULL;
   g_auto(GStrv) lines = NULL;
   guint64 dev, ino;
+  int type = 0;
+  g_autoptr(GBytes) stored = limen_doc_dup_handle (doc, &type);
 
+  /* A document without a handle (a name added before its file existed, and not there
+   * now) is looked up often and found never: no need to read every mount for it. */
+  if (stored == NULL || g_bytes_get_size (stored) > MAX_HANDLE_SZ)
+    {
+      g_debug ("Document %s has no file handle", limen_doc_get_id (doc));
+      return -1;
+    }
   limen_doc_get_file_id (doc, &dev, &ino);
   if (!g_file_get_contents ("/proc/self/mountinfo", &mountinfo, NULL, NULL))
     return -1;
@@ -310,19 +365,11 @@ reopen_by_handle (LimenFuse *fs, LimenDoc *doc)
         /* open_by_handle_at() refuses an O_PATH mount fd. */
         g_autofd int mfd = open (f[4], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct { struct file_handle fh; unsigned char data[MAX_HANDLE_SZ]; } h;
-        g_autoptr(GBytes) stored = NULL;
-        int type = 0;
         int fd;
         struct stat st;
 
         if (mfd < 0)
           continue;
-        stored = limen_doc_dup_handle (doc, &type);
-        if (stored == NULL || g_bytes_get_size (stored) > MAX_HANDLE_SZ)
-          {
-            g_debug ("Document %s has no file handle", limen_doc_get_id (doc));
-            return -1;
-          }
         h.fh.handle_bytes = g_bytes_get_size (stored);
         h.fh.handle_type = type;
         memcpy (h.fh.f_handle, g_bytes_get_data (stored, NULL), h.fh.handle_bytes);
@@ -516,7 +563,7 @@ limen_fuse_node_follow_doc (LimenFuse *fs, Node *node, struct stat *st)
           g_autofree char *name = limen_doc_dup_name (node->doc);
 
           node->replaced_by = now.st_ino;
-          limen_fuse_queue_inval (fs, node->parent->ino, name, 0);
+          limen_fuse_queue_expire (fs, node->parent->ino, name);
         }
       g_mutex_unlock (&fs->lock);
       return FALSE;
@@ -559,7 +606,7 @@ limen_fuse_node_deleted (LimenFuse *fs, Node *node, const struct stat *st)
   if (!node->gone_told && name)
     {
       node->gone_told = TRUE;
-      limen_fuse_queue_inval (fs, parent->ino, name, 0);
+      limen_fuse_queue_expire (fs, parent->ino, name);
     }
   g_mutex_unlock (&fs->lock);
   return TRUE;
@@ -614,7 +661,7 @@ limen_fuse_node_was_replaced (LimenFuse *fs, Node *node, const struct stat *st)
        * file it names, as it would on the host. */
       node->replaced_by = now.st_ino;
       first = TRUE;
-      limen_fuse_queue_inval (fs, node->parent->ino, name, 0);
+      limen_fuse_queue_expire (fs, node->parent->ino, name);
     }
   g_mutex_unlock (&fs->lock);
   if (first)

@@ -161,6 +161,7 @@ op_lookup (fuse_req_t req, fuse_ino_t parent_ino, const char *name)
         break;
       case NODE_APP_DIR:
         node = lookup_in_app_dir (fs, parent, name);
+        timeout = DOC_ENTRY_TIMEOUT;
         break;
       case NODE_DOC_DIR:
         node = lookup_in_doc_dir (fs, parent, name, &err);

@@ -24,6 +24,7 @@ typedef struct {
 struct _LimenFusePidCache {
   GMutex      lock;
   GHashTable *pids;         /* pid → PidEntry */
+  GHashTable *plain_cgroups; /* of guint64 cgroup ids: ids are never reused while the system runs */
 };
 
 static void
@@ -40,6 +41,7 @@ limen_fuse_pid_cache_new (void)
 
   g_mutex_init (&cache->lock);
   cache->pids = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, (GDestroyNotify) pid_entry_free);
+  cache->plain_cgroups = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   return cache;
 }
 
@@ -91,5 +93,26 @@ limen_fuse_pid_cache_store (LimenFusePidCache *cache, pid_t pid, guint64 start, 
   if (g_hash_table_size (cache->pids) > PID_CACHE_MAX)
     g_hash_table_remove_all (cache->pids);
   g_hash_table_replace (cache->pids, GINT_TO_POINTER (pid), e);
+  g_mutex_unlock (&cache->lock);
+}
+
+gboolean
+limen_fuse_pid_cache_cgroup_is_plain (LimenFusePidCache *cache, guint64 id)
+{
+  gboolean plain;
+
+  g_mutex_lock (&cache->lock);
+  plain = g_hash_table_contains (cache->plain_cgroups, &id);
+  g_mutex_unlock (&cache->lock);
+  return plain;
+}
+
+void
+limen_fuse_pid_cache_set_cgroup_plain (LimenFusePidCache *cache, guint64 id)
+{
+  g_mutex_lock (&cache->lock);
+  if (g_hash_table_size (cache->plain_cgroups) > PID_CACHE_MAX)
+    g_hash_table_remove_all (cache->plain_cgroups);
+  g_hash_table_add (cache->plain_cgroups, g_memdup2 (&id, sizeof id));
   g_mutex_unlock (&cache->lock);
 }

@@ -22,4 +22,9 @@ gboolean limen_fuse_pid_cache_lookup (LimenFusePidCache *cache, pid_t pid, guint
 void limen_fuse_pid_cache_store (LimenFusePidCache *cache, pid_t pid, guint64 start, gint64 now,
                                  gboolean host, const char *app);
 
+/* Is the cgroup @id known to be no Snap's (read from a process in it)? */
+gboolean limen_fuse_pid_cache_cgroup_is_plain (LimenFusePidCache *cache, guint64 id);
+/* Remember that the cgroup @id is no Snap's. */
+void limen_fuse_pid_cache_set_cgroup_plain (LimenFusePidCache *cache, guint64 id);
+
 G_END_DECLS

@@ -5,7 +5,8 @@
  * (listings), fuse-dir-ops.c (changes to names), fuse-rename.c (rename and atomic saves),
  * fuse-xattr.c (extended attributes), fuse-nodes.c (nodes and the host files behind them),
  * fuse-caller.c (who sends a request), fuse-pid-cache.c (its cache), fuse-inval.c (the
- * kernel-cache invalidation thread), fuse-mount.c (mount, loop, unmount, stale mounts).
+ * kernel-cache invalidation thread), fuse-loop.c (the request loop), fuse-mount.c (mount,
+ * unmount, stale mounts).
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
@@ -24,6 +25,12 @@
  * path walk through them reaches us and the caller is checked. */
 #define GATE_TIMEOUT 0.0
 #define ENTRY_TIMEOUT 30.0
+/* A document's entry in by-app/APPID changes only by a grant, revoke or delete, and each
+ * drops it from the kernel at once (limen_fuse_on_doc_changed); every walk to it still
+ * passes the app's gate entry above, which reaches us each time. Kept long, so a listing
+ * with details (`ls -l`, a file manager) costs no lookup of each document again once the
+ * short ENTRY_TIMEOUT has passed. */
+#define DOC_ENTRY_TIMEOUT 3600.0
 /* Attributes of our own directories. A host file's are never kept (limen_fuse_attr_timeout()):
  * every stat by path reaches us, so a file the host deleted or replaced shows at once. */
 #define ATTR_TIMEOUT 5.0
@@ -88,6 +95,11 @@ struct _LimenFuse {
   GMutex         lock;
   GHashTable    *inodes;     /* ino → Node */
   GHashTable    *by_key;     /* key → Node */
+  /* Under lock: document id → GPtrArray of its nodes in every view, and the APP_DIR
+   * nodes. A change to one document (a save, a grant) visits its own nodes: a walk of
+   * every node held the lock for the time of thousands of them on each change. */
+  GHashTable    *by_doc;
+  GPtrArray     *app_dirs;
   fuse_ino_t     next_ino;
   Node          *root;
   Node          *by_app;
@@ -125,6 +137,9 @@ Node *limen_fuse_node_new_locked (LimenFuse *fs, NodeKind kind, const char *key,
  * its handle reaches us, so a stat right after it may come first: a node with handles
  * waits a few milliseconds for releases in flight. fs->lock not held. */
 gboolean limen_fuse_node_still_open (LimenFuse *fs, Node *node);
+/* The nodes of @doc (of its id) in every view, or NULL; fs->lock held. Not to be changed
+ * while it is walked: nothing the walk calls may make or free a node. */
+GPtrArray *limen_fuse_doc_nodes_locked (LimenFuse *fs, LimenDoc *doc);
 /* Drop one reference; the node goes when the last one does; fs->lock held. */
 void limen_fuse_node_unref_locked (LimenFuse *fs, Node *node);
 /* The node for @ino with a reference, or NULL. */
@@ -184,6 +199,11 @@ gboolean limen_fuse_node_left_behind (LimenFuse *fs, Node *node, struct stat *st
 static inline double
 limen_fuse_attr_timeout (const Node *node)
 {
+  /* A document's directory shows the view's rights, and every change to them drops its
+   * attributes from the kernel (limen_fuse_on_doc_changed): `ls -l` of an app's documents
+   * then asks nothing more of each one after the first listing. */
+  if (node->kind == NODE_DOC_DIR)
+    return DOC_ENTRY_TIMEOUT;
   return node->kind == NODE_FILE ? 0.0 : ATTR_TIMEOUT;
 }
 /* A real open of the node's O_PATH fd with @flags (through /proc/self/fd). */
@@ -192,8 +212,15 @@ int limen_fuse_node_reopen (Node *node, int flags);
 /* ---- callers (fuse-caller.c) ---- */
 /* May the process behind @req use the view of @view_app (NULL: the host view)? */
 gboolean limen_fuse_caller_allowed (LimenFuse *fs, fuse_req_t req, const char *view_app);
+/* Can the process @pid be checked without reading /proc or asking anyone: identified a
+ * moment ago, or a plain host process told from its pidfd (then remembered)? */
+gboolean limen_fuse_caller_known (LimenFuse *fs, pid_t pid);
 /* May the process behind @req use the view @node belongs to? */
 gboolean limen_fuse_node_gate (LimenFuse *fs, fuse_req_t req, Node *node);
+
+/* ---- the request loop (fuse-loop.c) ---- */
+/* Serve requests until the session ends; 0, or the first receive error (negative errno). */
+int limen_fuse_loop_run (LimenFuse *fs);
 
 /* ---- kernel cache invalidation (fuse-inval.c) ---- */
 /* Start the thread that sends the kernel invalidations. */
@@ -202,6 +229,10 @@ void limen_fuse_inval_start (LimenFuse *fs);
 void limen_fuse_inval_stop (LimenFuse *fs);
 /* Queue inval_entry(@parent, @name) when @name is set, else inval_inode(@ino). */
 void limen_fuse_queue_inval (LimenFuse *fs, fuse_ino_t parent, const char *name, fuse_ino_t ino);
+/* The entry parent/name may lead to a node the host replaced or deleted: have the kernel
+ * ask again on its next walk through it (an invalidation where the kernel cannot expire).
+ * Never drops a fresh entry that answers with the same node, nor what is below it. */
+void limen_fuse_queue_expire (LimenFuse *fs, fuse_ino_t parent, const char *name);
 /* The document model's change callback (D-Bus thread): queue what the kernel must drop. */
 void limen_fuse_on_doc_changed (LimenDoc *doc, const char *app, gpointer user_data);
 

@@ -6,9 +6,19 @@ about speed (that is the reader's job).
   LIMEN_BENCH_MB       size of the sequential file (default 512)
   LIMEN_BENCH_QUICK=1  smaller loops for a smoke run
   LIMEN_BENCH_ONLY     comma-separated groups to run (default all): warm, cold, write,
-                       stat, open, add, full, readdir, ps, store
+                       stat, open, add, full, readdir, ps, store, stress
   LIMEN_BENCH_STORE    store sizes of the group `store` (default 1000,10000,100000;
                        quick: 1000,10000), see bench_documents_store.py
+
+Listings are taken twice: by os.listdir() from this process, and by `ls` the program, a new
+process each time, as a person lists a folder. They differ in what the gate costs: the mount
+identifies each process at its first walk through a gate and keeps the answer for that
+process only, so a new `ls` pays an identification where this process pays it once.
+
+The group `stress` times the reference's own stress test of the document filesystem
+(test-document-fuse.sh from Debian's xdg-desktop-portal-tests, as TEST_IN_CI runs it: the
+single-threaded pass, then ten workers in parallel) against each stack in turn, in a mount
+namespace where limen-documents is bound over the reference's binaries (root only).
 
 Writes, open+close and Add are measured with both stacks mounted at once, in alternating
 rounds (see paired(); Add in short rounds from a new client each, and in long streams from one
@@ -52,6 +62,9 @@ N_STREAM = 300 if QUICK else 1000
 STREAM_ROUNDS = 3 if QUICK else 5
 N_FULL = 1000 if QUICK else 10000
 N_READDIR = 50 if QUICK else 200
+N_LS = 100 if QUICK else 300
+STRESS_ROUNDS = 1 if QUICK else 2
+STRESS_SCRIPT = "/usr/libexec/installed-tests/xdg-desktop-portal/test-document-fuse.sh"
 N_APPS = 20000
 READ_REPS = 3
 WRITE_REPS = 5
@@ -131,6 +144,11 @@ def seq_write(path, mb, mode=os.O_WRONLY):
 def median(values):
     v = sorted(values)
     return v[len(v) // 2]
+
+
+def run_ls(path):
+    """`ls PATH`, the program: a new process, as a person lists a folder."""
+    subprocess.run(["ls", path], stdout=subprocess.DEVNULL, check=True)
 
 
 def timed_loop(fn, n):
@@ -306,6 +324,7 @@ def run(which):
                                                                                 N_READDIR)
             docdir = f"{appdir}/{one}"
             r["readdir by-app/APP/DOCID/s"] = timed_loop(lambda: os.listdir(docdir), N_OPEN // 4)
+            r["ls by-app/APP/DOCID, the program/s"] = timed_loop(lambda: run_ls(docdir), N_LS)
 
         # The same Add and AddFull calls through the lean client (after the listing: its
         # grants would grow by-app/APP).
@@ -529,6 +548,15 @@ def paired():
                         out.append(timed_loop(lambda: os.listdir(d), N_READDIR))
                 ours[f"readdir {label}, paired/s"], ref[f"readdir {label}, paired/s"] = median(a), median(b)
                 ours[f"readdir {label}: advantage, per round"] = median([x / y for x, y in zip(a, b)])
+            # The same listing by `ls`, a new process each time (see the docstring).
+            a, b = [], []
+            for _ in range(OPEN_ROUNDS):
+                for st, out in ((lim, a), (rf, b)):
+                    d = os.path.dirname(st[2])
+                    out.append(timed_loop(lambda: run_ls(d), N_LS // OPEN_ROUNDS * 2))
+            ours["ls by-app/APP/DOCID, the program, paired/s"], ref["ls by-app/APP/DOCID, the program, paired/s"] = \
+                median(a), median(b)
+            ours["ls by-app/APP/DOCID, the program: advantage, per round"] = median([x / y for x, y in zip(a, b)])
         if want("add") and os.path.exists(STORE_CLIENT):
             paired_adds(lim, rf, ours, ref)
     finally:
@@ -667,14 +695,56 @@ def stream_adds(sides, files, ours, ref):
                 median([x / z for x, z in zip(per_call["limen"], fl)])
 
 
+def run_stress(which):
+    """Seconds of the reference's stress test against @which, or a string saying why not."""
+    env = dict(os.environ, PATH="/usr/bin:/bin:/usr/sbin:/sbin", TEST_IN_CI="1")
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    shell = f"exec {STRESS_SCRIPT} --tap"
+    if which == "limen":
+        docs = limentest.binary("limen-documents")
+        shell = (f"mount --bind {docs} /usr/libexec/xdg-document-portal && "
+                 f"mount --bind {docs} /usr/libexec/xdg-permission-store && " + shell)
+    work = subprocess.run(["mktemp", "-d"], capture_output=True, text=True).stdout.strip()
+    try:
+        t = time.monotonic()
+        out = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", shell], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=900)
+        elapsed = time.monotonic() - t
+    finally:
+        subprocess.run(["rm", "-rf", work])
+    if out.returncode != 0 or "ok load-test" not in out.stdout:
+        return f"failed: {(out.stdout + out.stderr).strip()[-60:]}"
+    return elapsed
+
+
+def stress(ours, ref):
+    """The reference's stress test against both stacks, alternating, STRESS_ROUNDS each."""
+    if not os.path.exists(STRESS_SCRIPT) or os.geteuid() != 0:
+        ours["test-document-fuse.sh s"] = "skipped: needs xdg-desktop-portal-tests and root"
+        return
+    got = {"limen": [], "reference": []}
+    for k in range(STRESS_ROUNDS):
+        for which in (("limen", "reference") if k % 2 == 0 else ("reference", "limen")):
+            got[which].append(run_stress(which))
+    if not all(isinstance(x, float) for v in got.values() for x in v):
+        ours["test-document-fuse.sh s"] = str(got["limen"])
+        ref["test-document-fuse.sh s"] = str(got["reference"])
+        return
+    ours["test-document-fuse.sh s"], ref["test-document-fuse.sh s"] = median(got["limen"]), median(got["reference"])
+    ours["test-document-fuse.sh: advantage, per pair"] = median(
+        [b / a for a, b in zip(got["limen"], got["reference"])])
+
+
 def main():
     ours, ref = paired() if ONLY & {"write", "open", "readdir", "add"} or not ONLY else ({}, {})
-    if not ONLY or ONLY - {"write", "open", "store"}:
+    if not ONLY or ONLY & {"warm", "cold", "stat", "add", "full", "readdir", "ps"}:
         for d, which in ((ours, "limen"), (ref, "reference")):
             d.update(run(which))
     if want("store"):
         sizes = os.environ.get("LIMEN_BENCH_STORE", "1000,10000" if QUICK else "1000,10000,100000")
         store_curve(ours, ref, [int(x) for x in sizes.split(",")], n_calls=100 if QUICK else 300)
+    if want("stress"):
+        stress(ours, ref)
     print(f"\nlimen-documents vs xdg-document-portal 1.16 + xdg-permission-store ({MB} MiB file)")
     print("(advantage: how many times better limen is, > 1 = limen faster or smaller)")
     print(f"{'measure':48} {'limen':>14} {'reference':>14} {'advantage':>9}")

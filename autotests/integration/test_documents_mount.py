@@ -3,8 +3,10 @@ document's file, the mount taken away under the daemon, and the whole mount comp
 with the reference document portal (xdg-document-portal) run side by side."""
 
 import os
+import re
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -197,3 +199,69 @@ def test_reads_see_host_side_saves_inside_an_exported_directory(bus, work):
         assert held.read() == "y\n"
     for p in paths:
         assert read(p) == "z\n"
+
+
+TRACING = "/sys/kernel/tracing"
+
+
+class FuseRequests:
+    """The FUSE requests sent to the mount at @path while the block runs, counted by the
+    kernel's fuse_request_send event in a tracing instance of the test's own (the machine's
+    own tracing is left alone)."""
+
+    def __init__(self, path):
+        self.conn = os.minor(os.stat(path).st_dev)
+        self.inst = f"{TRACING}/instances/limen-test-{os.getpid()}"
+
+    def __enter__(self):
+        try:
+            os.mkdir(self.inst)
+        except OSError as e:
+            pytest.skip(f"no tracing instance of our own: {e}")
+        with open(f"{self.inst}/events/fuse/fuse_request_send/enable", "w") as f:
+            f.write("1")
+        return self
+
+    def __exit__(self, *exc):
+        with open(f"{self.inst}/events/fuse/fuse_request_send/enable", "w") as f:
+            f.write("0")
+        with open(f"{self.inst}/trace") as f:
+            self.lines = f.read().splitlines()
+        os.rmdir(self.inst)
+
+    def count(self, comm):
+        """Requests of programs named @comm, by opcode."""
+        got = {}
+        for line in self.lines:
+            m = re.match(r"^\s*(.+)-\d+\s+\[\d+\].*fuse_request_send: connection (\d+) req \d+ opcode \d+ \((\w+)\)",
+                         line)
+            if m and m.group(1) == comm and int(m.group(2)) == self.conn:
+                got[m.group(3)] = got.get(m.group(3), 0) + 1
+        return got
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir(f"{TRACING}/events/fuse"),
+                    reason="needs root and the kernel's fuse trace events")
+def test_detailed_listing_asks_only_the_gate_again(bus, work):
+    """`ls -l by-app/APP` (what a file manager does) once the kernel's short timeouts have
+    passed: each document costs the walks through the app's gate entry, which the kernel
+    never keeps (one LOOKUP per walk, and `ls -l` walks four times: statx and three
+    getxattr), and the getxattr calls themselves; its own entry and attributes stay in the
+    kernel, which a grant, revoke or delete makes it drop."""
+    n = 16   # dbus-daemon takes at most 16 fds in one message
+    dh.start(bus)
+    files = []
+    for i in range(n):
+        files.append(os.path.join(work, f"f{i}.txt"))
+        write(files[-1], "x")
+    dh.add_full(bus, files, 0, APP, ["read"])
+    app_dir = f"{dh.mountpoint(bus)}/by-app/{APP}"
+    subprocess.run(["ls", "-l", app_dir], check=True, stdout=subprocess.DEVNULL)
+    time.sleep(6)   # past the 5 s the kernel keeps the attributes of the mount's own folders
+    with FuseRequests(dh.mountpoint(bus)) as requests:
+        out = subprocess.run(["ls", "-l", app_dir], check=True, capture_output=True, text=True).stdout
+    counts = requests.count("ls")
+    assert len(out.splitlines()) == n + 1, out
+    assert counts.get("FUSE_GETXATTR", 0) >= n, counts     # the trace saw the listing
+    assert counts.get("FUSE_GETATTR", 0) <= 2, counts
+    assert counts.get("FUSE_LOOKUP", 0) <= 4 * n + 8, counts   # and a few for the folder itself
