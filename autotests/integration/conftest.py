@@ -19,7 +19,8 @@ def bus():
         bad = [(argv, st) for argv, st in statuses if st not in (0, None, -15, -9) and st is not None and
                argv not in limentest.REFERENCE_DAEMONS]
         sanitizer = [(a, s) for a, s in bad if s in (66, 67) or s < 0 and s != -9]
-        assert not sanitizer, f"daemon(s) ended badly: {sanitizer}"
+        assert not sanitizer, f"daemon(s) ended badly: {sanitizer}\n" + "\n".join(
+            f"--- {argv}:\n{log}" for argv, log in b.bad_endings.items())
 
 
 @pytest.fixture

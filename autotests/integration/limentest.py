@@ -353,8 +353,14 @@ class Bus:
         if self in OPEN_BUSES:
             OPEN_BUSES.remove(self)
         statuses = []
+        # The log of a daemon that ended by a signal or a sanitizer's status, kept for the
+        # failure message (the test's folder goes below).
+        self.bad_endings = {}
         for d in reversed(self.daemons):
-            statuses.append((d.argv[0], d.stop()))
+            status = d.stop()
+            statuses.append((d.argv[0], status))
+            if status is not None and (status in (66, 67) or status < 0 and status not in (-9, -15)):
+                self.bad_endings[d.argv[0]] = d.output()[-8000:]
         self.conn.close_sync(None)
         if getattr(self, "system_proc", None):
             self.system_conn.close_sync(None)
