@@ -43,6 +43,7 @@ struct _LimenCastPreview {
   LimenPreview  *pipewire;
   GPtrArray     *sources;     /* PreviewSource */
   guint          end_source;  /* the dialog stopped showing: end from the main loop */
+  gboolean       ending;      /* limen_cast_preview_end runs: no more pictures */
 };
 
 /* Open the module on the first picker; a failure is logged once and remembered. */
@@ -112,7 +113,7 @@ on_frame (int width, int height, int stride, const guint8 *pixels, gpointer user
   LimenCastPreview *preview = src->owner;
   const LimenKdeShim *shim = limen_kde_shim_get (NULL);
 
-  if (preview->end_source)
+  if (preview->ending || preview->end_source)
     return;
   if (!shim || !shim->limen_qt_screencast_preview (preview->dialog, src->id, width, height, stride, pixels))
     /* Not from inside the stream's own callback. */
@@ -187,8 +188,12 @@ limen_cast_preview_end (LimenCastPreview *preview)
 {
   if (!preview)
     return;
+  /* Destroying one stream can run the frame callbacks of the others that PipeWire had
+   * queued on this loop: they must not schedule an end on a preview about to be freed. */
+  preview->ending = TRUE;
   if (preview->end_source)
     g_source_remove (preview->end_source);
+  preview->end_source = 0;
   /* Streams before the connection they belong to. */
   g_ptr_array_unref (preview->sources);
   if (preview->pipewire)
