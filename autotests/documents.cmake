@@ -39,5 +39,4 @@ limen_add_pytest(hostile-documents test_documents_hostile.py TIMEOUT 600)
 
 # Fuzz target: the GVDB reader (the import parses files we did not write).
 limen_add_fuzzer(fuzz-documents-gvdb fuzz-documents-gvdb.c 20000 LIBS limen-documents-lib)
-limen_add_pytest(integration-permissions-cli test_permissions_cli.py)
 limen_add_fuzzer(fuzz-documents-marshal fuzz-documents-marshal.c 100000 LIBS limen-documents-lib)

@@ -175,6 +175,11 @@ add_executable(kcm-permissions-driver qt/kcm-permissions-driver.cpp)
 target_link_libraries(kcm-permissions-driver PRIVATE limen-permissions-page Qt5::Test)
 target_compile_definitions(kcm-permissions-driver PRIVATE QT_NO_KEYWORDS)
 limen_add_pytest(integration-kcm-permissions test_kcm_permissions.py)
+# limen-permissions is built with the page (kde-backend/kcm); its test reads limen-documents'
+# store, so it needs both.
+if(LIMEN_BUILD_DOCUMENTS)
+  limen_add_pytest(integration-permissions-cli test_permissions_cli.py)
+endif()
 
 # One option, one table: every core table is checked against by a daemon, limen-kde keeps no
 # table or validator of its own, no daemon re-checks parent_window or restore_data.
