@@ -140,3 +140,42 @@ def test_previews_end_while_a_region_is_drawn(bus, session):
     sc.press(bus, rd, KEY_ESC)   # gives up the region: nothing shared
     assert call.wait()[0] == 1
     assert kde.alive()
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_pipewire_ending_under_the_picker(bus, session):
+    """PipeWire killed while the picker shows live previews: limen-kde neither ends nor spins
+    on the dead connection, the picker keeps its last pictures and still answers, and the
+    next picker opens with stills."""
+    kde = sc.start_kde_in(session, "en")
+    probe = session.probe("Live window", GREEN)
+    probe.wait_for("FOCUS")
+    handle, call, win = open_picker(bus, session, "Screen Sharing")
+    assert limentest.wait_until(lambda: video_nodes(bus)[1] >= 2, 15), video_nodes(bus)
+    assert limentest.wait_until(lambda: picker_colours(bus, session, win, "screencast-picker-pw-gone.png")[0] > 2000,
+                                15), "no picture of the window in the picker"
+    session.pipewire.stop(sig=9)
+    limentest.pump(1)
+    before = cpu_seconds(kde.pid)
+    limentest.pump(3)
+    used = cpu_seconds(kde.pid) - before
+    assert used < 0.6, f"limen-kde used {used:.2f} s of CPU in 3 s with PipeWire gone"
+    assert kde.alive()
+    rd, _ = sc.rd_start(bus, devices=1)
+    session.activate("Screen Sharing")
+    limentest.pump(0.5)
+    sc.press(bus, rd, KEY_ESC)
+    assert call.wait()[0] == 1
+    sc.assert_gone_without_input(session, "Screen Sharing")
+    # A second picker: no PipeWire to preview with, KWin's stills, answered as asked.
+    handle, call, win = open_picker(bus, session, "Screen Sharing")
+    assert limentest.wait_until(lambda: picker_colours(bus, session, win, "screencast-picker-pw-gone2.png")[0] > 2000,
+                                15), "no still of the window in the second picker"
+    kh.close_request(bus, handle)
+    assert call.wait()[0] == 2
+    assert kde.alive()
