@@ -123,3 +123,45 @@ def test_kcmshell_finds_the_module(bus):
                QT_PLUGIN_PATH=os.path.join(limentest.BUILD_DIR, "kde-backend", "kcm"))
     r = subprocess.run(["kcmshell5", "--list"], env=env, capture_output=True, text=True, timeout=60)
     assert any(line.startswith("kcm_limen_permissions ") for line in r.stdout.splitlines()), r.stdout
+
+
+MARKUP_APP = "org.example.Markup"
+
+
+def test_what_apps_wrote_is_shown_as_text(bus):
+    """Names, file names, shortcut descriptions and window titles come from apps: the page
+    (and its confirmation, and the list's tool tips) shows them as the text they are, never
+    as markup that could hide or restyle what an app holds."""
+    start(bus, "limen")
+    apps = os.path.join(bus.data_home, "applications")
+    os.makedirs(apps, exist_ok=True)
+    name = '<b>Bold</b> <img src="/usr/share/icons/hicolor/48x48/apps/x.png"> <a href="https://x">Link</a>'
+    dh.write(os.path.join(apps, MARKUP_APP + ".desktop"),
+             f"[Desktop Entry]\nType=Application\nName={name}\nExec=true\n")
+    f = os.path.join(bus.root, "<big><s>struck &amp; big.txt")   # no "/" in a file name
+    dh.write(f, "x")
+    doc = dh.add(bus, f)
+    dh.docs(bus, "GrantPermissions", (doc, MARKUP_APP, ["read"]), "(ssas)")
+    held = GLib.Variant("a(sss)", [("talk", "<i>Push</i> <br>to talk", "Ctrl+Alt+T")])
+    dh.ps(bus, "Set", ("global-shortcuts", True, MARKUP_APP, {MARKUP_APP: [""]},
+                       GLib.Variant("a{sv}", {"shortcuts": held})), "(sbsa{sas}v)")
+    windows = GLib.Variant("a{s(ss)}", {"window:abc": ("org.kde.kate", "<h1>Big</h1> title")})
+    payload = GLib.Variant("a{sv}", {"sources": GLib.Variant("as", ["window:abc"]), "windows": windows})
+    dh.ps(bus, "Set", ("screencast", True, "0123456789abcdef", {MARKUP_APP: ["yes"]},
+                       GLib.Variant("(suv)", ("limen-kde", 1, payload))), "(sbsa{sas}v)")
+    # A host program may write any app id into the store; the list's tool tip shows it.
+    odd_id = "<b>odd</b>"
+    dh.ps(bus, "SetPermission", ("devices", True, "camera", odd_id, ["yes"]), "(sbssas)")
+
+    env = driver_env(bus)
+    path = os.path.join(kde_helpers.artifacts_dir(), "kcm-permissions-markup-en.png")
+    r = subprocess.run([DRIVER, MARKUP_APP, path, "reset"], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert f"header: {name}\n" in out
+    assert f"{f} — " in out, out
+    assert "<i>Push</i> <br>to talk: Ctrl+Alt+T" in out
+    assert "“<h1>Big</h1> title”" in out
+    assert f"tooltip: {odd_id}\n" in out and f"tooltip: {MARKUP_APP}\n" in out
+    assert f"confirm: Take back every permission {name} holds?" in out
+    assert MARKUP_APP not in dh.ps(bus, "Lookup", ("screencast", "0123456789abcdef"), "(ss)")[0]

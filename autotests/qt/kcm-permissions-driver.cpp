@@ -15,6 +15,8 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QLabel>
+#include <QListWidget>
+#include <QTextDocument>
 #include <QPushButton>
 #include <QTest>
 #include <QTimer>
@@ -23,13 +25,26 @@
 
 #include "permissions-page.h"
 
-/* Save what the page shows now, and print its labels for the caller. */
+/* What a person reads of @text shown in @format: markup rendered, plain text as it is. */
+static QString rendered (const QString &text, Qt::TextFormat format)
+{
+  if (format == Qt::PlainText || (format == Qt::AutoText && !Qt::mightBeRichText (text)))
+    return text;
+  QTextDocument document;
+  document.setHtml (text);
+  return document.toPlainText ();
+}
+
+/* Save what the page shows now, and print what its labels and the apps' tool tips read. */
 static bool save (QWidget *page, const QString &path)
 {
   QApplication::processEvents ();
   for (QLabel *label : page->findChildren<QLabel *> ())
     if (label->isVisibleTo (page) && !label->text ().isEmpty ())
-      printf ("%s: %s\n", qPrintable (label->objectName ()), qPrintable (label->text ()));
+      printf ("%s: %s\n", qPrintable (label->objectName ()), qPrintable (rendered (label->text (), label->textFormat ())));
+  if (auto *apps = page->findChild<QListWidget *> ())
+    for (int i = 0; i < apps->count (); i++)
+      printf ("tooltip: %s\n", qPrintable (rendered (apps->item (i)->toolTip (), Qt::AutoText)));
   printf ("--\n");
   fflush (stdout);
   return page->grab ().save (path);
@@ -42,6 +57,10 @@ static void acceptNextDialog ()
     QWidget *modal = QApplication::activeModalWidget ();
     if (!modal)
       return acceptNextDialog ();
+    for (QLabel *label : modal->findChildren<QLabel *> ())
+      if (!label->text ().isEmpty ())
+        printf ("confirm: %s\n", qPrintable (rendered (label->text (), label->textFormat ())));
+    fflush (stdout);
     auto *box = modal->findChild<QDialogButtonBox *> ();
     if (box && box->button (QDialogButtonBox::Yes))
       QTest::mouseClick (box->button (QDialogButtonBox::Yes), Qt::LeftButton);

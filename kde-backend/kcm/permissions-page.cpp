@@ -118,6 +118,9 @@ LimenPermissionsPage::LimenPermissionsPage (QWidget *parent)
   rightLayout->setContentsMargins (0, 0, 0, 0);
   m_header = new QLabel (right);
   m_header->setObjectName (QStringLiteral ("header"));
+  /* Every text on this page can come from an app (its desktop name, a file's name, a
+   * shortcut's description, a window's title): plain text, never markup. */
+  m_header->setTextFormat (Qt::PlainText);
   m_header->setWordWrap (true);
   QFont big = m_header->font ();
   big.setPointSizeF (big.pointSizeF () * 1.3);
@@ -125,6 +128,7 @@ LimenPermissionsPage::LimenPermissionsPage (QWidget *parent)
   m_header->setFont (big);
   m_message = new QLabel (right);
   m_message->setObjectName (QStringLiteral ("message"));
+  m_message->setTextFormat (Qt::PlainText);
   m_message->setWordWrap (true);
   m_scroll = new QScrollArea (right);
   m_scroll->setWidgetResizable (true);
@@ -200,7 +204,8 @@ void LimenPermissionsPage::reload ()
       describeApp (id, &name, &icon);
       auto *item = new QListWidgetItem (icon, name, m_apps);
       item->setData (AppIdRole, id);
-      item->setToolTip (id);
+      /* A tool tip is markup when it looks like it: the id escaped inside <qt>. */
+      item->setToolTip (QStringLiteral ("<qt>") + id.toHtmlEscaped () + QStringLiteral ("</qt>"));
     }
   g_ptr_array_unref (apps);
   m_apps->sortItems ();
@@ -277,6 +282,7 @@ void LimenPermissionsPage::addGrantRow (QWidget *box, void *g, int row)
   const QString key = table + QLatin1Char (':') + id;
 
   auto *title = new QLabel (QString::fromUtf8 (grant->title), box);
+  title->setTextFormat (Qt::PlainText);
   QFont bold = title->font ();
   bold.setBold (true);
   title->setFont (bold);
@@ -285,6 +291,7 @@ void LimenPermissionsPage::addGrantRow (QWidget *box, void *g, int row)
                            && !g_str_has_prefix (grant->id, "device:");
   auto *detail = new QLabel (grant->desc->kind == LIMEN_GRANT_SHORTCUTS ? describeShortcuts (grant)
                                                                          : QString::fromUtf8 (grant->detail), box);
+  detail->setTextFormat (Qt::PlainText);
   detail->setVisible (!plainSwitch);
   detail->setWordWrap (true);
   detail->setTextInteractionFlags (Qt::TextSelectableByMouse);
@@ -362,7 +369,10 @@ void LimenPermissionsPage::resetApp ()
   if (!item)
     return;
   if (KMessageBox::warningContinueCancel (this,
-                                          i18n ("Take back every permission %1 holds? It will have to ask again.", item->text ()),
+                                          QStringLiteral ("<qt>")
+                                            + i18n ("Take back every permission %1 holds? It will have to ask again.",
+                                                    item->text ().toHtmlEscaped ())
+                                            + QStringLiteral ("</qt>"),
                                           i18n ("Reset this app"), KGuiItem (i18n ("Reset"), QStringLiteral ("edit-clear-all")))
       != KMessageBox::Continue)
     return;
