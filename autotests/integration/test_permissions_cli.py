@@ -126,3 +126,28 @@ def test_usage_needs_no_bus(bus):
     for wrong in (["show"], ["list", "extra"], ["revoke", "app"], ["set", "app", "t", "i"], ["frobnicate"]):
         r = run(*wrong)
         assert r.returncode == 2 and r.stderr.startswith("Usage:"), (wrong, r.stderr)
+
+
+def test_what_apps_wrote_cannot_drive_the_terminal(bus):
+    """A window title, a file name and an app id (any host program can store one) carrying
+    terminal control sequences or a bidi override: `list` and `show` write them escaped,
+    so what reaches the person's terminal is text, not commands to it."""
+    start(bus, "limen")
+    app = "org.example.Esc"
+    f = os.path.join(bus.root, "clear\x1b[2J.txt")
+    dh.write(f, "x")
+    doc = dh.add(bus, f)
+    dh.docs(bus, "GrantPermissions", (doc, app, ["read"]), "(ssas)")
+    windows = GLib.Variant("a{s(ss)}", {"window:abc": ("org.kde.kate", "clip\x1b]52;c;aGk=\x07 \u202etxt.exe")})
+    payload = GLib.Variant("a{sv}", {"sources": GLib.Variant("as", ["window:abc"]), "windows": windows})
+    dh.ps(bus, "Set", ("screencast", True, "0123456789abcdef", {app: ["yes"]},
+                       GLib.Variant("(suv)", ("limen-kde", 1, payload))), "(sbsa{sas}v)")
+    dh.ps(bus, "SetPermission", ("devices", True, "camera", "bell\x07\x1b[31m", ["yes"]), "(sbssas)")
+
+    listed = cli(bus, "list").stdout
+    shown = cli(bus, "show", app).stdout
+    for out in (listed, shown):
+        assert not any(ord(c) < 0x20 and c != "\n" or 0x7f <= ord(c) < 0xa0 or c == "\u202e" for c in out), repr(out)
+    assert "bell\\x07\\x1b[31m" in listed.splitlines()
+    assert "clear\\x1b[2J.txt" in shown
+    assert "clip\\x1b]52;c;aGk=\\x07 \\u202etxt.exe" in shown

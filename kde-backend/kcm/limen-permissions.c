@@ -18,6 +18,30 @@
 #define GETTEXT_PACKAGE "limen"
 #include <glib/gi18n-lib.h>
 
+/* @text as it may go to a terminal: apps wrote it (a window's title, a file's name, an id
+ * any host program can store), so control characters, which a terminal would act on, and
+ * invisible format characters (bidi overrides, zero widths), which hide what is there, are
+ * written as escapes (\x1b, \u202e); bytes that are not UTF-8 as U+FFFD. */
+static char *
+shown (const char *text)
+{
+  g_autofree char *valid = g_utf8_make_valid (text, -1);
+  GString *out = g_string_sized_new (strlen (valid));
+
+  for (const char *p = valid; *p; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (c < 0x100 && g_unichar_iscntrl (c))
+        g_string_append_printf (out, "\\x%02x", c);
+      else if (g_unichar_type (c) == G_UNICODE_FORMAT || g_unichar_iscntrl (c))
+        g_string_append_printf (out, "\\u%04x", c);
+      else
+        g_string_append_unichar (out, c);
+    }
+  return g_string_free (out, FALSE);
+}
+
 static const char *
 app_arg (const char *arg)
 {
@@ -36,7 +60,11 @@ cmd_list (GDBusConnection *bus, GError **error)
       const char *app = g_ptr_array_index (apps, i);
 
       if (*app)
-        g_print ("%s\n", app);
+        {
+          g_autofree char *text = shown (app);
+
+          g_print ("%s\n", text);
+        }
       else
         /* TRANSLATORS: the list entry of apps without an app id; "-" is what to type for it */
         g_print ("- (%s)\n", _("Apps that could not be identified"));
@@ -57,14 +85,16 @@ cmd_show (GDBusConnection *bus, const char *app_id, GError **error)
   for (guint i = 0; i < grants->len; i++)
     {
       LimenGrant *g = g_ptr_array_index (grants, i);
+      g_autofree char *title = shown (g->title), *detail = shown (g->detail), *table = shown (g->table);
+      g_autofree char *id = shown (g->id);
 
       if ((int) g->desc->group != group)
         {
           group = g->desc->group;
           g_print ("%s%s:\n", i ? "\n" : "", limen_grant_group_title (g->desc->group));
         }
-      g_print ("  %s: %s\n", g->title, g->detail);
-      g_print ("    [%s %s]\n", g->table, g->id);
+      g_print ("  %s: %s\n", title, detail);
+      g_print ("    [%s %s]\n", table, id);
     }
   return 0;
 }
