@@ -418,12 +418,12 @@ def crop_window(session, shot, win, name):
     return out
 
 
-def start_kde_in(session, lang, **more_env):
+def start_kde_in(session, lang, app_name="Example Meeting", **more_env):
     """limen-kde in English at 100%, or German at 200%; the app has a .desktop name."""
     apps = os.path.join(session.bus.data_home, "applications")
     os.makedirs(apps, exist_ok=True)
     with open(os.path.join(apps, APP + ".desktop"), "w") as f:
-        f.write("[Desktop Entry]\nType=Application\nName=Example Meeting\nExec=/bin/true\nIcon=camera-web\n")
+        f.write(f"[Desktop Entry]\nType=Application\nName={app_name}\nExec=/bin/true\nIcon=camera-web\n")
     env = {"LIMEN_LOCALEDIR": os.path.join(limentest.BUILD_DIR, "locale")}
     if lang == "de":
         env.update({"LANGUAGE": "de", "QT_SCALE_FACTOR": "2"})
@@ -542,13 +542,19 @@ MOCK = "org.freedesktop.DBus.Mock"
 NOTIFY_PATH = "/org/freedesktop/Notifications"
 
 
-def test_stop_in_the_notification_ends_the_session(bus, session):
+# The app's name comes from its desktop file: a server that renders markup gets it escaped.
+HOSTILE_NAME = '<b>Big</b> <a href="https://example.org">link</a> & <img src="/x.png">'
+
+
+@pytest.mark.parametrize("markup", [False, True], ids=["plain-server", "markup-server"])
+def test_stop_in_the_notification_ends_the_session(bus, session, markup):
     d = os.path.join(bus.data_home, "knotifications5")
     os.makedirs(d, exist_ok=True)
     limentest.shutil.copy(os.path.join(limentest.BUILD_DIR, "kde-backend", "limen.notifyrc"), d)
-    bus.start_dbusmock_template("notification_daemon", params={"capabilities": "body actions icon-static"},
+    caps = "body body-markup body-hyperlinks body-images actions icon-static" if markup else "body actions icon-static"
+    bus.start_dbusmock_template("notification_daemon", params={"capabilities": caps},
                                 wait_name="org.freedesktop.Notifications")
-    kde = start_kde_in(session, "en")
+    kde = start_kde_in(session, "en", app_name=HOSTILE_NAME)
     closed = []
     s = create(bus)
     bus.conn.signal_subscribe(kh.KDE_NAME, kh.IMPL + "Session", "Closed", s, None, 0,
@@ -563,7 +569,11 @@ def test_stop_in_the_notification_ends_the_session(bus, session):
                                     path=NOTIFY_PATH)[0] if c[1] == "Notify"]
     assert limentest.wait_until(notifies, 10), "no notification says that sharing runs"
     app_name, replaces, icon, summary, body, actions, hints, timeout = notifies()[-1][2]
-    assert summary == "Screen sharing" and body == "Example Meeting is sharing your screen"
+    if markup:
+        escaped = HOSTILE_NAME.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+        assert summary == "Screen sharing" and body == f"{escaped} is sharing your screen", body
+    else:   # KNotification turns the escaped name back into the text it is
+        assert summary == "Screen sharing" and body == f"{HOSTILE_NAME} is sharing your screen", body
     assert timeout == 0   # persistent while the stream runs
     keys = dict(zip(actions[1::2], actions[0::2]))
     assert "Stop" in keys, actions

@@ -470,7 +470,9 @@ limen_qt_cast_indicator_show (const char *app_id, int sharing, unsigned devices,
                               void *user_data)
 {
   LimenQt::ensureCoreApplication ();
-  const QString app = appName (app_id);
+  /* A notification's body is markup to the server (KNotification strips it only for servers
+   * without body-markup): the app's name, from its desktop file, goes in escaped. */
+  const QString app = appName (app_id).toHtmlEscaped ();
   auto *n = new KNotification (QStringLiteral ("screencast"), KNotification::Persistent);
   n->setComponentName (QStringLiteral ("limen"));
   n->setTitle (sharing ? i18nc ("@title notification", "Screen sharing") : i18nc ("@title notification", "Remote control"));
