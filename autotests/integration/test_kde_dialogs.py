@@ -9,6 +9,7 @@ import pytest
 
 import kde_helpers as kh
 import limentest
+import test_kde_screencast as sc
 from limentest import GLib
 
 
@@ -171,6 +172,20 @@ def test_access_dialog(bus, x, kde):
     response, results = call.wait()
     assert response == 0
     assert results["choices"] == [("remember", "false")]
+
+
+def test_access_dialog_shows_the_apps_words_as_text(bus, x, kde):
+    """A choice's label is the app's text: markup in it (here a bright green background)
+    shows as the characters it is, never styled. The title and body are plain too."""
+    styled = '<span style="background-color:#00ff00">' + "W" * 40 + "</span>"
+    opts = {"choices": GLib.Variant("a(ssa(ss)s)", [("enc", "Encoding " + styled, [("a", "A"), ("b", "B")], "a")])}
+    call = kh.AsyncCall(bus, "Access", "AccessDialog",
+                        (kh.new_handle(bus), "org.example.App", "", "Styled " + styled, styled, styled, opts),
+                        "(osssssa{sv})")
+    x.answer("Styled ", "Escape", shot="access-markup.png", shown=0.6)
+    assert call.wait()[0] == 1
+    shot = os.path.join(kh.artifacts_dir(), "access-markup.png")
+    assert sc.count_colour(shot, (0, 255, 0)) == 0, "the app's markup was rendered"
 
 
 def test_access_default_is_deny(bus, x, kde):

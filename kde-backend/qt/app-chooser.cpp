@@ -118,7 +118,7 @@ private:
     QString name = service ? service->name () : id;
     auto *item = new QListWidgetItem (name);
     item->setData (Qt::UserRole, id);
-    item->setToolTip (service && !service->comment ().isEmpty () ? service->comment () : id);
+    item->setToolTip (LimenQt::plainToolTip (service && !service->comment ().isEmpty () ? service->comment () : id));
     QIcon icon = QIcon::fromTheme (service ? service->icon () : QString (),
                                    QIcon::fromTheme (QStringLiteral ("application-x-executable")));
     item->setIcon (icon);

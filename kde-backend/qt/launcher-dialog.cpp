@@ -171,7 +171,7 @@ private:
      * small screen (adjustSize() keeps a dialog within 2/3 of the screen); the whole of it is
      * in the tooltip. */
     address->setText (address->fontMetrics ().elidedText (url, Qt::ElideMiddle, 280));
-    address->setToolTip (url);
+    address->setToolTip (LimenQt::plainToolTip (url));
     address->setTextInteractionFlags (Qt::TextSelectableByMouse);
     /* A label of our own with the address as its buddy: KDE's accelerator manager would
      * otherwise add a mnemonic after the form has measured the label, cutting it off. */

@@ -34,6 +34,13 @@ inline QString str (const char *s)
 /* Portal labels use '_' for mnemonics (GTK style); Qt uses '&'. */
 QString mnemonicLabel (const char *label);
 
+/* A tool tip that shows @text as it is: Qt renders a tool tip as markup when it looks like
+ * markup, and what an app wrote may. */
+inline QString plainToolTip (const QString &text)
+{
+  return text.isEmpty () ? text : QStringLiteral ("<qt>") + text.toHtmlEscaped () + QStringLiteral ("</qt>");
+}
+
 /* Make @w a transient of the portal's parent window and apply modality. */
 void applyWindow (QWidget *w, const LimenQtWindow *window);
 

@@ -254,6 +254,9 @@ ChoicesWidget::ChoicesWidget (size_t n, const LimenQtChoice *choices, QWidget *p
 {
   auto *layout = new QFormLayout (this);
   layout->setContentsMargins (0, 0, 0, 0);
+  /* An app's label can be long: it wraps, and a row too wide for label and field puts the
+   * field under its label, rather than squeezing the dialog. */
+  layout->setRowWrapPolicy (QFormLayout::WrapLongRows);
   for (size_t i = 0; i < n; i++)
     {
       const LimenQtChoice &c = choices[i];
@@ -268,6 +271,9 @@ ChoicesWidget::ChoicesWidget (size_t n, const LimenQtChoice *choices, QWidget *p
       else
         {
           auto *combo = new QComboBox (this);
+          /* Long option labels do not widen the dialog; the open list shows them whole. */
+          combo->setSizeAdjustPolicy (QComboBox::AdjustToMinimumContentsLengthWithIcon);
+          combo->setMinimumContentsLength (16);
           for (size_t j = 0; j < c.n_options; j++)
             {
               combo->addItem (str (c.option_labels[j]), QByteArray (c.option_ids[j]));
@@ -275,6 +281,8 @@ ChoicesWidget::ChoicesWidget (size_t n, const LimenQtChoice *choices, QWidget *p
                 combo->setCurrentIndex (int (j));
             }
           auto *label = new QLabel (mnemonicLabel (c.label), this);
+          label->setTextFormat (Qt::PlainText);   /* the app's words */
+          label->setWordWrap (true);
           label->setBuddy (combo);
           layout->addRow (label, combo);
           w = combo;

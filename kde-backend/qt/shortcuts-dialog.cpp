@@ -146,8 +146,8 @@ private:
         row.use->setObjectName (QStringLiteral ("use-") + str (s.id));
         row.use->setChecked (s.enabled);
         row.use->setAccessibleName (text);
-        row.use->setToolTip (i18nc ("@info:tooltip", "Uncheck to leave this shortcut out: %1 will not get it",
-                                    str (spec->app_name)));
+        row.use->setToolTip (LimenQt::plainToolTip (
+          i18nc ("@info:tooltip", "Uncheck to leave this shortcut out: %1 will not get it", str (spec->app_name))));
         auto *label = new QLabel (text, inner);
         label->setTextFormat (Qt::PlainText);
         label->setWordWrap (true);
