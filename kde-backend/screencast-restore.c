@@ -116,6 +116,10 @@ limen_cast_restore_window (GVariant *payload, const char *id)
     return g_strdup (id);
   if (!*app_id)
     return NULL;
+  /* The app that restarted may have shown its window a moment ago: what KWin knows now,
+   * not what its last events said, before the person is asked again. */
+  if (!find_by_app (windows, n, app_id, title) && w->limen_wl_windows_settle (w->wl, 500))
+    windows = w->limen_wl_windows (w->wl, &n);
   found = find_by_app (windows, n, app_id, title);
   if (!found)
     {

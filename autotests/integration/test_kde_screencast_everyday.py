@@ -5,6 +5,7 @@ notification server that implements it), and a shared window is found again afte
 app restarted."""
 
 import os
+import signal
 
 import pytest
 
@@ -126,18 +127,25 @@ def share_window_for_good(bus, session, title, app_id, colour):
     return probe, results["restore_data"]
 
 
-def restore(bus, data):
-    s = sc.create(bus)
+def restore_options(data):
     vendor, version, payload = data
     rd = GLib.Variant("(suv)", (vendor, version, GLib.Variant("a{sv}", {
         k: GLib.Variant("as" if k == "sources" else "a{s(ss)}" if k == "windows" else "u", v)
         for k, v in payload.items()})))
-    assert sc.select_sources(bus, s, types=GLib.Variant("u", 2), persist_mode=GLib.Variant("u", 2),
-                             restore_data=rd)[0] == 0
+    return {"types": GLib.Variant("u", 2), "persist_mode": GLib.Variant("u", 2), "restore_data": rd}
+
+
+def restore(bus, data):
+    s = sc.create(bus)
+    assert sc.select_sources(bus, s, **restore_options(data))[0] == 0
     return s
 
 
-def test_a_window_is_found_again_after_its_app_restarted(bus, session):
+@pytest.mark.parametrize("asks", ["later", "at-once", "news-unread"])
+def test_a_window_is_found_again_after_its_app_restarted(bus, session, asks):
+    """"at-once": the app asks as soon as its window has the focus; "news-unread": limen-kde
+    was busy (stopped) while the window came, so the question and KWin's news of the window
+    wait together; either way the window is found without asking."""
     kde = sc.start_kde_in(session, "en")
     probe, data = share_window_for_good(bus, session, "Chat — Team room", CHAT, GREEN)
     probe.close()
@@ -145,9 +153,26 @@ def test_a_window_is_found_again_after_its_app_restarted(bus, session):
     # app shows a window with exactly the old title, and must never be the one shared.
     session.probe("Chat — Team room", RED, app_id="org.example.Impostor")
     session.wait_window("Chat — Team room")
-    session.probe("Chat — Team room (3)", BLUE, app_id=CHAT)
-    new = session.wait_window("Chat — Team room (3)")
-    s = restore(bus, data)
+    if asks == "news-unread":
+        s = sc.create(bus)
+        os.kill(kde.pid, signal.SIGSTOP)
+    restarted = session.probe("Chat — Team room (3)", BLUE, app_id=CHAT)
+    if asks == "news-unread":
+        try:
+            new = session.wait_window("Chat — Team room (3)")
+            call = kh.AsyncCall(bus, "ScreenCast", "SelectSources",
+                                (sc.paths(bus)[0], s, sc.APP, restore_options(data)), "(oosa{sv})")
+            limentest.pump(0.3)
+        finally:
+            os.kill(kde.pid, signal.SIGCONT)
+        assert call.wait()[0] == 0
+    elif asks == "at-once":
+        restarted.wait_for("FOCUS")
+        s = restore(bus, data)
+        new = session.wait_window("Chat — Team room (3)")
+    else:
+        new = session.wait_window("Chat — Team room (3)")
+        s = restore(bus, data)
     response, results = sc.start(bus, s)   # no dialog: it would never be answered here
     assert response == 0, results
     (node, props), = results["streams"]

@@ -286,6 +286,25 @@ roundtrip_with_timeout (struct wl_display *display, int timeout_ms)
   return ok && done;
 }
 
+gboolean
+limen_wl_windows_settle (LimenWl *wl, int timeout_ms)
+{
+  /* The first round trip brings windows announced since, the second their titles, app ids
+   * and states (windows.c asks for them when a window is announced). */
+  if (wl->broken || !wl->window_management)
+    return FALSE;
+  /* Called from a nested main loop while the source waits to read, a second reader would
+   * wait for the first one for ever. */
+  if (wl->source && ((WlSource *) wl->source)->reading)
+    return FALSE;
+  if (!roundtrip_with_timeout (wl->display, timeout_ms) || !roundtrip_with_timeout (wl->display, timeout_ms))
+    {
+      g_debug ("Wayland: the compositor did not answer a round trip within %d ms", timeout_ms);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 LimenWl *
 limen_wl_connect (int timeout_ms, char **error_message)
 {

@@ -72,6 +72,10 @@ LIMEN_WL_EXPORT guint limen_wl_probe_features (int timeout_ms, char **error_mess
 LIMEN_WL_EXPORT const LimenWlOutput *limen_wl_outputs (LimenWl *wl, gsize *n_out);
 /* The windows (needs LIMEN_WL_HAS_WINDOWS); as limen_wl_outputs(). */
 LIMEN_WL_EXPORT const LimenWlWindow *limen_wl_windows (LimenWl *wl, gsize *n_out);
+/* Bring the windows up to date with the compositor now (two round trips, each waited for at
+ * most @timeout_ms): a window the compositor already shows, with its title and app id, is
+ * in the next limen_wl_windows(). FALSE when the compositor did not answer. */
+LIMEN_WL_EXPORT gboolean limen_wl_windows_settle (LimenWl *wl, int timeout_ms);
 /* Call @changed (coalesced) whenever a window comes, goes, or gains or loses the focus; one
  * watcher, replaced by later calls, @changed NULL to stop. */
 LIMEN_WL_EXPORT void limen_wl_windows_watch (LimenWl *wl, void (*changed) (gpointer user_data), gpointer user_data);
@@ -163,6 +167,7 @@ LIMEN_WL_EXPORT void limen_wl_activation_free (LimenWlActivation *activation);
   X (limen_wl_features)              \
   X (limen_wl_outputs)               \
   X (limen_wl_windows)               \
+  X (limen_wl_windows_settle)        \
   X (limen_wl_windows_watch)         \
   X (limen_wl_stream_output)         \
   X (limen_wl_stream_window)         \
