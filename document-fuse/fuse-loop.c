@@ -120,6 +120,7 @@ static gboolean
 read_requests (Loop *loop, struct fuse_buf *buf)
 {
   struct fuse_session *se = loop->fs->se;
+  gboolean wake;
 
   for (;;)
     {
@@ -145,11 +146,15 @@ read_requests (Loop *loop, struct fuse_buf *buf)
         }
       g_mutex_lock (&loop->lock);
       loop->reader_free = TRUE;
-      if (loop->waiting > 0)
-        g_cond_signal (&loop->cond);
-      else
+      wake = loop->waiting > 0;
+      if (!wake)
         maybe_start_worker_locked (loop);
       g_mutex_unlock (&loop->lock);
+      /* Signalled after the unlock: a worker woken under the lock would only block on it
+       * at once (a futex wait and wake more per request handed on). A waiter counted above
+       * is already waiting, and one that finds the place taken waits again. */
+      if (wake)
+        g_cond_signal (&loop->cond);
       return TRUE;
     }
 }

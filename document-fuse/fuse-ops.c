@@ -226,8 +226,13 @@ op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
    * deleted it. A stat by path of a deleted file gets ESTALE, and the kernel walks the path
    * again (LOOKUP_REVAL), which finds nothing there; an fstat() can only come from a holder
    * of an open handle (the kernel does not tell which), and gets the file's attributes, as
-   * on the host. */
-  if (node->kind == NODE_FILE && fstat (node->fd, &st) == 0)
+   * on the host. The kernel does name the handle when it asks for one (a read past the
+   * cached size, a seek to the end): then the handle's own file answers, without waiting
+   * for releases in flight (5 ms each time a held file was replaced or deleted). */
+  if (node->kind == NODE_FILE && fi != NULL)
+    err = fstat (((Handle *) (uintptr_t) fi->fh)->fd, &st) == 0 ? limen_fuse_node_stat_file (fs, node, &st)
+                                                                : errno;
+  else if (node->kind == NODE_FILE && fstat (node->fd, &st) == 0)
     {
       if (limen_fuse_node_left_behind (fs, node, &st))
         {
