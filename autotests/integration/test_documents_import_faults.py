@@ -1,0 +1,210 @@
+"""limen-documents' background import of a big reference state (tens of thousands of
+entries, in steps from the idle main loop) under faults: a kill -9 in the middle of it,
+writes to entries it has not reached yet, and the FUSE mount used while it runs. Nothing may
+be lost, nothing imported twice, and nothing the user changed brought back from the
+reference's files. The table files come from test_documents_import's GVDB writer."""
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from gi.repository import Gio, GLib
+
+import documents_helpers as dh
+from documents_helpers import read, write
+from test_documents_import import db_dir, doc_data, entry, gvdb_hash, write_table
+
+APP = "org.example.App"
+OTHER = "org.example.Other"
+NF = "org.freedesktop.portal.Error.NotFound"
+N_PERMS = 30000
+BACKGROUND = "Importing the reference state in the background"
+DONE = "The reference state is imported"
+
+
+@pytest.fixture
+def work(bus):
+    w = os.path.join(bus.root, "work")
+    os.makedirs(w)
+    return w
+
+
+# ---- the reference state ------------------------------------------------------------
+
+def file_order(keys):
+    """@keys in the order the daemon reads them from a file of the test's GVDB writer (its
+    items sorted by bucket, one bucket per item): the last ones are reached last."""
+    keys = list(keys)
+    return sorted(keys, key=lambda k: gvdb_hash(k.encode()) % len(keys))
+
+
+def perm_value(i):
+    return (GLib.Variant("u", i), {APP: [f"p{i}"], OTHER: ["x"]})
+
+
+def perm_table(n=N_PERMS):
+    """{id: (data, perms)} of the big permission table, and its file."""
+    return {f"e{i}": perm_value(i) for i in range(n)}
+
+
+def doc_table(work, n, real=()):
+    """{id: (path, perms)} of @n documents in the reference's layout, with 8-hex ids as the
+    reference makes them; the files of the ids in @real exist (with their id as content),
+    the others do not (a file gone since, kept at its recorded path)."""
+    folder = os.path.join(work, "docs")
+    os.makedirs(folder, exist_ok=True)
+    docs = {}
+    for i in range(n):
+        doc = f"{i:08x}"
+        path = os.path.join(folder, f"f{i}.txt")
+        if doc in real:
+            write(path, doc)
+        docs[doc] = (path, {APP: ["read", "write"]} if i % 2 else {APP: ["read"], OTHER: ["read"]})
+    return docs
+
+
+def write_reference(bus, perms, docs):
+    write_table(os.path.join(db_dir(bus), "big"),
+                {k: entry(data, p) for k, (data, p) in perms.items()})
+    folder_data = {}
+    main = {}
+    for doc, (path, p) in docs.items():
+        # One stat of the folder for all (doc_data() stats it each time).
+        if not folder_data:
+            folder_data["d"] = doc_data(path)
+        d = folder_data["d"].unpack()
+        main[doc] = entry(GLib.Variant("(ayttu)", (path.encode() + b"\0", d[1], d[2], 0)), p)
+    write_table(os.path.join(db_dir(bus), "documents"), main)
+
+
+# ---- the daemon ---------------------------------------------------------------------
+
+def wait_log(d, *texts, timeout=120):
+    deadline = time.monotonic() + timeout
+    while not all(t in d.output() for t in texts):
+        assert d.alive(), d.output()
+        assert time.monotonic() < deadline, f"waited for {texts}:\n{d.output()}"
+        time.sleep(0.01)
+
+
+def wait_progress(d):
+    """Until the import logged progress from the background."""
+    deadline = time.monotonic() + 120
+    while "entries looked at" not in d.output().split(BACKGROUND, 1)[-1]:
+        assert d.alive() and DONE not in d.output(), d.output()
+        assert time.monotonic() < deadline, d.output()
+        time.sleep(0.01)
+
+
+def kill9(bus, d):
+    d.signal(signal.SIGKILL)
+    d.stop()
+    bus.wait_for_name_gone(dh.DOCS_NAME)
+    subprocess.run(["fusermount3", "-u", "-z", dh.mountpoint(bus)], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+def start_importing(bus, wait_mount=False):
+    """A daemon whose import went to the background and logged progress."""
+    d = dh.start(bus, wait_mount=wait_mount)
+    wait_log(d, BACKGROUND)
+    return d
+
+
+def call_many(bus, iface, dest, path, method, sig, args_list):
+    """Every call of @args_list at once (async, one connection), answered in order: the
+    unpacked reply or the D-Bus error name."""
+    conn = bus.new_connection()
+    ctx = GLib.MainContext.default()
+    results = [None] * len(args_list)
+    left = [len(args_list)]
+
+    def done(source, res, i):
+        try:
+            results[i] = source.call_finish(res).unpack()
+        except GLib.Error as e:
+            results[i] = Gio.DBusError.get_remote_error(e)
+        left[0] -= 1
+
+    for start in range(0, len(args_list), 500):
+        for i in range(start, min(start + 500, len(args_list))):
+            conn.call(dest, path, iface, method, GLib.Variant(sig, args_list[i]), None,
+                      Gio.DBusCallFlags.NONE, 60000, None, done, i)
+        while left[0] > len(args_list) - min(start + 500, len(args_list)):
+            ctx.iteration(True)
+    conn.close_sync(None)
+    return results
+
+
+def ps_many(bus, method, sig, args_list):
+    return call_many(bus, dh.PS_IFACE, dh.PS_NAME, dh.PS_PATH, method, sig, args_list)
+
+
+def docs_many(bus, method, sig, args_list):
+    return call_many(bus, dh.DOCS_IFACE, dh.DOCS_NAME, dh.DOCS_PATH, method, sig, args_list)
+
+
+def check_state(bus, perms, docs):
+    """Every entry of @perms ({id: (data, a{sas})}) and document of @docs ({id: (path,
+    a{sas})}) is served exactly once with that value, and nothing else is."""
+    ids = dh.ps(bus, "List", ("big",), "(s)")[0]
+    assert len(ids) == len(set(ids)), "an entry listed twice"
+    assert sorted(ids) == sorted(perms)
+    keys = sorted(perms)
+    got = ps_many(bus, "Lookup", "(ss)", [("big", k) for k in keys])
+    wrong = [(k, g) for k, g in zip(keys, got)
+             if g != (perms[k][1], perms[k][0].unpack())]
+    assert not wrong, f"{len(wrong)} entries wrong, such as {wrong[:5]}"
+
+    listed = dh.docs(bus, "List", ("",), "(s)")[0]
+    assert sorted(listed) == sorted(docs)
+    ids = dh.ps(bus, "List", ("documents",), "(s)")[0]
+    assert len(ids) == len(set(ids)), "a document listed twice"
+    assert sorted(ids) == sorted(docs)
+    keys = sorted(docs)
+    got = docs_many(bus, "Info", "(s)", [(k,) for k in keys])
+    wrong = [(k, g) for k, g in zip(keys, got)
+             if not isinstance(g, tuple) or (bytes(g[0]).rstrip(b"\0").decode(), g[1]) != docs[k]]
+    assert not wrong, f"{len(wrong)} documents wrong, such as {wrong[:5]}"
+
+
+# ---- 1. kill -9 in the middle -------------------------------------------------------
+
+def test_a_killed_import_resumes_and_loses_nothing(bus, work):
+    """kill -9 once the import went to the background and logged progress there, and again
+    in the middle of the next start's import; the start after goes on where they stopped
+    (what was read is not read again) and ends, and every entry is there exactly once with
+    the reference's value."""
+    perms = perm_table()
+    docs = doc_table(work, 5000)
+    write_reference(bus, perms, docs)
+
+    d = start_importing(bus)
+    wait_progress(d)
+    assert DONE not in d.output(), "the import ended before the kill: make the tables bigger"
+    kill9(bus, d)
+
+    d = start_importing(bus)
+    time.sleep(0.3)
+    assert DONE not in d.output(), "the import ended before the kill: make the tables bigger"
+    kill9(bus, d)
+
+    d = dh.start(bus, wait_mount=False)
+    wait_log(d, DONE)
+    out = d.output()
+    # It resumed: entries recorded by the killed runs were not read again.
+    resumed = [int(line.split(" read at an earlier start")[0].rsplit(", ", 1)[1])
+               for line in out.splitlines() if " read at an earlier start" in line]
+    assert resumed and sum(resumed) >= 10000, out
+    check_state(bus, perms, docs)
+
+    # And a later start reads nothing: every entry and file is recorded.
+    kill9(bus, d)
+    d = dh.start(bus, wait_mount=False)
+    assert dh.ps(bus, "Lookup", ("big", "e0"), "(ss)")[0] == perms["e0"][1]
+    out = d.output()
+    assert BACKGROUND not in out and "Reference table" not in out, out
+    check_state(bus, perms, docs)
+
