@@ -208,3 +208,86 @@ def test_a_killed_import_resumes_and_loses_nothing(bus, work):
     assert BACKGROUND not in out and "Reference table" not in out, out
     check_state(bus, perms, docs)
 
+
+# ---- 2. writes to entries the import has not reached --------------------------------
+
+THIRD = "org.example.Third"
+
+
+def write_ahead_of_import(bus, d, perms, docs):
+    """Every kind of write, each on an entry the running import has not reached yet (the
+    last ones of their files, while neither file is finished); returns what each entry
+    must hold from then on (None: deleted)."""
+    p_last = file_order(perms)[-4:]
+    d_last = file_order(docs)[-5:]
+    odd = [k for k in file_order(docs)[:-5] if docs[k][1] == {APP: ["read", "write"]}][-1]
+    a, b, c, e = p_last
+    g, h, i, j, k = d_last
+    f = odd
+    want_perms, want_docs = dict(perms), dict(docs)
+
+    dh.ps(bus, "SetPermission", ("big", False, a, APP, ["new"]), "(sbssas)")
+    want_perms[a] = (perms[a][0], {APP: ["new"], OTHER: ["x"]})
+    dh.ps(bus, "Set", ("big", False, b, {THIRD: ["set"]}, GLib.Variant("v", GLib.Variant("s", "set"))),
+          "(sbsa{sas}v)")
+    want_perms[b] = (GLib.Variant("s", "set"), {THIRD: ["set"]})
+    dh.ps(bus, "Delete", ("big", c), "(ss)")
+    want_perms[c] = None
+    dh.ps(bus, "DeletePermission", ("big", e, APP), "(sss)")
+    want_perms[e] = (perms[e][0], {OTHER: ["x"]})
+
+    dh.docs(bus, "GrantPermissions", (g, THIRD, ["read", "write"]), "(ssas)")
+    want_docs[g] = (docs[g][0], {**docs[g][1], THIRD: ["read", "write"]})
+    dh.docs(bus, "RevokePermissions", (f, APP, ["write"]), "(ssas)")
+    want_docs[f] = (docs[f][0], {APP: ["read"]})
+    dh.docs(bus, "Delete", (h,), "(s)")
+    want_docs[h] = None
+    # The documents table of the PermissionStore is the same store.
+    dh.ps(bus, "SetPermission", ("documents", False, i, THIRD, ["read"]), "(sbssas)")
+    want_docs[i] = (docs[i][0], {**docs[i][1], THIRD: ["read"]})
+    dh.ps(bus, "DeletePermission", ("documents", j, APP), "(sss)")
+    want_docs[j] = (docs[j][0], {kk: v for kk, v in docs[j][1].items() if kk != APP})
+    dh.ps(bus, "Delete", ("documents", k), "(ss)")
+    want_docs[k] = None
+
+    # Deleted here, they stay deleted while the import runs: nothing brings them in again.
+    assert dh.error_name(dh.ps, bus, "Lookup", ("big", c), "(ss)") == NF
+    assert dh.error_name(dh.docs, bus, "Info", (h,), "(s)") == NF
+    assert dh.error_name(dh.ps, bus, "Lookup", ("documents", k), "(ss)") == NF
+    out = d.output()
+    assert DONE not in out, out
+    finished = [ln for ln in out.splitlines() if "Reference table" in ln and "entries looked at" not in ln]
+    assert not finished, f"the import finished a table before the writes: make the tables bigger\n{out}"
+    return ({kk: v for kk, v in want_perms.items() if v is not None},
+            {kk: v for kk, v in want_docs.items() if v is not None})
+
+
+@pytest.mark.parametrize("then", ["end", "kill"])
+def test_writes_ahead_of_the_import_win(bus, work, then):
+    """PermissionStore Set, SetPermission, Delete and DeletePermission, Documents
+    GrantPermissions, RevokePermissions and Delete on entries the import has not reached:
+    what they wrote is what the entry holds once the import ended, also after a kill -9
+    before it ended and after a restart (a deleted one stays deleted)."""
+    perms = perm_table()
+    docs = doc_table(work, 20000)
+    write_reference(bus, perms, docs)
+
+    d = start_importing(bus)
+    want_perms, want_docs = write_ahead_of_import(bus, d, perms, docs)
+    if then == "kill":
+        kill9(bus, d)
+        d = dh.start(bus, wait_mount=False)
+    wait_log(d, DONE)
+    check_state(bus, want_perms, want_docs)
+    if then == "end":
+        # Each write brought its entry in, and each is counted once, as imported; the reads
+        # of deleted ones brought nothing.
+        out = d.output()
+        assert "10 entries brought in first for calls" in out, out
+        assert f"Reference table big: {N_PERMS} imported\n" in out, out
+        assert "Reference table documents: 20000 imported\n" in out, out
+
+    kill9(bus, d)
+    d = dh.start(bus, wait_mount=False)
+    check_state(bus, want_perms, want_docs)
+
