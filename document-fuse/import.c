@@ -530,9 +530,10 @@ limen_import_job_ensure (LimenImportJob *job, const char *table, const char *id,
     return;
   if (id == NULL && path == NULL)
     {
-      /* A listing: it waits for the rest of the import. */
+      /* A listing: it waits for the rest of the import. FUSE workers waiting for a
+       * document are served between its steps, not after them all. */
       while (job_pending_file (job, table) && !job_step (job))
-        ;
+        limen_doc_model_serve_misses (job->model);
       return;
     }
   if (path)

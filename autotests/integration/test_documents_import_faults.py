@@ -291,3 +291,56 @@ def test_writes_ahead_of_the_import_win(bus, work, then):
     d = dh.start(bus, wait_mount=False)
     check_state(bus, want_perms, want_docs)
 
+
+# ---- 3. the mount while the import runs ---------------------------------------------
+
+def test_the_mount_finds_documents_the_import_has_not_reached(bus, work):
+    """An app started right at login, after the switch from the reference, opens its files
+    through the mount while the import runs: a document the import has not reached is
+    brought in for the lookup of its id (DOCID/NAME and by-app/APP/DOCID/NAME), and the
+    import still ends with everything in place."""
+    perms = perm_table()
+    all_docs = doc_table(work, 20000)
+    targets = file_order(all_docs)[-3:]
+    docs = doc_table(work, 20000, real=targets)
+    write_reference(bus, perms, docs)
+    d = start_importing(bus, wait_mount=True)
+    mnt = dh.mountpoint(bus)
+    names = {doc: os.path.basename(docs[doc][0]) for doc in targets}
+
+    t0 = time.monotonic()
+    assert read(f"{mnt}/{targets[0]}/{names[targets[0]]}") == targets[0]
+    assert read(f"{mnt}/by-app/{APP}/{targets[1]}/{names[targets[1]]}") == targets[1]
+    assert os.listdir(f"{mnt}/by-app/{APP}/{targets[2]}") == [names[targets[2]]]
+    elapsed = time.monotonic() - t0
+    out = d.output()
+    finished = [ln for ln in out.splitlines() if "Reference table documents: " in ln and "looked at" not in ln]
+    assert DONE not in out and not finished, f"the import finished the documents first: make them more\n{out}"
+    # No wait for the rest of the import: a step at most.
+    assert elapsed < 5, elapsed
+
+    wait_log(d, DONE)
+    check_state(bus, perms, docs)
+    for doc in targets:
+        assert read(f"{mnt}/by-app/{APP}/{doc}/{names[doc]}") == doc
+
+
+def test_a_recorded_path_on_the_mount_does_not_hold_up_the_import(bus, work):
+    """The import opens the paths the reference recorded, on the main thread; one recorded
+    on our own mount, in the folder of a document the import has not reached, is a lookup
+    that must not wait for the main thread (which is the one asking): the import goes on at
+    once, and the mount keeps answering."""
+    docs = doc_table(work, 20000)
+    order = file_order(docs)
+    on_mount, target = order[-2], order[-1]
+    mnt = dh.mountpoint(bus)
+    write(docs[target][0], target)
+    # The reference never records such a path; a file written by hand could.
+    docs[on_mount] = (f"{mnt}/{target}/{os.path.basename(docs[target][0])}", docs[on_mount][1])
+    write_reference(bus, perm_table(), docs)
+    d = start_importing(bus, wait_mount=True)
+    wait_log(d, DONE, timeout=60)
+    out = d.output()
+    assert "answered as missing" not in out, out
+    assert read(docs[on_mount][0]) == target
+    check_state(bus, perm_table(), docs)
