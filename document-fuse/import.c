@@ -265,7 +265,8 @@ struct _LimenImportJob {
   char           *dir_path;
   GPtrArray      *files;       /* TableFile, the ones to read */
   guint           next_file;
-  GHashTable     *doc_paths;   /* recorded path → documents id, built at the first path miss */
+  GHashTable     *doc_paths;   /* recorded path → ids of documents made with reuse there, built
+                                * at the first path miss */
   gint64          started_us;
   guint           n_steps, n_ensured;
 };
@@ -467,17 +468,27 @@ job_pending_file (LimenImportJob *job, const char *table)
   return NULL;
 }
 
-/* Documents' recorded paths → their ids, for a Lookup by path before the import reached
- * them (one pass over the file, once). */
+/* Documents' recorded paths → the ids of those a path finds, for a Lookup or a reuse by path
+ * before the import reached them (one pass over the file, once). A unique or session-only
+ * document is never found by its path: were it the one brought in, the document made with
+ * reuse at the same path would be missed, and an Add would make another one beside it. */
 static void
 index_doc_path (const char *id, GVariant *value, gpointer user_data)
 {
   g_auto(LimenRefDoc) rd = { 0 };
   g_autoptr(GVariant) perms = NULL;
   g_autofree char *why = NULL;
+  GPtrArray *ids;
 
-  if (limen_import_parse_document (value, &rd, &perms, &why) == LIMEN_IMPORT_IMPORTED && rd.path)
-    g_hash_table_insert (user_data, g_strdup (rd.path), g_strdup (id));
+  if (limen_import_parse_document (value, &rd, &perms, &why) != LIMEN_IMPORT_IMPORTED ||
+      (rd.flags & (LIMEN_REF_DOC_UNIQUE | LIMEN_REF_DOC_TRANSIENT)))
+    return;
+  if (!(ids = g_hash_table_lookup (user_data, rd.path)))
+    {
+      ids = g_ptr_array_new_with_free_func (g_free);
+      g_hash_table_insert (user_data, g_strdup (rd.path), ids);
+    }
+  g_ptr_array_add (ids, g_strdup (id));
 }
 
 /* Bring in one entry now, in a transaction of its own, unless it was read before (an entry
@@ -538,13 +549,19 @@ limen_import_job_ensure (LimenImportJob *job, const char *table, const char *id,
     }
   if (path)
     {
+      GPtrArray *ids;
+
       if (job->doc_paths == NULL)
         {
-          job->doc_paths = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+          job->doc_paths = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                  (GDestroyNotify) g_ptr_array_unref);
           limen_gvdb_foreach (tf->main_table, index_doc_path, job->doc_paths);
         }
-      if (!(id = g_hash_table_lookup (job->doc_paths, path)))
-        return;
+      /* All of them: which one the path names is the model's choice, as after the import. */
+      if ((ids = g_hash_table_lookup (job->doc_paths, path)))
+        for (guint i = 0; i < ids->len && !job->stopped; i++)
+          job_import_one (job, tf, ids->pdata[i]);
+      return;
     }
   job_import_one (job, tf, id);
 }

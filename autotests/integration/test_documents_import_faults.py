@@ -344,3 +344,39 @@ def test_a_recorded_path_on_the_mount_does_not_hold_up_the_import(bus, work):
     assert "answered as missing" not in out, out
     assert read(docs[on_mount][0]) == target
     check_state(bus, perm_table(), docs)
+
+
+def test_a_path_ahead_of_the_import_finds_the_shared_document(bus, work):
+    """Lookup and Add with reuse_existing of a file whose document the import has not
+    reached find it, as they would after the import: the document made with reuse, not one
+    made unique or for a session only at the same path (which a path never finds)."""
+    docs = doc_table(work, 20000)
+    order = file_order(docs)
+    shared, unique, session = order[-3], order[-2], order[-1]
+    shared2, session2 = order[-5], order[-4]
+    p1, p2 = os.path.join(work, "one.txt"), os.path.join(work, "two.txt")
+    write(p1, "one")
+    write(p2, "two")
+    docs[shared] = (p1, {APP: ["read"]})
+    docs[shared2] = (p2, {APP: ["read"]})
+    perms = perm_table()
+    main = {}
+    for doc, (path, p) in docs.items():
+        flags = {unique: 1, session: 2, session2: 2}.get(doc, 0)
+        path = {unique: p1, session: p1, session2: p2}.get(doc, path)
+        main[doc] = entry(GLib.Variant("(ayttu)", (path.encode() + b"\0", 1, 2, flags)), p)
+    write_table(os.path.join(db_dir(bus), "documents"), main)
+    write_table(os.path.join(db_dir(bus), "big"), {k: entry(v, p) for k, (v, p) in perms.items()})
+    d = start_importing(bus, wait_mount=True)
+
+    assert dh.docs(bus, "Lookup", (p1.encode() + b"\0",), "(ay)") == (shared,)
+    assert dh.add(bus, p2) == shared2
+    out = d.output()
+    finished = [ln for ln in out.splitlines() if "Reference table documents: " in ln and "looked at" not in ln]
+    assert DONE not in out and not finished, f"the import finished the documents first: make them more\n{out}"
+
+    wait_log(d, DONE)
+    del docs[session], docs[session2]
+    docs[unique] = (p1, docs[unique][1])
+    check_state(bus, perms, docs)
+    assert dh.docs(bus, "Lookup", (p1.encode() + b"\0",), "(ay)") == (shared,)
