@@ -23,6 +23,7 @@ limen_add_pytest(integration-upstream-installed-tests test_upstream_installed_te
 limen_add_pytest(integration-documents-revoke test_documents_revoke.py TIMEOUT 300)
 limen_add_pytest(integration-documents-host-changes test_documents_host_changes.py TIMEOUT 300)
 limen_add_pytest(integration-documents-import test_documents_import.py TIMEOUT 300)
+limen_add_pytest(integration-documents-import-faults test_documents_import_faults.py TIMEOUT 900)
 limen_add_pytest(integration-documents-crash test_documents_crash.py TIMEOUT 600)
 
 # Benchmark (label bench, not in the default run): against xdg-document-portal in the same run.

@@ -53,6 +53,14 @@ struct _LimenDocModel {
   LimenDocMissFunc miss;     /* the one-time import, while it runs */
   gpointer    miss_data;
   GThread    *miss_thread;   /* the main thread, the only one that may import */
+  /* FUSE workers' requests to the main thread for a document the import has not reached
+   * (limen_doc_model_lookup_waiting): */
+  GMutex      miss_lock;     /* guards these and, for other threads, miss */
+  GCond       miss_cond;     /* a request was served */
+  GQueue      miss_queue;    /* MissRequest, waiting for the main thread */
+  GSource    *miss_source;   /* the main thread's call to serve them, when one is due */
+  gboolean    miss_closed;   /* the main thread serves no more (it is leaving) */
+  gint        importing;     /* atomic: a miss func is set */
   gboolean    dropped_seen;  /* a document served through FUSE was dropped from memory */
 };
 
@@ -500,6 +508,9 @@ limen_doc_model_new (LimenDb *db, GError **error)
   LimenDocModel *model = g_new0 (LimenDocModel, 1);
 
   g_mutex_init (&model->lock);
+  g_mutex_init (&model->miss_lock);
+  g_cond_init (&model->miss_cond);
+  g_queue_init (&model->miss_queue);
   doc_lock = &model->lock;
   model->db = db;
   model->docs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) limen_doc_unref);
@@ -516,6 +527,12 @@ limen_doc_model_free (LimenDocModel *model)
 {
   if (model->sweep_source)
     g_source_remove (model->sweep_source);
+  limen_doc_model_stop_waiting (model);
+  if (model->miss_source)
+    {
+      g_source_destroy (model->miss_source);
+      g_source_unref (model->miss_source);
+    }
   g_clear_pointer (&model->by_path[0], g_hash_table_unref);
   g_clear_pointer (&model->by_path[1], g_hash_table_unref);
   g_clear_pointer (&model->docs, g_hash_table_unref);
@@ -536,19 +553,155 @@ notify (LimenDocModel *model, LimenDoc *doc, const char *app)
     model->changed (doc, app, model->changed_data);
 }
 
+/* ---- documents the one-time import has not reached -----------------------------------
+ *
+ * Only the main thread imports: it alone writes the database. A FUSE worker looking up a
+ * document by its id (an app opening DOCID/NAME right after the switch from the reference)
+ * hands the id to the main thread and waits until it was brought in: one import step at
+ * most, as the main thread serves such requests before the next step, also between the
+ * steps of a listing that waits for the whole import. The main thread never waits for a
+ * FUSE worker, so the only cycle left would be the main thread itself waiting on the mount
+ * (the import opens the paths the reference recorded, and one could lie on our mount): its
+ * own requests never wait (fuse-ops.c), and a request that is not served within
+ * MISS_WAIT_MS gives up and is answered as before the import reached it. */
+
+#define MISS_WAIT_MS 5000
+
+typedef enum { MISS_QUEUED, MISS_TAKEN, MISS_DONE } MissState;
+
+typedef struct {
+  const char *id;
+  MissState   state;
+} MissRequest;
+
+/* Under miss_lock: every request waiting is over (answered from what the model has). */
+static void
+release_waiters_locked (LimenDocModel *model)
+{
+  MissRequest *req;
+
+  while ((req = g_queue_pop_head (&model->miss_queue)))
+    req->state = MISS_DONE;
+  g_cond_broadcast (&model->miss_cond);
+}
+
 void
 limen_doc_model_set_miss_func (LimenDocModel *model, LimenDocMissFunc func, gpointer user_data)
 {
+  g_mutex_lock (&model->miss_lock);
   model->miss = func;
   model->miss_data = user_data;
   model->miss_thread = g_thread_self ();
+  g_atomic_int_set (&model->importing, func != NULL);
+  /* The import is over: everything is where a lookup finds it. */
+  if (func == NULL)
+    release_waiters_locked (model);
+  g_mutex_unlock (&model->miss_lock);
+}
+
+gboolean
+limen_doc_model_importing (LimenDocModel *model)
+{
+  return g_atomic_int_get (&model->importing);
+}
+
+void
+limen_doc_model_stop_waiting (LimenDocModel *model)
+{
+  g_mutex_lock (&model->miss_lock);
+  model->miss_closed = TRUE;
+  release_waiters_locked (model);
+  g_mutex_unlock (&model->miss_lock);
+}
+
+void
+limen_doc_model_serve_misses (LimenDocModel *model)
+{
+  GQueue taken = G_QUEUE_INIT;
+  MissRequest *req;
+
+  g_mutex_lock (&model->miss_lock);
+  while ((req = g_queue_pop_head (&model->miss_queue)))
+    {
+      req->state = MISS_TAKEN;
+      g_queue_push_tail (&taken, req);
+    }
+  g_mutex_unlock (&model->miss_lock);
+  if (taken.length == 0)
+    return;
+  /* A request taken stays valid: its worker waits until it is done. */
+  for (GList *l = taken.head; l; l = l->next)
+    if (model->miss)
+      model->miss (((MissRequest *) l->data)->id, NULL, model->miss_data);
+  g_mutex_lock (&model->miss_lock);
+  for (GList *l = taken.head; l; l = l->next)
+    ((MissRequest *) l->data)->state = MISS_DONE;
+  g_cond_broadcast (&model->miss_cond);
+  g_mutex_unlock (&model->miss_lock);
+  g_queue_clear (&taken);
+}
+
+static gboolean
+serve_misses_cb (gpointer user_data)
+{
+  LimenDocModel *model = user_data;
+
+  g_mutex_lock (&model->miss_lock);
+  g_clear_pointer (&model->miss_source, g_source_unref);
+  g_mutex_unlock (&model->miss_lock);
+  limen_doc_model_serve_misses (model);
+  return G_SOURCE_REMOVE;
+}
+
+/* Another thread than the main one: have the main thread bring document @id in, and wait
+ * for it. FALSE when it could not be asked or did not answer in time. */
+static gboolean
+ask_main_thread (LimenDocModel *model, const char *id)
+{
+  MissRequest req = { id, MISS_QUEUED };
+  gint64 deadline = g_get_monotonic_time () + MISS_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+  gboolean timed_out = FALSE;
+
+  g_mutex_lock (&model->miss_lock);
+  if (model->miss == NULL || model->miss_closed)
+    {
+      g_mutex_unlock (&model->miss_lock);
+      return FALSE;
+    }
+  g_queue_push_tail (&model->miss_queue, &req);
+  if (model->miss_source == NULL)
+    {
+      /* Before the next import step, which runs at idle priority. */
+      model->miss_source = g_idle_source_new ();
+      g_source_set_priority (model->miss_source, G_PRIORITY_HIGH);
+      g_source_set_callback (model->miss_source, serve_misses_cb, model, NULL);
+      g_source_set_static_name (model->miss_source, "[limen] documents the import has not reached");
+      g_source_attach (model->miss_source, NULL);
+    }
+  while (req.state != MISS_DONE)
+    {
+      /* Once taken, the main thread is at it: wait for its end. */
+      if (req.state == MISS_TAKEN)
+        g_cond_wait (&model->miss_cond, &model->miss_lock);
+      else if (!g_cond_wait_until (&model->miss_cond, &model->miss_lock, deadline) && req.state == MISS_QUEUED)
+        {
+          g_queue_remove (&model->miss_queue, &req);
+          timed_out = TRUE;
+          break;
+        }
+    }
+  g_mutex_unlock (&model->miss_lock);
+  if (timed_out)
+    g_warning ("Document %s was not brought in from the reference's state within %d ms; answered as missing",
+               id, MISS_WAIT_MS);
+  return !timed_out;
 }
 
 /* The import is running and this thread may ask it: the main thread, not a FUSE worker. */
 static gboolean
 may_ask_import (LimenDocModel *model)
 {
-  return model->miss && g_thread_self () == model->miss_thread;
+  return g_thread_self () == model->miss_thread && model->miss;
 }
 
 static LimenDoc *
@@ -562,6 +715,20 @@ lookup_ref (LimenDocModel *model, const char *id)
     limen_doc_ref (doc);
   g_mutex_unlock (&model->lock);
   return doc;
+}
+
+LimenDoc *
+limen_doc_model_lookup_waiting (LimenDocModel *model, const char *id)
+{
+  LimenDoc *doc = lookup_ref (model, id);
+
+  if (doc || !limen_doc_id_is_valid (id) || !limen_doc_model_importing (model))
+    return doc;
+  if (may_ask_import (model))
+    model->miss (id, NULL, model->miss_data);
+  else if (!ask_main_thread (model, id))
+    return NULL;
+  return lookup_ref (model, id);
 }
 
 LimenDoc *

@@ -39,13 +39,24 @@ typedef void (*LimenDocMissFunc) (const char *id, const char *path, gpointer use
 /* The persistent documents of @db, read from it on demand. */
 LimenDocModel *limen_doc_model_new (LimenDb *db, GError **error);
 void limen_doc_model_free (LimenDocModel *model);
-/* Set (NULL: clear) the import's hook; calls from the thread that sets it use it. */
+/* Set (NULL: clear) the import's hook; calls from the thread that sets it use it, and
+ * limen_doc_model_lookup_waiting() from other threads asks that thread to. */
 void limen_doc_model_set_miss_func (LimenDocModel *model, LimenDocMissFunc func, gpointer user_data);
+/* TRUE while the import's hook is set; any thread. */
+gboolean limen_doc_model_importing (LimenDocModel *model);
+/* Main thread: bring in the documents other threads wait for (between import steps). */
+void limen_doc_model_serve_misses (LimenDocModel *model);
+/* Main thread, leaving: no thread waits for it from now on. */
+void limen_doc_model_stop_waiting (LimenDocModel *model);
 /* Register the single change listener (the FUSE filesystem). */
 void limen_doc_model_set_changed_func (LimenDocModel *model, LimenDocChangedFunc func, gpointer user_data);
 
 /* The document @id (a new reference) or NULL. */
 LimenDoc *limen_doc_model_lookup (LimenDocModel *model, const char *id);
+/* The same; on a thread other than the main one, a document the import has not reached
+ * yet is brought in by the main thread, which this waits for (never call it for the main
+ * thread's own sake, nor holding a lock the main thread may take). */
+LimenDoc *limen_doc_model_lookup_waiting (LimenDocModel *model, const char *id);
 /* A live document made with reuse for exactly this host path (a persistent one first), or
  * NULL: what Lookup names. */
 LimenDoc *limen_doc_model_find_by_path (LimenDocModel *model, const char *path);

@@ -90,6 +90,10 @@ request_is_quick (LimenFuse *fs, const struct fuse_buf *buf)
   if ((in->opcode == OP_ACCESS || (in->opcode == OP_LOOKUP && (kind == NODE_ROOT || kind == NODE_BY_APP))) &&
       !limen_fuse_caller_known (fs, (pid_t) in->pid))
     return FALSE;
+  /* A lookup of a document's folder may wait for the one-time import (fuse-ops.c): never
+   * in the reader's place, where it would hold up every other request. */
+  if (in->opcode == OP_LOOKUP && (kind == NODE_ROOT || kind == NODE_APP_DIR) && limen_doc_model_importing (fs->model))
+    return FALSE;
   switch (kind)
     {
     case NODE_ROOT:

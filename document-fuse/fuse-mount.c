@@ -240,6 +240,9 @@ limen_fuse_stop (LimenFuse *fs)
   gboolean done;
 
   limen_doc_model_set_changed_func (fs->model, NULL, NULL);
+  /* Workers waiting for the import to bring a document in answer at once: the main thread,
+   * here, serves them no more. */
+  limen_doc_model_stop_waiting (fs->model);
   g_mutex_lock (&fs->done_lock);
   fs->stopping = TRUE;
   g_mutex_unlock (&fs->done_lock);

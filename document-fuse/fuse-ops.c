@@ -37,6 +37,18 @@ op_init (void *userdata, struct fuse_conn_info *conn)
   conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 }
 
+/* Document @id for a lookup of its folder. While the one-time import runs, one it has not
+ * reached is brought in by the main thread, which this worker waits for: an app opens
+ * DOCID/NAME right after the switch from the reference. Not for the main thread's own
+ * requests (the import opens the paths the reference recorded): it would wait for itself. */
+static LimenDoc *
+lookup_doc (LimenFuse *fs, fuse_req_t req, const char *id)
+{
+  if (fuse_req_ctx (req)->pid == getpid ())
+    return limen_doc_model_lookup (fs->model, id);
+  return limen_doc_model_lookup_waiting (fs->model, id);
+}
+
 /* Lookups, one per kind of parent. Each returns the node with a reference, or NULL with
  * *@err set; a gate entry sets *@timeout to GATE_TIMEOUT so the kernel never keeps it. */
 
@@ -55,7 +67,7 @@ lookup_in_root (LimenFuse *fs, fuse_req_t req, Node *parent, const char *name, d
       g_mutex_unlock (&fs->lock);
       return node;
     }
-  if (!limen_fuse_caller_allowed (fs, req, NULL) || !(doc = limen_doc_model_lookup (fs->model, name)))
+  if (!limen_fuse_caller_allowed (fs, req, NULL) || !(doc = lookup_doc (fs, req, name)))
     return NULL;
   key = g_strdup_printf ("d::%s", name);
   limen_fuse_doc_mark_seen (fs, doc);
@@ -76,9 +88,9 @@ lookup_in_by_app (LimenFuse *fs, fuse_req_t req, Node *parent, const char *name,
 }
 
 static Node *
-lookup_in_app_dir (LimenFuse *fs, Node *parent, const char *name)
+lookup_in_app_dir (LimenFuse *fs, fuse_req_t req, Node *parent, const char *name)
 {
-  g_autoptr(LimenDoc) doc = limen_doc_model_lookup (fs->model, name);
+  g_autoptr(LimenDoc) doc = lookup_doc (fs, req, name);
   g_autofree char *key = NULL;
 
   if (doc == NULL || limen_doc_get_perms (doc, parent->app) == 0)
@@ -160,7 +172,7 @@ op_lookup (fuse_req_t req, fuse_ino_t parent_ino, const char *name)
         node = lookup_in_by_app (fs, req, parent, name, &timeout);
         break;
       case NODE_APP_DIR:
-        node = lookup_in_app_dir (fs, parent, name);
+        node = lookup_in_app_dir (fs, req, parent, name);
         timeout = DOC_ENTRY_TIMEOUT;
         break;
       case NODE_DOC_DIR:

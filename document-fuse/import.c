@@ -85,26 +85,20 @@ add_id (GPtrArray **list, char *text)
   g_ptr_array_add (*list, text);
 }
 
-static void
-import_entry (const char *id, GVariant *value, gpointer user_data)
+static char *
+entry_key (const FileImport *fi, const char *id)
 {
-  FileImport *fi = user_data;
-  g_autofree char *key = g_strconcat (ENTRY_KEY_PREFIX, fi->table, "/", id, NULL);
-  g_autofree char *recorded = limen_db_get_meta (fi->db, key);
+  return g_strconcat (ENTRY_KEY_PREFIX, fi->table, "/", id, NULL);
+}
+
+/* Read one entry not recorded yet, and record it when it was read. */
+static void
+read_entry (FileImport *fi, const char *key, const char *id, GVariant *value)
+{
   g_autofree char *why = NULL;
   LimenImportOutcome outcome;
   guint notes = 0;
 
-  /* A store of years of use holds tens of thousands of entries; its one-time import takes
-   * seconds, which the log should account for as it goes. */
-  if (++fi->n_seen % PROGRESS_EVERY == 0)
-    g_message ("Reference table %s: %u entries looked at (%.1f s)", fi->table, fi->n_seen,
-               (g_get_monotonic_time () - fi->started_us) / 1e6);
-  if (recorded)
-    {
-      fi->n_recorded++;
-      return;
-    }
   if (strcmp (fi->table, "documents") == 0)
     outcome = limen_import_document (fi->run, fi->model, id, value, fi->legacy, &notes, &why);
   else
@@ -120,6 +114,57 @@ import_entry (const char *id, GVariant *value, gpointer user_data)
       add_id (&fi->noted[i], g_strdup (id));
   if (!limen_db_set_meta (fi->db, key, outcome_names[outcome], NULL))
     g_warning ("Cannot record the import of %s/%s", fi->table, id);
+}
+
+/* What the log of a file has counted so far, to take back what a call's read of an entry
+ * added when the steps will read that entry again (it was not read, or not stored). */
+typedef struct {
+  guint counts[LIMEN_IMPORT_N_OUTCOMES];
+  guint n_ids[LIMEN_IMPORT_N_OUTCOMES];
+  guint n_noted[LIMEN_IMPORT_N_NOTES];
+} FileImportMark;
+
+static void
+file_import_mark (const FileImport *fi, FileImportMark *mark)
+{
+  memcpy (mark->counts, fi->counts, sizeof mark->counts);
+  for (guint i = 0; i < LIMEN_IMPORT_N_OUTCOMES; i++)
+    mark->n_ids[i] = fi->ids[i] ? fi->ids[i]->len : 0;
+  for (guint i = 0; i < LIMEN_IMPORT_N_NOTES; i++)
+    mark->n_noted[i] = fi->noted[i] ? fi->noted[i]->len : 0;
+}
+
+static void
+file_import_back_to (FileImport *fi, const FileImportMark *mark)
+{
+  memcpy (fi->counts, mark->counts, sizeof mark->counts);
+  for (guint i = 0; i < LIMEN_IMPORT_N_OUTCOMES; i++)
+    if (fi->ids[i])
+      g_ptr_array_set_size (fi->ids[i], mark->n_ids[i]);
+  for (guint i = 0; i < LIMEN_IMPORT_N_NOTES; i++)
+    if (fi->noted[i])
+      g_ptr_array_set_size (fi->noted[i], mark->n_noted[i]);
+}
+
+/* The steps' walk through a file. */
+static void
+import_entry (const char *id, GVariant *value, gpointer user_data)
+{
+  FileImport *fi = user_data;
+  g_autofree char *key = entry_key (fi, id);
+  g_autofree char *recorded = limen_db_get_meta (fi->db, key);
+
+  /* A store of years of use holds tens of thousands of entries; its one-time import takes
+   * seconds, which the log should account for as it goes. */
+  if (++fi->n_seen % PROGRESS_EVERY == 0)
+    g_message ("Reference table %s: %u entries looked at (%.1f s)", fi->table, fi->n_seen,
+               (g_get_monotonic_time () - fi->started_us) / 1e6);
+  if (recorded)
+    {
+      fi->n_recorded++;
+      return;
+    }
+  read_entry (fi, key, id, value);
 }
 
 /* "a, b, c" with at most IDS_LOGGED of them. */
@@ -215,10 +260,13 @@ struct _LimenImportJob {
   gboolean        legacy;
   gboolean        marked;      /* the marks job_finish() sets are there already */
   gboolean        busy;        /* inside a step: the stores' own reads must not recurse */
+  gboolean        stopped;     /* the database failed a call's import: the rest waits for the
+                                * next start */
   char           *dir_path;
   GPtrArray      *files;       /* TableFile, the ones to read */
   guint           next_file;
-  GHashTable     *doc_paths;   /* recorded path → documents id, built at the first path miss */
+  GHashTable     *doc_paths;   /* recorded path → ids of documents made with reuse there, built
+                                * at the first path miss */
   gint64          started_us;
   guint           n_steps, n_ensured;
 };
@@ -355,11 +403,12 @@ job_step (LimenImportJob *job)
 
   /* Nothing to read and nothing to mark: no write at all. The first write after a start
    * syncs the write-ahead log and its directory, tens of ms before the first answer. */
-  if (job->next_file == job->files->len && job->marked)
+  if ((job->next_file == job->files->len && job->marked) || job->stopped)
     return TRUE;
   if (!limen_db_begin (job->db, &error))
     {
       g_warning ("Cannot import %s: %s", job->dir_path, error->message);
+      job->stopped = TRUE;
       return TRUE;
     }
   job->busy = TRUE;
@@ -393,6 +442,7 @@ job_step (LimenImportJob *job)
     {
       g_warning ("Cannot store the import of %s (tried again at the next start): %s", job->dir_path,
                  error->message);
+      job->stopped = TRUE;
       return TRUE;
     }
   return done;
@@ -418,40 +468,68 @@ job_pending_file (LimenImportJob *job, const char *table)
   return NULL;
 }
 
-/* Documents' recorded paths → their ids, for a Lookup by path before the import reached
- * them (one pass over the file, once). */
+/* Documents' recorded paths → the ids of those a path finds, for a Lookup or a reuse by path
+ * before the import reached them (one pass over the file, once). A unique or session-only
+ * document is never found by its path: were it the one brought in, the document made with
+ * reuse at the same path would be missed, and an Add would make another one beside it. */
 static void
 index_doc_path (const char *id, GVariant *value, gpointer user_data)
 {
   g_auto(LimenRefDoc) rd = { 0 };
   g_autoptr(GVariant) perms = NULL;
   g_autofree char *why = NULL;
+  GPtrArray *ids;
 
-  if (limen_import_parse_document (value, &rd, &perms, &why) == LIMEN_IMPORT_IMPORTED && rd.path)
-    g_hash_table_insert (user_data, g_strdup (rd.path), g_strdup (id));
+  if (limen_import_parse_document (value, &rd, &perms, &why) != LIMEN_IMPORT_IMPORTED ||
+      (rd.flags & (LIMEN_REF_DOC_UNIQUE | LIMEN_REF_DOC_TRANSIENT)))
+    return;
+  if (!(ids = g_hash_table_lookup (user_data, rd.path)))
+    {
+      ids = g_ptr_array_new_with_free_func (g_free);
+      g_hash_table_insert (user_data, g_strdup (rd.path), ids);
+    }
+  g_ptr_array_add (ids, g_strdup (id));
 }
 
-/* Bring in one entry now, in a transaction of its own (import_entry() skips it if read). */
+/* Bring in one entry now, in a transaction of its own, unless it was read before (an entry
+ * deleted here since stays deleted, and counts as nothing brought in). */
 static void
 job_import_one (LimenImportJob *job, TableFile *tf, const char *id)
 {
-  g_autoptr(GVariant) value = limen_gvdb_get_value (tf->main_table, id);
+  g_autofree char *key = entry_key (&tf->fi, id);
+  g_autofree char *recorded = limen_db_get_meta (job->db, key);
+  g_autoptr(GVariant) value = NULL;
   g_autoptr(GError) error = NULL;
+  FileImportMark mark;
   guint n_read = 0;
 
-  if (value == NULL || !limen_db_begin (job->db, &error))
+  if (recorded || !(value = limen_gvdb_get_value (tf->main_table, id)) || !limen_db_begin (job->db, &error))
     return;
   job->busy = TRUE;
+  file_import_mark (&tf->fi, &mark);
+  read_entry (&tf->fi, key, id, value);
   for (guint i = 0; LIMEN_IMPORT_OUTCOME_IS_READ (i); i++)
-    n_read -= tf->fi.counts[i];
-  import_entry (id, value, &tf->fi);
-  for (guint i = 0; LIMEN_IMPORT_OUTCOME_IS_READ (i); i++)
-    n_read += tf->fi.counts[i];
-  tf->n_ensured += n_read;
+    n_read += tf->fi.counts[i] - mark.counts[i];
   job->busy = FALSE;
   if (!limen_db_commit (job->db, &error))
-    g_warning ("Cannot store the import of %s/%s: %s", tf->name, id, error->message);
-  job->n_ensured++;
+    {
+      /* A document it made stays in memory for this session; were the steps to go on, they
+       * would find it there and record it as read, and the next start would not bring it
+       * back. They stop, as after a step that was not stored. */
+      g_warning ("Cannot store the import of %s/%s (the import is tried again at the next start): %s",
+                 tf->name, id, error->message);
+      job->stopped = TRUE;
+      n_read = 0;
+    }
+  /* Not read or not stored: the steps come to it again, and count it then. */
+  if (n_read == 0)
+    {
+      file_import_back_to (&tf->fi, &mark);
+      return;
+    }
+  /* The steps find it recorded: counted once, as what it became here. */
+  tf->n_ensured += n_read;
+  job->n_ensured += n_read;
 }
 
 void
@@ -459,24 +537,31 @@ limen_import_job_ensure (LimenImportJob *job, const char *table, const char *id,
 {
   TableFile *tf;
 
-  if (job->busy || !(tf = job_pending_file (job, table)))
+  if (job->busy || job->stopped || !(tf = job_pending_file (job, table)))
     return;
   if (id == NULL && path == NULL)
     {
-      /* A listing: it waits for the rest of the import. */
+      /* A listing: it waits for the rest of the import. FUSE workers waiting for a
+       * document are served between its steps, not after them all. */
       while (job_pending_file (job, table) && !job_step (job))
-        ;
+        limen_doc_model_serve_misses (job->model);
       return;
     }
   if (path)
     {
+      GPtrArray *ids;
+
       if (job->doc_paths == NULL)
         {
-          job->doc_paths = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+          job->doc_paths = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                  (GDestroyNotify) g_ptr_array_unref);
           limen_gvdb_foreach (tf->main_table, index_doc_path, job->doc_paths);
         }
-      if (!(id = g_hash_table_lookup (job->doc_paths, path)))
-        return;
+      /* All of them: which one the path names is the model's choice, as after the import. */
+      if ((ids = g_hash_table_lookup (job->doc_paths, path)))
+        for (guint i = 0; i < ids->len && !job->stopped; i++)
+          job_import_one (job, tf, ids->pdata[i]);
+      return;
     }
   job_import_one (job, tf, id);
 }
@@ -489,8 +574,11 @@ job_step_cb (gpointer user_data)
 
   if (!done)
     return G_SOURCE_CONTINUE;
-  g_message ("The reference state is imported (%.1f s, %u steps, %u entries brought in first for calls)",
-             (g_get_monotonic_time () - job->started_us) / 1e6, job->n_steps, job->n_ensured);
+  if (job->stopped)
+    g_message ("The import of the reference state stops here; what it did not store is read at the next start");
+  else
+    g_message ("The reference state is imported (%.1f s, %u steps, %u entries brought in first for calls)",
+               (g_get_monotonic_time () - job->started_us) / 1e6, job->n_steps, job->n_ensured);
   limen_perm_store_set_import (job->perms, NULL);
   limen_doc_model_set_miss_func (job->model, NULL, NULL);
   job_free (job);

@@ -60,7 +60,7 @@ class _Gvdb:
             elif isinstance(value, Damaged):
                 kind, ptr = b"v", (1 << 30, (1 << 30) + 16)
             else:
-                kind, ptr = b"v", self.alloc(GLib.Variant("v", value).get_data_as_bytes().get_data(), 8)
+                kind, ptr = b"v", self.alloc(GLib.Variant.new_variant(value).get_data_as_bytes().get_data(), 8)
             key_start, _ = self.alloc(k, 1)
             items.append((gvdb_hash(k), key_start, len(k), kind, ptr))
         n_buckets = max(1, len(items))
@@ -71,7 +71,7 @@ class _Gvdb:
         buckets = [sum(counts[:b]) for b in range(min(n_buckets, 1))]
         for c in counts[:-1]:
             buckets.append(buckets[-1] + c)
-        body = struct.pack("<II", 0, n_buckets) + struct.pack(f"<{n_buckets}I", *buckets)
+        body = bytearray(struct.pack("<II", 0, n_buckets) + struct.pack(f"<{n_buckets}I", *buckets))
         for h, key_start, key_size, kind, (start, end) in items:
             body += struct.pack("<IIIHccII", h, 0xffffffff, key_start, key_size, kind, b"\0", start, end)
         return self.alloc(body, 4)

@@ -160,6 +160,103 @@ test_doc_model_reads_sqlite (void)
   limen_db_close (db);
 }
 
+/* The one-time import stands in: on the main thread, it brings in "cccc" (only). */
+typedef struct {
+  LimenDb   *db;
+  GPtrArray *asked;
+} FakeImport;
+
+static void
+fake_miss (const char *id, const char *path, gpointer user_data)
+{
+  FakeImport *fake = user_data;
+
+  g_assert_true (g_main_context_is_owner (g_main_context_default ()));
+  g_ptr_array_add (fake->asked, g_strdup (id ? id : "(all)"));
+  if (id && g_str_equal (id, "cccc"))
+    put_doc (fake->db, "cccc", "/tmp/c.txt", LIMEN_DOC_PERM_READ);
+}
+
+typedef struct {
+  LimenDocModel *model;
+  const char    *id;
+  gboolean       waiting;   /* limen_doc_model_lookup_waiting(), else the plain lookup */
+  gint64         took_us;
+  LimenDoc      *found;
+  gint           done;
+} Lookup;
+
+static gpointer
+lookup_thread (gpointer data)
+{
+  Lookup *l = data;
+  gint64 start = g_get_monotonic_time ();
+
+  l->found = l->waiting ? limen_doc_model_lookup_waiting (l->model, l->id) : limen_doc_model_lookup (l->model, l->id);
+  l->took_us = g_get_monotonic_time () - start;
+  g_atomic_int_set (&l->done, 1);
+  g_main_context_wakeup (NULL);
+  return NULL;
+}
+
+static void
+run_lookups (Lookup *lookups, guint n, gboolean iterate)
+{
+  GThread *threads[8];
+
+  g_assert_cmpuint (n, <=, G_N_ELEMENTS (threads));
+  for (guint i = 0; i < n; i++)
+    threads[i] = g_thread_new ("lookup", lookup_thread, &lookups[i]);
+  for (guint i = 0; i < n; i++)
+    {
+      while (iterate && !g_atomic_int_get (&lookups[i].done))
+        g_main_context_iteration (NULL, TRUE);
+      g_thread_join (threads[i]);
+    }
+}
+
+/* While the import runs, a FUSE worker's lookup of a document it has not reached is served
+ * by the main thread, which alone imports; the worker waits for that, not for a timeout. A
+ * plain lookup from a worker does not ask; once the main thread stops serving, no one waits. */
+static void
+test_doc_model_workers_wait_for_the_import (void)
+{
+  LimenDb *db = open_db ("waiting.sqlite");
+  g_autoptr(GError) error = NULL;
+  LimenDocModel *model = limen_doc_model_new (db, &error);
+  FakeImport fake = { db, g_ptr_array_new_with_free_func (g_free) };
+  Lookup lookups[] = {
+    { model, "cccc", TRUE }, { model, "dddd", TRUE }, { model, "eeee", FALSE },
+  };
+  Lookup after[] = { { model, "ffff", TRUE } };
+
+  g_assert_no_error (error);
+  limen_doc_model_set_miss_func (model, fake_miss, &fake);
+  g_assert_true (limen_doc_model_importing (model));
+  run_lookups (lookups, G_N_ELEMENTS (lookups), TRUE);
+  g_assert_nonnull (lookups[0].found);
+  g_assert_cmpstr (limen_doc_get_id (lookups[0].found), ==, "cccc");
+  g_assert_null (lookups[1].found);
+  g_assert_null (lookups[2].found);
+  for (guint i = 0; i < 2; i++)
+    g_assert_cmpint (lookups[i].took_us, <, 2 * G_USEC_PER_SEC);
+  g_assert_cmpuint (fake.asked->len, ==, 2);
+  g_assert_false (g_ptr_array_find_with_equal_func (fake.asked, "eeee", g_str_equal, NULL));
+  g_clear_pointer (&lookups[0].found, limen_doc_unref);
+
+  /* The main thread leaving (it does not iterate here): the worker does not wait. */
+  limen_doc_model_stop_waiting (model);
+  run_lookups (after, 1, FALSE);
+  g_assert_null (after[0].found);
+  g_assert_cmpint (after[0].took_us, <, 2 * G_USEC_PER_SEC);
+
+  limen_doc_model_set_miss_func (model, NULL, NULL);
+  g_assert_false (limen_doc_model_importing (model));
+  g_ptr_array_unref (fake.asked);
+  limen_doc_model_free (model);
+  limen_db_close (db);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -169,6 +266,7 @@ main (int argc, char **argv)
   tmpdir = g_dir_make_tmp ("limen-docs-lazy-XXXXXX", NULL);
   g_test_add_func ("/documents/perm-store-reads-sqlite", test_perm_store_reads_sqlite);
   g_test_add_func ("/documents/doc-model-reads-sqlite", test_doc_model_reads_sqlite);
+  g_test_add_func ("/documents/doc-model-workers-wait-for-the-import", test_doc_model_workers_wait_for_the_import);
   r = g_test_run ();
   {
     g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
