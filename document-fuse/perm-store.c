@@ -277,9 +277,11 @@ note_new_entry (LimenPermStore *store, const char *table)
     limen_perm_publish_table (table);
 }
 
-gboolean
-limen_perm_store_set (LimenPermStore *store, const char *table, const char *id, gboolean create,
-                      GVariant *data, GVariant *apps_in, GError **error)
+/* @quiet: no Changed (the import: the entry was there before, read lazily; a signal for each
+ * of 100,000 entries would tell every listener of changes that did not happen). */
+static gboolean
+store_set (LimenPermStore *store, const char *table, const char *id, gboolean create, GVariant *data,
+           GVariant *apps_in, gboolean quiet, GError **error)
 {
   /* Its rights are read only when they are kept (SetValue). */
   g_autoptr(PermEntry) entry = limen_perm_store_read (store, table, id, apps_in == NULL);
@@ -334,8 +336,16 @@ limen_perm_store_set (LimenPermStore *store, const char *table, const char *id, 
     }
   if (entry->perms_cache)
     limen_db_perm_keep_entry (store->db, table, id, entry->data, entry->perms_cache);
-  limen_perm_store_emit_changed (store, table, id, FALSE, entry, apps);
+  if (!quiet)
+    limen_perm_store_emit_changed (store, table, id, FALSE, entry, apps);
   return TRUE;
+}
+
+gboolean
+limen_perm_store_set (LimenPermStore *store, const char *table, const char *id, gboolean create,
+                      GVariant *data, GVariant *apps_in, GError **error)
+{
+  return store_set (store, table, id, create, data, apps_in, FALSE, error);
 }
 
 gboolean
@@ -352,7 +362,7 @@ limen_perm_store_import_entry (LimenPermStore *store, const char *table, const c
 {
   if (!limen_perm_check_table_id (table, id, error))
     return FALSE;
-  return limen_perm_store_set (store, table, id, TRUE, data, permissions, error);
+  return store_set (store, table, id, TRUE, data, permissions, TRUE, error);
 }
 
 gboolean

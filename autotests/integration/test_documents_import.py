@@ -344,17 +344,24 @@ def test_a_long_import_says_how_far_it_got(bus, work):
     """The one-time import of a big table (years of use leave tens of thousands of entries)
     logs its progress as it goes; every entry is served at once, also while the import still
     runs in steps from the main loop (a call brings in the entry it asks for)."""
-    n = 10000
+    n = 30000   # enough that steps run after the name is owned (each could signal)
     write_table(os.path.join(db_dir(bus), "big"),
                 {f"e{i}": entry(GLib.Variant("b", True), {APP: ["yes"]}) for i in range(n)})
+    # An imported entry was there before (read lazily): no Changed for it; a write is one.
+    changed = []
+    bus.conn.signal_subscribe(None, dh.PS_IFACE, "Changed", dh.PS_PATH, None, 0,
+                              lambda *a: changed.append(a[5].unpack()[:2]))
     d = dh.start(bus, wait_mount=False)
     for i in (n - 1, 0, n // 2):
         assert dh.ps(bus, "Lookup", ("big", f"e{i}"), "(ss)")[0] == {APP: ["yes"]}
+    dh.ps(bus, "SetPermission", ("big", False, "e7", "org.example.Other", ["no"]), "(sbssas)")
     # A listing waits for the rest of its table.
     assert len(dh.ps(bus, "List", ("big",), "(s)")[0]) == n
     deadline = time.monotonic() + 120
     while ("in the background" in d.output() and "The reference state is imported" not in d.output()
            and time.monotonic() < deadline):
         time.sleep(0.05)
-    assert "Reference table big: 10000 entries looked at" in d.output()
-    assert "Reference table big: 10000 imported" in d.output()
+    assert f"Reference table big: {n} entries looked at" in d.output()
+    assert f"Reference table big: {n} imported" in d.output()
+    limentest.pump(0.5)
+    assert changed == [("big", "e7")], changed[:5]
