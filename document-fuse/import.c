@@ -566,12 +566,44 @@ limen_import_job_ensure (LimenImportJob *job, const char *table, const char *id,
   job_import_one (job, tf, id);
 }
 
+/* Tests that write, crash or read the mount in the middle of an import set a pause between
+ * its background steps (ms), so that "the middle" does not depend on the machine's speed. */
+static guint
+test_step_pause_ms (void)
+{
+#ifdef LIMEN_TEST_HOOKS
+  const char *pause = g_getenv ("LIMEN_TEST_IMPORT_STEP_PAUSE_MS");
+
+  return pause ? (guint) g_ascii_strtoull (pause, NULL, 10) : 0;
+#else
+  return 0;
+#endif
+}
+
+static gboolean job_step_cb (gpointer user_data);
+
+static void
+schedule_step (LimenImportJob *job)
+{
+  guint pause = test_step_pause_ms ();
+
+  if (pause)
+    g_timeout_add (pause, job_step_cb, job);
+  else
+    g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, job_step_cb, job, NULL);
+}
+
 static gboolean
 job_step_cb (gpointer user_data)
 {
   LimenImportJob *job = user_data;
   gboolean done = job_step (job);
 
+  if (!done && test_step_pause_ms ())
+    {
+      schedule_step (job);
+      return G_SOURCE_REMOVE;
+    }
   if (!done)
     return G_SOURCE_CONTINUE;
   if (job->stopped)
@@ -608,5 +640,5 @@ limen_import_reference_state_start (LimenDb *db, LimenPermStore *perms, LimenDoc
              "an entry not imported yet is brought in first", job->dir_path);
   limen_perm_store_set_import (perms, job);
   limen_doc_model_set_miss_func (model, doc_miss, job);
-  g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, job_step_cb, job, NULL);
+  schedule_step (job);
 }

@@ -22,6 +22,9 @@ NF = "org.freedesktop.portal.Error.NotFound"
 N_PERMS = 30000
 BACKGROUND = "Importing the reference state in the background"
 DONE = "The reference state is imported"
+# A pause between the import's background steps (a test hook): "in the middle of the import"
+# is then the same on a fast machine and a slow one, with or without a sanitizer.
+PAUSE = {"LIMEN_TEST_IMPORT_STEP_PAUSE_MS": "25"}
 
 
 @pytest.fixture
@@ -136,7 +139,7 @@ def kill9(bus, d):
 
 def start_importing(bus, wait_mount=False):
     """A daemon whose import went to the background and logged progress."""
-    d = dh.start(bus, wait_mount=wait_mount)
+    d = dh.start(bus, env=PAUSE, wait_mount=wait_mount)
     wait_log(d, BACKGROUND)
     return d
 
@@ -220,7 +223,7 @@ def test_a_killed_import_resumes_and_loses_nothing(bus, work):
     kill9(bus, d)
     assert DONE not in d.output(), "the import ended before the kill: make the tables bigger"
 
-    d = dh.start(bus, wait_mount=False)
+    d = dh.start(bus, env=PAUSE, wait_mount=False)
     wait_log(d, DONE)
     out = d.output()
     # It resumed: entries recorded by the killed runs were not read again.
@@ -231,7 +234,7 @@ def test_a_killed_import_resumes_and_loses_nothing(bus, work):
 
     # And a later start reads nothing: every entry and file is recorded.
     kill9(bus, d)
-    d = dh.start(bus, wait_mount=False)
+    d = dh.start(bus, env=PAUSE, wait_mount=False)
     assert dh.ps(bus, "Lookup", ("big", "e0"), "(ss)")[0] == perms["e0"][1]
     out = d.output()
     assert BACKGROUND not in out and "Reference table" not in out, out
@@ -306,7 +309,7 @@ def test_writes_ahead_of_the_import_win(bus, work, then):
     want_perms, want_docs, written = write_ahead_of_import(bus, d, perms, docs)
     if then == "kill":
         kill9(bus, d)
-        d = dh.start(bus, wait_mount=False)
+        d = dh.start(bus, env=PAUSE, wait_mount=False)
     wait_log(d, DONE)
     check_state(bus, want_perms, want_docs)
     if then == "end":
@@ -318,7 +321,7 @@ def test_writes_ahead_of_the_import_win(bus, work, then):
         assert "Reference table documents: 20000 imported\n" in out, out
 
     kill9(bus, d)
-    d = dh.start(bus, wait_mount=False)
+    d = dh.start(bus, env=PAUSE, wait_mount=False)
     check_state(bus, want_perms, want_docs, only=written)
 
 
