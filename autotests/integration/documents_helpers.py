@@ -215,3 +215,12 @@ def install_flatpak_app(bus, root, app_id, system=False):
     if run(bus, "flatpak", where, "remotes", check=False).stdout.find("local") < 0:
         run(bus, "flatpak", where, "remote-add", "--no-gpg-verify", "local", f"file://{repo}")
     run(bus, "flatpak", where, "install", "-y", "--noninteractive", "local", f"{app_id}//stable")
+
+
+def kill9(bus, d):
+    """limen-documents @d killed by SIGKILL, its names gone, its mount lazily unmounted."""
+    d.signal(signal.SIGKILL)
+    d.stop()
+    bus.wait_for_name_gone(DOCS_NAME)
+    subprocess.run(["fusermount3", "-u", "-z", mountpoint(bus)], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)

@@ -44,14 +44,6 @@ def settle(pred, timeout=10.0):
         time.sleep(0.05)
 
 
-def kill9(bus, d):
-    d.signal(signal.SIGKILL)
-    d.stop()
-    bus.wait_for_name_gone(dh.DOCS_NAME)
-    subprocess.run(["fusermount3", "-u", "-z", dh.mountpoint(bus)], stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-
-
 def add_files(bus, work, prefix, n):
     out = []
     for i in range(n):
@@ -116,7 +108,7 @@ def test_restart_on_a_full_disk_serves_what_the_journal_holds(bus, work, tiny_da
     # Room for the journal's frames, not for the database's transaction that takes them over.
     fill(tiny_data_home, leave=8192)
     answered = add_files(bus, work, "full", 20)
-    kill9(bus, d)
+    dh.kill9(bus, d)
     fill(tiny_data_home)
 
     d = dh.start(bus)
@@ -146,7 +138,7 @@ def test_restart_on_a_full_disk_serves_what_the_journal_holds(bus, work, tiny_da
     os.unlink(os.path.join(tiny_data_home, "filler"))
     dh.ps(bus, "SetPermission", ("devices", True, "camera", APP, ["yes"]), "(sbssas)")
     settle(lambda: size(state(bus, "documents.sqlite-pending")) == 0)
-    kill9(bus, d)
+    dh.kill9(bus, d)
     dh.start(bus)
     for doc, p in first + answered:
         assert served(bus, doc) == p, doc
@@ -185,7 +177,7 @@ def test_damaged_wal_after_a_quiet_moment_loses_nothing(bus, work):
     docs = add_files(bus, work, "quiet", 20)
     wal = state(bus, "documents.sqlite-wal")
     settle(lambda: size(wal) == 0)
-    kill9(bus, d)
+    dh.kill9(bus, d)
     garbage_in_the_middle(wal)
     dh.start(bus)
     assert served_entries(bus, ids) == ids
@@ -213,7 +205,7 @@ def test_damaged_wal_is_kept_aside_and_said(bus, work):
     stop afterwards empties the WAL, so this is the only copy of what was lost)."""
     d = dh.start(bus, wait_mount=False)
     ids = stopped_with_a_full_wal(bus, d, "wal")
-    kill9(bus, d)
+    dh.kill9(bus, d)
     wal = state(bus, "documents.sqlite-wal")
     garbage_in_the_middle(wal)
     with open(wal, "rb") as f:
@@ -267,7 +259,7 @@ def test_damaged_journal_end_then_kill9(bus, work):
     journal's end), a start, 20 answered Adds and a kill -9 before the database took them
     over: all 20 are served after the next start."""
     d = dh.start(bus)
-    kill9(bus, d)
+    dh.kill9(bus, d)
     pending = state(bus, "documents.sqlite-pending")
     torn = (70000).to_bytes(4, "little") + b"\x01\x02\x03\x04" + os.urandom(5000)
     for attempt in range(5):
@@ -280,10 +272,10 @@ def test_damaged_journal_end_then_kill9(bus, work):
         # before the stop, again).
         if size(pending) > 20 * 64:
             break
-        kill9(bus, d)
+        dh.kill9(bus, d)
     else:
         pytest.fail("the journal never kept the Adds long enough to stop the daemon first")
-    kill9(bus, d)
+    dh.kill9(bus, d)
     d = dh.start(bus)
     for doc, p in answered:
         assert served(bus, doc) == p, doc
@@ -316,7 +308,7 @@ def test_kill9_mid_writes_is_not_taken_for_damage(bus, work):
         t.start()
         add_files(bus, work, f"k{round_}-", 10)
         time.sleep(rng.uniform(0, 1.5))
-        kill9(bus, d)
+        dh.kill9(bus, d)
         stop.set()
         t.join(20)
         conn.close_sync(None)

@@ -5,8 +5,6 @@ be lost, nothing imported twice, and nothing the user changed brought back from 
 reference's files. The table files come from test_documents_import's GVDB writer."""
 
 import os
-import signal
-import subprocess
 import time
 
 import pytest
@@ -129,14 +127,6 @@ def wait_progress(d):
         time.sleep(0.01)
 
 
-def kill9(bus, d):
-    d.signal(signal.SIGKILL)
-    d.stop()
-    bus.wait_for_name_gone(dh.DOCS_NAME)
-    subprocess.run(["fusermount3", "-u", "-z", dh.mountpoint(bus)], stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-
-
 def start_importing(bus, wait_mount=False):
     """A daemon whose import went to the background and logged progress."""
     d = dh.start(bus, env=PAUSE, wait_mount=wait_mount)
@@ -215,12 +205,12 @@ def test_a_killed_import_resumes_and_loses_nothing(bus, work):
 
     d = start_importing(bus)
     wait_progress(d)
-    kill9(bus, d)
+    dh.kill9(bus, d)
     assert DONE not in d.output(), "the import ended before the kill: make the tables bigger"
 
     # As soon as it goes to the background: between two steps, or in one.
     d = start_importing(bus)
-    kill9(bus, d)
+    dh.kill9(bus, d)
     assert DONE not in d.output(), "the import ended before the kill: make the tables bigger"
 
     d = dh.start(bus, env=PAUSE, wait_mount=False)
@@ -233,7 +223,7 @@ def test_a_killed_import_resumes_and_loses_nothing(bus, work):
     check_state(bus, perms, docs)
 
     # And a later start reads nothing: every entry and file is recorded.
-    kill9(bus, d)
+    dh.kill9(bus, d)
     d = dh.start(bus, env=PAUSE, wait_mount=False)
     assert dh.ps(bus, "Lookup", ("big", "e0"), "(ss)")[0] == perms["e0"][1]
     out = d.output()
@@ -308,7 +298,7 @@ def test_writes_ahead_of_the_import_win(bus, work, then):
     d = start_importing(bus)
     want_perms, want_docs, written = write_ahead_of_import(bus, d, perms, docs)
     if then == "kill":
-        kill9(bus, d)
+        dh.kill9(bus, d)
         d = dh.start(bus, env=PAUSE, wait_mount=False)
     wait_log(d, DONE)
     check_state(bus, want_perms, want_docs)
@@ -320,7 +310,7 @@ def test_writes_ahead_of_the_import_win(bus, work, then):
         assert f"Reference table big: {N_PERMS} imported\n" in out, out
         assert "Reference table documents: 20000 imported\n" in out, out
 
-    kill9(bus, d)
+    dh.kill9(bus, d)
     d = dh.start(bus, env=PAUSE, wait_mount=False)
     check_state(bus, want_perms, want_docs, only=written)
 
