@@ -216,10 +216,11 @@ def test_a_killed_import_resumes_and_loses_nothing(bus, work):
     d = dh.start(bus, env=PAUSE, wait_mount=False)
     wait_log(d, DONE)
     out = d.output()
-    # It resumed: entries recorded by the killed runs were not read again.
+    # It resumed: entries recorded by the killed runs were not read again. How many depends
+    # on how far the killed runs got (with the paused steps, under a sanitizer 5,000).
     resumed = [int(line.split(" read at an earlier start")[0].rsplit(", ", 1)[1])
                for line in out.splitlines() if " read at an earlier start" in line]
-    assert resumed and sum(resumed) >= 10000, out
+    assert resumed and sum(resumed) >= 1000, out
     check_state(bus, perms, docs)
 
     # And a later start reads nothing: every entry and file is recorded.
