@@ -118,9 +118,12 @@ limen_cast_restore_window (GVariant *payload, const char *id)
     return NULL;
   /* The app that restarted may have shown its window a moment ago: what KWin knows now,
    * not what its last events said, before the person is asked again. */
-  if (!find_by_app (windows, n, app_id, title) && w->limen_wl_windows_settle (w->wl, 500))
-    windows = w->limen_wl_windows (w->wl, &n);
   found = find_by_app (windows, n, app_id, title);
+  if (!found && w->limen_wl_windows_settle (w->wl, 500))
+    {
+      windows = w->limen_wl_windows (w->wl, &n);
+      found = find_by_app (windows, n, app_id, title);
+    }
   if (!found)
     {
       g_debug ("ScreenCast: no window of %s like the one shared before; asking", app_id);
