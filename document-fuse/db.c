@@ -841,22 +841,7 @@ limen_db_doc_load (LimenDb *db, LimenDbDocFunc doc_func, LimenDbDocPermFunc perm
                           -1, &stmt, NULL) != SQLITE_OK)
     return db_error (db, error, "load");
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      g_autofree char *path = g_strndup (sqlite3_column_blob (stmt, 1), sqlite3_column_bytes (stmt, 1));
-      g_autoptr(GBytes) handle = NULL;
-      LimenDbDoc doc = { 0 };
-
-      if (sqlite3_column_type (stmt, 5) != SQLITE_NULL)
-        handle = g_bytes_new (sqlite3_column_blob (stmt, 5), sqlite3_column_bytes (stmt, 5));
-      doc.id = (const char *) sqlite3_column_text (stmt, 0);
-      doc.path = path;
-      doc.dev = (guint64) sqlite3_column_int64 (stmt, 2);
-      doc.ino = (guint64) sqlite3_column_int64 (stmt, 3);
-      doc.handle_type = sqlite3_column_int (stmt, 4);
-      doc.handle = handle;
-      doc.flags = (guint) sqlite3_column_int64 (stmt, 6);
-      doc_func (&doc, user_data);
-    }
+    doc_row (stmt, doc_func, user_data);
   sqlite3_finalize (stmt);
   if (rc != SQLITE_DONE)
     return db_error (db, error, "load");
