@@ -18,8 +18,10 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QStandardPaths>
+#include <QScreen>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextLayout>
 
 namespace {
 
@@ -426,6 +428,104 @@ private Q_SLOTS:
     QTRY_COMPARE (result.calls, 1);
     QCOMPARE (result.response, 0);
     QCOMPARE (result.value, QStringLiteral ("J. Doe"));
+  }
+
+  void breakable ()
+  {
+    const QChar zwsp (0x200B);
+    QCOMPARE (LimenQt::breakable (QStringLiteral ("Allow recording?")), QStringLiteral ("Allow recording?"));
+    const QString word (80, QLatin1Char ('W'));
+    const QString broken = LimenQt::breakable (word);
+    QCOMPARE (QString (broken).remove (zwsp), word);
+    for (const QString &piece : broken.split (zwsp))
+      QVERIFY (piece.size () <= 12);
+    const QString german = QStringLiteral ("Hintergrundaktivitätsberechtigungen");   /* 35 letters */
+    QCOMPARE (LimenQt::breakable (german.left (30) + QStringLiteral (" und ") + german.left (30)),
+              german.left (30) + QStringLiteral (" und ") + german.left (30));
+    /* Never between a letter and its accent, nor inside a mnemonic or an escaped '&'. */
+    const QString accented = QString (QStringLiteral ("e\u0301")).repeated (40);
+    QVERIFY (!LimenQt::breakable (accented).contains (QString (zwsp) + QChar (0x0301)));
+    QCOMPARE (LimenQt::breakable (accented).remove (zwsp), accented);
+    const QString mnemonic = LimenQt::mnemonicLabel ((QByteArray (23, 'a') + "_b" + QByteArray (30, 'c')).constData ());
+    QVERIFY (LimenQt::breakable (mnemonic).contains (QStringLiteral ("&b")));
+    const QString amps = QString (QStringLiteral ("a&&")).repeated (20);
+    QVERIFY (!LimenQt::breakable (amps).contains (QStringLiteral ("&") + zwsp));
+  }
+
+  /* An app's words with no place to break a line (a title of one 80-letter word, a long
+   * address, long choice labels) wrap inside their labels: every laid-out line fits its
+   * label's width, and all of them its height. */
+  void longWordsWrap ()
+  {
+    const QByteArray word (80, 'W'), address = "https://example.org/" + QByteArray (200, 'a');
+    const char *ids[] = { "a", "b" }, *labels[] = { "A", "B" };
+    const QByteArray choiceLabel (50, 'C'), sentence = QByteArray ("Keep a copy of every recording ").repeated (5);
+    const LimenQtChoice choices[] = { { "long", choiceLabel.constData (), 2, ids, labels, "a" },
+                                      { "keep", sentence.constData (), 0, nullptr, nullptr, "false" },
+                                      { "enc", "Encoding", 2, ids, labels, "b" } };
+    LimenQtAccessSpec spec {};
+    spec.window = { "", "", 1 };
+    spec.title = word.constData ();
+    spec.subtitle = address.constData ();
+    spec.n_choices = 3;
+    spec.choices = choices;
+    AccessResult result;
+    LimenQtDialog *dialog = limen_qt_access_open (&spec, accessDone, &result);
+    QVERIFY (dialog);
+    QTRY_VERIFY (dialog->isVisible ());
+    QTest::qWait (100);
+    grab (dialog, "qtest-access-long-words.png");
+    QVERIFY (dialog->width () <= dialog->screen ()->availableGeometry ().width ());
+    /* As high as the wrapped text needs (Qt's own first size is 2/3 of the screen at most). */
+    QVERIFY (dialog->height () >= dialog->heightForWidth (dialog->width ()));
+    const auto found = dialog->findChildren<QLabel *> ();
+    int checked = 0;
+    for (QLabel *label : found)
+      {
+        if (!label->wordWrap () || label->text ().isEmpty ())
+          continue;
+        QString shown = label->text ();
+        if (label->buddy ())   /* the mnemonic's '&' is not drawn */
+          shown.replace (QStringLiteral ("&&"), QStringLiteral ("\x01")).remove (QLatin1Char ('&')).replace (QLatin1Char ('\x01'), QLatin1Char ('&'));
+        QTextLayout layout (shown, label->font ());
+        QTextOption option;
+        option.setWrapMode (QTextOption::WordWrap);
+        layout.setTextOption (option);
+        const int width = label->contentsRect ().width ();
+        int height = 0, lines = 0;
+        layout.beginLayout ();
+        for (QTextLine line = layout.createLine (); line.isValid (); line = layout.createLine ())
+          {
+            line.setLineWidth (width);
+            height += label->fontMetrics ().height ();
+            lines++;
+            QVERIFY2 (line.naturalTextWidth () <= width + 1,
+                      qPrintable (QStringLiteral ("%1: a line of %2 px in %3").arg (label->text ().left (20))
+                                    .arg (line.naturalTextWidth ()).arg (width)));
+          }
+        layout.endLayout ();
+        /* A pixel a line for rounding: a clipped label lacks whole lines. */
+        QVERIFY2 (height <= label->contentsRect ().height () + lines,
+                  qPrintable (QStringLiteral ("%1: %2 px of lines in %3").arg (label->text ().left (20))
+                                .arg (height).arg (label->contentsRect ().height ())));
+        checked++;
+      }
+    /* Title, subtitle, the long labels of a combo box and a check box, "Encoding". */
+    QCOMPARE (checked, 5);
+    /* A click on the long check box label toggles its box. */
+    auto *keep = dialog->findChild<QCheckBox *> (QStringLiteral ("choice-keep"));
+    QVERIFY (keep && keep->text ().isEmpty () && !keep->isChecked ());
+    QLabel *keepLabel = nullptr;
+    for (QLabel *label : found)
+      if (label->buddy () == keep)
+        keepLabel = label;
+    QVERIFY (keepLabel);
+    QTest::mouseClick (keepLabel, Qt::LeftButton);
+    QVERIFY (keep->isChecked ());
+    dialog->findChild<QPushButton *> (QStringLiteral ("grant"))->click ();
+    QTRY_COMPARE (result.calls, 1);
+    QCOMPARE (result.choices.value (QStringLiteral ("keep")), QStringLiteral ("true"));
+    QCOMPARE (result.choices.value (QStringLiteral ("enc")), QStringLiteral ("b"));
   }
 
   void mnemonics ()

@@ -35,7 +35,7 @@ public:
 
     auto *col = new QVBoxLayout;
     outer->addLayout (col, 1);
-    auto *title = new QLabel (str (spec->title), this);
+    auto *title = new QLabel (LimenQt::breakable (str (spec->title)), this);
     title->setObjectName (QStringLiteral ("title"));
     QFont f = title->font ();
     f.setBold (true);
@@ -48,7 +48,7 @@ public:
       {
         if (!text || !*text)
           continue;
-        auto *label = new QLabel (str (text), this);
+        auto *label = new QLabel (LimenQt::breakable (str (text)), this);
         label->setObjectName (text == spec->subtitle ? QStringLiteral ("subtitle") : QStringLiteral ("body"));
         label->setWordWrap (true);
         label->setTextFormat (Qt::PlainText);

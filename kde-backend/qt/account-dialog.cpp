@@ -31,7 +31,7 @@ public:
     layout->addWidget (intro);
     if (spec->reason && *spec->reason)
       {
-        auto *reason = new QLabel (i18nc ("the reason an app gives", "Reason given: %1", str (spec->reason)), this);
+        auto *reason = new QLabel (i18nc ("the reason an app gives", "Reason given: %1", LimenQt::breakable (str (spec->reason))), this);
         reason->setObjectName (QStringLiteral ("reason"));
         reason->setWordWrap (true);
         reason->setTextFormat (Qt::PlainText);

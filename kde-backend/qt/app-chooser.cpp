@@ -45,7 +45,7 @@ public:
       what = what.left (70) + QStringLiteral ("…") + what.right (49);
     QString type = str (spec->content_type);
     QString typeName = type.isEmpty () ? QString () : QMimeDatabase ().mimeTypeForName (type).comment ();
-    QString text = !what.isEmpty () ? i18n ("Choose an application to open “%1”.", what)
+    QString text = !what.isEmpty () ? i18n ("Choose an application to open “%1”.", LimenQt::breakable (what))
                  : !typeName.isEmpty () ? i18n ("Choose an application to open this %1.", typeName)
                  : i18n ("Choose an application.");
     auto *label = new QLabel (text, this);

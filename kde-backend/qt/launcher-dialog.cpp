@@ -96,7 +96,7 @@ public:
 
     auto *col = new QVBoxLayout;
     outer->addLayout (col, 1);
-    const QString app = str (spec->app_name);
+    const QString app = LimenQt::breakable (str (spec->app_name));
     QString intro;
     if (spec->webapp)
       intro = app.isEmpty () ? i18n ("An application wants to add this web application to the application menu.")

@@ -222,7 +222,7 @@ public:
   ScreenCastDialog (const LimenQtScreenCastSpec *spec, LimenQtScreenCastDone done, void *user_data)
     : _LimenQtDialog (&spec->window), m_done (done), m_user_data (user_data)
   {
-    const QString app = appName (spec->app_id);
+    const QString app = LimenQt::breakable (appName (spec->app_id));
     const bool sharing = spec->types != 0;
     setObjectName (QStringLiteral ("limen-screencast-dialog"));
     setWindowTitle (sharing ? i18nc ("@title:window", "Screen Sharing") : i18nc ("@title:window", "Remote Control"));

@@ -41,6 +41,11 @@ inline QString plainToolTip (const QString &text)
   return text.isEmpty () ? text : QStringLiteral ("<qt>") + text.toHtmlEscaped () + QStringLiteral ("</qt>");
 }
 
+/* @text (an app's words) where a run with no place to break a line is longer than any word
+ * (30 characters): a zero-width space every 12 characters of it, never inside a character.
+ * Word wrap would otherwise let such a run go past a label's edge. Shorter words stay whole. */
+QString breakable (const QString &text);
+
 /* Make @w a transient of the portal's parent window and apply modality. */
 void applyWindow (QWidget *w, const LimenQtWindow *window);
 

@@ -11,11 +11,14 @@
 #include <KLocalizedString>
 #include <KWindowSystem>
 #include <QApplication>
-#include <QFormLayout>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QMouseEvent>
 #include <QIcon>
 #include <QLabel>
 #include <QOpenGLContext>
 #include <QScreen>
+#include <QTextBoundaryFinder>
 #include <QThread>
 #include <QTimer>
 #include <QWindow>
@@ -201,6 +204,44 @@ void setWaylandParent (QWidget *w, const QString &handle)
     set_parent (w, handle);
 }
 
+QString breakable (const QString &text)
+{
+  constexpr int longest_word = 30, piece = 12;
+  QString out;
+  QTextBoundaryFinder lines (QTextBoundaryFinder::Line, text);
+  int from = 0;
+
+  for (int to = lines.toNextBoundary (); to != -1; from = to, to = lines.toNextBoundary ())
+    {
+      const QString run = text.mid (from, to - from);
+      QTextBoundaryFinder characters (QTextBoundaryFinder::Grapheme, run);
+      QVector<int> ends;
+      int letters = 0;
+
+      for (int start = 0, end = characters.toNextBoundary (); end != -1; start = end, end = characters.toNextBoundary ())
+        {
+          ends.append (end);
+          letters += !run.at (start).isSpace ();
+        }
+      if (letters <= longest_word)
+        {
+          out += run;
+          continue;
+        }
+      for (int i = 0, start = 0, count = 0; i < ends.size (); start = ends[i++], count++)
+        {
+          /* Not after a '&': it may be a mnemonic's (mnemonicLabel) or half of "&&". */
+          if (count >= piece && !out.endsWith (QLatin1Char ('&')))
+            {
+              out += QChar (0x200B);
+              count = 0;
+            }
+          out += run.midRef (start, ends[i] - start);
+        }
+    }
+  return out;
+}
+
 QString mnemonicLabel (const char *label)
 {
   QString in = str (label), out;
@@ -249,23 +290,70 @@ void applyWindow (QWidget *w, const LimenQtWindow *window)
                           ? Qt::WindowModal : Qt::NonModal);
 }
 
+namespace {
+
+/* A long check box label: wrapped beside its box, and a click on it toggles the box. */
+class CheckLabel : public QLabel
+{
+public:
+  CheckLabel (const QString &text, QCheckBox *box, QWidget *parent) : QLabel (text, parent), m_box (box)
+  {
+    setTextFormat (Qt::PlainText);
+    setWordWrap (true);
+    setBuddy (box);
+  }
+
+protected:
+  void mouseReleaseEvent (QMouseEvent *event) override
+  {
+    if (event->button () == Qt::LeftButton && rect ().contains (event->pos ()))
+      {
+        m_box->toggle ();
+        m_box->setFocus (Qt::MouseFocusReason);
+      }
+    QLabel::mouseReleaseEvent (event);
+  }
+
+private:
+  QCheckBox *m_box;
+};
+
+} // namespace
+
 ChoicesWidget::ChoicesWidget (size_t n, const LimenQtChoice *choices, QWidget *parent)
   : QWidget (parent)
 {
-  auto *layout = new QFormLayout (this);
+  /* An app's label can be long (QFormLayout clipped a wrapped label): in a grid, a short
+   * one stands left of its combo box, a long one wraps across the row with the combo box
+   * below it, and a long check box label wraps beside its box. */
+  auto *layout = new QGridLayout (this);
   layout->setContentsMargins (0, 0, 0, 0);
-  /* An app's label can be long: it wraps, and a row too wide for label and field puts the
-   * field under its label, rather than squeezing the dialog. */
-  layout->setRowWrapPolicy (QFormLayout::WrapLongRows);
+  layout->setColumnStretch (1, 1);
+  const int longest = fontMetrics ().averageCharWidth () * 36;
+  int row = 0;
   for (size_t i = 0; i < n; i++)
     {
       const LimenQtChoice &c = choices[i];
+      const QString text = mnemonicLabel (c.label);
+      const bool long_text = fontMetrics ().horizontalAdvance (text) > longest;
       QWidget *w;
       if (c.n_options == 0)
         {
-          auto *box = new QCheckBox (mnemonicLabel (c.label), this);
+          auto *box = new QCheckBox (this);
           box->setChecked (qstrcmp (c.initial, "true") == 0);
-          layout->addRow (box);
+          if (long_text)
+            {
+              box->setAccessibleName (str (c.label));
+              auto *pair = new QHBoxLayout;
+              pair->addWidget (box, 0, Qt::AlignTop);
+              pair->addWidget (new CheckLabel (breakable (text), box, this), 1);
+              layout->addLayout (pair, row++, 0, 1, 2);
+            }
+          else
+            {
+              box->setText (text);
+              layout->addWidget (box, row++, 0, 1, 2);
+            }
           w = box;
         }
       else
@@ -280,11 +368,20 @@ ChoicesWidget::ChoicesWidget (size_t n, const LimenQtChoice *choices, QWidget *p
               if (qstrcmp (c.option_ids[j], c.initial) == 0)
                 combo->setCurrentIndex (int (j));
             }
-          auto *label = new QLabel (mnemonicLabel (c.label), this);
+          auto *label = new QLabel (breakable (text), this);
           label->setTextFormat (Qt::PlainText);   /* the app's words */
           label->setWordWrap (true);
           label->setBuddy (combo);
-          layout->addRow (label, combo);
+          if (long_text)
+            {
+              layout->addWidget (label, row++, 0, 1, 2);
+              layout->addWidget (combo, row++, 0, 1, 2);
+            }
+          else
+            {
+              layout->addWidget (label, row, 0);
+              layout->addWidget (combo, row++, 1);
+            }
           w = combo;
         }
       w->setObjectName (QString::fromUtf8 ("choice-") + str (c.id));
@@ -343,12 +440,20 @@ _LimenQtDialog::~_LimenQtDialog ()
 
 void _LimenQtDialog::present ()
 {
-  /* Never larger than the screen (remembered sizes, 200% scale). */
+  /* Never larger than the screen (remembered sizes, 200% scale). Qt makes a new window at
+   * most 2/3 of the screen high, which squeezed wrapped text (an app's long words, a
+   * German label at 200%): as high as its wrapped text needs, where the screen allows. */
   if (QScreen *screen = QGuiApplication::primaryScreen ())
     {
       QSize avail = screen->availableGeometry ().size () * 0.9;
-      if (width () > avail.width () || height () > avail.height ())
-        resize (size ().boundedTo (avail));
+      QSize want = size ();
+      if (layout ())
+        layout ()->activate ();
+      if (hasHeightForWidth ())
+        want.setHeight (qMax (want.height (), heightForWidth (want.width ())));
+      want = want.boundedTo (avail);
+      if (want != size ())
+        resize (want);
     }
   LimenQt::applyWindow (this, &m_window);
   show ();

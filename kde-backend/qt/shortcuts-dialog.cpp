@@ -31,7 +31,7 @@ public:
       m_token (spec->activation_token ? spec->activation_token : "")
   {
     setObjectName (QStringLiteral ("limen-shortcuts-dialog"));
-    const QString app = str (spec->app_name);
+    const QString app = LimenQt::breakable (str (spec->app_name));
     setWindowTitle (i18nc ("@title:window", "Global Shortcuts"));
     auto *col = new QVBoxLayout (this);
 
@@ -148,7 +148,7 @@ private:
         row.use->setAccessibleName (text);
         row.use->setToolTip (LimenQt::plainToolTip (
           i18nc ("@info:tooltip", "Uncheck to leave this shortcut out: %1 will not get it", str (spec->app_name))));
-        auto *label = new QLabel (text, inner);
+        auto *label = new QLabel (LimenQt::breakable (text), inner);
         label->setTextFormat (Qt::PlainText);
         label->setWordWrap (true);
         label->setBuddy (row.use);

@@ -156,7 +156,7 @@ public:
     : _LimenQtDialog (&spec->window), m_done (done), m_user_data (user_data)
   {
     setObjectName (QStringLiteral ("limen-background-dialog"));
-    const QString name = spec->name && *spec->name ? str (spec->name) : str (spec->app_id);
+    const QString name = LimenQt::breakable (spec->name && *spec->name ? str (spec->name) : str (spec->app_id));
     setWindowTitle (i18nc ("@title:window", "Background Activity"));
     auto *layout = new QVBoxLayout (this);
     auto *label = new QLabel (i18n ("%1 is running in the background.", name), this);
