@@ -188,6 +188,32 @@ def test_access_dialog_shows_the_apps_words_as_text(bus, x, kde):
     assert sc.count_colour(shot, (0, 255, 0)) == 0, "the app's markup was rendered"
 
 
+@pytest.mark.parametrize("language,scale", [("en", "1"), ("de", "2")], ids=["en-1x", "de-2x"])
+def test_access_dialog_long_words_screenshots(bus, language, scale):
+    """An app's words with no place to break (an 80-letter title, a long address, long
+    choice labels) wrap inside the dialog, which fits the screen: screenshots at English
+    100% and German 200% (the buttons prove the catalog is used)."""
+    x = kh.Xvfb(size="1600x1000x24")
+    try:
+        kh.start_kde_x11(bus, x, QT_SCALE_FACTOR=scale, LANGUAGE="de" if language == "de" else "",
+                         LIMEN_LOCALEDIR=os.path.join(limentest.BUILD_DIR, "locale"))
+        opts = {"choices": GLib.Variant("a(ssa(ss)s)", [
+            ("long", "C" * 60, [("a", "A"), ("b", "B")], "a"),
+            ("keep", "Keep a copy of every recording in the folder it was made in " * 2, [], "false")])}
+        call = kh.AsyncCall(bus, "Access", "AccessDialog",
+                            (kh.new_handle(bus), "org.example.App", "", "W" * 80,
+                             "https://example.org/" + "a" * 120, "", opts), "(osssssa{sv})")
+        wid = x.wait_window("W" * 20)
+        time.sleep(1.0)
+        x.screenshot(f"access-long-words-{language}-{scale}x.png")
+        left, top, width, height = x.geometry(wid)
+        assert left >= 0 and top >= 0 and left + width <= 1600 and top + height <= 1000, (left, top, width, height)
+        x.press(wid, "Escape")
+        assert call.wait()[0] == 1
+    finally:
+        x.close()
+
+
 def test_access_default_is_deny(bus, x, kde):
     call = kh.AsyncCall(bus, "Access", "AccessDialog",
                         (kh.new_handle(bus), "org.example.App", "", "Grant it?", "", "", {}), "(osssssa{sv})")
