@@ -131,11 +131,13 @@ MARKUP_APP = "org.example.Markup"
 def test_what_apps_wrote_is_shown_as_text(bus):
     """Names, file names, shortcut descriptions and window titles come from apps: the page
     (and its confirmation, and the list's tool tips) shows them as the text they are, never
-    as markup that could hide or restyle what an app holds."""
+    as markup that could hide or restyle what an app holds; a name with a long unbroken word
+    wraps inside the header."""
     start(bus, "limen")
     apps = os.path.join(bus.data_home, "applications")
     os.makedirs(apps, exist_ok=True)
-    name = '<b>Bold</b> <img src="/usr/share/icons/hicolor/48x48/apps/x.png"> <a href="https://x">Link</a>'
+    name = ('<b>Bold</b> <img src="/usr/share/icons/hicolor/48x48/apps/x.png"> <a href="https://x">Link</a> '
+            + "W" * 80)
     dh.write(os.path.join(apps, MARKUP_APP + ".desktop"),
              f"[Desktop Entry]\nType=Application\nName={name}\nExec=true\n")
     f = os.path.join(bus.root, "<big><s>struck &amp; big.txt")   # no "/" in a file name
@@ -159,6 +161,7 @@ def test_what_apps_wrote_is_shown_as_text(bus):
     assert r.returncode == 0, r.stdout + r.stderr
     out = r.stdout
     assert f"header: {name}\n" in out
+    assert "overflow:" not in out, out
     assert f"{f} — " in out, out
     assert "<i>Push</i> <br>to talk: Ctrl+Alt+T" in out
     assert "“<h1>Big</h1> title”" in out

@@ -17,6 +17,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QTextDocument>
+#include <QTextLayout>
 #include <QPushButton>
 #include <QTest>
 #include <QTimer>
@@ -25,23 +26,51 @@
 
 #include "permissions-page.h"
 
-/* What a person reads of @text shown in @format: markup rendered, plain text as it is. */
+/* What a person reads of @text shown in @format: markup rendered, plain text as it is but
+ * for the zero-width breaks the page puts into long words. */
 static QString rendered (const QString &text, Qt::TextFormat format)
 {
   if (format == Qt::PlainText || (format == Qt::AutoText && !Qt::mightBeRichText (text)))
-    return text;
+    return QString (text).remove (QChar (0x200B));
   QTextDocument document;
   document.setHtml (text);
-  return document.toPlainText ();
+  return document.toPlainText ().remove (QChar (0x200B));
 }
 
-/* Save what the page shows now, and print what its labels and the apps' tool tips read. */
+/* Does a line of plain @label's wrapped text run past its right edge? */
+static bool overflows (QLabel *label)
+{
+  QTextLayout layout (label->text (), label->font ());
+  QTextOption option;
+  bool over = false;
+
+  option.setWrapMode (QTextOption::WordWrap);
+  layout.setTextOption (option);
+  layout.beginLayout ();
+  for (QTextLine line = layout.createLine (); line.isValid (); line = layout.createLine ())
+    {
+      line.setLineWidth (label->contentsRect ().width ());
+      over = over || line.naturalTextWidth () > label->contentsRect ().width () + 1;
+    }
+  layout.endLayout ();
+  return over;
+}
+
+/* Save what the page shows now, and print what its labels and the apps' tool tips read;
+ * "overflow: NAME" for a wrapped label a line of which runs past its edge, "overflow: page"
+ * when the page grew wider than the 900 pixels it was given. */
 static bool save (QWidget *page, const QString &path)
 {
   QApplication::processEvents ();
+  if (page->width () > 900)
+    printf ("overflow: page (%d pixels wide)\n", page->width ());
   for (QLabel *label : page->findChildren<QLabel *> ())
     if (label->isVisibleTo (page) && !label->text ().isEmpty ())
-      printf ("%s: %s\n", qPrintable (label->objectName ()), qPrintable (rendered (label->text (), label->textFormat ())));
+      {
+        printf ("%s: %s\n", qPrintable (label->objectName ()), qPrintable (rendered (label->text (), label->textFormat ())));
+        if (label->wordWrap () && label->textFormat () == Qt::PlainText && overflows (label))
+          printf ("overflow: %s\n", qPrintable (label->objectName ()));
+      }
   if (auto *apps = page->findChild<QListWidget *> ())
     for (int i = 0; i < apps->count (); i++)
       printf ("tooltip: %s\n", qPrintable (rendered (apps->item (i)->toolTip (), Qt::AutoText)));

@@ -9,6 +9,8 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "permissions-page.h"
 
+#include "app-text.h"
+
 #include <QComboBox>
 #include <QGridLayout>
 #include <QGroupBox>
@@ -204,8 +206,7 @@ void LimenPermissionsPage::reload ()
       describeApp (id, &name, &icon);
       auto *item = new QListWidgetItem (icon, name, m_apps);
       item->setData (AppIdRole, id);
-      /* A tool tip is markup when it looks like it: the id escaped inside <qt>. */
-      item->setToolTip (QStringLiteral ("<qt>") + id.toHtmlEscaped () + QStringLiteral ("</qt>"));
+      item->setToolTip (LimenQt::plainToolTip (id));
     }
   g_ptr_array_unref (apps);
   m_apps->sortItems ();
@@ -244,7 +245,7 @@ void LimenPermissionsPage::showSelected ()
 
   m_message->clear ();
   m_app = item ? item->data (AppIdRole).toString () : QString ();
-  m_header->setText (item ? item->text () : i18n ("No app holds any permission"));
+  m_header->setText (item ? LimenQt::breakable (item->text ()) : i18n ("No app holds any permission"));
   m_reset->setEnabled (item != nullptr);
   if (item)
     {
@@ -371,7 +372,7 @@ void LimenPermissionsPage::resetApp ()
   if (KMessageBox::warningContinueCancel (this,
                                           QStringLiteral ("<qt>")
                                             + i18n ("Take back every permission %1 holds? It will have to ask again.",
-                                                    item->text ().toHtmlEscaped ())
+                                                    LimenQt::breakable (item->text ()).toHtmlEscaped ())
                                             + QStringLiteral ("</qt>"),
                                           i18n ("Reset this app"), KGuiItem (i18n ("Reset"), QStringLiteral ("edit-clear-all")))
       != KMessageBox::Continue)

@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include "app-text.h"
 #include "limen-qt.h"
 
 #include <QCheckBox>
@@ -33,18 +34,6 @@ inline QString str (const char *s)
 
 /* Portal labels use '_' for mnemonics (GTK style); Qt uses '&'. */
 QString mnemonicLabel (const char *label);
-
-/* A tool tip that shows @text as it is: Qt renders a tool tip as markup when it looks like
- * markup, and what an app wrote may. */
-inline QString plainToolTip (const QString &text)
-{
-  return text.isEmpty () ? text : QStringLiteral ("<qt>") + text.toHtmlEscaped () + QStringLiteral ("</qt>");
-}
-
-/* @text (an app's words) where a run with no place to break a line is longer than any word
- * (30 characters): a zero-width space every 12 characters of it, never inside a character.
- * Word wrap would otherwise let such a run go past a label's edge. Shorter words stay whole. */
-QString breakable (const QString &text);
 
 /* Make @w a transient of the portal's parent window and apply modality. */
 void applyWindow (QWidget *w, const LimenQtWindow *window);

@@ -18,7 +18,6 @@
 #include <QLabel>
 #include <QOpenGLContext>
 #include <QScreen>
-#include <QTextBoundaryFinder>
 #include <QThread>
 #include <QTimer>
 #include <QWindow>
@@ -202,44 +201,6 @@ void setWaylandParent (QWidget *w, const QString &handle)
     }
   if (set_parent)
     set_parent (w, handle);
-}
-
-QString breakable (const QString &text)
-{
-  constexpr int longest_word = 30, piece = 12;
-  QString out;
-  QTextBoundaryFinder lines (QTextBoundaryFinder::Line, text);
-  int from = 0;
-
-  for (int to = lines.toNextBoundary (); to != -1; from = to, to = lines.toNextBoundary ())
-    {
-      const QString run = text.mid (from, to - from);
-      QTextBoundaryFinder characters (QTextBoundaryFinder::Grapheme, run);
-      QVector<int> ends;
-      int letters = 0;
-
-      for (int start = 0, end = characters.toNextBoundary (); end != -1; start = end, end = characters.toNextBoundary ())
-        {
-          ends.append (end);
-          letters += !run.at (start).isSpace ();
-        }
-      if (letters <= longest_word)
-        {
-          out += run;
-          continue;
-        }
-      for (int i = 0, start = 0, count = 0; i < ends.size (); start = ends[i++], count++)
-        {
-          /* Not after a '&': it may be a mnemonic's (mnemonicLabel) or half of "&&". */
-          if (count >= piece && !out.endsWith (QLatin1Char ('&')))
-            {
-              out += QChar (0x200B);
-              count = 0;
-            }
-          out += run.midRef (start, ends[i] - start);
-        }
-    }
-  return out;
 }
 
 QString mnemonicLabel (const char *label)
